@@ -1,0 +1,205 @@
+"""The `mechsym` command: the same analyses as the Python API, on a shipped model or a model file.
+
+Bad input prints one line `error: ...` and exits with 2; a traceback appears only with --debug.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+from mechsym.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(message)
+
+
+def angle(text: str) -> float:
+    """An angle in radians, or in degrees with the suffix 'deg'."""
+    s = str(text).strip()
+    try:
+        value = math.radians(float(s[:-3])) if s.endswith("deg") else float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an angle: '{text}' (radians, or degrees with 'deg')") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"angle '{text}' is not finite")
+    return value
+
+
+def number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not finite")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def param(text: str):
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
+    return name.strip(), value.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def model_command(name, help_text):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
+        p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        return p
+
+    p = model_command("inverse", "driving torque and every reaction over one revolution")
+    p.add_argument("--omega", action="append", type=number, required=True, help="crank speed [rad/s] (repeatable)")
+    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration [rad/s^2]")
+    p.add_argument("--samples", type=positive_int, default=360)
+    p.add_argument("--theta0", type=angle, default=0.0)
+    p.add_argument("--quasi-static", action="store_true", help="drop the inertia terms")
+    p.add_argument("--out")
+    p.add_argument("--plot")
+
+    p = model_command("forward", "motion under a constant driving torque")
+    p.add_argument("--torque", type=number, required=True)
+    p.add_argument("--theta0", type=angle, default=0.0)
+    p.add_argument("--omega0", type=number, default=0.0)
+    p.add_argument("--t-end", type=number, required=True)
+    p.add_argument("--dt", type=number)
+    p.add_argument("--rtol", type=number, default=1e-9)
+    p.add_argument("--atol", type=number)
+    p.add_argument("--out")
+    p.add_argument("--plot")
+
+    p = model_command("kinematics", "link angles, centres of mass and points over one revolution")
+    p.add_argument("--samples", type=positive_int, default=360)
+    p.add_argument("--theta0", type=angle, default=0.0)
+    p.add_argument("--out")
+    p.add_argument("--plot")
+
+    p = model_command("params", "parameters and body properties")
+    p.add_argument("--json", action="store_true")
+
+    p = model_command("equations", "the A U = C system and the reduced form")
+    p.add_argument("--latex", action="store_true")
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return run(args)
+    except InputError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}".replace("\n", " "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", file=sys.stderr)
+        return 1
+
+
+def run(args) -> int:
+    import warnings
+
+    from mechsym.loader import load_mechanism
+    from mechsym.system import derive
+
+    warnings.simplefilter("ignore", RuntimeWarning)
+    mech = load_mechanism(args.model)
+    params = dict(args.param)
+    if args.command == "params":
+        values = mech.resolve_parameters(params)
+        print(json.dumps(_params_json(mech, values), indent=2))
+        return 0
+    system = derive(mech)
+    system.params(params)  # validate before any work
+    if args.command == "equations":
+        print(system.equations_text(latex=args.latex))
+        return 0
+    coord = system.coordinate_names[0]
+    if args.command in ("inverse", "kinematics"):
+        theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
+    if args.command == "inverse":
+        table = system.inverse(theta, args.omega, args.alpha, params, inertia=not args.quasi_static)
+        _emit(table, args.out)
+        if args.plot:
+            force = mech.coordinates[0].force
+            table.plot(args.plot, coord, [force])
+    elif args.command == "kinematics":
+        table = system.kinematics_table(theta, params)
+        _emit(table, args.out)
+        if args.plot:
+            from mechsym.plotting import draw_kinematics
+
+            draw_kinematics(system, table, args.plot)
+    elif args.command == "forward":
+        table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
+                               atol=args.atol, params=params)
+        _emit(table, args.out, [ "t", coord, "omega"])
+        if args.plot:
+            table.plot(args.plot, "t", [coord])
+    return 0
+
+
+def _emit(table, out, names=None):
+    from mechsym.results import Table
+
+    if names:
+        table = Table({n: table[n] for n in names}, table.units, table.title)
+    if out:
+        table.to_csv(out)
+        print(f"wrote {out} ({len(table)} rows, {len(table.names)} columns)")
+    else:
+        print(",".join(table.names))
+        for row in np.column_stack(list(table.columns.values())):
+            print(",".join(f"{v:.17g}" for v in row))
+
+
+def _params_json(mech, values):
+    subs = {mech.parameters[n].symbol: v for n, v in values.items()}
+    bodies = {}
+    for b in mech.moving_bodies:
+        body = mech.bodies[b]
+        bodies[b] = {
+            "mass": float(body.mass.subs(subs)),
+            "inertia": float(body.inertia.subs(subs)),
+            "com": [float(c.subs(subs)) for c in body.com],
+            "points": {k: [float(c.subs(subs)) for c in v] for k, v in body.points.items()},
+        }
+    return {
+        "model": mech.name,
+        "parameters": values,
+        "units": {n: p.unit for n, p in mech.parameters.items()},
+        "bodies": bodies,
+        "coordinates": [{"name": c.name, "joint": c.joint, "force": c.force, "unit": c.unit} for c in mech.coordinates],
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

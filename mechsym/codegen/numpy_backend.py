@@ -1,0 +1,62 @@
+"""numpy backend: sympy's lambdify with common-subexpression elimination, vectorised over samples.
+
+Every function takes argument groups (e.g. coordinates, speeds, parameters); a group is an array whose
+first axis runs over its symbols and whose other axes (if any) run over samples. Outputs carry the
+sample axes last for vectors and first for matrices (ready for numpy's batched solvers).
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+
+def _lambdify(groups, exprs):
+    return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=True)
+
+
+class VectorFunction:
+    """f(*groups) -> array (len(exprs), *sample_shape)."""
+
+    def __init__(self, groups, exprs):
+        self.exprs = tuple(sp.sympify(e) for e in exprs)
+        self._f = _lambdify(groups, self.exprs) if self.exprs else None
+
+    def __call__(self, *args):
+        shape = _sample_shape(args)
+        out = np.empty((len(self.exprs),) + shape)
+        if self._f is not None:
+            for i, v in enumerate(self._f(*args)):
+                out[i] = v
+        return out
+
+
+class SparseMatrixFunction:
+    """f(*groups) -> dense array (*sample_shape, rows, cols) from the non-zero entries of a matrix.
+
+    Constant entries are stored once; only the entries that depend on the arguments are evaluated.
+    """
+
+    def __init__(self, groups, matrix: sp.Matrix):
+        self.shape = matrix.shape
+        entries = [(i, j, e) for (i, j), e in matrix.todok().items() if e != 0]
+        self.pattern = tuple((i, j) for i, j, _ in entries)
+        self.constant = {(i, j): float(e) for i, j, e in entries if e.is_number}
+        varying = [(i, j, e) for i, j, e in entries if not e.is_number]
+        self._index = (np.array([i for i, _, _ in varying], dtype=int), np.array([j for _, j, _ in varying], dtype=int))
+        self._f = VectorFunction(groups, [e for _, _, e in varying])
+        self._base = np.zeros(self.shape)
+        for (i, j), v in self.constant.items():
+            self._base[i, j] = v
+
+    def __call__(self, *args):
+        shape = _sample_shape(args)
+        out = np.broadcast_to(self._base, shape + self.shape).copy()
+        values = self._f(*args)
+        if values.size:
+            out[(...,) + self._index] = np.moveaxis(values, 0, -1)
+        return out
+
+
+def _sample_shape(args):
+    shapes = [np.shape(a)[1:] for a in args if np.ndim(a) > 1]
+    return np.broadcast_shapes(*shapes) if shapes else ()

@@ -1,0 +1,136 @@
+"""Symbolic constraint equations of a mechanism in absolute coordinates.
+
+Every moving body has three coordinates: its centre of mass (x, y) and its frame angle, all in the fixed
+body's frame. Each joint adds constraint rows Phi_j(q) = 0 written "second body minus first body", and
+each generalised coordinate adds a driving row d_k(q) - theta_k = 0. From the same expressions:
+
+* the Jacobian Phi_q (kinematics: velocity coefficients Phi_q q' = E),
+* gamma = d(Phi_q qd)/dq qd (kinematics: accelerations Phi_q qdd = E thetadd - gamma),
+* the reaction columns of the Newton-Euler rows: grad Phi_j is exactly the generalised force of joint j's
+  reaction on the two bodies (a pin's force of body1 on body2, a slide's normal force and moment), and
+  grad d_k is the generalised force of coordinate k's torque or force. No separate statics is written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from mechsym.model import Mechanism, Prismatic, Revolute, Slot
+from mechsym.topology import Topology
+
+
+def rot(angle):
+    c, s = sp.cos(angle), sp.sin(angle)
+    return sp.Matrix([[c, -s], [s, c]])
+
+
+def cross2(a, b):
+    return a[0] * b[1] - a[1] * b[0]
+
+
+def point_position(mech, poses, body_name, point_name) -> sp.Matrix:
+    """World position of a named point of a body, given the body poses (CoM x, y and frame angle)."""
+    body = mech.bodies[body_name]
+    if body_name == mech.fixed:
+        return sp.Matrix(body.points[point_name])
+    x, y, th = poses[body_name]
+    return sp.Matrix([x, y]) + rot(th) * (sp.Matrix(body.points[point_name]) - sp.Matrix(body.com))
+
+
+@dataclass(frozen=True)
+class Constraints:
+    mechanism: Mechanism
+    topology: Topology
+    bodies: tuple  # moving body names, in coordinate order
+    q: tuple  # (x_b, y_b, th_b) per moving body
+    qd: tuple
+    qdd: tuple
+    theta: tuple  # generalised coordinate symbols
+    params: tuple  # parameter symbols in declaration order
+    rows: tuple  # joint constraint expressions, then driving rows
+    row_joint: tuple  # the joint each row belongs to
+    n_joint_rows: int
+    jacobian: sp.Matrix  # d rows / d q
+    gamma: tuple  # acceleration right-hand side terms
+    points: dict  # point name -> (x, y) expressions, from the first body that declares the point
+    poses: dict  # body -> (x, y, angle) expressions (fixed body constants)
+    reaction_names: tuple  # "JOINT.fx" ... one per joint row
+    force_names: tuple  # generalised force names (None for passive coordinates)
+
+    @property
+    def n(self) -> int:
+        return len(self.q)
+
+    def body_slice(self, body: str) -> slice:
+        i = self.bodies.index(body)
+        return slice(3 * i, 3 * i + 3)
+
+
+def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
+    """Build the symbolic constraints; pure sympy, no numbers."""
+    bodies = tuple(mech.moving_bodies)
+    q, qd, qdd, poses = [], [], [], {}
+    for b in bodies:
+        syms = sp.symbols(f"x_{b} y_{b} theta_{b}", real=True)
+        q += syms
+        qd += sp.symbols(f"xd_{b} yd_{b} thetad_{b}", real=True)
+        qdd += sp.symbols(f"xdd_{b} ydd_{b} thetadd_{b}", real=True)
+        poses[b] = syms
+    zero = sp.Integer(0)
+    poses[mech.fixed] = (zero, zero, zero)
+
+    def point(body_name, point_name):
+        return point_position(mech, poses, body_name, point_name)
+
+    def slide_frame(joint):
+        th1 = poses[joint.body1][2]
+        axis = sp.Matrix(joint.axis)
+        u = rot(th1) * axis / sp.sqrt(axis.dot(axis))
+        return u, sp.Matrix([-u[1], u[0]])
+
+    rows, row_joint, reactions = [], [], []
+    for j in mech.joints.values():
+        p1, p2 = point(j.body1, j.point1), point(j.body2, j.point2)
+        if isinstance(j, Revolute):
+            new = [p2[0] - p1[0], p2[1] - p1[1]]
+        elif isinstance(j, Prismatic):
+            _, n = slide_frame(j)
+            new = [n.dot(p2 - p1), poses[j.body2][2] - poses[j.body1][2] - j.angle]
+        elif isinstance(j, Slot):
+            _, n = slide_frame(j)
+            new = [n.dot(p2 - p1)]
+        rows += new
+        row_joint += [j.name] * len(new)
+        reactions += [f"{j.name}.{r}" for r in j.reaction_names]
+    n_joint_rows = len(rows)
+
+    theta = []
+    for c in mech.coordinates:
+        j = mech.joints[c.joint]
+        sym = sp.Symbol(c.name, real=True)
+        theta.append(sym)
+        if isinstance(j, Revolute):
+            d = poses[j.body2][2] - poses[j.body1][2]
+        else:
+            u, _ = slide_frame(j)
+            d = u.dot(point(j.body2, j.point2) - point(j.body1, j.point1))
+        rows.append(d - sym)
+        row_joint.append(j.name)
+
+    qv = sp.Matrix(q)
+    jac = sp.Matrix(rows).jacobian(qv)
+    vel = jac * sp.Matrix(qd)
+    gamma = tuple(vel.jacobian(qv) * sp.Matrix(qd))
+
+    points = {}
+    for bname, body in mech.bodies.items():
+        for pname in body.points:
+            points.setdefault(pname, tuple(point(bname, pname)))
+
+    params = tuple(p.symbol for p in mech.parameters.values())
+    return Constraints(
+        mech, topo, bodies, tuple(q), tuple(qd), tuple(qdd), tuple(theta), params, tuple(rows),
+        tuple(row_joint), n_joint_rows, jac, gamma, points, poses, tuple(reactions),
+        tuple(c.force for c in mech.coordinates),
+    )

@@ -1,0 +1,256 @@
+"""Numeric dynamics: A U = C assembled and solved in batches, the reduced form, and forward simulation.
+
+With q'' the accelerations of the absolute coordinates, the Newton-Euler rows read
+
+    Phi_q^T lambda + grad d^T tau + Q(q) = M qdd,      qdd = J thetadd + a0(q, qd),
+
+where J = dq/dtheta and a0 solves Phi_q a0 = -gamma (mechsym.kinematics). An `Analysis`
+(mechsym.equations) picks the unknown columns; everything known goes to C. For one coordinate the
+unknowns are linear in (thetadd, thetad^2, loads): `inverse` solves A once per angle for three
+right-hand sides and combines them for every speed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from mechsym.codegen import VectorFunction
+from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
+from mechsym.errors import InputError, SingularError
+from mechsym.kinematics import Kinematics, _solve
+from mechsym.results import Table
+
+CHUNK = 4096  # samples per batch: bounds the memory of dense (chunk, n, n) arrays
+
+
+class AnalysisFunctions:
+    """Compiled extra columns and rows of one analysis (none for the standard analyses)."""
+
+    def __init__(self, system, analysis: Analysis):
+        analysis.validate(system.constraints)
+        con, eqs = system.constraints, system.equations
+        self.analysis = analysis
+        self.names = analysis.unknown_names(con)
+        self.extra_index = [list(system.mechanism.parameters).index(n) for n in analysis.extra_unknowns]
+        extra_syms = [system.mechanism.parameters[n].symbol for n in analysis.extra_unknowns]
+        self.extra_columns = VectorFunction((con.q, con.params), [sp.diff(f, s) for s in extra_syms for f in eqs.applied])
+        unknowns = [sp.Symbol(n, real=True) for n in self.names]
+        zero = {u: 0 for u in unknowns}
+        coeffs, consts = [], []
+        for _, expr in analysis.extra_rows:
+            expr = sp.sympify(expr)
+            coeffs += [sp.diff(expr, u) for u in unknowns]
+            consts.append(-expr.subs(zero))
+        self.row_coeffs = VectorFunction((con.q, con.qd, con.params), coeffs)
+        self.row_consts = VectorFunction((con.q, con.qd, con.params), consts)
+
+
+def analysis_functions(system, analysis):
+    if analysis not in system._analyses:
+        system._analyses[analysis] = AnalysisFunctions(system, analysis)
+    return system._analyses[analysis]
+
+
+def assemble(system, kin: Kinematics, analysis: Analysis, thetad, rhs_terms):
+    """A (N, m, m) and the right-hand sides C (N, m, r) of an analysis at solved kinematics.
+
+    rhs_terms is a list of (N, n) generalised force arrays (already on the C side, e.g. M qdd - Q);
+    each becomes one right-hand side column, with the extra rows' constants added to the first.
+    """
+    fn = analysis_functions(system, analysis)
+    con = system.constraints
+    nj, n, k = con.n_joint_rows, con.n, len(con.theta)
+    N = kin.q.shape[0]
+    mass = system.mass(kin.params)
+    cols = [kin.jac[:, :nj, :].transpose(0, 2, 1)]
+    for i, c in enumerate(system.mechanism.coordinates):
+        if c.name in analysis.free:
+            col = -mass[None, :] * kin.dq[:, :, i] if analysis.inertia else np.zeros((N, n))
+            cols.append(col[:, :, None])
+        else:
+            cols.append(kin.jac[:, nj + i, :][:, :, None])
+    if analysis.extra_unknowns:
+        p0 = kin.params.copy()
+        p0[fn.extra_index] = 0.0
+        extra = fn.extra_columns(kin.q.T, p0).reshape(len(analysis.extra_unknowns), n, N)
+        cols.append(extra.transpose(2, 1, 0))
+    a = np.concatenate(cols, axis=2)
+    c = np.stack(rhs_terms, axis=2)
+    if analysis.extra_rows:
+        qd = kin.velocities(thetad)
+        m = len(fn.names)
+        rows = fn.row_coeffs(kin.q.T, qd.T, kin.params).reshape(len(analysis.extra_rows), m, N).transpose(2, 0, 1)
+        a = np.concatenate([a, rows], axis=1)
+        extra_c = np.zeros((N, len(analysis.extra_rows), c.shape[2]))
+        extra_c[:, :, 0] = fn.row_consts(kin.q.T, qd.T, kin.params).T
+        c = np.concatenate([c, extra_c], axis=1)
+    return a, c
+
+
+def solve_checked(system, a, c, theta):
+    """Batched solve that names the sample and condition number of a singular A."""
+    with np.errstate(all="ignore"):
+        x = _solve(a, c)
+    size = np.nanmax(np.abs(c)) if c.size else 1.0
+    bad = ~np.all(np.isfinite(x), axis=tuple(range(1, x.ndim)))
+    bad |= np.abs(x).reshape(len(x), -1).max(axis=1) > 1e12 * max(size, 1.0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        cond = np.linalg.cond(a[i]) if np.all(np.isfinite(a[i])) else np.inf
+        names = ", ".join(f"{n}={t:.6g}" for n, t in zip(system.coordinate_names, np.atleast_1d(theta[i])))
+        raise SingularError(
+            f"mechanism '{system.mechanism.name}': A is singular at {names} (condition number {cond:.3g}); "
+            "a dead point or an unknown the equations cannot determine")
+    return x
+
+
+def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis=None) -> Table:
+    """Unknown forces and reactions of a one-coordinate mechanism with imposed motion.
+
+    theta: samples (N,); omega: one speed or a list of speeds (rows are stacked speed by speed);
+    alpha: the imposed acceleration. inertia=False gives the quasi-static forces.
+    """
+    if len(system.coordinate_names) != 1:
+        raise InputError("inverse() sweeps one coordinate; use solve() for several")
+    omegas = np.atleast_1d(np.asarray(omega, float))
+    _finite(omegas, "omega")
+    _finite(np.atleast_1d(alpha), "alpha")
+    analysis = analysis or inverse_analysis(system.mechanism, inertia)
+    theta = np.asarray(theta, float).ravel()
+    kin = system.kinematics(theta, params)
+    names = analysis_functions(system, analysis).names
+    results = []
+    for lo in range(0, len(theta), CHUNK):
+        part = _slice(kin, lo, lo + CHUNK)
+        mass = system.mass(part.params)
+        applied = system.applied(part.q.T, part.params).T
+        scale = 1.0 if analysis.inertia else 0.0
+        rhs = [scale * mass * part.dq[:, :, 0], scale * mass * part.ddq, -applied]
+        a, c = assemble(system, part, analysis, np.zeros((len(part.q), 1)), rhs)
+        results.append(solve_checked(system, a, c, part.theta[:, 0]))
+    basis = np.concatenate(results, axis=0)  # (N, m, 3): per unit alpha, per unit omega^2, static
+    cols = {system.coordinate_names[0]: [], "omega": []}
+    cols.update({n: [] for n in names})
+    for w in omegas:
+        u = alpha * basis[:, :, 0] + w**2 * basis[:, :, 1] + basis[:, :, 2]
+        cols[system.coordinate_names[0]].append(theta)
+        cols["omega"].append(np.full_like(theta, w))
+        for i, n in enumerate(names):
+            cols[n].append(u[:, i])
+    table = Table({k: np.concatenate(v) for k, v in cols.items()}, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
+    return table
+
+
+def reduced(system, kin: Kinematics):
+    """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
+    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T. Uses only the
+    kinematic coefficients and the mass matrix: no reaction enters, so it checks the Newton-Euler route."""
+    mass = system.mass(kin.params)
+    d1 = kin.dq[:, :, 0]
+    big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
+    half_dm = np.einsum("ni,i,ni->n", d1, mass, kin.ddq)
+    g = -np.einsum("ni,in->n", d1, system.applied(kin.q.T, kin.params))
+    return big_m, half_dm, g
+
+
+def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
+            events=None, method="DOP853", reactions=False) -> Table:
+    """Integrate a one-coordinate mechanism under a driving force with solve_ivp.
+
+    torque: a constant, or a callable f(t, theta, omega). The right-hand side is the reduced form
+    (kinematics warm-started from the previous call); the result is sampled on a uniform grid 0..t_end
+    from the integrator's dense output. reactions=True adds every reaction from the forward Newton-Euler
+    system along the grid (and its thetadd, an independent check of the reduced form).
+    """
+    from scipy.integrate import solve_ivp
+
+    if len(system.coordinate_names) != 1:
+        raise InputError("forward() integrates one coordinate")
+    for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end)):
+        _finite(np.atleast_1d(v), name)
+    if t_end <= 0:
+        raise InputError(f"t_end must be positive, got {t_end}")
+    dt = t_end / 1000 if dt is None else dt
+    if not (0 < dt <= t_end):
+        raise InputError(f"dt must be in (0, t_end], got {dt}")
+    atol = rtol if atol is None else atol
+    force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
+    solver = system.solver(params)
+    state = {"q": solver.assemble(np.array([theta0]))}
+    mass = system.mass(solver.params)
+
+    def rhs(t, y):
+        th = np.array([[y[0]]])
+        q, ok = solver.newton(solver._predict(state["q"][None], th - state.get("theta", th)), th)
+        if not ok[0]:
+            q, ok = solver.newton(state["q"][None], th)
+            if not ok[0]:
+                r = solver.f.phi(q[0], th[0], solver.params)
+                raise InputError(solver._describe_failure(th[0], r))
+        state["q"], state["theta"] = q[0], th
+        jac, dq, ddq = solver.derivatives(q, th)
+        d1 = dq[0, :, 0]
+        big_m = d1 @ (mass * d1)
+        rest = d1 @ (mass * ddq[0]) * y[1] ** 2 - d1 @ system.applied(q[0], solver.params)
+        return [y[1], (force(t, y[0], y[1]) - rest) / big_m]
+
+    sol = solve_ivp(rhs, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
+                    dense_output=True, events=events)
+    if sol.status < 0:
+        raise InputError(f"integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
+    t_last = sol.t[-1]
+    grid = np.arange(0.0, t_last + 0.5 * dt, dt)
+    grid[-1] = min(grid[-1], t_last)
+    y = sol.sol(grid)
+    name = system.coordinate_names[0]
+    tau = np.array([force(t, a, b) for t, a, b in zip(grid, y[0], y[1])]) if callable(torque) else np.full_like(grid, float(torque))
+    cols = {"t": grid, name: y[0], "omega": y[1], system.mechanism.coordinates[0].force or "force": tau}
+    table = Table(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics")
+    table.solution = sol
+    if reactions:
+        table.columns.update(forward_reactions(system, grid, y[0], y[1], tau, params))
+    return table
+
+
+def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:
+    """Reactions and the acceleration from the forward Newton-Euler system A U = C along a trajectory."""
+    analysis = forward_analysis(system.mechanism)
+    kin = system.kinematics(theta, params)
+    mass = system.mass(kin.params)
+    applied = system.applied(kin.q.T, kin.params).T
+    driver = kin.jac[:, system.constraints.n_joint_rows, :]
+    rhs = mass * kin.ddq * omega[:, None] ** 2 - applied - driver * tau[:, None]
+    a, c = assemble(system, kin, analysis, omega[:, None], [rhs])
+    u = solve_checked(system, a, c, theta)[:, :, 0]
+    return {n: u[:, i] for i, n in enumerate(analysis.unknown_names(system.constraints))}
+
+
+def energies(system, kin: Kinematics, thetad):
+    """Kinetic and potential (gravity) energy per sample."""
+    qd = kin.velocities(np.reshape(thetad, (-1, 1)) if np.ndim(thetad) <= 1 else thetad)
+    return system.energy(kin.q.T, qd.T, kin.params)
+
+
+def _units(system, names):
+    units = {}
+    for n in names:
+        if n.endswith((".fx", ".fy", ".fn")):
+            units[n] = "N"
+        elif n.endswith(".m"):
+            units[n] = "N m"
+    for c in system.mechanism.coordinates:
+        units[c.name] = c.unit
+        if c.force:
+            units[c.force] = "N m" if c.unit == "rad" else "N"
+    units["omega"] = "rad/s"
+    return units
+
+
+def _slice(kin: Kinematics, lo, hi) -> Kinematics:
+    return Kinematics(kin.theta[lo:hi], kin.q[lo:hi], kin.dq[lo:hi], None if kin.ddq is None else kin.ddq[lo:hi],
+                      kin.jac[lo:hi], kin.params)
+
+
+def _finite(values, name):
+    if not np.all(np.isfinite(values)):
+        raise InputError(f"{name} must be finite, got {values}")

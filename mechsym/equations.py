@@ -1,0 +1,153 @@
+"""Symbolic Newton-Euler equations of every moving body, and the analyses that rearrange them into A U = C.
+
+Per moving body b, three rows (force x, force y, moment about the centre of mass):
+
+    sum of joint reactions + sum of generalised-coordinate forces + applied loads = m_b a_b, I_b alpha_b
+
+The reaction columns are the gradients of the joint constraints (see mechsym.constraints), so A is
+sparse with constant +-1 entries in the force rows and moment arms in the moment rows, as in the
+chapter's hand-written systems. An `Analysis` says which symbols are unknown: reactions always; for each
+generalised coordinate either its force (motion imposed) or its acceleration (force given); optionally
+extra unknowns (a load parameter) and extra rows (a friction law, two torques tied equal).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from mechsym.constraints import Constraints, cross2, point_position
+from mechsym.errors import InputError
+from mechsym.model import BodyTorque, PointForce
+
+
+@dataclass(frozen=True)
+class Equations:
+    con: Constraints
+    row_names: tuple  # "BODY.x", "BODY.y", "BODY.m"
+    mass: tuple  # diagonal of the mass matrix, per coordinate
+    applied: tuple  # generalised applied forces (gravity and loads), per coordinate
+    kinetic: sp.Expr
+    potential: sp.Expr  # gravity only
+
+    def unknown_symbol(self, name: str) -> sp.Symbol:
+        return sp.Symbol(name, real=True)
+
+
+def derive_equations(con: Constraints) -> Equations:
+    mech = con.mechanism
+    gx, gy = mech.gravity
+    mass, applied, rows = [], [], []
+    index = {b: i for i, b in enumerate(con.bodies)}
+    for b in con.bodies:
+        body = mech.bodies[b]
+        mass += [body.mass, body.mass, body.inertia]
+        applied += [body.mass * gx, body.mass * gy, sp.Integer(0)]
+        rows += [f"{b}.x", f"{b}.y", f"{b}.m"]
+    for load in mech.loads:
+        if load.body == mech.fixed:
+            continue
+        i = 3 * index[load.body]
+        if isinstance(load, PointForce):
+            x, y, _ = con.poses[load.body]
+            arm = point_position(mech, con.poses, load.body, load.point) - sp.Matrix([x, y])
+            applied[i] += load.force[0]
+            applied[i + 1] += load.force[1]
+            applied[i + 2] += cross2(arm, load.force)
+        elif isinstance(load, BodyTorque):
+            applied[i + 2] += load.torque
+    qd = con.qd
+    kinetic = sum(m * v**2 for m, v in zip(mass, qd)) / 2
+    potential = -sum(mech.bodies[b].mass * (gx * con.poses[b][0] + gy * con.poses[b][1]) for b in con.bodies)
+    return Equations(con, tuple(rows), tuple(mass), tuple(applied), kinetic, sp.sympify(potential))
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Which quantities are unknown in A U = C.
+
+    free: generalised coordinates whose accelerations are unknown (their forces are given);
+    the others have imposed motion and unknown forces. inertia=False drops the inertia terms
+    (quasi-static). extra_unknowns: parameter names moved into U. extra_rows: (name, expression) pairs,
+    each linear in the unknowns and equal to zero; unknowns are written as sympy symbols named like the
+    result columns ("A.fx", "torque", "thetadd" for the acceleration of coordinate theta).
+    """
+
+    name: str
+    free: tuple = ()
+    inertia: bool = True
+    extra_unknowns: tuple = ()
+    extra_rows: tuple = field(default_factory=tuple)
+
+    def unknown_names(self, con: Constraints) -> tuple:
+        names = list(con.reaction_names)
+        for c in con.mechanism.coordinates:
+            if c.name in self.free:
+                names.append(f"{c.name}dd")
+            else:
+                names.append(c.force)
+        return tuple(names) + tuple(self.extra_unknowns)
+
+    def validate(self, con: Constraints):
+        mech = con.mechanism
+        problems = []
+        coords = {c.name: c for c in mech.coordinates}
+        for name in self.free:
+            if name not in coords:
+                problems.append(f"unknown coordinate '{name}'")
+        for c in mech.coordinates:
+            if c.force is None and c.name not in self.free:
+                problems.append(f"coordinate '{c.name}' has no driving force, so its motion cannot be imposed")
+        for name in self.extra_unknowns:
+            if name not in mech.parameters:
+                problems.append(f"extra unknown '{name}' is not a parameter")
+        n_unknown = len(self.unknown_names(con))
+        n_rows = con.n + len(self.extra_rows)
+        if n_unknown != n_rows:
+            problems.append(f"{n_unknown} unknowns for {n_rows} equations")
+        if problems:
+            raise InputError(f"analysis '{self.name}' of mechanism '{mech.name}': " + "; ".join(problems))
+
+
+def inverse(mech, inertia=True) -> Analysis:
+    """Motion imposed on every coordinate; reactions and driving forces unknown."""
+    return Analysis("quasi-static" if not inertia else "inverse", free=(), inertia=inertia)
+
+
+def forward(mech) -> Analysis:
+    """Forces given on every coordinate; reactions and accelerations unknown."""
+    return Analysis("forward", free=tuple(c.name for c in mech.coordinates))
+
+
+def symbolic_system(eqs: Equations, analysis: Analysis):
+    """The A U = C system with kinematic quantities as symbols, for printing (the chapter's form).
+
+    Returns (A, U, C) sympy matrices for the inverse-type unknowns (reactions and coordinate forces);
+    C holds m a - applied loads with the accelerations as symbols xdd_b, ydd_b, thetadd_b.
+    """
+    con = eqs.con
+    names = [n for n in analysis.unknown_names(con)]
+    jac_t = con.jacobian.T
+    columns, c_vec = [], sp.Matrix([m * a for m, a in zip(eqs.mass, con.qdd)]) if analysis.inertia else sp.zeros(con.n, 1)
+    c_vec = c_vec - sp.Matrix(eqs.applied)
+    for i in range(con.n_joint_rows):
+        columns.append(jac_t[:, i])
+    for k, c in enumerate(con.mechanism.coordinates):
+        if c.name in analysis.free:
+            columns.append(sp.Matrix([-m * sp.Symbol(f"d{q}/d{c.name}") for m, q in zip(eqs.mass, con.q)]))
+        else:
+            columns.append(jac_t[:, con.n_joint_rows + k])
+    return sp.Matrix.hstack(*columns), sp.Matrix([sp.Symbol(n) for n in names[: len(columns)]]), c_vec
+
+
+def reduced_form(eqs: Equations):
+    """The Lagrange (virtual power) reduced form of a one-coordinate mechanism, with kinematic
+    coefficients as symbols: M(theta), 1/2 M'(theta) and G(theta) such that M thetadd + 1/2 M' thetad^2 + G = T."""
+    con = eqs.con
+    c = con.mechanism.coordinates[0].name
+    d1 = [sp.Symbol(f"{q.name}'") for q in con.q]
+    d2 = [sp.Symbol(f"{q.name}''") for q in con.q]
+    big_m = sum(m * a**2 for m, a in zip(eqs.mass, d1))
+    half_dm = sum(m * a * b for m, a, b in zip(eqs.mass, d1, d2))
+    g_term = -sum(f * a for f, a in zip(eqs.applied, d1))
+    return sp.Symbol(c), big_m, half_dm, g_term

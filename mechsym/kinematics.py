@@ -1,0 +1,281 @@
+"""Closed-loop kinematics, numerically: assembly, continuation along the inputs, exact derivatives.
+
+Positions solve Phi(q, theta) = 0 by Newton-Raphson with the symbolic Jacobian. A sweep is done in two
+passes: a sequential continuation over coarse nodes along the input path (second-order Taylor prediction,
+Newton correction), then one batched Newton correction of every sample from its nearest node. So the
+Python loop runs over nodes (about 2*pi/step of them), never over samples.
+
+Velocity coefficients q' = dq/dtheta solve Phi_q q' = E and second-order terms solve
+Phi_q a = -gamma(q, qd): both exact (symbolic Jacobians, linear solves), no finite differences.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from mechsym.codegen import SparseMatrixFunction, VectorFunction
+from mechsym.constraints import Constraints
+from mechsym.errors import AssemblyError, ModelError, SingularError
+from mechsym.model import Prismatic, Revolute
+
+TOL = 1e-12  # residual tolerance, relative to the mechanism's size
+MAX_ITER = 30
+
+
+class KinematicFunctions:
+    """Compiled constraint functions of one mechanism (numpy backend)."""
+
+    def __init__(self, con: Constraints):
+        self.con = con
+        q, p, th, qd = con.q, con.params, con.theta, con.qd
+        self.phi = VectorFunction((q, th, p), con.rows)
+        self.jac = SparseMatrixFunction((q, p), con.jacobian)
+        self.gamma = VectorFunction((q, qd, p), con.gamma)
+        names = list(con.points)
+        self.point_names = tuple(names)
+        self.points = VectorFunction((q, p), [c for n in names for c in con.points[n]])
+        self.branches = VectorFunction((q, p), [b.expr.subs(_point_symbols(con)) for b in con.mechanism.branches])
+        k = len(th)
+        self.E = np.zeros((len(con.rows), k))
+        self.E[con.n_joint_rows:, :] = np.eye(k)
+
+
+def _point_symbols(con):
+    """Branch conditions are written with symbols named POINT_x, POINT_y; map them to expressions."""
+    subs = {}
+    for name, (x, y) in con.points.items():
+        subs[sp.Symbol(f"{name}_x", real=True)] = x
+        subs[sp.Symbol(f"{name}_y", real=True)] = y
+    return subs
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """Positions and exact derivatives at N samples of the generalised coordinates.
+
+    q: (N, n) coordinates; dq: (N, n, k) velocity coefficients dq/dtheta; ddq: (N, n) second derivative
+    d2q/dtheta2 (one coordinate only, else None); jac: (N, n, n) the constraint Jacobian (Phi_q).
+    """
+
+    theta: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray | None
+    jac: np.ndarray
+    params: np.ndarray
+
+    def velocities(self, thetad):
+        """qd for generalised speeds thetad (N, k) or broadcastable."""
+        return np.einsum("nik,nk->ni", self.dq, np.broadcast_to(thetad, self.theta.shape))
+
+
+def size_scale(con: Constraints, params: np.ndarray) -> float:
+    """A characteristic length: the largest point coordinate of any body frame."""
+    subs = dict(zip(con.params, params))
+    coords = [abs(float(sp.sympify(c).subs(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
+    return max(coords + [1e-3])
+
+
+def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
+    """Starting coordinates: bodies at their guess angles, placed joint to joint along the spanning tree."""
+    mech, subs = con.mechanism, dict(zip(con.params, params))
+    num = lambda e: float(sp.sympify(e).subs(subs))
+    pose = {mech.fixed: (0.0, 0.0, 0.0)}
+
+    def world(body, point):
+        b = mech.bodies[body]
+        local = np.array([num(c) for c in b.points[point]])
+        if body == mech.fixed:
+            return local
+        x, y, th = pose[body]
+        c, s = np.cos(th), np.sin(th)
+        sx, sy = local - [num(b.com[0]), num(b.com[1])]
+        return np.array([x + c * sx - s * sy, y + s * sx + c * sy])
+
+    for body in con.topology.order[1:]:
+        parent, jname = con.topology.tree[body]
+        j = mech.joints[jname]
+        here, there = (j.point2, j.point1) if j.body2 == body else (j.point1, j.point2)
+        angle = mech.bodies[body].guess
+        if isinstance(j, Prismatic):
+            sign = 1 if j.body2 == body else -1
+            angle = pose[parent][2] + sign * num(j.angle)
+        b = mech.bodies[body]
+        target = world(parent, there)
+        sx, sy = num(b.points[here][0]) - num(b.com[0]), num(b.points[here][1]) - num(b.com[1])
+        c, s = np.cos(angle), np.sin(angle)
+        pose[body] = (target[0] - (c * sx - s * sy), target[1] - (s * sx + c * sy), angle)
+    return np.array([v for b in con.bodies for v in pose[b]])
+
+
+class Solver:
+    """Newton-Raphson on the constraint equations of one mechanism with fixed parameter values."""
+
+    def __init__(self, funcs: KinematicFunctions, params: np.ndarray):
+        self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
+        self.scale = size_scale(self.con, self.params)
+        self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
+
+    def _is_angle_row(self, i):
+        con = self.con
+        j = con.mechanism.joints[con.row_joint[i]]
+        if i >= con.n_joint_rows:
+            return isinstance(j, Revolute)
+        first = [k for k in range(con.n_joint_rows) if con.row_joint[k] == j.name][0]
+        return isinstance(j, Prismatic) and i == first + 1
+
+    # -- single configuration ------------------------------------------------------------------------
+    def assemble(self, theta, guess=None) -> np.ndarray:
+        """Coordinates at one input value from the tree guess (or `guess`); checks mobility there."""
+        theta = np.atleast_1d(np.asarray(theta, float))
+        q = tree_guess(self.con, self.params) if guess is None else np.array(guess, float)
+        p = self.params
+        for _ in range(200):
+            r = self.f.phi(q, theta, p)
+            jac = self.f.jac(q, p)
+            step, *_ = np.linalg.lstsq(jac, r, rcond=None)
+            q = q - np.clip(step, -0.5 * self.scale, 0.5 * self.scale)
+            if np.max(np.abs(step)) < 1e-14 * self.scale:
+                break
+        self.check_mobility(q)
+        r = self.f.phi(q, theta, p)
+        if not np.all(np.abs(r) <= 1e3 * TOL * self.row_scale):
+            raise AssemblyError(self._describe_failure(theta, r))
+        return q
+
+    def check_mobility(self, q):
+        con, mech = self.con, self.con.mechanism
+        jac = self.f.jac(q, self.params)
+        joint_rank = np.linalg.matrix_rank(jac[: con.n_joint_rows], tol=1e-9 * self.scale)
+        mobility = con.n - joint_rank
+        k = len(con.theta)
+        loops = "; ".join(loop.describe() for loop in con.topology.loops) or "no loops"
+        if mobility != k:
+            raise ModelError(mech.name, [
+                f"mobility is {mobility} (rank of the constraint Jacobian {joint_rank} for {con.n} coordinates) "
+                f"but {k} coordinate(s) are declared [{', '.join(c.name for c in mech.coordinates)}]; {loops}"])
+        if np.linalg.matrix_rank(jac, tol=1e-9 * self.scale) < con.n:
+            raise ModelError(mech.name, ["the declared coordinates are not independent: driving them does not fix the mechanism"])
+        if con.topology.grubler != mobility:
+            import warnings
+
+            warnings.warn(
+                f"mechanism '{mech.name}': Grübler count {con.topology.grubler} differs from the mobility {mobility} "
+                f"found from the constraint Jacobian (over-constrained or special geometry); {loops}", stacklevel=3)
+
+    def _describe_failure(self, theta, r):
+        con = self.con
+        bad = np.abs(r) / self.row_scale
+        worst = con.row_joint[int(np.argmax(bad))]
+        loops = con.topology.loops_through(worst)
+        where = "; ".join(loop.describe() for loop in loops) or f"joint {worst}"
+        names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(con.mechanism.coordinates, theta))
+        return f"mechanism '{con.mechanism.name}' cannot assemble at {names}: {where} does not close (residual {bad.max():.3g})"
+
+    # -- many configurations -------------------------------------------------------------------------
+    def newton(self, q, theta):
+        """Batched Newton correction; q (N, n), theta (N, k). Returns q and a converged mask."""
+        p = self.params
+        for _ in range(MAX_ITER):
+            r = self.f.phi(q.T, theta.T, p).T
+            done = np.all(np.abs(r) <= TOL * self.row_scale, axis=1)
+            if done.all():
+                return q, done
+            jac = self.f.jac(q.T, p)
+            with np.errstate(all="ignore"):
+                step = _solve(jac, r)
+            step[~np.isfinite(step)] = 0.0
+            q = q - np.clip(step, -0.3 * self.scale, 0.3 * self.scale)
+        r = self.f.phi(q.T, theta.T, p).T
+        return q, np.all(np.abs(r) <= 10 * TOL * self.row_scale, axis=1)
+
+    def derivatives(self, q, theta, second=True):
+        """Jacobian, velocity coefficients and (one coordinate) second derivatives at solved q."""
+        p = self.params
+        jac = self.f.jac(q.T, p)
+        dq = _solve(jac, np.broadcast_to(self.f.E, jac.shape[:1] + self.f.E.shape))
+        scale = max(self.scale, 1.0)
+        bad = ~np.all(np.isfinite(dq), axis=(1, 2)) | (np.abs(dq).max(axis=(1, 2)) > 1e10 * scale)
+        if bad.any():
+            i = int(np.argmax(bad))
+            cond = np.linalg.cond(jac[i]) if np.all(np.isfinite(jac[i])) else np.inf
+            names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta[i]))
+            raise SingularError(
+                f"mechanism '{self.con.mechanism.name}' is at a dead point at {names}: the constraint Jacobian "
+                f"is singular (condition number {cond:.3g})")
+        ddq = None
+        if second and dq.shape[2] == 1:
+            ddq = _solve(jac, -self.f.gamma(q.T, dq[:, :, 0].T, p).T)
+        return jac, dq, ddq
+
+    def sweep(self, theta, start=None, step=0.1) -> Kinematics:
+        """Kinematics at the samples `theta` (N, k), continued along their order from the first one."""
+        theta = np.atleast_2d(np.asarray(theta, float))
+        if theta.shape[0] == 1 and theta.shape[1] != len(self.con.theta):
+            theta = theta.T
+        q0 = self.assemble(theta[0], start)
+        nodes_theta, nodes_q = self._continue(theta, q0, step)
+        dist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(theta, axis=0), axis=1))])
+        node_dist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(nodes_theta, axis=0), axis=1))])
+        idx = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, len(nodes_q) - 1)
+        base_q, base_t = nodes_q[idx], nodes_theta[idx]
+        q = self._predict(base_q, theta - base_t)
+        q, ok = self.newton(q, theta)
+        if not ok.all():
+            i = int(np.argmin(ok))
+            r = self.f.phi(q[i], theta[i], self.params)
+            raise AssemblyError(self._describe_failure(theta[i], r))
+        self._check_branches(q, theta)
+        jac, dq, ddq = self.derivatives(q, theta)
+        return Kinematics(theta, q, dq, ddq, jac, self.params)
+
+    def _predict(self, q, dtheta):
+        jac, dq, _ = self.derivatives(q, dtheta, second=False)
+        qd = np.einsum("nik,nk->ni", dq, dtheta)
+        acc = _solve(jac, -self.f.gamma(q.T, qd.T, self.params).T)
+        return q + qd + 0.5 * acc
+
+    def _continue(self, theta, q0, step):
+        """Coarse nodes along the piecewise-linear input path, solved one after another."""
+        seg = np.linalg.norm(np.diff(theta, axis=0), axis=1)
+        dist = np.concatenate([[0.0], np.cumsum(seg)])
+        count = max(1, int(np.ceil(dist[-1] / step)))
+        targets = np.linspace(0.0, dist[-1], count + 1)
+        nodes = np.stack([np.interp(targets, dist, theta[:, i]) for i in range(theta.shape[1])], axis=1)
+        qs = [q0]
+        for a, b in zip(nodes[:-1], nodes[1:]):
+            guess = self._predict(qs[-1][None], (b - a)[None])
+            q, ok = self.newton(guess, b[None])
+            if not ok[0]:
+                r = self.f.phi(q[0], b, self.params)
+                raise AssemblyError(self._describe_failure(b, r))
+            qs.append(q[0])
+        return nodes, np.array(qs)
+
+    def _check_branches(self, q, theta):
+        if not self.con.mechanism.branches:
+            return
+        values = self.f.branches(q.T, self.params)
+        bad = values <= 0
+        if bad.any():
+            b, i = np.argwhere(bad)[0]
+            names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta[i]))
+            raise AssemblyError(
+                f"mechanism '{self.con.mechanism.name}' leaves its assembly branch at {names}: "
+                f"'{self.con.mechanism.branches[b].description}' does not hold")
+
+
+def _solve(a, b):
+    """Batched solve; b may be a vector per sample (N, n) or a matrix (N, n, m). A singular sample
+    gives non-finite values in its own rows instead of failing the whole batch."""
+    vector = b.ndim == a.ndim - 1
+    rhs = b[..., None] if vector else b
+    try:
+        x = np.linalg.solve(a, rhs)
+    except np.linalg.LinAlgError:
+        x = np.full(np.broadcast_shapes(a.shape[:-1], rhs.shape[:-2] + (a.shape[-1],)) + rhs.shape[-1:], np.nan)
+        ok = np.abs(np.linalg.det(a)) > 0
+        x[ok] = np.linalg.solve(a[ok], np.broadcast_to(rhs, a.shape[:-2] + rhs.shape[-2:])[ok])
+    return x[..., 0] if vector else x

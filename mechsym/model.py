@@ -1,0 +1,340 @@
+"""Declaring a planar mechanism: parameters, bodies with named points, joints, coordinates and loads.
+
+A declaration is plain data. Nothing here solves anything: `Mechanism.check()` (called by every later
+stage) reports all the problems of a declaration together, and the later stages (topology, kinematics,
+equations) read the frozen pieces.
+
+Conventions (see docs/conventions.md): every body has a frame; points and the centre of mass are given in
+it. The fixed body's frame is the frame the mechanism is solved in. A revolute joint's reaction is the
+force its first-named body exerts on its second; a prismatic or slot joint's normal force is along the
+slide axis (given in the first body's frame) turned +90 degrees.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from mechsym.errors import InputError, ModelError
+
+Vec2 = tuple  # a pair of sympy expressions
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A named symbol with a default numeric value and a unit."""
+
+    symbol: sp.Symbol
+    default: float
+    unit: str = ""
+    doc: str = ""
+    positive: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid planar body: mass, centroidal inertia, centre of mass and named points in its frame.
+
+    `guess` is the approximate angle of the body frame used to start assembly (it picks the branch).
+    """
+
+    name: str
+    mass: sp.Expr
+    inertia: sp.Expr
+    com: Vec2
+    points: dict
+    guess: float = 0.0
+
+    def point(self, name: str) -> Vec2:
+        return self.points[name]
+
+
+@dataclass(frozen=True)
+class Revolute:
+    """A pin: point `point1` of `body1` coincides with point `point2` of `body2`. Unknowns fx, fy."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+
+    constraint_count = 2
+    reaction_names = ("fx", "fy")
+
+
+@dataclass(frozen=True)
+class Prismatic:
+    """A slide: `point2` of `body2` moves on the line through `point1` of `body1` along `axis` (body1
+    frame) and the two bodies keep their relative angle `angle`. Unknowns fn (along the slide normal) and m."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    axis: Vec2
+    angle: sp.Expr = sp.Integer(0)
+
+    constraint_count = 2
+    reaction_names = ("fn", "m")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A pin in a slot: `point2` of `body2` moves on the line through `point1` of `body1` along `axis`
+    (body1 frame); rotation is free. Unknown fn (frictionless, along the slot normal)."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    axis: Vec2
+
+    constraint_count = 1
+    reaction_names = ("fn",)
+
+
+Joint = Revolute | Prismatic | Slot
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """A generalised coordinate: the relative motion of a joint (angle of a revolute, travel of a
+    prismatic). `force` names its conjugate generalised force (motor torque, actuator or friction force);
+    None means the coordinate is passive (no force acts along it)."""
+
+    name: str
+    joint: str
+    force: str | None
+    unit: str
+
+
+@dataclass(frozen=True)
+class PointForce:
+    """A force (components in the fixed frame) applied at a named point of a body."""
+
+    body: str
+    point: str
+    force: Vec2
+
+
+@dataclass(frozen=True)
+class BodyTorque:
+    """A pure torque (counter-clockwise positive) applied to a body."""
+
+    body: str
+    torque: sp.Expr
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A stated assembly condition: `expr` (in point coordinates) must stay positive."""
+
+    expr: sp.Expr
+    description: str
+
+
+@dataclass
+class Mechanism:
+    """A planar mechanism under construction. Build it with the methods below, then hand it to
+    `mechsym.derive` (or the CLI). The first body declared with `fixed=True` is the frame of reference."""
+
+    name: str
+    parameters: dict = field(default_factory=dict)
+    bodies: dict = field(default_factory=dict)
+    joints: dict = field(default_factory=dict)
+    coordinates: list = field(default_factory=list)
+    loads: list = field(default_factory=list)
+    branches: list = field(default_factory=list)
+    fixed: str | None = None
+    gravity: Vec2 = (sp.Integer(0), sp.Integer(0))
+    doc: str = ""
+    _problems: list = field(default_factory=list)
+
+    # -- parameters ---------------------------------------------------------------------------------
+    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None):
+        """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive."""
+        if name in self.parameters:
+            self._problems.append(f"parameter '{name}' declared twice")
+        if positive is None:
+            positive = unit in ("m", "kg", "kg m^2", "kg/m")
+        sym = sp.Symbol(name, real=True)
+        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive)
+        return sym
+
+    def gravity_down(self, name: str = "g", value: float = 9.81):
+        """Gravity of magnitude `name` along -y of the fixed frame; returns the symbol."""
+        g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -y)")
+        self.gravity = (sp.Integer(0), -g)
+        return g
+
+    # -- bodies -------------------------------------------------------------------------------------
+    def body(self, name, mass=0, inertia=0, com=(0, 0), points=None, guess=0.0, fixed=False):
+        """Declare a rigid body. `points` maps point names to (x, y) in the body frame."""
+        if name in self.bodies:
+            self._problems.append(f"body '{name}' declared twice")
+        pts = {k: _vec(v) for k, v in (points or {}).items()}
+        self.bodies[name] = Body(name, sp.sympify(mass), sp.sympify(inertia), _vec(com), pts, float(guess))
+        if fixed:
+            if self.fixed is not None:
+                self._problems.append(f"bodies '{self.fixed}' and '{name}' are both fixed")
+            else:
+                self.fixed = name
+        return name
+
+    def bar(self, name, ends, length, density, points=None, guess=0.0):
+        """A uniform slender bar along its frame's x axis from `ends[0]` (origin) to `ends[1]`:
+        mass density*length, centroidal inertia m l^2/12. `points` adds points along the bar."""
+        m = density * length
+        pts = {ends[0]: (0, 0), ends[1]: (length, 0)}
+        pts.update(points or {})
+        return self.body(name, m, m * length**2 / 12, (length / 2, 0), pts, guess)
+
+    def ground(self, name="ground", points=None):
+        """The fixed body (the frame of reference); `points` in that frame."""
+        return self.body(name, 0, 0, (0, 0), points, fixed=True)
+
+    # -- joints -------------------------------------------------------------------------------------
+    def revolute(self, name, body1, point1, body2, point2=None):
+        """Pin `point1` of `body1` to `point2` (default: the same name) of `body2`."""
+        return self._joint(Revolute(name, body1, point1, body2, point2 or point1))
+
+    def prismatic(self, name, body1, point1, body2, point2=None, axis=(1, 0), angle=0):
+        return self._joint(Prismatic(name, body1, point1, body2, point2 or point1, _vec(axis), sp.sympify(angle)))
+
+    def slot(self, name, body1, point1, body2, point2=None, axis=(1, 0)):
+        return self._joint(Slot(name, body1, point1, body2, point2 or point1, _vec(axis)))
+
+    def _joint(self, joint):
+        if joint.name in self.joints:
+            self._problems.append(f"joint '{joint.name}' declared twice")
+        self.joints[joint.name] = joint
+        return joint.name
+
+    # -- coordinates and loads ----------------------------------------------------------------------
+    def coordinate(self, name, joint, force=None):
+        """Make the relative motion of `joint` a generalised coordinate named `name`, driven by the
+        generalised force `force` (a torque for a revolute, a force for a prismatic), or passive."""
+        kind = type(self.joints.get(joint))
+        unit = "m" if kind is Prismatic else "rad"
+        self.coordinates.append(Coordinate(name, joint, force, unit))
+        return sp.Symbol(name, real=True)
+
+    def force(self, body, point, fx, fy):
+        self.loads.append(PointForce(body, point, _vec((fx, fy))))
+
+    def torque(self, body, value):
+        self.loads.append(BodyTorque(body, sp.sympify(value)))
+
+    @staticmethod
+    def at(point: str) -> sp.Matrix:
+        """Symbolic position of a named point, for writing branch conditions."""
+        return sp.Matrix(sp.symbols(f"{point}_x {point}_y", real=True))
+
+    def branch(self, expr, description):
+        """State an assembly condition that must stay positive (e.g. a point above a line)."""
+        self.branches.append(Branch(sp.sympify(expr), description))
+
+    # -- reading ------------------------------------------------------------------------------------
+    @property
+    def moving_bodies(self) -> list:
+        return [b for b in self.bodies if b != self.fixed]
+
+    def point_owner(self, point: str) -> list:
+        return [b.name for b in self.bodies.values() if point in b.points]
+
+    def defaults(self) -> dict:
+        return {name: p.default for name, p in self.parameters.items()}
+
+    def resolve_parameters(self, overrides=None) -> dict:
+        """Parameter values (name -> float) with `overrides` applied and checked."""
+        values = self.defaults()
+        problems = []
+        for name, value in (overrides or {}).items():
+            if name not in values:
+                known = ", ".join(sorted(values))
+                problems.append(f"unknown parameter '{name}' (known: {known})")
+                continue
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                problems.append(f"parameter '{name}' = {value!r} is not a number")
+                continue
+            values[name] = value
+        for name, value in values.items():
+            if not math.isfinite(value):
+                problems.append(f"parameter '{name}' = {value} is not finite")
+            elif self.parameters[name].positive and value <= 0:
+                problems.append(f"parameter '{name}' = {value} must be positive")
+        if problems:
+            raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
+        subs = {self.parameters[n].symbol: v for n, v in values.items()}
+        for body in self.bodies.values():
+            if body.name == self.fixed:
+                continue
+            m, inertia = float(body.mass.subs(subs)), float(body.inertia.subs(subs))
+            if m < 0 or inertia < 0:
+                problems.append(f"body '{body.name}' has negative mass or inertia (m={m:g}, I={inertia:g})")
+        if problems:
+            raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
+        return values
+
+    def check(self):
+        """Raise ModelError listing every structural problem of the declaration."""
+        problems = list(self._problems)
+        if self.fixed is None:
+            problems.append("no fixed body (declare one with ground() or body(..., fixed=True))")
+        symbols = {p.symbol for p in self.parameters.values()}
+        for j in self.joints.values():
+            for body, point in ((j.body1, j.point1), (j.body2, j.point2)):
+                if body not in self.bodies:
+                    problems.append(f"joint '{j.name}' names unknown body '{body}'")
+                elif point not in self.bodies[body].points:
+                    problems.append(f"joint '{j.name}' names unknown point '{point}' of body '{body}'")
+            if j.body1 == j.body2:
+                problems.append(f"joint '{j.name}' joins body '{j.body1}' to itself")
+            if isinstance(j, (Prismatic, Slot)) and all(sp.sympify(a) == 0 for a in j.axis):
+                problems.append(f"joint '{j.name}' has a zero slide axis")
+        for c in self.coordinates:
+            joint = self.joints.get(c.joint)
+            if joint is None:
+                problems.append(f"coordinate '{c.name}' names unknown joint '{c.joint}'")
+            elif isinstance(joint, Slot):
+                problems.append(f"coordinate '{c.name}': joint '{c.joint}' is a slot; drive a revolute or prismatic")
+        names = [c.name for c in self.coordinates]
+        if len(set(names)) != len(names):
+            problems.append("a coordinate is declared twice")
+        if not self.coordinates:
+            problems.append("no coordinate declared (use coordinate(name, joint, force))")
+        for load in self.loads:
+            if load.body not in self.bodies:
+                problems.append(f"a load names unknown body '{load.body}'")
+            elif isinstance(load, PointForce) and load.point not in self.bodies[load.body].points:
+                problems.append(f"a force names unknown point '{load.point}' of body '{load.body}'")
+        for body in self.bodies.values():
+            exprs = [body.mass, body.inertia, *body.com] + [c for p in body.points.values() for c in p]
+            stray = set().union(*(e.free_symbols for e in exprs)) - symbols
+            if stray:
+                problems.append(f"body '{body.name}' uses undeclared symbols {sorted(map(str, stray))}")
+        for name, p in self.parameters.items():
+            if not math.isfinite(p.default):
+                problems.append(f"parameter '{name}' has a non-finite default {p.default}")
+            elif p.positive and p.default <= 0:
+                problems.append(f"parameter '{name}' must be positive (default {p.default})")
+        if problems:
+            raise ModelError(self.name, problems)
+
+
+def _vec(v) -> Vec2:
+    try:
+        x, y = v
+    except (TypeError, ValueError):
+        raise InputError(f"expected a pair (x, y), got {v!r}") from None
+    return (sp.sympify(x), sp.sympify(y))

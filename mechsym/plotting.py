@@ -1,0 +1,79 @@
+"""Pictures of mechanisms: snapshots with point traces, and animations (GIF or MP4)."""
+from __future__ import annotations
+
+import numpy as np
+
+from mechsym.results import _makedirs
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _body_segments(system, table, k):
+    """Per moving body, the polyline through its named points at sample k."""
+    mech = system.mechanism
+    segs = []
+    for b in mech.moving_bodies:
+        names = list(mech.bodies[b].points)
+        xy = [(table[f"{n}.x"][k], table[f"{n}.y"][k]) for n in names]
+        if len(xy) == 1:
+            xy = xy * 2
+        segs.append((b, np.array(xy)))
+    return segs
+
+
+def draw_kinematics(system, table, path, snapshots=4):
+    """Draw the mechanism at a few samples over the traces of its named points."""
+    plt = _pyplot()
+    _makedirs(path)
+    fig, ax = plt.subplots(figsize=(6, 6))
+    for name in system.kin.point_names:
+        ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6)
+        ax.annotate(name, (table[f"{name}.x"][0], table[f"{name}.y"][0]), fontsize=8)
+    n = len(table)
+    for alpha, k in zip(np.linspace(0.3, 1.0, snapshots), np.linspace(0, n - 1, snapshots).astype(int)):
+        for _, xy in _body_segments(system, table, k):
+            ax.plot(xy[:, 0], xy[:, 1], "-o", color="k", alpha=alpha, ms=3)
+    ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_title(f"{system.mechanism.name}: links and point paths")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def animate_kinematics(system, table, path, fps=25, trace=()):
+    """An animation of the mechanism through the samples of a kinematics table."""
+    plt = _pyplot()
+    from matplotlib import animation
+
+    _makedirs(path)
+    fig, ax = plt.subplots(figsize=(6, 6))
+    xs = np.concatenate([table[f"{n}.x"] for n in system.kin.point_names])
+    ys = np.concatenate([table[f"{n}.y"] for n in system.kin.point_names])
+    pad = 0.05 * max(np.ptp(xs), np.ptp(ys), 1e-3)
+    ax.set_xlim(xs.min() - pad, xs.max() + pad)
+    ax.set_ylim(ys.min() - pad, ys.max() + pad)
+    ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    for name in trace:
+        ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6)
+    lines = [ax.plot([], [], "-o", ms=3)[0] for _ in system.mechanism.moving_bodies]
+
+    def frame(k):
+        for line, (_, xy) in zip(lines, _body_segments(system, table, k)):
+            line.set_data(xy[:, 0], xy[:, 1])
+        return lines
+
+    anim = animation.FuncAnimation(fig, frame, frames=len(table), blit=True)
+    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
+    anim.save(path, writer=writer)
+    plt.close(fig)

@@ -1,0 +1,73 @@
+"""Results: named columns of samples with units, written as CSV and drawn with matplotlib."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Table:
+    """Columns of equal length, in order; `units` maps a column name to its SI unit."""
+
+    columns: dict
+    units: dict = field(default_factory=dict)
+    title: str = ""
+
+    def __getitem__(self, name):
+        return self.columns[name]
+
+    def __contains__(self, name):
+        return name in self.columns
+
+    @property
+    def names(self):
+        return list(self.columns)
+
+    def __len__(self):
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def to_csv(self, path):
+        """One header row, one row per sample, plain decimal numbers (round-trip precision)."""
+        _makedirs(path)
+        data = np.column_stack([np.asarray(v, float) for v in self.columns.values()])
+        np.savetxt(path, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
+
+    def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
+        """Draw columns `ys` against column `x` into an image file (PNG or SVG)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        _makedirs(path)
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        for y in ys:
+            ax.plot(self.columns[x], self.columns[y], label=y)
+        ax.set_xlabel(_label(x, self.units))
+        ax.set_ylabel(ylabel or _label(ys[0], self.units))
+        if len(ys) > 1:
+            ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(title or self.title)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+
+def read_csv(path) -> Table:
+    with open(path) as fh:
+        header = fh.readline().strip().split(",")
+    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    return Table({h: data[:, i] for i, h in enumerate(header)})
+
+
+def _label(name, units):
+    unit = units.get(name)
+    return f"{name} [{unit}]" if unit else name
+
+
+def _makedirs(path):
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)

@@ -1,0 +1,133 @@
+"""A derived mechanism: the declaration carried through topology, constraints and equations, compiled.
+
+`derive(mechanism)` is the one entry point; the `System` it returns answers every analysis for any
+parameter values (parameters are arguments of the generated code, so changing one does not re-derive).
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from mechsym import dynamics
+from mechsym.codegen import VectorFunction
+from mechsym.constraints import derive_constraints
+from mechsym.equations import derive_equations, reduced_form, symbolic_system
+from mechsym.errors import InputError
+from mechsym.kinematics import KinematicFunctions, Solver
+from mechsym.model import Mechanism
+from mechsym.results import Table
+from mechsym.topology import analyse
+
+
+class System:
+    """Everything mechsym derived for one mechanism, with numeric entry points."""
+
+    def __init__(self, mech: Mechanism):
+        self.mechanism = mech
+        self.topology = analyse(mech)
+        self.constraints = con = derive_constraints(mech, self.topology)
+        self.equations = eqs = derive_equations(con)
+        self.kin = KinematicFunctions(con)
+        p, q, qd = con.params, con.q, con.qd
+        self.mass = VectorFunction((p,), eqs.mass)
+        self.applied = VectorFunction((q, p), eqs.applied)
+        self.energy = VectorFunction((q, qd, p), [eqs.kinetic, eqs.potential])
+        self._solvers = {}
+        self._analyses = {}
+
+    # -- parameters ---------------------------------------------------------------------------------
+    def params(self, overrides=None) -> np.ndarray:
+        """Parameter vector (declaration order) with overrides by name, validated."""
+        values = self.mechanism.resolve_parameters(overrides)
+        return np.array([values[name] for name in self.mechanism.parameters])
+
+    def solver(self, overrides=None) -> Solver:
+        p = self.params(overrides)
+        key = p.tobytes()
+        if key not in self._solvers:
+            self._solvers[key] = Solver(self.kin, p)
+        return self._solvers[key]
+
+    @property
+    def coordinate_names(self):
+        return [c.name for c in self.mechanism.coordinates]
+
+    # -- analyses -----------------------------------------------------------------------------------
+    def kinematics(self, theta, params=None, start=None):
+        """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order."""
+        theta = np.asarray(theta, float)
+        _check_finite(theta, "coordinate values")
+        if theta.ndim == 1:
+            theta = theta[:, None] if len(self.coordinate_names) == 1 else theta[None, :]
+        return self.solver(params).sweep(theta, start)
+
+    def kinematics_table(self, theta, params=None) -> Table:
+        """Body angles and centres of mass, and every named point, per sample (fixed frame)."""
+        kin = self.kinematics(theta, params)
+        cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
+        units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
+        for i, b in enumerate(self.constraints.bodies):
+            cols[f"{b}.angle"] = kin.q[:, 3 * i + 2]
+            cols[f"{b}.x"] = kin.q[:, 3 * i]
+            cols[f"{b}.y"] = kin.q[:, 3 * i + 1]
+            units.update({f"{b}.angle": "rad", f"{b}.x": "m", f"{b}.y": "m"})
+        pts = self.kin.points(kin.q.T, kin.params)
+        for i, name in enumerate(self.kin.point_names):
+            cols[f"{name}.x"], cols[f"{name}.y"] = pts[2 * i], pts[2 * i + 1]
+            units.update({f"{name}.x": "m", f"{name}.y": "m"})
+        return Table(cols, units, f"{self.mechanism.name}: kinematics")
+
+    def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
+        """Driving forces and every reaction with the motion imposed; see mechsym.dynamics.inverse."""
+        return dynamics.inverse(self, theta, omega, alpha, params, inertia)
+
+    def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
+        """Motion under given driving forces; see mechsym.dynamics.forward."""
+        return dynamics.forward(self, torque, theta0, omega0, t_end, **options)
+
+    def reduced(self, kin):
+        """Lagrange reduced form at solved kinematics; see mechsym.dynamics.reduced."""
+        return dynamics.reduced(self, kin)
+
+    # -- printing -----------------------------------------------------------------------------------
+    def equations_text(self, latex=False, analysis=None) -> str:
+        """The A U = C system and the reduced form, as text or LaTeX."""
+        from mechsym.equations import inverse as inverse_analysis
+
+        analysis = analysis or inverse_analysis(self.mechanism)
+        a, u, c = symbolic_system(self.equations, analysis)
+        rows = self.equations.row_names
+        out = []
+        if latex:
+            out.append(r"% Newton-Euler rows (" + ", ".join(rows) + ")")
+            out.append(r"\underbrace{" + sp.latex(a) + r"}_{A}" + sp.latex(u) + "=" + sp.latex(c))
+        else:
+            out.append(f"A U = C, {a.shape[0]} rows x {a.shape[1]} unknowns ({analysis.name})")
+            out.append("U = " + ", ".join(map(str, u)))
+            for i, name in enumerate(rows):
+                terms = [f"({sp.sstr(a[i, j])})*{u[j]}" for j in range(a.shape[1]) if a[i, j] != 0]
+                out.append(f"[{name}] " + " + ".join(terms) + f" = {sp.sstr(c[i])}")
+        if len(self.coordinate_names) == 1:
+            th, big_m, half_dm, g_term = reduced_form(self.equations)
+            force = self.mechanism.coordinates[0].force or "0"
+            if latex:
+                out.append(r"% Reduced (Lagrange) form: M(\theta)\ddot\theta + \tfrac12 M'(\theta)\dot\theta^2 + G(\theta) = T")
+                out.append(rf"M({sp.latex(th)}) = {sp.latex(big_m)}")
+                out.append(rf"\tfrac12 M'({sp.latex(th)}) = {sp.latex(half_dm)}")
+                out.append(rf"G({sp.latex(th)}) = {sp.latex(g_term)}")
+            else:
+                out.append(f"Reduced form: M({th}) {th}dd + 1/2 M'({th}) {th}d^2 + G({th}) = {force}")
+                out.append(f"M = {sp.sstr(big_m)}")
+                out.append(f"1/2 M' = {sp.sstr(half_dm)}")
+                out.append(f"G = {sp.sstr(g_term)}")
+        return "\n".join(out)
+
+
+def derive(mech: Mechanism) -> System:
+    """Check the declaration and derive everything symbolic; returns the compiled System."""
+    return System(mech)
+
+
+def _check_finite(values, what):
+    if not np.all(np.isfinite(values)):
+        raise InputError(f"{what} contain a non-finite value")
