@@ -76,6 +76,10 @@ def assemble(system, kin: Kinematics, analysis: Analysis, thetad, rhs_terms):
         cols.append(extra.transpose(2, 1, 0))
     a = np.concatenate(cols, axis=2)
     c = np.stack(rhs_terms, axis=2)
+    if a.shape[2] != n + len(analysis.extra_rows):
+        raise InputError(
+            f"mechanism '{system.mechanism.name}' is over-constrained ({a.shape[2] - n} redundant constraint rows): "
+            "its reactions are statically indeterminate; remove a redundant joint or make one a slot")
     if analysis.extra_rows:
         qd = kin.velocities(thetad)
         m = len(fn.names)
@@ -176,12 +180,13 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     atol = rtol if atol is None else atol
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     solver = system.solver(params)
-    state = {"q": solver.assemble(np.array([theta0]))}
+    state = {"q": solver.sweep(np.array([[theta0]])).q[0]}
     mass = system.mass(solver.params)
 
     def rhs(t, y):
         th = np.array([[y[0]]])
-        q, ok = solver.newton(solver._predict(state["q"][None], th - state.get("theta", th)), th)
+        last = state.get("theta", th)
+        q, ok = solver.newton(solver._predict(state["q"][None], last, th - last), th)
         if not ok[0]:
             q, ok = solver.newton(state["q"][None], th)
             if not ok[0]:

@@ -17,11 +17,15 @@ import sympy as sp
 
 from mechsym.codegen import SparseMatrixFunction, VectorFunction
 from mechsym.constraints import Constraints
-from mechsym.errors import AssemblyError, ModelError, SingularError
+from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import Prismatic, Revolute
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 MAX_ITER = 30
+# A configuration counts as a dead point when its Jacobian's condition number exceeds SINGULAR. Newton
+# stops within about sqrt(TOL) of a fold, where the condition number is about 1e7, so the threshold
+# must lie below that; a velocity coefficient above SUSPECT triggers the (costlier) check.
+SUSPECT, SINGULAR = 1e5, 1e6
 
 
 class KinematicFunctions:
@@ -116,6 +120,8 @@ class Solver:
     def __init__(self, funcs: KinematicFunctions, params: np.ndarray):
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
+        self._nodes_theta = self._nodes_q = None
+        self.max_step = np.tile([0.5 * self.scale, 0.5 * self.scale, 0.5], len(self.con.bodies))
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
 
     def _is_angle_row(self, i):
@@ -128,21 +134,29 @@ class Solver:
 
     # -- single configuration ------------------------------------------------------------------------
     def assemble(self, theta, guess=None) -> np.ndarray:
-        """Coordinates at one input value from the tree guess (or `guess`); checks mobility there."""
+        """Coordinates at one input value from the tree guess (or `guess`).
+
+        First the loops are closed alone (Gauss-Newton from the guess), where the rank of the joint
+        Jacobian gives the mobility; then the driving rows are added."""
         theta = np.atleast_1d(np.asarray(theta, float))
         q = tree_guess(self.con, self.params) if guess is None else np.array(guess, float)
-        p = self.params
-        for _ in range(200):
-            r = self.f.phi(q, theta, p)
-            jac = self.f.jac(q, p)
-            step, *_ = np.linalg.lstsq(jac, r, rcond=None)
-            q = q - np.clip(step, -0.5 * self.scale, 0.5 * self.scale)
-            if np.max(np.abs(step)) < 1e-14 * self.scale:
-                break
+        nj = self.con.n_joint_rows
+        q = self._gauss_newton(q, theta, rows=slice(0, nj))
         self.check_mobility(q)
-        r = self.f.phi(q, theta, p)
+        q = self._gauss_newton(q, theta, rows=slice(None))
+        r = self.f.phi(q, theta, self.params)
         if not np.all(np.abs(r) <= 1e3 * TOL * self.row_scale):
             raise AssemblyError(self._describe_failure(theta, r))
+        self.derivatives(q[None], theta[None], second=False)  # a dead point at the start is an error too
+        return q
+
+    def _gauss_newton(self, q, theta, rows):
+        for _ in range(200):
+            r = self.f.phi(q, theta, self.params)[rows]
+            step, *_ = np.linalg.lstsq(self.f.jac(q, self.params)[rows], r, rcond=None)
+            q = q - np.clip(step, -self.max_step, self.max_step)
+            if np.max(np.abs(step)) < 1e-14 * self.scale:
+                break
         return q
 
     def check_mobility(self, q):
@@ -156,8 +170,6 @@ class Solver:
             raise ModelError(mech.name, [
                 f"mobility is {mobility} (rank of the constraint Jacobian {joint_rank} for {con.n} coordinates) "
                 f"but {k} coordinate(s) are declared [{', '.join(c.name for c in mech.coordinates)}]; {loops}"])
-        if np.linalg.matrix_rank(jac, tol=1e-9 * self.scale) < con.n:
-            raise ModelError(mech.name, ["the declared coordinates are not independent: driving them does not fix the mechanism"])
         if con.topology.grubler != mobility:
             import warnings
 
@@ -187,7 +199,7 @@ class Solver:
             with np.errstate(all="ignore"):
                 step = _solve(jac, r)
             step[~np.isfinite(step)] = 0.0
-            q = q - np.clip(step, -0.3 * self.scale, 0.3 * self.scale)
+            q = q - np.clip(step, -self.max_step, self.max_step)
         r = self.f.phi(q.T, theta.T, p).T
         return q, np.all(np.abs(r) <= 10 * TOL * self.row_scale, axis=1)
 
@@ -196,8 +208,11 @@ class Solver:
         p = self.params
         jac = self.f.jac(q.T, p)
         dq = _solve(jac, np.broadcast_to(self.f.E, jac.shape[:1] + self.f.E.shape))
-        scale = max(self.scale, 1.0)
-        bad = ~np.all(np.isfinite(dq), axis=(1, 2)) | (np.abs(dq).max(axis=(1, 2)) > 1e10 * scale)
+        size = np.abs(dq).max(axis=(1, 2))
+        bad = ~np.isfinite(size)
+        suspect = np.flatnonzero(~bad & (size > SUSPECT))
+        if suspect.size:  # the condition number only where the coefficients are large (cheap)
+            bad[suspect] = np.linalg.cond(jac[suspect]) > SINGULAR
         if bad.any():
             i = int(np.argmax(bad))
             cond = np.linalg.cond(jac[i]) if np.all(np.isfinite(jac[i])) else np.inf
@@ -211,17 +226,26 @@ class Solver:
         return jac, dq, ddq
 
     def sweep(self, theta, start=None, step=0.1) -> Kinematics:
-        """Kinematics at the samples `theta` (N, k), continued along their order from the first one."""
+        """Kinematics at the samples `theta` (N, k), continued along their order.
+
+        The path starts from the nearest configuration solved before (at first, the assembly at the
+        coordinates' `guess_at` values, where the declared guess angles pick the branch), so every sample
+        lies on the branch of the declaration. `start` (coordinates at theta[0]) overrides that.
+        """
         theta = np.atleast_2d(np.asarray(theta, float))
-        if theta.shape[0] == 1 and theta.shape[1] != len(self.con.theta):
-            theta = theta.T
-        q0 = self.assemble(theta[0], start)
-        nodes_theta, nodes_q = self._continue(theta, q0, step)
-        dist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(theta, axis=0), axis=1))])
-        node_dist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(nodes_theta, axis=0), axis=1))])
-        idx = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, len(nodes_q) - 1)
-        base_q, base_t = nodes_q[idx], nodes_theta[idx]
-        q = self._predict(base_q, theta - base_t)
+        if theta.shape[1] != len(self.con.theta):
+            raise InputError(f"expected {len(self.con.theta)} coordinate value(s) per sample, got {theta.shape[1]}")
+        if start is not None:
+            path = theta
+            q0 = self.assemble(theta[0], start)
+        else:
+            t0, q0 = self._nearest_node(theta[0])
+            path = np.vstack([t0[None], theta])
+        nodes_theta, nodes_q = self._continue(path, q0, step)
+        self._remember(nodes_theta, nodes_q)
+        dist = _path_length(path)[-len(theta):]
+        idx = np.clip(np.searchsorted(_path_length(nodes_theta), dist, side="right") - 1, 0, len(nodes_q) - 1)
+        q = self._predict(nodes_q[idx], nodes_theta[idx], theta - nodes_theta[idx])
         q, ok = self.newton(q, theta)
         if not ok.all():
             i = int(np.argmin(ok))
@@ -231,22 +255,36 @@ class Solver:
         jac, dq, ddq = self.derivatives(q, theta)
         return Kinematics(theta, q, dq, ddq, jac, self.params)
 
-    def _predict(self, q, dtheta):
-        jac, dq, _ = self.derivatives(q, dtheta, second=False)
+    def _nearest_node(self, theta):
+        if self._nodes_theta is None:
+            ref = np.array([c.guess_at for c in self.con.mechanism.coordinates])
+            self._remember(ref[None], self.assemble(ref)[None])
+        i = int(np.argmin(np.linalg.norm(self._nodes_theta - theta, axis=1)))
+        return self._nodes_theta[i], self._nodes_q[i]
+
+    def _remember(self, nodes_theta, nodes_q, keep=4096):
+        if self._nodes_theta is None:
+            self._nodes_theta, self._nodes_q = nodes_theta, nodes_q
+        else:
+            self._nodes_theta = np.vstack([self._nodes_theta, nodes_theta])[-keep:]
+            self._nodes_q = np.vstack([self._nodes_q, nodes_q])[-keep:]
+
+    def _predict(self, q, theta, dtheta):
+        """Second-order Taylor step from solved q at theta by dtheta (exact derivatives)."""
+        jac, dq, _ = self.derivatives(q, theta, second=False)
         qd = np.einsum("nik,nk->ni", dq, dtheta)
         acc = _solve(jac, -self.f.gamma(q.T, qd.T, self.params).T)
         return q + qd + 0.5 * acc
 
     def _continue(self, theta, q0, step):
         """Coarse nodes along the piecewise-linear input path, solved one after another."""
-        seg = np.linalg.norm(np.diff(theta, axis=0), axis=1)
-        dist = np.concatenate([[0.0], np.cumsum(seg)])
+        dist = _path_length(theta)
         count = max(1, int(np.ceil(dist[-1] / step)))
         targets = np.linspace(0.0, dist[-1], count + 1)
         nodes = np.stack([np.interp(targets, dist, theta[:, i]) for i in range(theta.shape[1])], axis=1)
         qs = [q0]
         for a, b in zip(nodes[:-1], nodes[1:]):
-            guess = self._predict(qs[-1][None], (b - a)[None])
+            guess = self._predict(qs[-1][None], a[None], (b - a)[None])
             q, ok = self.newton(guess, b[None])
             if not ok[0]:
                 r = self.f.phi(q[0], b, self.params)
@@ -267,11 +305,18 @@ class Solver:
                 f"'{self.con.mechanism.branches[b].description}' does not hold")
 
 
+def _path_length(theta):
+    return np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(theta, axis=0), axis=1))])
+
+
 def _solve(a, b):
     """Batched solve; b may be a vector per sample (N, n) or a matrix (N, n, m). A singular sample
     gives non-finite values in its own rows instead of failing the whole batch."""
     vector = b.ndim == a.ndim - 1
     rhs = b[..., None] if vector else b
+    if a.shape[-1] != a.shape[-2]:  # consistent redundant constraints: least squares
+        x = np.linalg.pinv(a) @ rhs
+        return x[..., 0] if vector else x
     try:
         x = np.linalg.solve(a, rhs)
     except np.linalg.LinAlgError:

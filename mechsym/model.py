@@ -114,6 +114,7 @@ class Coordinate:
     joint: str
     force: str | None
     unit: str
+    guess_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -219,12 +220,13 @@ class Mechanism:
         return joint.name
 
     # -- coordinates and loads ----------------------------------------------------------------------
-    def coordinate(self, name, joint, force=None):
+    def coordinate(self, name, joint, force=None, guess_at=0.0):
         """Make the relative motion of `joint` a generalised coordinate named `name`, driven by the
-        generalised force `force` (a torque for a revolute, a force for a prismatic), or passive."""
+        generalised force `force` (a torque for a revolute, a force for a prismatic), or passive.
+        `guess_at` is the coordinate value at which the bodies' guess angles describe the mechanism."""
         kind = type(self.joints.get(joint))
         unit = "m" if kind is Prismatic else "rad"
-        self.coordinates.append(Coordinate(name, joint, force, unit))
+        self.coordinates.append(Coordinate(name, joint, force, unit, float(guess_at)))
         return sp.Symbol(name, real=True)
 
     def force(self, body, point, fx, fy):

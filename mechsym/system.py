@@ -57,8 +57,8 @@ class System:
         """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order."""
         theta = np.asarray(theta, float)
         _check_finite(theta, "coordinate values")
-        if theta.ndim == 1:
-            theta = theta[:, None] if len(self.coordinate_names) == 1 else theta[None, :]
+        if theta.ndim <= 1:
+            theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
     def kinematics_table(self, theta, params=None) -> Table:

@@ -1,0 +1,97 @@
+"""Declaration checks: every problem reported together, with names; mobility from the Jacobian rank."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mechanisms import fourbar, slider_crank
+from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
+from mechsym.model import Mechanism
+from mechsym.system import derive
+
+
+def test_all_problems_reported_together():
+    m = Mechanism("broken")
+    L = m.parameter("L", 1.0, "m")
+    m.ground(points={"O": (0, 0)})
+    m.bar("a", ("O", "P"), L, 1.0)
+    m.revolute("j1", "ground", "O", "a")
+    m.revolute("j2", "a", "Q", "b")
+    m.coordinate("phi", "nope", force="T")
+    with pytest.raises(ModelError) as err:
+        derive(m)
+    text = str(err.value)
+    assert "unknown point 'Q' of body 'a'" in text
+    assert "unknown body 'b'" in text
+    assert "unknown joint 'nope'" in text
+
+
+def test_wrong_mobility_names_loops():
+    m = fourbar.build()
+    del m.joints["M"]  # open chain: two degrees of freedom, one coordinate
+    s = derive(m)
+    with pytest.raises(ModelError, match="mobility is 3"):
+        s.kinematics([0.0])
+
+
+def test_too_many_coordinates_names_the_loop():
+    m = fourbar.build()
+    m.coordinate("phi", "B", force="T2")
+    with pytest.raises(ModelError, match=r"mobility is 1 .* 2 coordinate\(s\) .*loop 1 \(.*joints"):
+        derive(m).kinematics(np.array([[0.0, 1.77]]))
+
+
+def test_overconstrained_parallelogram_warns():
+    m = Mechanism("parallelogram")
+    m.ground(points={"A": (0, 0), "B": (1, 0), "E": (2, 0)})
+    m.bar("c1", ("A", "P"), 1.0, 1.0, guess=1.5)
+    m.bar("c2", ("B", "Q"), 1.0, 1.0, guess=1.5)
+    m.bar("c3", ("E", "R"), 1.0, 1.0, guess=1.5)
+    m.bar("top", ("P", "R"), 2.0, 1.0, points={"Q": (1.0, 0)})
+    for j, b1, p, b2 in [("A", "ground", "A", "c1"), ("B", "ground", "B", "c2"), ("E", "ground", "E", "c3"),
+                         ("P", "c1", "P", "top"), ("Q", "c2", "Q", "top"), ("R", "c3", "R", "top")]:
+        m.revolute(j, b1, p, b2)
+    m.coordinate("theta", "A", "torque", guess_at=1.5)
+    s = derive(m)
+    assert s.topology.grubler == 0 and len(s.topology.loops) == 2
+    with pytest.warns(UserWarning, match="Grübler count 0 differs from the mobility 1"):
+        s.kinematics([1.0])
+
+
+def test_loop_cannot_close_names_input_and_loop(fourbar):
+    with pytest.raises(AssemblyError, match=r"theta=.*loop 1 .*joints"):
+        fourbar.kinematics([np.pi], params={"l_crank": 0.2})
+
+
+def test_dead_point_names_input_and_condition():
+    """A slider-crank driven by its slider is singular where crank and rod are in line."""
+    m = slider_crank.build()
+    m.coordinates.clear()
+    m.coordinate("s", "guide", force="push", guess_at=0.15)
+    m.bodies["crank"] = replace(m.bodies["crank"], guess=1.0)
+    m.bodies["rod"] = replace(m.bodies["rod"], guess=-0.3)
+    s = derive(m)
+    with pytest.raises(SingularError, match=r"dead point at s=0\.2: .*condition number"):
+        s.inverse(np.array([0.2]), 1.0, params={"offset": 0.0})
+
+
+@pytest.mark.parametrize("override, message", [
+    ({"density": -1}, "'density' = -1.0 must be positive"),
+    ({"l_rod": float("nan")}, "'l_rod' = nan is not finite"),
+    ({"bogus": 1}, "unknown parameter 'bogus'"),
+    ({"m_slider": "heavy"}, "is not a number"),
+])
+def test_bad_parameters(slider_crank, override, message):
+    with pytest.raises(InputError, match=message):
+        slider_crank.params(override)
+
+
+def test_negative_mass_expression_is_named():
+    m = Mechanism("neg")
+    k = m.parameter("k", 1.0, "", positive=False)
+    m.ground(points={"O": (0, 0)})
+    m.body("arm", mass=k, inertia=0.1, com=(0.5, 0), points={"O": (0, 0)})
+    m.revolute("O", "ground", "O", "arm")
+    m.coordinate("phi", "O", "T")
+    with pytest.raises(InputError, match="body 'arm' has negative mass"):
+        derive(m).params({"k": -2})
