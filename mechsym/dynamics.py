@@ -108,6 +108,42 @@ def solve_checked(system, a, c, theta):
     return x
 
 
+def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, params=None) -> dict:
+    """Solve A U = C of any analysis at N states of a mechanism with k coordinates.
+
+    theta, thetad: (N, k) coordinates and speeds; thetadd: (N, k) accelerations, read for the
+    coordinates whose motion is imposed; forces: name -> (N,) values of the known generalised forces
+    (of the free coordinates). Returns name -> (N,) for every unknown (see Analysis.unknown_names).
+    """
+    theta = np.atleast_2d(np.asarray(theta, float))
+    n_samples, k = theta.shape
+    thetad = np.broadcast_to(np.asarray(thetad, float), theta.shape)
+    thetadd = np.zeros_like(theta) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), theta.shape)
+    forces = forces or {}
+    names = analysis_functions(system, analysis).names
+    kin = system.kinematics(theta, params)
+    con = system.constraints
+    out = []
+    for lo in range(0, n_samples, CHUNK):
+        part, sl = _slice(kin, lo, lo + CHUNK), slice(lo, lo + CHUNK)
+        mass = system.mass(part.params)
+        qd = part.velocities(thetad[sl])
+        a0 = _solve(part.jac, -system.gamma(part.q.T, qd.T, part.params).T)
+        imposed = np.array([c.name not in analysis.free for c in system.mechanism.coordinates], float)
+        qdd = a0 + np.einsum("nik,nk->ni", part.dq, thetadd[sl] * imposed)
+        rhs = (mass * qdd if analysis.inertia else 0.0) - system.applied(part.q.T, part.params).T
+        for i, c in enumerate(system.mechanism.coordinates):
+            if c.name in analysis.free and c.force is not None:
+                if c.force not in forces:
+                    raise InputError(f"analysis '{analysis.name}' needs the value of force '{c.force}'")
+                value = np.broadcast_to(np.asarray(forces[c.force], float), (n_samples,))[sl]
+                rhs = rhs - part.jac[:, con.n_joint_rows + i, :] * value[:, None]
+        a, c_mat = assemble(system, part, analysis, thetad[sl], [rhs])
+        out.append(solve_checked(system, a, c_mat, part.theta)[:, :, 0])
+    u = np.concatenate(out, axis=0)
+    return {n: u[:, i] for i, n in enumerate(names)}
+
+
 def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis=None) -> Table:
     """Unknown forces and reactions of a one-coordinate mechanism with imposed motion.
 

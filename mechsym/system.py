@@ -32,6 +32,7 @@ class System:
         self.mass = VectorFunction((p,), eqs.mass)
         self.applied = VectorFunction((q, p), eqs.applied)
         self.energy = VectorFunction((q, qd, p), [eqs.kinetic, eqs.potential])
+        self.gamma = self.kin.gamma
         self._solvers = {}
         self._analyses = {}
 
@@ -80,6 +81,10 @@ class System:
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
         """Driving forces and every reaction with the motion imposed; see mechsym.dynamics.inverse."""
         return dynamics.inverse(self, theta, omega, alpha, params, inertia)
+
+    def solve(self, theta, thetad, analysis, thetadd=None, forces=None, params=None) -> dict:
+        """Any analysis at N states (several coordinates); see mechsym.dynamics.solve."""
+        return dynamics.solve(self, theta, thetad, analysis, thetadd, forces, params)
 
     def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
         """Motion under given driving forces; see mechsym.dynamics.forward."""
