@@ -16,7 +16,7 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.errors import InputError, SingularError
+from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve
 from mechsym.results import Table
 
@@ -157,8 +157,24 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     _finite(np.atleast_1d(alpha), "alpha")
     analysis = analysis or inverse_analysis(system.mechanism, inertia)
     theta = np.asarray(theta, float).ravel()
-    kin = system.kinematics(theta, params)
     names = analysis_functions(system, analysis).names
+    if system.library is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
+        basis = _inverse_basis_c(system, theta, params)
+        if not analysis.inertia:
+            basis[:, :, :2] = 0.0
+    else:
+        basis = _inverse_basis(system, theta, params, analysis)
+    # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
+    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
+    u = np.einsum("sk,nik->sni", coef, basis).reshape(-1, basis.shape[1])
+    cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+    cols.update({n: u[:, i] for i, n in enumerate(names)})
+    return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
+
+
+def _inverse_basis(system, theta, params, analysis):
+    """(N, m, 3) unknowns per unit thetadd, per unit thetad^2 and for the static loads (numpy)."""
+    kin = system.kinematics(theta, params)
     results = []
     for lo in range(0, len(theta), CHUNK):
         part = _slice(kin, lo, lo + CHUNK)
@@ -168,17 +184,27 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         rhs = [scale * mass * part.dq[:, :, 0], scale * mass * part.ddq, -applied]
         a, c = assemble(system, part, analysis, np.zeros((len(part.q), 1)), rhs)
         results.append(solve_checked(system, a, c, part.theta[:, 0]))
-    basis = np.concatenate(results, axis=0)  # (N, m, 3): per unit alpha, per unit omega^2, static
-    cols = {system.coordinate_names[0]: [], "omega": []}
-    cols.update({n: [] for n in names})
-    for w in omegas:
-        u = alpha * basis[:, :, 0] + w**2 * basis[:, :, 1] + basis[:, :, 2]
-        cols[system.coordinate_names[0]].append(theta)
-        cols["omega"].append(np.full_like(theta, w))
-        for i, n in enumerate(names):
-            cols[n].append(u[:, i])
-    table = Table({k: np.concatenate(v) for k, v in cols.items()}, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
-    return table
+    return np.concatenate(results, axis=0)
+
+
+def _inverse_basis_c(system, theta, params):
+    """The same basis from the compiled kernel: continuation, Newton, coefficients and the transposed
+    sparse solves all run in C, one call for the whole batch."""
+    from mechsym.kinematics import STEP_TOL, SUSPECT
+
+    solver = system.solver(params)
+    q0 = solver.sweep(theta[:1, None]).q[0]
+    failed, status, _, coef, branch, u = system.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL)
+    if failed >= 0 or (coef > SUSPECT).any() or (branch <= 0).any():
+        # rare: let the numpy route name the sample and the reason (dead point, loop, branch)
+        end = failed + 1 if failed >= 0 else len(theta)
+        bad = np.flatnonzero((coef[:end] > SUSPECT) | (branch[:end] <= 0))
+        first = min([failed] * (failed >= 0) + list(bad[:1]))
+        solver.sweep(theta[: first + 1, None])
+        if failed >= 0:
+            raise AssemblyError(f"mechanism '{system.mechanism.name}': no configuration found at "
+                                f"{system.coordinate_names[0]}={theta[failed]:.6g}")
+    return u
 
 
 def reduced(system, kin: Kinematics):

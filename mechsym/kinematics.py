@@ -21,6 +21,7 @@ from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import Prismatic, Revolute
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
+STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
 MAX_ITER = 30
 # A configuration counts as a dead point when its Jacobian's condition number exceeds SINGULAR. Newton
 # stops within about sqrt(TOL) of a fold, where the condition number is about 1e7, so the threshold
@@ -29,19 +30,23 @@ SUSPECT, SINGULAR = 1e5, 1e6
 
 
 class KinematicFunctions:
-    """Compiled constraint functions of one mechanism (numpy backend)."""
+    """Compiled constraint functions of one mechanism: numpy (lambdify) by default, or the methods of
+    a compiled C library with the same array layouts."""
 
-    def __init__(self, con: Constraints):
+    def __init__(self, con: Constraints, library=None):
         self.con = con
-        q, p, th, qd = con.q, con.params, con.theta, con.qd
-        self.phi = VectorFunction((q, th, p), con.rows)
-        self.jac = SparseMatrixFunction((q, p), con.jacobian)
-        self.gamma = VectorFunction((q, qd, p), con.gamma)
-        names = list(con.points)
-        self.point_names = tuple(names)
-        self.points = VectorFunction((q, p), [c for n in names for c in con.points[n]])
-        self.branches = VectorFunction((q, p), [b.expr.subs(_point_symbols(con)) for b in con.mechanism.branches])
-        k = len(th)
+        self.point_names = tuple(con.points)
+        if library is None:
+            q, p, th, qd = con.q, con.params, con.theta, con.qd
+            self.phi = VectorFunction((q, th, p), con.rows)
+            self.jac = SparseMatrixFunction((q, p), con.jacobian)
+            self.gamma = VectorFunction((q, qd, p), con.gamma)
+            self.points = VectorFunction((q, p), [c for n in self.point_names for c in con.points[n]])
+            self.branches = VectorFunction((q, p), [b.expr.subs(_point_symbols(con)) for b in con.mechanism.branches])
+        else:
+            self.phi, self.jac, self.gamma = library.phi, library.jac, library.gamma
+            self.points, self.branches = library.points, library.branches
+        k = len(con.theta)
         self.E = np.zeros((len(con.rows), k))
         self.E[con.n_joint_rows:, :] = np.eye(k)
 
@@ -121,7 +126,8 @@ class Solver:
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
         self._nodes_theta = self._nodes_q = None
-        self.max_step = np.tile([0.5 * self.scale, 0.5 * self.scale, 0.5], len(self.con.bodies))
+        self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
+        self.max_step = 0.5 * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
 
     def _is_angle_row(self, i):
@@ -188,42 +194,55 @@ class Solver:
 
     # -- many configurations -------------------------------------------------------------------------
     def newton(self, q, theta):
-        """Batched Newton correction; q (N, n), theta (N, k). Returns q and a converged mask."""
+        """Batched Newton correction; q (N, n), theta (N, k). Returns q and a converged mask.
+
+        Iterates until every correction step is below STEP_TOL (relative to the coordinate scales), so
+        that the returned q is exact to rounding (quadratic convergence), and the loops close to TOL."""
         p = self.params
+        active = np.ones(len(q), bool)
+        q = q.copy()
         for _ in range(MAX_ITER):
-            r = self.f.phi(q.T, theta.T, p).T
-            done = np.all(np.abs(r) <= TOL * self.row_scale, axis=1)
-            if done.all():
-                return q, done
-            jac = self.f.jac(q.T, p)
+            idx = np.flatnonzero(active)
+            if idx.size == 0:
+                break
+            qa, ta = q[idx], theta[idx]
+            r = self.f.phi(qa.T, ta.T, p).T
+            jac = self.f.jac(qa.T, p)
             with np.errstate(all="ignore"):
                 step = _solve(jac, r)
             step[~np.isfinite(step)] = 0.0
-            q = q - np.clip(step, -self.max_step, self.max_step)
+            q[idx] = qa - np.clip(step, -self.max_step, self.max_step)
+            active[idx] = np.max(np.abs(step) / self.col_scale, axis=1) > STEP_TOL
         r = self.f.phi(q.T, theta.T, p).T
-        return q, np.all(np.abs(r) <= 10 * TOL * self.row_scale, axis=1)
+        return q, ~active & np.all(np.abs(r) <= TOL * self.row_scale, axis=1)
 
     def derivatives(self, q, theta, second=True):
         """Jacobian, velocity coefficients and (one coordinate) second derivatives at solved q."""
         p = self.params
         jac = self.f.jac(q.T, p)
         dq = _solve(jac, np.broadcast_to(self.f.E, jac.shape[:1] + self.f.E.shape))
-        size = np.abs(dq).max(axis=(1, 2))
-        bad = ~np.isfinite(size)
-        suspect = np.flatnonzero(~bad & (size > SUSPECT))
-        if suspect.size:  # the condition number only where the coefficients are large (cheap)
-            bad[suspect] = np.linalg.cond(jac[suspect]) > SINGULAR
-        if bad.any():
-            i = int(np.argmax(bad))
-            cond = np.linalg.cond(jac[i]) if np.all(np.isfinite(jac[i])) else np.inf
-            names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta[i]))
-            raise SingularError(
-                f"mechanism '{self.con.mechanism.name}' is at a dead point at {names}: the constraint Jacobian "
-                f"is singular (condition number {cond:.3g})")
+        self.check_dead_points(q, theta, dq, jac)
         ddq = None
         if second and dq.shape[2] == 1:
             ddq = _solve(jac, -self.f.gamma(q.T, dq[:, :, 0].T, p).T)
         return jac, dq, ddq
+
+    def check_dead_points(self, q, theta, dq, jac=None):
+        """SingularError naming the first sample whose constraint Jacobian is singular."""
+        size = np.abs(dq).reshape(len(dq), -1).max(axis=1)
+        bad = ~np.isfinite(size)
+        suspect = np.flatnonzero(~bad & (size > SUSPECT))
+        if suspect.size:  # the condition number only where the coefficients are large (cheap)
+            j = self.f.jac(q[suspect].T, self.params) if jac is None else jac[suspect]
+            bad[suspect] = np.linalg.cond(j) > SINGULAR
+        if bad.any():
+            i = int(np.argmax(bad))
+            ji = self.f.jac(q[i], self.params)
+            cond = np.linalg.cond(ji) if np.all(np.isfinite(ji)) else np.inf
+            names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, np.atleast_1d(theta[i])))
+            raise SingularError(
+                f"mechanism '{self.con.mechanism.name}' is at a dead point at {names}: the constraint Jacobian "
+                f"is singular (condition number {cond:.3g})")
 
     def sweep(self, theta, start=None, step=0.1) -> Kinematics:
         """Kinematics at the samples `theta` (N, k), continued along their order.

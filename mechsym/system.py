@@ -10,6 +10,7 @@ import sympy as sp
 
 from mechsym import dynamics
 from mechsym.codegen import VectorFunction
+from mechsym.codegen.c_backend import check_backend
 from mechsym.constraints import derive_constraints
 from mechsym.equations import derive_equations, reduced_form, symbolic_system
 from mechsym.errors import InputError
@@ -22,16 +23,27 @@ from mechsym.topology import analyse
 class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
-    def __init__(self, mech: Mechanism):
+    def __init__(self, mech: Mechanism, backend: str = "numpy"):
         self.mechanism = mech
         self.topology = analyse(mech)
         self.constraints = con = derive_constraints(mech, self.topology)
         self.equations = eqs = derive_equations(con)
-        self.kin = KinematicFunctions(con)
-        p, q, qd = con.params, con.q, con.qd
-        self.mass = VectorFunction((p,), eqs.mass)
-        self.applied = VectorFunction((q, p), eqs.applied)
-        self.energy = VectorFunction((q, qd, p), [eqs.kinetic, eqs.potential])
+        self.library = None
+        if check_backend(backend) == "c":
+            from mechsym.codegen.c_backend import load_or_warn
+
+            self.library = load_or_warn(self)
+        self.backend = "c" if self.library is not None else "numpy"
+        if self.library is not None:
+            lib = self.library
+            self.kin = KinematicFunctions(con, lib)
+            self.mass, self.applied, self.energy = lib.mass, lib.applied, lib.energy
+        else:
+            p, q, qd = con.params, con.q, con.qd
+            self.kin = KinematicFunctions(con)
+            self.mass = VectorFunction((p,), eqs.mass)
+            self.applied = VectorFunction((q, p), eqs.applied)
+            self.energy = VectorFunction((q, qd, p), [eqs.kinetic, eqs.potential])
         self.gamma = self.kin.gamma
         self._solvers = {}
         self._analyses = {}
@@ -128,9 +140,12 @@ class System:
         return "\n".join(out)
 
 
-def derive(mech: Mechanism) -> System:
-    """Check the declaration and derive everything symbolic; returns the compiled System."""
-    return System(mech)
+def derive(mech: Mechanism, backend: str = "numpy") -> System:
+    """Check the declaration and derive everything symbolic; returns the compiled System.
+
+    backend "numpy" evaluates with lambdify; "c" generates, compiles (cached) and loads C code, and
+    falls back to numpy with a warning when no C compiler exists."""
+    return System(mech, backend)
 
 
 def _check_finite(values, what):

@@ -1,0 +1,296 @@
+"""C backend: generate, compile and load a mechanism's C code in-process, through a cache that is never stale.
+
+A cache entry is a folder named by a SHA-256 key of everything the code depends on: the mechanism's
+declaration (bodies, joints, coordinates, loads, branches, parameter names; not the default values, which
+are run-time arguments), the generation options, the compiler command, and the source of the code
+generator itself. An entry holds source.c, lib.so and meta.json; meta.json records the library's own
+SHA-256, so a truncated or corrupted library is rebuilt rather than loaded. Entries are written to a
+temporary folder and renamed into place, so two processes building the same model both succeed.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from mechsym.errors import InputError
+
+CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
+_LOADED = {}
+
+
+class CompilerMissing(RuntimeError):
+    """No C compiler on this machine."""
+
+
+def cache_dir() -> Path:
+    """MECHSYM_CACHE, else $XDG_CACHE_HOME/mechsym, else ~/.cache/mechsym."""
+    root = os.environ.get("MECHSYM_CACHE")
+    if root:
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mechsym"
+
+
+def compiler() -> str | None:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return name
+    return None
+
+
+def declaration_text(mech) -> str:
+    """A canonical text of everything in a declaration that generated code depends on."""
+    parts = [f"name={mech.name}", f"fixed={mech.fixed}", f"gravity={mech.gravity}"]
+    parts += [f"param {p.name} positive={p.positive}" for p in mech.parameters.values()]
+    for b in mech.bodies.values():
+        parts.append(f"body {b.name} m={b.mass} I={b.inertia} com={b.com} "
+                     f"points={sorted((k, str(v)) for k, v in b.points.items())}")
+    parts += [repr(j) for j in mech.joints.values()]
+    parts += [f"coordinate {c.name} {c.joint} {c.force}" for c in mech.coordinates]
+    parts += [repr(load) for load in mech.loads]
+    parts += [f"branch {b.expr}" for b in mech.branches]
+    return "\n".join(parts)
+
+
+def generator_source() -> str:
+    here = Path(__file__).parent
+    files = ["c_source.py", "sparse_plan.py", "c_backend.py"]
+    core = Path(__file__).parent.parent
+    files_core = ["constraints.py", "equations.py"]
+    text = [(here / f).read_text() for f in files] + [(core / f).read_text() for f in files_core]
+    return "\n".join(text)
+
+
+def cache_key(mech, options=None) -> str:
+    h = hashlib.sha256()
+    for part in (declaration_text(mech), json.dumps(options or {}, sort_keys=True), " ".join(CFLAGS),
+                 compiler() or "", generator_source()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(system, options=None, directory: Path | None = None) -> "CLibrary":
+    """The compiled library of a derived System, from the cache or built now."""
+    mech = system.mechanism
+    key = cache_key(mech, options)
+    entry = (directory or cache_dir()) / f"{_safe(mech.name)}-{key}"
+    lib = _load_entry(entry)
+    if lib is None:
+        cc = compiler()
+        if cc is None:
+            raise CompilerMissing("no C compiler found (set CC, or install gcc)")
+        from mechsym.codegen.c_source import generate
+
+        source, meta = generate(system)
+        _write_entry(entry, source, meta, cc)
+        lib = _load_entry(entry)
+        if lib is None:
+            raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
+    return lib
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _load_entry(entry: Path):
+    meta_path, lib_path = entry / "meta.json", entry / "lib.so"
+    if str(entry) in _LOADED:
+        return _LOADED[str(entry)]
+    try:
+        meta = json.loads(meta_path.read_text())
+        if meta.get("lib_sha256") != _sha(lib_path):
+            return None
+        lib = CLibrary(ctypes.CDLL(str(lib_path)), meta, entry)
+    except (OSError, ValueError, KeyError):
+        return None
+    _LOADED[str(entry)] = lib
+    return lib
+
+
+def _write_entry(entry: Path, source: str, meta: dict, cc: str):
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=entry.parent))
+    try:
+        (tmp / "source.c").write_text(source)
+        proc = subprocess.run([cc, *CFLAGS, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"C compilation failed:\n{proc.stderr[-4000:]}")
+        meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"))
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if entry.exists():  # a corrupt entry (or one another process just finished): replace it
+            old = entry.with_name(entry.name + f".old-{os.getpid()}")
+            try:
+                os.replace(entry, old)
+                shutil.rmtree(old, ignore_errors=True)
+            except OSError:
+                pass
+        try:
+            os.replace(tmp, entry)
+        except OSError:
+            if _load_entry(entry) is None:  # lost a race against a broken entry: try once more
+                shutil.rmtree(entry, ignore_errors=True)
+                os.replace(tmp, entry)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+_D = ctypes.POINTER(ctypes.c_double)
+_I = ctypes.POINTER(ctypes.c_int)
+
+
+def _ptr(a):
+    return a.ctypes.data_as(_D)
+
+
+class CLibrary:
+    """ctypes view of a compiled mechanism; array layouts match the numpy backend's functions."""
+
+    def __init__(self, dll, meta, path):
+        self.dll, self.meta, self.path = dll, meta, Path(path)
+        self.nq, self.nrow, self.nth, self.npar = meta["nq"], meta["nrow"], meta["nth"], meta["npar"]
+        i, d = ctypes.c_int, ctypes.c_double
+        for name in ("ms_applied", "ms_jac"):
+            getattr(dll, name).argtypes = [i, _D, _D, _D]
+        dll.ms_phi.argtypes = [i, _D, _D, _D, _D]
+        dll.ms_gamma.argtypes = [i, _D, _D, _D, _D]
+        dll.ms_energy.argtypes = [i, _D, _D, _D, _D]
+        dll.ms_points.argtypes = [i, _D, _D, _D, i]
+        dll.ms_branches.argtypes = [i, _D, _D, _D, i]
+        dll.ms_mass.argtypes = [_D, _D]
+        if meta["square"]:
+            dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
+            dll.ms_inverse.restype = i
+            dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
+                                       _D, ctypes.POINTER(ctypes.c_long), _I]
+            dll.ms_forward.restype = i
+
+    # -- evaluation with the numpy backend's layout: groups (size, N) in, (out, N) or (N, r, c) out --
+    @staticmethod
+    def _samples(a, size):
+        a = np.asarray(a, float)
+        single = a.ndim == 1
+        return np.ascontiguousarray((a[:, None] if single else a).T.reshape(-1, size)), single
+
+    def _params(self, p):
+        return np.ascontiguousarray(np.asarray(p, float).reshape(self.npar))
+
+    def phi(self, q, th, p):
+        qs, single = self._samples(q, self.nq)
+        ts, _ = self._samples(np.broadcast_to(th, (self.nth,) + np.shape(q)[1:]), self.nth)
+        out = np.empty((len(qs), self.nrow))
+        self.dll.ms_phi(len(qs), _ptr(qs), _ptr(ts), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def jac(self, q, p):
+        qs, single = self._samples(q, self.nq)
+        out = np.empty((len(qs), self.nrow, self.nq))
+        self.dll.ms_jac(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out
+
+    def gamma(self, q, qd, p):
+        qs, single = self._samples(q, self.nq)
+        vs, _ = self._samples(qd, self.nq)
+        out = np.empty((len(qs), self.nrow))
+        self.dll.ms_gamma(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def applied(self, q, p):
+        qs, single = self._samples(q, self.nq)
+        out = np.empty((len(qs), self.nq))
+        self.dll.ms_applied(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def energy(self, q, qd, p):
+        qs, single = self._samples(q, self.nq)
+        vs, _ = self._samples(qd, self.nq)
+        out = np.empty((len(qs), 2))
+        self.dll.ms_energy(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def mass(self, p):
+        out = np.empty(self.nq)
+        self.dll.ms_mass(_ptr(self._params(p)), _ptr(out))
+        return out
+
+    def _width_call(self, fn, width, q, p):
+        qs, single = self._samples(q, self.nq)
+        out = np.empty((len(qs), max(width, 1)))
+        fn(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out), max(width, 1))
+        out = out[:, :width]
+        return out[0] if single else out.T
+
+    def points(self, q, p):
+        return self._width_call(self.dll.ms_points, 2 * self.meta["n_points"], q, p)
+
+    def branches(self, q, p):
+        return self._width_call(self.dll.ms_branches, self.meta["n_branches"], q, p)
+
+    # -- kernels -----------------------------------------------------------------------------------
+    def inverse(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1, want_q=False):
+        """The inverse-dynamics basis along theta (N,) from q0 near theta[0], with per-sample largest
+        velocity coefficient and smallest branch condition (and q if asked)."""
+        n = len(theta)
+        th = np.ascontiguousarray(theta, float)
+        q_out = np.empty((n, self.nq)) if want_q else None
+        coef, branch = np.empty(n), np.empty(n)
+        u_out = np.empty((n, self.nrow, 3))
+        status = ctypes.c_int(0)
+        failed = self.dll.ms_inverse(n, _ptr(th), _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)),
+                                     _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax,
+                                     _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
+                                     ctypes.byref(status))
+        return failed, status.value, q_out, coef, branch, u_out
+
+    def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
+                maxit=30, hmax=0.1, max_events=10000):
+        """Integrate the reduced one-coordinate ODE in C. events: (component, value, direction, terminal)."""
+        grid = np.ascontiguousarray(grid, float)
+        n_ev = len(events)
+        comp = np.array([e[0] for e in events] or [0], dtype=np.intc)
+        value = np.array([e[1] for e in events] or [0.0])
+        direc = np.array([e[2] for e in events] or [0], dtype=np.intc)
+        term = np.array([int(e[3]) for e in events] or [0], dtype=np.intc)
+        ev_t = np.empty(max_events)
+        ev_id = np.empty(max_events, dtype=np.intc)
+        n_events, status = ctypes.c_int(0), ctypes.c_int(0)
+        nfev = ctypes.c_long(0)
+        out = np.empty((len(grid), 2))
+        ip = lambda a: a.ctypes.data_as(_I)
+        written = self.dll.ms_forward(
+            float(torque), float(theta0), float(omega0), float(t_end), _ptr(grid), len(grid), rtol, atol,
+            _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(row_scale, float)),
+            tol, maxit, hmax, n_ev, ip(comp), _ptr(value), ip(direc), ip(term), max_events, _ptr(ev_t), ip(ev_id),
+            ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), ctypes.byref(status))
+        k = n_events.value
+        return out[:written], list(zip(ev_t[:k], ev_id[:k])), nfev.value, status.value
+
+
+def load_or_warn(system, options=None):
+    """The C library, or None with one warning when no compiler exists (numpy is used instead)."""
+    try:
+        return build(system, options)
+    except CompilerMissing as exc:
+        warnings.warn(f"{exc}; falling back to the numpy backend", stacklevel=3)
+        return None
+
+
+def check_backend(name: str) -> str:
+    if name not in ("numpy", "c"):
+        raise InputError(f"unknown backend '{name}' (numpy or c)")
+    return name
