@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
+        p.add_argument("--backend", choices=["numpy", "c"], default="numpy", help="evaluation backend")
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
@@ -101,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = model_command("equations", "the A U = C system and the reduced form")
     p.add_argument("--latex", action="store_true")
+
+    p = model_command("export", "standalone C99 code (header, source, example program)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
     return parser
 
 
@@ -137,10 +142,16 @@ def run(args) -> int:
         values = mech.resolve_parameters(params)
         print(json.dumps(_params_json(mech, values), indent=2))
         return 0
-    system = derive(mech)
+    system = derive(mech, backend=args.backend)
     system.params(params)  # validate before any work
     if args.command == "equations":
         print(system.equations_text(latex=args.latex))
+        return 0
+    if args.command == "export":
+        from mechsym.codegen.export import export
+
+        for path in export(system, args.out, force=args.force):
+            print(f"wrote {path}")
         return 0
     coord = system.coordinate_names[0]
     if args.command in ("inverse", "kinematics"):

@@ -11,6 +11,8 @@ right-hand sides and combines them for every speed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
 
@@ -219,20 +221,43 @@ def reduced(system, kin: Kinematics):
     return big_m, half_dm, g
 
 
+@dataclass(frozen=True)
+class Crossing:
+    """An event of a forward run: the coordinate ("theta") or its speed ("omega") crossing `value`
+    (direction +1 rising, -1 falling, 0 either); `terminal` stops the run there."""
+
+    variable: str
+    value: float
+    direction: int = 0
+    terminal: bool = False
+
+    @property
+    def component(self) -> int:
+        return 1 if self.variable == "omega" else 0
+
+    def as_solve_ivp(self):
+        def event(t, y):
+            return y[self.component] - self.value
+
+        event.terminal, event.direction = self.terminal, self.direction
+        return event
+
+
 def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
-            events=None, method="DOP853", reactions=False) -> Table:
-    """Integrate a one-coordinate mechanism under a driving force with solve_ivp.
+            events=(), method="DOP853", reactions=False) -> Table:
+    """Integrate a one-coordinate mechanism under a driving force.
 
-    torque: a constant, or a callable f(t, theta, omega). The right-hand side is the reduced form
-    (kinematics warm-started from the previous call); the result is sampled on a uniform grid 0..t_end
-    from the integrator's dense output. reactions=True adds every reaction from the forward Newton-Euler
-    system along the grid (and its thetadd, an independent check of the reduced form).
+    torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
+    functions, numpy route only). On the C backend with a constant torque the whole run (reduced-form
+    right-hand side, Dormand-Prince 5(4) with dense output, event location) happens in C; otherwise
+    scipy's solve_ivp integrates the reduced form with kinematics warm-started between calls. Either way
+    the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
+    dense output; table.events lists (t, event index). reactions=True adds every reaction from the
+    forward Newton-Euler system along the grid (and its thetadd: an independent check).
     """
-    from scipy.integrate import solve_ivp
-
     if len(system.coordinate_names) != 1:
         raise InputError("forward() integrates one coordinate")
-    for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end)):
+    for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end), ("rtol", rtol)):
         _finite(np.atleast_1d(v), name)
     if t_end <= 0:
         raise InputError(f"t_end must be positive, got {t_end}")
@@ -240,14 +265,57 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     if not (0 < dt <= t_end):
         raise InputError(f"dt must be in (0, t_end], got {dt}")
     atol = rtol if atol is None else atol
-    force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
+    if not (rtol > 0 and atol > 0):
+        raise InputError(f"rtol and atol must be positive, got {rtol}, {atol}")
+    events = list(events or ())
+    grid = np.arange(0.0, t_end + 0.5 * dt, dt)
+    grid[-1] = min(grid[-1], t_end)
     solver = system.solver(params)
-    state = {"q": solver.sweep(np.array([[theta0]])).q[0]}
+    q0 = solver.sweep(np.array([[theta0]])).q[0]
+    in_c = system.library is not None and not callable(torque) and all(isinstance(e, Crossing) for e in events)
+    if in_c:
+        y, hits, nfev = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol, q0, events)
+    else:
+        y, hits, nfev = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method)
+    grid = grid[: len(y)]
+    name = system.coordinate_names[0]
+    if callable(torque):
+        tau = np.array([torque(t, a, b) for t, a, b in zip(grid, y[:, 0], y[:, 1])])
+    else:
+        tau = np.full_like(grid, float(torque))
+    cols = {"t": grid, name: y[:, 0], "omega": y[:, 1], system.mechanism.coordinates[0].force or "force": tau}
+    table = Table(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics")
+    table.events, table.nfev = hits, nfev
+    if reactions:
+        table.columns.update(forward_reactions(system, grid, y[:, 0], y[:, 1], tau, params))
+    return table
+
+
+def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events):
+    from mechsym.kinematics import STEP_TOL
+
+    spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
+    y, hits, nfev, status = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol, solver.params,
+                                                   q0, solver.col_scale, STEP_TOL, spec)
+    if status:
+        reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
+                  3: "the step size fell below its limit"}.get(status, f"status {status}")
+        t_fail = grid[len(y) - 1] if len(y) else 0.0
+        raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
+                         f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
+    return y, [(float(t), int(i)) for t, i in hits], nfev
+
+
+def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method):
+    from scipy.integrate import solve_ivp
+
+    force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
+    state = {"q": q0, "theta": np.array([[theta0]])}
     mass = system.mass(solver.params)
 
     def rhs(t, y):
         th = np.array([[y[0]]])
-        last = state.get("theta", th)
+        last = state["theta"]
         q, ok = solver.newton(solver._predict(state["q"][None], last, th - last), th)
         if not ok[0]:
             q, ok = solver.newton(state["q"][None], th)
@@ -261,22 +329,14 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
         rest = d1 @ (mass * ddq[0]) * y[1] ** 2 - d1 @ system.applied(q[0], solver.params)
         return [y[1], (force(t, y[0], y[1]) - rest) / big_m]
 
+    funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
     sol = solve_ivp(rhs, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
-                    dense_output=True, events=events)
+                    dense_output=True, events=funcs or None)
     if sol.status < 0:
         raise InputError(f"integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-    t_last = sol.t[-1]
-    grid = np.arange(0.0, t_last + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], t_last)
-    y = sol.sol(grid)
-    name = system.coordinate_names[0]
-    tau = np.array([force(t, a, b) for t, a, b in zip(grid, y[0], y[1])]) if callable(torque) else np.full_like(grid, float(torque))
-    cols = {"t": grid, name: y[0], "omega": y[1], system.mechanism.coordinates[0].force or "force": tau}
-    table = Table(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics")
-    table.solution = sol
-    if reactions:
-        table.columns.update(forward_reactions(system, grid, y[0], y[1], tau, params))
-    return table
+    grid = grid[grid <= sol.t[-1]]
+    hits = sorted((float(t), i) for i, ts in enumerate(sol.t_events or []) for t in ts)
+    return sol.sol(grid).T, hits, sol.nfev
 
 
 def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:

@@ -1,0 +1,87 @@
+"""The command line: outputs, the one-line errors of CONTRACTS.md and their exit codes."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mechsym.cli import main
+from mechsym.results import read_csv
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_inverse_writes_csv_and_plot(tmp_path, capsys, fourbar):
+    out, png = tmp_path / "sub" / "t.csv", tmp_path / "t.png"
+    code, _, err = run(capsys, "inverse", "fourbar", "--omega", "2", "--omega=5", "--samples", "36",
+                       "--theta0", "90deg", "--out", str(out), "--plot", str(png))
+    assert code == 0, err
+    table = read_csv(out)
+    assert table.names[:3] == ["theta", "omega", "A.fx"] and table.names[-1] == "torque"
+    assert len(table) == 72 and png.stat().st_size > 1000
+    assert np.isclose(table["theta"][0], np.pi / 2)
+    ref = fourbar.inverse(table["theta"][:36], 5.0)["torque"]
+    assert np.allclose(table["torque"][36:], ref, rtol=0, atol=1e-14)
+
+
+def test_kinematics_and_forward_columns(tmp_path, capsys):
+    code, _, err = run(capsys, "kinematics", "slider-crank", "--samples", "10", "--out", str(tmp_path / "k.csv"))
+    assert code == 0, err
+    names = read_csv(tmp_path / "k.csv").names
+    assert names[0] == "theta" and {"rod.angle", "slider.x", "S.x", "P.y"} <= set(names)
+    code, _, err = run(capsys, "forward", "slider-crank", "--torque", "0.1", "--theta0=-90deg", "--omega0", "0",
+                       "--t-end", "0.5", "--dt", "0.01", "--out", str(tmp_path / "f.csv"))
+    assert code == 0, err
+    f = read_csv(tmp_path / "f.csv")
+    assert f.names == ["t", "theta", "omega"] and len(f) == 51 and f["t"][-1] == 0.5
+
+
+def test_params_json(capsys):
+    code, out, _ = run(capsys, "params", "fourbar", "--param", "l_crank=0.06", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["parameters"]["l_crank"] == 0.06
+    assert data["bodies"]["crank"]["mass"] == pytest.approx(0.06)
+
+
+def test_equations_latex(capsys):
+    code, out, _ = run(capsys, "equations", "slider-crank", "--latex")
+    assert code == 0 and r"\left[\begin{matrix}" in out and "M(" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["inverse", "nosuch", "--omega", "1"], "unknown model 'nosuch'"),
+    (["inverse", "fourbar", "--omega", "1", "--param", "l_crank=-1"], "'l_crank' = -1.0 must be positive"),
+    (["inverse", "fourbar", "--omega", "1", "--param", "bogus=1"], "unknown parameter 'bogus'"),
+    (["inverse", "fourbar", "--omega", "nan"], "is not finite"),
+    (["inverse", "fourbar", "--omega", "1", "--samples", "0"], "must be at least 1"),
+    (["inverse", "fourbar", "--omega", "1", "--samples", "ten"], "not a whole number"),
+    (["inverse", "fourbar", "--omega", "1", "--param", "l_crank=0.2"], "cannot assemble at theta="),
+    (["forward", "fourbar", "--torque", "1", "--t-end", "-1"], "t_end must be positive"),
+    (["kinematics", "fourbar", "--theta0", "abc"], "not an angle"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, args, message):
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_malformed_model_file(tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def build(:\n")
+    code, _, err = run(capsys, "inverse", str(bad), "--omega", "1")
+    assert code == 2 and "malformed: line 1" in err
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    code, _, err = run(capsys, "inverse", str(empty), "--omega", "1")
+    assert code == 2 and "defines neither build()" in err
+
+
+def test_console_script_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mechsym.cli", "inverse", "fourbar", "--omega", "1", "--param",
+                           "l_crank=0.2"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -1,0 +1,145 @@
+"""C backend against the numpy backend; the cache; the standalone export."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import agree
+from mechanisms import fourbar, slider_crank
+from mechsym.codegen import c_backend
+from mechsym.system import derive
+
+pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
+MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("MECHSYM_CACHE")
+    os.environ["MECHSYM_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("MECHSYM_CACHE")
+    else:
+        os.environ["MECHSYM_CACHE"] = old
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def pair(request, cache):
+    mech = MODELS[request.param].build
+    return derive(mech(), "numpy"), derive(mech(), "c")
+
+
+def test_functions_agree_on_random_inputs(pair):
+    num, c = pair
+    rng = np.random.default_rng(1)
+    n, N = num.constraints.n, 200
+    q = rng.normal(size=(n, N))
+    qd = rng.normal(size=(n, N))
+    th = rng.normal(size=(1, N))
+    p = num.params() * rng.uniform(0.5, 1.5, size=len(num.params()))
+    assert agree(c.kin.phi(q, th, p), num.kin.phi(q, th, p), 1e-12)
+    assert agree(c.kin.jac(q, p), num.kin.jac(q, p), 1e-12)
+    assert agree(c.kin.gamma(q, qd, p), num.kin.gamma(q, qd, p), 1e-12)
+    assert agree(c.applied(q, p), num.applied(q, p), 1e-12)
+    assert agree(c.energy(q, qd, p), num.energy(q, qd, p), 1e-12)
+    assert agree(c.kin.points(q, p), num.kin.points(q, p), 1e-12)
+    assert agree(c.mass(p), num.mass(p), 1e-12)
+
+
+def test_inverse_dynamics_agree(pair):
+    num, c = pair
+    rng = np.random.default_rng(2)
+    theta = np.sort(rng.uniform(0, 2 * np.pi, 300))
+    params = {"density": 1.7, "g": 9.7}
+    a = c.inverse(theta, [0.5, 4.0], alpha=3.0, params=params)
+    b = num.inverse(theta, [0.5, 4.0], alpha=3.0, params=params)
+    for name in b.names:
+        assert agree(a[name], b[name], 1e-12), name
+
+
+def test_horizontal_links_need_run_time_pivoting(cache):
+    """With no offset, crank and rod lie on the x axis at theta = 0: a pattern-only pivot order would
+    divide by an exact zero there."""
+    num, c = derive(slider_crank.build(), "numpy"), derive(slider_crank.build(), "c")
+    theta = np.array([0.0, 0.3, np.pi])
+    a = c.inverse(theta, 2.0, params={"offset": 0.0})
+    b = num.inverse(theta, 2.0, params={"offset": 0.0})
+    assert agree(a["torque"], b["torque"], 1e-12) and agree(a["guide.fn"], b["guide.fn"], 1e-12)
+
+
+def test_forward_in_c_matches_solve_ivp(pair):
+    num, c = pair
+    a = c.forward(0.2, 0.3, -1.0, 1.0, rtol=1e-12, atol=1e-12)
+    b = num.forward(0.2, 0.3, -1.0, 1.0, rtol=1e-12, atol=1e-12)
+    assert agree(a["theta"], b["theta"], 1e-9) and agree(a["omega"], b["omega"], 1e-8)
+
+
+def test_cache_key_tracks_model_parameters_and_generator(monkeypatch):
+    base = c_backend.cache_key(fourbar.build())
+    assert base == c_backend.cache_key(fourbar.build())  # deterministic
+    m = fourbar.build()
+    m.parameter("extra", 1.0)
+    assert c_backend.cache_key(m) != base  # another parameter set
+    m = fourbar.build()
+    m.torque("rocker", m.parameters["g"].symbol)
+    assert c_backend.cache_key(m) != base  # another model
+    assert c_backend.cache_key(fourbar.build(), {"option": 1}) != base
+    monkeypatch.setattr(c_backend, "generator_source", lambda: "changed generator")
+    assert c_backend.cache_key(fourbar.build()) != base
+
+
+def test_corrupt_entry_is_rebuilt(tmp_path):
+    from mechsym.codegen.c_source import generate
+
+    num = derive(fourbar.build())
+    entry = tmp_path / f"fourbar-{c_backend.cache_key(num.mechanism)}"
+    source, meta = generate(num)
+    c_backend._write_entry(entry, source, meta, c_backend.compiler())  # as another process would leave it
+    (entry / "lib.so").write_bytes(b"not a library")  # then damaged on disk
+    lib = c_backend.build(num, directory=tmp_path)
+    assert lib.path == entry
+    assert (entry / "lib.so").read_bytes()[:4] == b"\x7fELF"
+    assert lib.meta["lib_sha256"] == c_backend._sha(entry / "lib.so")
+
+
+def test_two_processes_racing_on_one_entry(tmp_path):
+    code = ("import sys; from mechanisms import slider_crank; from mechsym.system import derive; "
+            "s = derive(slider_crank.build(), 'c'); assert s.backend == 'c'; "
+            "print(s.inverse([0.0, 1.0], 2.0)['torque'][1])")
+    env = dict(os.environ, MECHSYM_CACHE=str(tmp_path), PYTHONPATH=os.getcwd())
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert outs[0][0] == outs[1][0]
+    entries = [e for e in tmp_path.iterdir() if not e.name.startswith(".")]
+    assert len(entries) == 1
+
+
+def test_no_compiler_falls_back_with_one_warning(monkeypatch, tmp_path):
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(c_backend, "compiler", lambda: None)
+    with pytest.warns(UserWarning, match="no C compiler"):
+        s = derive(fourbar.build(), "c")
+    assert s.backend == "numpy"
+
+
+def test_standalone_export_compiles_and_reproduces(tmp_path, cache):
+    from mechsym.codegen.export import export
+
+    num = derive(fourbar.build())
+    export(num, tmp_path)
+    cc = c_backend.compiler()
+    subprocess.run([cc, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "example"),
+                    str(tmp_path / "example.c"), str(tmp_path / "fourbar.c"), "-lm"], check=True)
+    out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
+    rows = np.array([[float(v) for v in line.split(",")] for line in out.split()])
+    ref = num.inverse(rows[:, 0], 2.0)["torque"]
+    assert agree(rows[:, 1], ref, 1e-12)
+    with pytest.raises(Exception, match="already holds"):
+        export(num, tmp_path)
