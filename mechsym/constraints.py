@@ -13,6 +13,7 @@ each generalised coordinate adds a driving row d_k(q) - theta_k = 0. From the sa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sympy as sp
 
@@ -52,7 +53,6 @@ class Constraints:
     row_joint: tuple  # the joint each row belongs to
     n_joint_rows: int
     jacobian: sp.Matrix  # d rows / d q
-    gamma: tuple  # acceleration right-hand side terms
     points: dict  # point name -> (x, y) expressions, from the first body that declares the point
     poses: dict  # body -> (x, y, angle) expressions (fixed body constants)
     reaction_names: tuple  # "JOINT.fx" ... one per joint row
@@ -61,6 +61,13 @@ class Constraints:
     @property
     def n(self) -> int:
         return len(self.q)
+
+    @cached_property
+    def gamma(self) -> tuple:
+        """Acceleration terms: Phi_q qdd = E thetadd - gamma, gamma = d(Phi_q qd)/dq qd (derived on demand)."""
+        qv, qd = sp.Matrix(self.q), sp.Matrix(self.qd)
+        vel = self.jacobian * qd
+        return tuple(vel.jacobian(qv) * qd)
 
     def body_slice(self, body: str) -> slice:
         i = self.bodies.index(body)
@@ -118,10 +125,7 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
         rows.append(d - sym)
         row_joint.append(j.name)
 
-    qv = sp.Matrix(q)
-    jac = sp.Matrix(rows).jacobian(qv)
-    vel = jac * sp.Matrix(qd)
-    gamma = tuple(vel.jacobian(qv) * sp.Matrix(qd))
+    jac = sp.Matrix(rows).jacobian(sp.Matrix(q))
 
     points = {}
     for bname, body in mech.bodies.items():
@@ -131,6 +135,6 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
     params = tuple(p.symbol for p in mech.parameters.values())
     return Constraints(
         mech, topo, bodies, tuple(q), tuple(qd), tuple(qdd), tuple(theta), params, tuple(rows),
-        tuple(row_joint), n_joint_rows, jac, gamma, points, poses, tuple(reactions),
+        tuple(row_joint), n_joint_rows, jac, points, poses, tuple(reactions),
         tuple(c.force for c in mech.coordinates),
     )
