@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--theta0", type=angle, default=0.0)
     p.add_argument("--out")
     p.add_argument("--plot")
+    p.add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
 
     p = model_command("params", "parameters and body properties")
     p.add_argument("--json", action="store_true")
@@ -158,29 +159,36 @@ def run(args) -> int:
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
     if args.command == "inverse":
         table = system.inverse(theta, args.omega, args.alpha, params, inertia=not args.quasi_static)
-        _emit(table, args.out)
+        _emit(table, args.out, quiet=bool(args.plot))
         if args.plot:
             force = mech.coordinates[0].force
             table.plot(args.plot, coord, [force])
     elif args.command == "kinematics":
         table = system.kinematics_table(theta, params)
-        _emit(table, args.out)
+        _emit(table, args.out, quiet=bool(args.plot or args.animate))
         if args.plot:
             from mechsym.plotting import draw_kinematics
 
             draw_kinematics(system, table, args.plot)
+        if args.animate:
+            from mechsym.plotting import animate_kinematics
+
+            animate_kinematics(system, table, args.animate, trace=system.kin.point_names)
     elif args.command == "forward":
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
                                atol=args.atol, params=params)
-        _emit(table, args.out, [ "t", coord, "omega"])
+        _emit(table, args.out, ["t", coord, "omega"], quiet=bool(args.plot))
         if args.plot:
             table.plot(args.plot, "t", [coord])
     return 0
 
 
-def _emit(table, out, names=None):
+def _emit(table, out, names=None, quiet=False):
+    """Write the table to `out`, or to stdout when no file output at all was asked for."""
     from mechsym.results import Table
 
+    if quiet and not out:
+        return
     if names:
         table = Table({n: table[n] for n in names}, table.units, table.title)
     if out:
