@@ -123,11 +123,11 @@ def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, 
     thetadd = np.zeros_like(theta) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), theta.shape)
     forces = forces or {}
     names = analysis_functions(system, analysis).names
-    kin = system.kinematics(theta, params)
     con = system.constraints
     out = []
-    for lo in range(0, n_samples, CHUNK):
-        part, sl = _slice(kin, lo, lo + CHUNK), slice(lo, lo + CHUNK)
+    for lo in range(0, n_samples, CHUNK):  # chunks bound the memory of the dense (chunk, n, n) arrays
+        sl = slice(lo, lo + CHUNK)
+        part = system.kinematics(theta[sl], params)
         mass = system.mass(part.params)
         qd = part.velocities(thetad[sl])
         a0 = _solve(part.jac, -system.gamma(part.q.T, qd.T, part.params).T)
@@ -176,10 +176,9 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
 
 def _inverse_basis(system, theta, params, analysis):
     """(N, m, 3) unknowns per unit thetadd, per unit thetad^2 and for the static loads (numpy)."""
-    kin = system.kinematics(theta, params)
     results = []
     for lo in range(0, len(theta), CHUNK):
-        part = _slice(kin, lo, lo + CHUNK)
+        part = system.kinematics(theta[lo:lo + CHUNK], params)
         mass = system.mass(part.params)
         applied = system.applied(part.q.T, part.params).T
         scale = 1.0 if analysis.inertia else 0.0
@@ -371,11 +370,6 @@ def _units(system, names):
             units[c.force] = "N m" if c.unit == "rad" else "N"
     units["omega"] = "rad/s"
     return units
-
-
-def _slice(kin: Kinematics, lo, hi) -> Kinematics:
-    return Kinematics(kin.theta[lo:hi], kin.q[lo:hi], kin.dq[lo:hi], None if kin.ddq is None else kin.ddq[lo:hi],
-                      kin.jac[lo:hi], kin.params)
 
 
 def _finite(values, name):
