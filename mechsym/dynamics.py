@@ -71,6 +71,9 @@ def assemble(system, kin: Kinematics, analysis: Analysis, thetad, rhs_terms):
             cols.append(col[:, :, None])
         else:
             cols.append(kin.jac[:, nj + i, :][:, :, None])
+    for i, c in enumerate(system.mechanism.coordinates):
+        if c.force in analysis.unknown_forces:
+            cols.append(kin.jac[:, nj + i, :][:, :, None])
     if analysis.extra_unknowns:
         p0 = kin.params.copy()
         p0[fn.extra_index] = 0.0
@@ -123,26 +126,41 @@ def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, 
     thetadd = np.zeros_like(theta) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), theta.shape)
     forces = forces or {}
     names = analysis_functions(system, analysis).names
-    con = system.constraints
     out = []
     for lo in range(0, n_samples, CHUNK):  # chunks bound the memory of the dense (chunk, n, n) arrays
         sl = slice(lo, lo + CHUNK)
         part = system.kinematics(theta[sl], params)
-        mass = system.mass(part.params)
-        qd = part.velocities(thetad[sl])
-        a0 = _solve(part.jac, -system.gamma(part.q.T, qd.T, part.params).T)
-        imposed = np.array([c.name not in analysis.free for c in system.mechanism.coordinates], float)
-        qdd = a0 + np.einsum("nik,nk->ni", part.dq, thetadd[sl] * imposed)
-        rhs = (mass * qdd if analysis.inertia else 0.0) - system.applied(part.q.T, part.params).T
-        for i, c in enumerate(system.mechanism.coordinates):
-            if c.name in analysis.free and c.force is not None:
-                if c.force not in forces:
-                    raise InputError(f"analysis '{analysis.name}' needs the value of force '{c.force}'")
-                value = np.broadcast_to(np.asarray(forces[c.force], float), (n_samples,))[sl]
-                rhs = rhs - part.jac[:, con.n_joint_rows + i, :] * value[:, None]
-        a, c_mat = assemble(system, part, analysis, thetad[sl], [rhs])
-        out.append(solve_checked(system, a, c_mat, part.theta)[:, :, 0])
+        part_forces = {name: np.broadcast_to(np.asarray(v, float), (n_samples,))[sl] for name, v in forces.items()}
+        u = solve_at(system, part, thetad[sl], analysis, thetadd[sl], part_forces)
+        out.append(np.column_stack([u[n] for n in names]))
     u = np.concatenate(out, axis=0)
+    return {n: u[:, i] for i, n in enumerate(names)}
+
+
+def solve_at(system, kin: Kinematics, thetad, analysis: Analysis, thetadd=None, forces=None) -> dict:
+    """`solve` at already solved kinematics (N samples), e.g. warm-started inside an ODE right-hand side.
+
+    thetad, thetadd: (N, k); forces: name -> (N,) or scalar. Returns name -> (N,) for every unknown."""
+    con = system.constraints
+    n_samples = kin.q.shape[0]
+    thetad = np.broadcast_to(np.asarray(thetad, float), kin.theta.shape)
+    thetadd = np.zeros(kin.theta.shape) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), kin.theta.shape)
+    forces = forces or {}
+    names = analysis_functions(system, analysis).names
+    mass = system.mass(kin.params)
+    qd = kin.velocities(thetad)
+    a0 = _solve(kin.jac, -system.gamma(kin.q.T, qd.T, kin.params).T)
+    imposed = np.array([c.name not in analysis.free for c in system.mechanism.coordinates], float)
+    qdd = a0 + np.einsum("nik,nk->ni", kin.dq, thetadd * imposed)
+    rhs = (mass * qdd if analysis.inertia else 0.0) - system.applied(kin.q.T, kin.params).T
+    for i, c in enumerate(system.mechanism.coordinates):
+        if c.name in analysis.free and c.force is not None and c.force not in analysis.unknown_forces:
+            if c.force not in forces:
+                raise InputError(f"analysis '{analysis.name}' needs the value of force '{c.force}'")
+            value = np.broadcast_to(np.asarray(forces[c.force], float), (n_samples,))
+            rhs = rhs - kin.jac[:, con.n_joint_rows + i, :] * value[:, None]
+    a, c_mat = assemble(system, kin, analysis, thetad, [rhs])
+    u = solve_checked(system, a, c_mat, kin.theta)[:, :, 0]
     return {n: u[:, i] for i, n in enumerate(names)}
 
 
@@ -183,6 +201,10 @@ def _inverse_basis(system, theta, params, analysis):
         applied = system.applied(part.q.T, part.params).T
         scale = 1.0 if analysis.inertia else 0.0
         rhs = [scale * mass * part.dq[:, :, 0], scale * mass * part.ddq, -applied]
+        if part.factor is not None and not (analysis.free or analysis.extra_rows or analysis.extra_unknowns):
+            # A = Phi_q^T: reuse the factorisation of Phi_q that the kinematics already made
+            results.append(part.factor.solve_t(np.stack(rhs, axis=2)))
+            continue
         a, c = assemble(system, part, analysis, np.zeros((len(part.q), 1)), rhs)
         results.append(solve_checked(system, a, c, part.theta[:, 0]))
     return np.concatenate(results, axis=0)

@@ -71,6 +71,8 @@ class Analysis:
     (quasi-static). extra_unknowns: parameter names moved into U. extra_rows: (name, expression) pairs,
     each linear in the unknowns and equal to zero; unknowns are written as sympy symbols named like the
     result columns ("A.fx", "torque", "thetadd" for the acceleration of coordinate theta).
+    unknown_forces: forces of free coordinates that are unknown too (both the acceleration and the force of
+    the coordinate are in U), each fixed by an extra row (a Coulomb friction law, a force tied to another).
     """
 
     name: str
@@ -78,6 +80,7 @@ class Analysis:
     inertia: bool = True
     extra_unknowns: tuple = ()
     extra_rows: tuple = field(default_factory=tuple)
+    unknown_forces: tuple = ()
 
     def unknown_names(self, con: Constraints) -> tuple:
         names = list(con.reaction_names)
@@ -86,7 +89,7 @@ class Analysis:
                 names.append(f"{c.name}dd")
             else:
                 names.append(c.force)
-        return tuple(names) + tuple(self.extra_unknowns)
+        return tuple(names) + tuple(self.unknown_forces) + tuple(self.extra_unknowns)
 
     def validate(self, con: Constraints):
         mech = con.mechanism
@@ -98,6 +101,12 @@ class Analysis:
         for c in mech.coordinates:
             if c.force is None and c.name not in self.free:
                 problems.append(f"coordinate '{c.name}' has no driving force, so its motion cannot be imposed")
+        for name in self.unknown_forces:
+            owner = [c for c in mech.coordinates if c.force == name]
+            if not owner:
+                problems.append(f"unknown force '{name}' is not the force of a coordinate")
+            elif owner[0].name not in self.free:
+                problems.append(f"force '{name}' is already unknown (coordinate '{owner[0].name}' is not free)")
         for name in self.extra_unknowns:
             if name not in mech.parameters:
                 problems.append(f"extra unknown '{name}' is not a parameter")
@@ -136,6 +145,9 @@ def symbolic_system(eqs: Equations, analysis: Analysis):
         if c.name in analysis.free:
             columns.append(sp.Matrix([-m * sp.Symbol(f"d{q}/d{c.name}") for m, q in zip(eqs.mass, con.q)]))
         else:
+            columns.append(jac_t[:, con.n_joint_rows + k])
+    for k, c in enumerate(con.mechanism.coordinates):
+        if c.force in analysis.unknown_forces:
             columns.append(jac_t[:, con.n_joint_rows + k])
     return sp.Matrix.hstack(*columns), sp.Matrix([sp.Symbol(n) for n in names[: len(columns)]]), c_vec
 

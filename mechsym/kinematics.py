@@ -16,6 +16,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import SparseMatrixFunction, VectorFunction
+from mechsym.codegen.sparse_numpy import SparseLU
+from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.constraints import Constraints
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import Prismatic, Revolute
@@ -36,10 +38,15 @@ class KinematicFunctions:
     def __init__(self, con: Constraints, library=None):
         self.con = con
         self.point_names = tuple(con.points)
+        self.sparse = None
         if library is None:
             q, p, th, qd = con.q, con.params, con.theta, con.qd
             self.phi = VectorFunction((q, th, p), con.rows)
             self.jac = SparseMatrixFunction((q, p), con.jacobian)
+            if len(con.rows) == con.n:
+                entries, varying = jacobian_pattern(con.jacobian)
+                self.sparse = SparseLU(plan(con.n, entries), [(i, j) for i, j, _ in varying])
+                self.jac_values = VectorFunction((q, p), [e for _, _, e in varying])
             self.gamma = VectorFunction((q, qd, p), con.gamma)
             self.points = VectorFunction((q, p), [c for n in self.point_names for c in con.points[n]])
             self.branches = VectorFunction((q, p), [b.expr.subs(_point_symbols(con)) for b in con.mechanism.branches])
@@ -49,6 +56,30 @@ class KinematicFunctions:
         k = len(con.theta)
         self.E = np.zeros((len(con.rows), k))
         self.E[con.n_joint_rows:, :] = np.eye(k)
+
+    def factor(self, q, p):
+        """A factorisation of Phi_q at q (n, N): the static sparse elimination where the pattern allows
+        it, else a dense inverse (over-constrained mechanisms, compiled libraries)."""
+        if self.sparse is not None:
+            return self.sparse.factor(self.jac_values(q, p))
+        return DenseFactor(self.jac(q, p))
+
+
+class DenseFactor:
+    """The dense fallback with the interface of mechsym.codegen.sparse_numpy.Factor."""
+
+    def __init__(self, jac):
+        self.inv = _inverse(jac)
+        self.ok = np.all(np.isfinite(self.inv), axis=(1, 2))
+
+    def solve(self, b):
+        b = np.asarray(b, float)
+        return (self.inv @ b[..., None])[..., 0] if b.ndim == 2 else self.inv @ b
+
+    def solve_t(self, c):
+        c = np.asarray(c, float)
+        inv_t = np.swapaxes(self.inv, 1, 2)
+        return (inv_t @ c[..., None])[..., 0] if c.ndim == 2 else inv_t @ c
 
 
 def _point_symbols(con):
@@ -74,6 +105,7 @@ class Kinematics:
     ddq: np.ndarray | None
     jac: np.ndarray
     params: np.ndarray
+    factor: object = None  # the factorisation of jac (solve / solve_t), when the sweep computed it
 
     def velocities(self, thetad):
         """qd for generalised speeds thetad (N, k) or broadcastable."""
@@ -207,9 +239,8 @@ class Solver:
                 break
             qa, ta = q[idx], theta[idx]
             r = self.f.phi(qa.T, ta.T, p).T
-            jac = self.f.jac(qa.T, p)
             with np.errstate(all="ignore"):
-                step = _solve(jac, r)
+                step = self.f.factor(qa.T, p).solve(r)
             step[~np.isfinite(step)] = 0.0
             q[idx] = qa - np.clip(step, -self.max_step, self.max_step)
             active[idx] = np.max(np.abs(step) / self.col_scale, axis=1) > STEP_TOL
@@ -264,15 +295,35 @@ class Solver:
         self._remember(nodes_theta, nodes_q)
         dist = _path_length(path)[-len(theta):]
         idx = np.clip(np.searchsorted(_path_length(nodes_theta), dist, side="right") - 1, 0, len(nodes_q) - 1)
-        q = self._predict(nodes_q[idx], nodes_theta[idx], theta - nodes_theta[idx])
+        q = self._predict_from_nodes(nodes_q, nodes_theta, idx, theta)
         q, ok = self.newton(q, theta)
         if not ok.all():
             i = int(np.argmin(ok))
             r = self.f.phi(q[i], theta[i], self.params)
             raise AssemblyError(self._describe_failure(theta[i], r))
         self._check_branches(q, theta)
-        jac, dq, ddq = self.derivatives(q, theta)
-        return Kinematics(theta, q, dq, ddq, jac, self.params)
+        jac = self.f.jac(q.T, self.params)
+        fac = self.f.factor(q.T, self.params)
+        with np.errstate(all="ignore"):
+            dq = fac.solve(np.broadcast_to(self.f.E, (len(q),) + self.f.E.shape))
+        self.check_dead_points(q, theta, dq, jac)
+        ddq = None
+        if dq.shape[2] == 1:
+            ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
+        return Kinematics(theta, q, dq, ddq, jac, self.params, fac)
+
+    def _predict_from_nodes(self, nodes_q, nodes_theta, idx, theta):
+        """Second-order Taylor prediction of every sample from its node, with the derivatives taken at
+        the (few) nodes only; for several coordinates the second-order term is solved per sample."""
+        used, where = np.unique(idx, return_inverse=True)
+        jac, dq, ddq = self.derivatives(nodes_q[used], nodes_theta[used], second=True)
+        delta = theta - nodes_theta[idx]
+        qd = np.einsum("nik,nk->ni", dq[where], delta)
+        base = nodes_q[idx]
+        if ddq is not None:
+            return base + qd + 0.5 * ddq[where] * delta**2
+        acc = _solve(jac[where], -self.f.gamma(base.T, qd.T, self.params).T)
+        return base + qd + 0.5 * acc
 
     def _nearest_node(self, theta):
         if self._nodes_theta is None:
@@ -322,6 +373,20 @@ class Solver:
             raise AssemblyError(
                 f"mechanism '{self.con.mechanism.name}' leaves its assembly branch at {names}: "
                 f"'{self.con.mechanism.branches[b].description}' does not hold")
+
+
+def _inverse(a):
+    """Batched inverse (pseudo-inverse for consistent redundant constraints); a singular sample gives
+    non-finite values in its own entries only."""
+    if a.shape[-1] != a.shape[-2]:
+        return np.linalg.pinv(a)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        out = np.full(a.shape, np.nan)
+        ok = np.abs(np.linalg.det(a)) > 0
+        out[ok] = np.linalg.inv(a[ok])
+        return out
 
 
 def _path_length(theta):

@@ -30,6 +30,7 @@ class Parameter:
     unit: str = ""
     doc: str = ""
     positive: bool = False
+    nonnegative: bool = False
 
     @property
     def name(self) -> str:
@@ -160,14 +161,15 @@ class Mechanism:
     _problems: list = field(default_factory=list)
 
     # -- parameters ---------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None):
-        """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive."""
+    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None, nonnegative=False):
+        """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive;
+        `nonnegative=True` admits zero but not a negative value (an added load, a friction coefficient)."""
         if name in self.parameters:
             self._problems.append(f"parameter '{name}' declared twice")
         if positive is None:
             positive = unit in ("m", "kg", "kg m^2", "kg/m")
         sym = sp.Symbol(name, real=True)
-        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive)
+        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive, bool(nonnegative))
         return sym
 
     def gravity_down(self, name: str = "g", value: float = 9.81):
@@ -275,6 +277,8 @@ class Mechanism:
                 problems.append(f"parameter '{name}' = {value} is not finite")
             elif self.parameters[name].positive and value <= 0:
                 problems.append(f"parameter '{name}' = {value} must be positive")
+            elif self.parameters[name].nonnegative and value < 0:
+                problems.append(f"parameter '{name}' = {value} must not be negative")
         if problems:
             raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
         subs = {self.parameters[n].symbol: v for n, v in values.items()}
@@ -330,6 +334,8 @@ class Mechanism:
                 problems.append(f"parameter '{name}' has a non-finite default {p.default}")
             elif p.positive and p.default <= 0:
                 problems.append(f"parameter '{name}' must be positive (default {p.default})")
+            elif p.nonnegative and p.default < 0:
+                problems.append(f"parameter '{name}' must not be negative (default {p.default})")
         if problems:
             raise ModelError(self.name, problems)
 

@@ -47,12 +47,16 @@ class System:
         self.gamma = self.kin.gamma
         self._solvers = {}
         self._analyses = {}
+        self._param_cache = {}
 
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:
-        """Parameter vector (declaration order) with overrides by name, validated."""
-        values = self.mechanism.resolve_parameters(overrides)
-        return np.array([values[name] for name in self.mechanism.parameters])
+        """Parameter vector (declaration order) with overrides by name, validated (once per set)."""
+        key = tuple(sorted((k, repr(v)) for k, v in (overrides or {}).items()))
+        if key not in self._param_cache:
+            values = self.mechanism.resolve_parameters(overrides)
+            self._param_cache[key] = np.array([values[name] for name in self.mechanism.parameters])
+        return self._param_cache[key].copy()
 
     def solver(self, overrides=None) -> Solver:
         p = self.params(overrides)

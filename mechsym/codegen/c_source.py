@@ -17,7 +17,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from mechsym.codegen.sparse_plan import DENSE_C, emit_c, plan
+from mechsym.codegen.sparse_plan import DENSE_C, emit_c, jacobian_pattern, plan
 
 
 class _Printer(C99CodePrinter):
@@ -68,15 +68,7 @@ def generate(system) -> tuple[str, dict]:
     con, eqs = system.constraints, system.equations
     mech = con.mechanism
     nq, m, k, npar = con.n, len(con.rows), len(con.theta), len(con.params)
-    jac = con.jacobian
-    entries = {}
-    varying = []
-    for (i, j), e in jac.todok().items():
-        if e == 0:
-            continue
-        entries[(i, j)] = float(e) if e.is_number else None
-        if not e.is_number:
-            varying.append((i, j, e))
+    entries, varying = jacobian_pattern(con.jacobian)
     pl = plan(m, entries) if m == nq else None
     q, qd, th, p = con.q, con.qd, con.theta, con.params
     point_exprs = [c for name in con.points for c in con.points[name]]

@@ -26,6 +26,19 @@ class Plan:
     block_cols: tuple
 
 
+def jacobian_pattern(jacobian) -> tuple[dict, list]:
+    """From a sympy Jacobian: entries (row, col) -> float for constants or None, and the varying
+    entries as (row, col, expression) in a fixed order."""
+    entries, varying = {}, []
+    for (i, j), e in sorted(jacobian.todok().items()):
+        if e == 0:
+            continue
+        entries[(i, j)] = float(e) if e.is_number else None
+        if not e.is_number:
+            varying.append((i, j, e))
+    return entries, varying
+
+
 def plan(n: int, entries: dict) -> Plan:
     """entries maps (row, col) to a float for constant entries or None for varying ones."""
     value = dict(entries)

@@ -1,0 +1,269 @@
+"""Exudyn's penalty rolling-disc connector (ObjectConnectorRollingDiscPenalty) as a vectorised law.
+
+A thin rigid disc (centre p, unit axis w1, radius r) touches a flat plane (point p0, unit normal n). This
+module evaluates the contact law for any number of disc states at once; it knows nothing of the body
+that carries the disc: feed it the centre's position and velocity and the disc's angular velocity, all in
+the world frame, and apply the returned force and torque to the body.
+
+Geometry (the seed's formulas, Exudyn's names in brackets)
+    e_long = n x w1 / |n x w1|          direction of rolling           [= -w2, Exudyn's longitudinal]
+    e_lat  = e_long x n                 the axle's projection on the plane, normalised      [= w_lat]
+    w3     = w1 x (w1 x n)/|n x w1|     unit vector from the centre to the lowest rim point   [= w3]
+    contact point  pC = p + r w3
+    gap            g  = (pC - p0) . n            (negative = penetration)
+    contact point velocity (the disc's material point)  vC = v + omega x (r w3)
+    slip           s_lat = vC . e_lat,  s_long = vC . e_long,  s = |(s_lat, s_long)|
+(e_lat, e_long, n) is right-handed; Exudyn's joint frame J1 = (w_lat, w2, n) is left-handed.
+
+Forces on the disc (all zero unless g < 0)
+    normal     f_n = -(k g + d vC . n)          positive when pressing; negative (adhesive) while the
+               disc leaves the plane faster than the spring recovers, exactly as Exudyn (no_tension=True
+               clamps it at 0)
+    friction   (f_lat, f_long) = -phi(s) |f_n| M(s) (s_lat, s_long) / s
+               phi(s) = (2 - s/v_mu) s/v_mu (quadratic zone) or s/v_mu (linear zone) for s <= v_mu, else 1
+               M(s) = R(a) diag(mu_x + d_x s, mu_y + d_y s) R(a)^T, R(a) the rotation by the friction
+               angle a about n (from e_lat towards e_long): mu_x, d_x act along e_lat rotated by a,
+               mu_y, d_y along e_long rotated by a. The same numbers as Exudyn's dryFriction,
+               viscousFriction and dryFrictionAngle give the same forces.
+    rolling    f_roll = -c_r |f_n| (v - (v . n) n): rolling friction, a force at the centre against the
+               centre's velocity in the plane (Exudyn's rollingViscousFriction, SI s/m; Exudyn's manual
+               calls it an approximation for an axle parallel to the ground)
+    total      force = f_lat e_lat + f_long e_long + f_n n + f_roll   (on the disc)
+               torque = (r w3) x (f_lat e_lat + f_long e_long + f_n n)   (on the disc, about its centre)
+The reaction on the plane body is -force through pC (for a moving ground body, not part of this law).
+
+Relation to Exudyn 1.13.6 (checked against its connector outputs and generalized forces on random
+states, tests/contact/test_rolling_disc_law.py): the same forces and torques. Exudyn decides contact and
+the slip direction outside the zone from values stored at its previous discontinuous iteration; this law
+uses the current state (they agree once Exudyn's discontinuous iteration has converged). Exudyn's
+Position output is pC - p0, its axis and normal must be unit vectors (here they are normalised), and it
+reports (f_lat, -f_long, f_n) and (s_lat, -s_long, s_n) in its left-handed frame J1 (docs/rolling-disc.md).
+The seed's printed formulas read f_n = (k pC + d vC) . n (negative when pressing) and f_t = mu phi f_n e_t;
+Exudyn's code, its ForceLocal output and this law use f_n = -(k pC + d vC) . n (positive when pressing)
+and f_t = -mu phi |f_n| e_t: forces on the disc.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mechsym.errors import InputError
+
+__all__ = ["RollingDiscContact", "rolling_disc_contact", "PARALLEL_TOLERANCE"]
+
+#: An axis whose angle to the plane normal has a sine below this is "parallel to the normal".
+PARALLEL_TOLERANCE = 1e-9
+
+
+# ---------------------------------------------------------------- validation
+
+def _vectors(x, name):
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numeric: {exc}") from None
+    if a.ndim == 0 or a.shape[-1] != 3:
+        raise InputError(f"{name} must be a 3-vector or an (..., 3) array of them, got shape {a.shape}")
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.size:
+        idx = tuple(int(i) for i in bad[0])
+        raise InputError(f"{name} has a non-finite value {a[idx]!r} at index {idx}")
+    return a
+
+
+def _number(x, name, *, positive=False, nonnegative=False):
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a number: {exc}") from None
+    if a.ndim != 0:
+        raise InputError(f"{name} must be a scalar, got an array of shape {a.shape}")
+    v = float(a)
+    if not np.isfinite(v):
+        raise InputError(f"{name} must be finite, got {v!r}")
+    if positive and v <= 0:
+        raise InputError(f"{name} must be positive, got {v!r}")
+    if nonnegative and v < 0:
+        raise InputError(f"{name} must be non-negative, got {v!r}")
+    return v
+
+
+def _pair(x, name):
+    """A scalar (the same value in both directions) or a pair (x = lateral, y = longitudinal), >= 0."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a number or a pair of numbers: {exc}") from None
+    if a.ndim == 0:
+        a = np.array([a, a], dtype=float)
+    if a.shape != (2,):
+        raise InputError(f"{name} must be a number or a pair (x, y), got shape {a.shape}")
+    if not np.isfinite(a).all() or (a < 0).any():
+        raise InputError(f"{name} must be finite and non-negative, got {a.tolist()!r}")
+    return a
+
+
+def _unit(a, name):
+    norm = np.linalg.norm(a, axis=-1, keepdims=True)
+    if (norm == 0).any():
+        idx = np.argwhere(norm[..., 0] == 0)
+        where = f" at index {tuple(int(i) for i in idx[0])}" if a.ndim > 1 else ""
+        raise InputError(f"{name} must not be the zero vector{where}")
+    return a / norm
+
+
+def _frozen(a):
+    a = np.array(a, copy=True)          # a fresh, writeable-owned copy of broadcast views
+    a.flags.writeable = False
+    return a
+
+
+# ---------------------------------------------------------------- result
+
+@dataclass(frozen=True)
+class RollingDiscContact:
+    """Outputs of `rolling_disc_contact`; every array has the broadcast state shape S (+ (3,) for vectors).
+
+    Forces and torques act on the disc, in the world frame. f_lat, f_long, f_n are the components of the
+    contact force (without rolling friction) in (e_lat, e_long, n); Exudyn's ForceLocal is
+    (f_lat, -f_long, f_n)."""
+
+    contact_point: np.ndarray   # S x 3: pC = p + r w3, the disc's lowest rim point
+    e_lat: np.ndarray           # S x 3: the axle's projection on the plane (unit)
+    e_long: np.ndarray          # S x 3: n x axis, normalised: the direction of rolling
+    e_n: np.ndarray             # S x 3: the plane normal (unit)
+    to_contact: np.ndarray      # S x 3: w3, unit vector from the centre to pC
+    gap: np.ndarray             # S: (pC - p0) . n; < 0 means penetration
+    contact_velocity: np.ndarray  # S x 3: vC = v + omega x (r w3), the disc's material point at pC
+    slip_lat: np.ndarray        # S: vC . e_lat
+    slip_long: np.ndarray       # S: vC . e_long
+    slip_n: np.ndarray          # S: vC . n (the damping acts on it)
+    in_contact: np.ndarray      # S: gap < 0
+    f_lat: np.ndarray           # S: contact force along e_lat
+    f_long: np.ndarray          # S: contact force along e_long
+    f_n: np.ndarray             # S: contact force along n, positive when pressing
+    rolling_force: np.ndarray   # S x 3: rolling-friction force, acting at the centre
+    force: np.ndarray           # S x 3: total force on the disc (contact force + rolling force)
+    torque: np.ndarray          # S x 3: torque on the disc about its centre
+
+    @property
+    def contact_force(self):
+        """The contact force at pC in the world frame (force without the rolling friction)."""
+        return self.force - self.rolling_force
+
+    @property
+    def slip_speed(self):
+        return np.hypot(self.slip_lat, self.slip_long)
+
+
+# ---------------------------------------------------------------- the law
+
+def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, zone, damping=0.0,
+                         mu=0.0, linear_zone=False, viscous=0.0, friction_angle=0.0,
+                         rolling_friction=0.0, plane_point=(0.0, 0.0, 0.0),
+                         plane_normal=(0.0, 0.0, 1.0), no_tension=False):
+    """Evaluate Exudyn's penalty rolling-disc law on one or many disc states (see the module docstring).
+
+    position, velocity: the disc centre's position and velocity, world frame, shape (..., 3).
+    axis: the disc axis in the world frame (any length > 0), (..., 3); must not be parallel to the normal.
+    omega: the disc's angular velocity, world frame, (..., 3).
+    radius (m), stiffness k (N/m), zone v_mu (m/s): positive. damping d (N s/m) >= 0.
+    mu, viscous (s/m): a number or a pair (x = lateral, y = longitudinal before the friction angle), >= 0.
+    linear_zone: the linear instead of the quadratic regularisation. friction_angle (rad).
+    rolling_friction c_r (s/m) >= 0. plane_point, plane_normal: the plane (the normal need not be unit).
+    no_tension: clamp f_n at zero (Exudyn lets a penetrating, fast-separating disc be pulled).
+    The state arrays broadcast against each other. Returns a `RollingDiscContact`.
+    """
+    p = _vectors(position, "position")
+    v = _vectors(velocity, "velocity")
+    w1 = _vectors(axis, "axis")
+    om = _vectors(omega, "omega")
+    r = _number(radius, "radius", positive=True)
+    k = _number(stiffness, "stiffness", positive=True)
+    vmu = _number(zone, "zone", positive=True)
+    d = _number(damping, "damping", nonnegative=True)
+    mus = _pair(mu, "mu")
+    visc = _pair(viscous, "viscous")
+    alpha = _number(friction_angle, "friction_angle")
+    cr = _number(rolling_friction, "rolling_friction", nonnegative=True)
+    p0 = _vectors(plane_point, "plane_point")
+    n = _unit(_vectors(plane_normal, "plane_normal"), "plane_normal")
+    if p0.ndim != 1 or n.ndim != 1:
+        raise InputError("plane_point and plane_normal must be single 3-vectors")
+    try:
+        shape = np.broadcast_shapes(p.shape, v.shape, w1.shape, om.shape)
+    except ValueError:
+        raise InputError(f"position {p.shape}, velocity {v.shape}, axis {w1.shape} and omega {om.shape} "
+                         "do not broadcast to one shape") from None
+    w1 = _unit(w1, "axis")
+
+    # frames
+    x = np.cross(w1, n)                                    # Exudyn's helper; e_long = -x/|x|
+    sin_axis = np.linalg.norm(x, axis=-1)
+    if (sin_axis <= PARALLEL_TOLERANCE).any():
+        idx = np.argwhere(np.atleast_1d(sin_axis <= PARALLEL_TOLERANCE))[0]
+        where = f" at index {tuple(int(i) for i in idx)}" if sin_axis.ndim else ""
+        raise InputError(f"axis is parallel to the plane normal{where} (sine of their angle "
+                         f"{float(np.atleast_1d(sin_axis)[tuple(idx)]):.3g}): the contact point is undefined")
+    w2 = x / sin_axis[..., None]                           # Exudyn's longitudinal vector
+    e_long = -w2
+    w3 = np.cross(w1, w2)                                  # centre -> contact point
+    e_lat = np.cross(n, w2)                                # Exudyn's w_lat
+    w3, e_lat, e_long = (np.broadcast_to(a, shape) for a in (w3, e_lat, e_long))
+    e_n = np.broadcast_to(n, shape)
+
+    with np.errstate(all="ignore"):  # 1/s where s <= v_mu is discarded; overflow is checked below
+        rw3 = r * w3
+        pc = np.broadcast_to(p, shape) + rw3
+        vc = np.broadcast_to(v, shape) + np.cross(om, rw3)
+        gap = (pc - p0) @ n
+        s_lat = np.einsum("...i,...i->...", vc, e_lat)
+        s_long = np.einsum("...i,...i->...", vc, e_long)
+        s_n = vc @ n
+        contact = gap < 0
+
+        fn = np.where(contact, -(k * gap + d * s_n), 0.0)
+        if no_tension:
+            fn = np.maximum(fn, 0.0)
+        afn = np.abs(fn)
+
+        # friction: -phi(s)/s |fn| M(s) u, written without dividing by s inside the zone
+        s = np.hypot(s_lat, s_long)
+        in_zone = s <= vmu
+        outside = 1.0 / s                                  # used only where s > vmu > 0
+        if linear_zone:
+            phi_over_s = np.where(in_zone, 1.0 / vmu, outside)
+        else:
+            phi_over_s = np.where(in_zone, (2.0 - s / vmu) / vmu, outside)
+        mx = mus[0] + visc[0] * s
+        my = mus[1] + visc[1] * s
+        if alpha == 0.0:
+            ulat, ulong = s_lat, s_long
+        else:                                                  # into the friction frame: R(a)^T u
+            c, sn = np.cos(alpha), np.sin(alpha)
+            ulat, ulong = c * s_lat + sn * s_long, -sn * s_lat + c * s_long
+        gx, gy = -afn * phi_over_s * mx * ulat, -afn * phi_over_s * my * ulong
+        if alpha == 0.0:
+            f_lat, f_long = gx, gy
+        else:                                                  # back: R(a) g
+            f_lat, f_long = c * gx - sn * gy, sn * gx + c * gy
+        f_lat = np.where(contact, f_lat, 0.0)
+        f_long = np.where(contact, f_long, 0.0)
+
+        fc = f_lat[..., None] * e_lat + f_long[..., None] * e_long + fn[..., None] * e_n
+        torque = np.cross(rw3, fc)
+        vb = np.broadcast_to(v, shape)
+        v_plane = vb - (vb @ n)[..., None] * n
+        f_roll = -(cr * afn)[..., None] * v_plane
+        force = fc + f_roll
+    if not all(np.isfinite(a).all() for a in (force, torque, pc, vc, gap, s_lat, s_long)):
+        raise InputError("rolling-disc contact overflowed: stiffness, damping, friction or the state "
+                         "are too large")
+
+    return RollingDiscContact(
+        contact_point=_frozen(pc), e_lat=_frozen(e_lat), e_long=_frozen(e_long), e_n=_frozen(e_n),
+        to_contact=_frozen(w3), gap=_frozen(gap), contact_velocity=_frozen(vc),
+        slip_lat=_frozen(s_lat), slip_long=_frozen(s_long), slip_n=_frozen(s_n),
+        in_contact=_frozen(contact), f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
+        rolling_force=_frozen(f_roll), force=_frozen(force), torque=_frozen(torque))

@@ -1,0 +1,1 @@
+"""Reference results from other programs (Exudyn), for tests."""
