@@ -22,7 +22,11 @@ from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve
 from mechsym.results import Table
 
-CHUNK = 4096  # samples per batch: bounds the memory of dense (chunk, n, n) arrays
+def chunk_size(system) -> int:
+    """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
+    batches (fewer Python-level operations per sample)."""
+    n = system.constraints.n
+    return int(min(65536, max(512, 2e7 // (n * n))))
 
 
 class AnalysisFunctions:
@@ -127,8 +131,9 @@ def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, 
     forces = forces or {}
     names = analysis_functions(system, analysis).names
     out = []
-    for lo in range(0, n_samples, CHUNK):  # chunks bound the memory of the dense (chunk, n, n) arrays
-        sl = slice(lo, lo + CHUNK)
+    chunk = chunk_size(system)
+    for lo in range(0, n_samples, chunk):  # chunks bound the memory of the dense (chunk, n, n) arrays
+        sl = slice(lo, lo + chunk)
         part = system.kinematics(theta[sl], params)
         part_forces = {name: np.broadcast_to(np.asarray(v, float), (n_samples,))[sl] for name, v in forces.items()}
         u = solve_at(system, part, thetad[sl], analysis, thetadd[sl], part_forces)
@@ -195,8 +200,9 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
 def _inverse_basis(system, theta, params, analysis):
     """(N, m, 3) unknowns per unit thetadd, per unit thetad^2 and for the static loads (numpy)."""
     results = []
-    for lo in range(0, len(theta), CHUNK):
-        part = system.kinematics(theta[lo:lo + CHUNK], params)
+    chunk = chunk_size(system)
+    for lo in range(0, len(theta), chunk):
+        part = system.kinematics(theta[lo:lo + chunk], params)
         mass = system.mass(part.params)
         applied = system.applied(part.q.T, part.params).T
         scale = 1.0 if analysis.inertia else 0.0
