@@ -186,6 +186,33 @@ static void coefficients(const double *q, const double *sc, const double *p, con
   lu_solve(a, piv, g, ddq);
 }
 
+/* Newton from a prediction, whose first step reuses the factorisation still held in a (that of the
+   previous configuration: a chord step). Its error after the step is about (change of Phi_q) * step, so
+   it is accepted only when the step is far below tol; closely spaced samples then cost one
+   factorisation each, at the solution. Otherwise full Newton takes over. */
+static int newton_warm(double *q, double *sc, const double *th, const double *p, const double *scale, double tol,
+                       int maxit, double *a, int *piv) {
+  double r[NROW], dx[NQ], q_in[NQ];
+  memcpy(q_in, q, sizeof q_in);
+  trig1(q, sc);
+  phi1_s(q, th, p, sc, r);
+  lu_solve(a, piv, r, dx);
+  double step = 0.0;
+  for (int i = 0; i < NQ; ++i) { double v = fabs(dx[i]) / scale[i]; if (!(v <= step)) step = v; }
+  if (!(step <= 1e-3 * tol)) {
+    memcpy(q, q_in, sizeof q_in);
+    return newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  }
+  for (int i = 0; i < NQ; ++i) q[i] -= dx[i];
+  for (int b = 0; b < NSC / 2 && 2 * b + 1 < NSC && 3 * b + 2 < NQ; ++b) {
+    const double d = -dx[3 * b + 2], s0 = sc[2 * b], c0 = sc[2 * b + 1], h = 1.0 - 0.5 * d * d;
+    sc[2 * b] = s0 * h + c0 * d;
+    sc[2 * b + 1] = c0 * h - s0 * d;
+  }
+  jac_slots(q, sc, p, a);
+  return lu_factor(a, piv) ? 2 : 0;
+}
+
 static void predict(double *q, const double *dq, const double *ddq, double h) {
   for (int i = 0; i < NQ; ++i) q[i] += h * dq[i] + 0.5 * h * h * ddq[i];
 }
@@ -201,7 +228,7 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
     const double h = span / steps;
     const double th = th0 + span * s / steps;
     predict(q, dq, ddq, h);
-    const int status = newton(q, sc, &th, p, scale, tol, maxit, a, piv);
+    const int status = newton_warm(q, sc, &th, p, scale, tol, maxit, a, piv);
     if (status) return status;
     coefficients(q, sc, p, a, piv, dq, ddq);
   }
