@@ -60,9 +60,12 @@ class KinematicFunctions:
     def factor(self, q, p):
         """A factorisation of Phi_q at q (n, N): the static sparse elimination where the pattern allows
         it, else a dense inverse (over-constrained mechanisms, compiled libraries)."""
-        if self.sparse is not None:
+        q = np.asarray(q, float)
+        if self.sparse is not None and q.ndim == 2 and q.shape[1] >= 16:
             return self.sparse.factor(self.jac_values(q, p))
-        return DenseFactor(self.jac(q, p))
+        # a few samples (an ODE right-hand side): one LAPACK call beats dozens of tiny array operations
+        jac = self.jac(q, p)
+        return DenseFactor(jac if jac.ndim == 3 else jac[None])
 
 
 class DenseFactor:
