@@ -3,4 +3,13 @@
 MODELS = {
     "fourbar": "mechanisms.fourbar",
     "slider-crank": "mechanisms.slider_crank",
+    "pasibot": "mechanisms.pasibot",
+    "ugv": "mechanisms.ugv",
+}
+
+# top-level commands that belong to one model: `mechsym NAME ...` (module with HELP, configure, run)
+COMMANDS = {
+    "pasibot": "mechanisms.pasibot_cli",
+    "polydisc": "mechanisms.polydisc",
+    "ugv": "mechanisms.ugv_cli",
 }

@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = model_command("kinematics", "link angles, centres of mass and points over one revolution")
     p.add_argument("--samples", type=positive_int, default=360)
     p.add_argument("--theta0", type=angle, default=0.0)
+    p.add_argument("--frame", help="report in this frame (default: the fixed body's; a model may define others)")
     p.add_argument("--out")
     p.add_argument("--plot")
     p.add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
@@ -107,6 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = model_command("export", "standalone C99 code (header, source, example program)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
+
+    # commands that belong to one shipped model (mechanisms.COMMANDS: name -> module with HELP,
+    # configure(parser) and run(args) -> exit code)
+    from mechsym.loader import model_commands
+
+    for name, module in model_commands().items():
+        p = sub.add_parser(name, help=module.HELP)
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        module.configure(p)
     return parser
 
 
@@ -133,12 +143,22 @@ def main(argv=None) -> int:
 def run(args) -> int:
     import warnings
 
-    from mechsym.loader import load_mechanism
+    from mechsym.loader import load_mechanism, model_commands, model_hooks
     from mechsym.system import derive
 
     warnings.simplefilter("ignore", RuntimeWarning)
+    commands = model_commands()
+    if args.command in commands:
+        return commands[args.command].run(args)
     mech = load_mechanism(args.model)
     params = dict(args.param)
+    hook = model_hooks(args.model).get(args.command)
+    if hook is not None:  # the model computes this command's table itself (e.g. switching between builds)
+        table, system = hook(args, params)
+        return _output(args, table, system)
+    if args.command == "kinematics" and args.frame not in (None, mech.fixed):
+        raise InputError(f"model '{args.model}' reports kinematics in the frame of its fixed body '{mech.fixed}' "
+                         f"only, not '{args.frame}'")
     if args.command == "params":
         values = mech.resolve_parameters(params)
         print(json.dumps(_params_json(mech, values), indent=2))
@@ -154,17 +174,28 @@ def run(args) -> int:
         for path in export(system, args.out, force=args.force):
             print(f"wrote {path}")
         return 0
-    coord = system.coordinate_names[0]
     if args.command in ("inverse", "kinematics"):
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
     if args.command == "inverse":
         table = system.inverse(theta, args.omega, args.alpha, params, inertia=not args.quasi_static)
+    elif args.command == "kinematics":
+        table = system.kinematics_table(theta, params)
+    elif args.command == "forward":
+        table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
+                               atol=args.atol, params=params)
+    return _output(args, table, system)
+
+
+def _output(args, table, system):
+    """Write, print, plot or animate the table of a generic command."""
+    mech = system.mechanism
+    coord = system.coordinate_names[0]
+    if args.command == "inverse":
         _emit(table, args.out, quiet=bool(args.plot))
         if args.plot:
             force = mech.coordinates[0].force
             table.plot(args.plot, coord, [force])
     elif args.command == "kinematics":
-        table = system.kinematics_table(theta, params)
         _emit(table, args.out, quiet=bool(args.plot or args.animate))
         if args.plot:
             from mechsym.plotting import draw_kinematics
@@ -175,8 +206,6 @@ def run(args) -> int:
 
             animate_kinematics(system, table, args.animate, trace=system.kin.point_names)
     elif args.command == "forward":
-        table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
-                               atol=args.atol, params=params)
         _emit(table, args.out, ["t", coord, "omega"], quiet=bool(args.plot))
         if args.plot:
             table.plot(args.plot, "t", [coord])
@@ -203,8 +232,10 @@ def _emit(table, out, names=None, quiet=False):
 def _params_json(mech, values):
     subs = {mech.parameters[n].symbol: v for n, v in values.items()}
     bodies = {}
-    for b in mech.moving_bodies:
+    for b in mech.bodies:  # the moving bodies, and the fixed one when it has mass (a supporting foot)
         body = mech.bodies[b]
+        if b == mech.fixed and body.mass == 0:
+            continue
         bodies[b] = {
             "mass": float(body.mass.subs(subs)),
             "inertia": float(body.inertia.subs(subs)),

@@ -15,6 +15,23 @@ def shipped_models() -> dict:
     return dict(MODELS)
 
 
+def model_hooks(name_or_path: str) -> dict:
+    """Generic commands a shipped model computes itself: its module's CLI_HOOKS, command name ->
+    hook(args, params) -> (Table, System used for drawing). Empty for model files and other models."""
+    models = shipped_models()
+    if name_or_path not in models:
+        return {}
+    return dict(getattr(importlib.import_module(models[name_or_path]), "CLI_HOOKS", {}))
+
+
+def model_commands() -> dict:
+    """Extra top-level commands that shipped models provide (mechanisms.COMMANDS): name -> module with
+    HELP, configure(parser) and run(args) -> exit code."""
+    from mechanisms import COMMANDS
+
+    return {name: importlib.import_module(module) for name, module in COMMANDS.items()}
+
+
 def load_mechanism(name_or_path: str) -> Mechanism:
     """A shipped model name (see `shipped_models`) or the path of a .py file defining `build()`
     (or a module-level `mechanism`) that returns a Mechanism."""

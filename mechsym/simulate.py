@@ -69,26 +69,8 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     if not (0 < dt <= t_end):
         raise InputError(f"dt must be in (0, t_end], got {dt}")
     atol = rtol if atol is None else atol
-    solver = system.solver(params)
-    tracker = ConfigurationTracker(solver, theta0)
-    mass = system.mass(solver.params)
-    coord_forces = _force_functions(system, forces or {})
     ns = len(state0)
-
-    def rhs(t, y):
-        th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
-        q, jac, jq = tracker.at(th)
-        qd = jq @ thd
-        a0 = _solve(jac[None], -system.gamma(q, qd, solver.params)[None])[0]
-        gen = system.applied(q, solver.params) - mass * a0
-        sdot = np.zeros(0)
-        if load is not None:
-            extra, sdot = load(t, q, qd, s)
-            gen = gen + extra
-        tau = np.array([f(t, th, thd) for f in coord_forces])
-        big_m = jq.T @ (mass[:, None] * jq)
-        thdd = np.linalg.solve(big_m, tau + jq.T @ gen)
-        return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(ns)])
+    rhs = EquationsOfMotion(system, theta0, params, forces, load, ns).rhs
 
     y0 = np.concatenate([theta0, thetad0, state0])
     sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, dense_output=True,
@@ -106,6 +88,42 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     table = Table(cols, {"t": "s"}, f"{system.mechanism.name}: simulation")
     table.solution = sol
     return table
+
+
+class EquationsOfMotion:
+    """The ODE that `simulate` integrates, for callers that drive the integrator themselves (event runners):
+    `rhs(t, y)` with y = [theta, thetad, s] (k coordinates, k rates, `n_states` extra states) and
+    `coordinates(y)` -> (q, qd), the absolute coordinates and their rates at a state. Arguments as in
+    `simulate`; the configuration is tracked from `theta0` (warm-started Newton)."""
+
+    def __init__(self, system, theta0, params=None, forces=None, load=None, n_states=0):
+        self.system, self.load, self.n_states = system, load, int(n_states)
+        self.k = len(system.coordinate_names)
+        self.solver = system.solver(params)
+        self.tracker = ConfigurationTracker(self.solver, theta0)
+        self.mass = system.mass(self.solver.params)
+        self.coord_forces = _force_functions(system, forces or {})
+
+    def coordinates(self, y):
+        k = self.k
+        q, _, jq = self.tracker.at(y[:k])
+        return q, jq @ y[k:2 * k]
+
+    def rhs(self, t, y):
+        k, system, p = self.k, self.system, self.solver.params
+        th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
+        q, jac, jq = self.tracker.at(th)
+        qd = jq @ thd
+        a0 = _solve(jac[None], -system.gamma(q, qd, p)[None])[0]
+        gen = system.applied(q, p) - self.mass * a0
+        sdot = np.zeros(0)
+        if self.load is not None:
+            extra, sdot = self.load(t, q, qd, s)
+            gen = gen + extra
+        tau = np.array([f(t, th, thd) for f in self.coord_forces])
+        big_m = jq.T @ (self.mass[:, None] * jq)
+        thdd = np.linalg.solve(big_m, tau + jq.T @ gen)
+        return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(self.n_states)])
 
 
 def _force_functions(system, forces):

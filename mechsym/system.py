@@ -148,7 +148,12 @@ def derive(mech: Mechanism, backend: str = "numpy") -> System:
     """Check the declaration and derive everything symbolic; returns the compiled System.
 
     backend "numpy" evaluates with lambdify; "c" generates, compiles (cached) and loads C code, and
-    falls back to numpy with a warning when no C compiler exists."""
+    falls back to numpy with a warning when no C compiler exists. A `mechsym.rigid3d.FloatingBody`
+    gives its `FloatingSystem` (a free 3-D rigid body, numpy backend)."""
+    from mechsym.rigid3d import FloatingBody, FloatingSystem
+
+    if isinstance(mech, FloatingBody):
+        return FloatingSystem(mech, backend)
     return System(mech, backend)
 
 

@@ -1,0 +1,111 @@
+"""`mechsym pasibot ...`: the chapter's PASIBOT studies from the command line.
+
+    mechsym pasibot figures --out DIR [--only 11,13]    Figures 11-14, 17-19 (PNG + CSV each)
+    mechsym pasibot start-torque                        last line: start_torque_Nm=VALUE
+    mechsym pasibot min-friction --omega 3              last line: min_friction=VALUE
+    mechsym pasibot slip --mu-s 0.05 --omega 3 --out slip.csv   one slip simulation (or --torque T)
+    mechsym pasibot animate --out gait.gif              one step: links, joints, foot traces
+
+Every subcommand takes --param NAME=VALUE (the names of `mechsym params pasibot --json`). Heavy modules are
+imported only when a subcommand runs.
+"""
+from __future__ import annotations
+
+HELP = "PASIBOT biped studies: figures, start torque, minimum friction, slip runs, animation"
+
+
+def configure(parser):
+    from mechsym.cli import number, param, positive_int
+
+    sub = parser.add_subparsers(dest="study", required=True)
+
+    def study(name, help_text):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        return p
+
+    p = study("figures", "regenerate Figures 11, 12, 13, 14, 17, 18, 19 (PNG with a CSV beside each)")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--only", help="comma-separated figure numbers (default: all)")
+
+    p = study("start-torque", "smallest constant torque that starts the biped from rest at theta8 = pi/2")
+    p.add_argument("--tol", type=number, default=1e-5, help="bisection tolerance [N m]")
+
+    p = study("min-friction", "smallest mu (mu_s = mu_k) without foot slip at a constant crank speed")
+    p.add_argument("--omega", type=number, default=3.0, help="crank speed [rad/s]")
+    p.add_argument("--steps", type=positive_int, default=1, help="steps simulated per trial")
+    p.add_argument("--tol", type=number, default=1e-4, help="bisection tolerance on mu")
+
+    p = study("slip", "one simulation with foot slip (imposed crank speed, or imposed torque)")
+    p.add_argument("--mu-s", type=number, required=True, help="static friction coefficient")
+    p.add_argument("--mu-k", type=number, help="kinetic friction coefficient (default: mu_s)")
+    p.add_argument("--omega", type=number, help="imposed crank speed [rad/s] (inverse dynamics)")
+    p.add_argument("--torque", type=number, help="imposed motor torque [N m] (forward dynamics, from rest)")
+    p.add_argument("--steps", type=positive_int, default=4, help="steps (with --omega)")
+    p.add_argument("--t-end", type=number, help="end time [s] (required with --torque)")
+    p.add_argument("--rtol", type=number, default=1e-10)
+    p.add_argument("--out", help="CSV of the sampled run")
+    p.add_argument("--plot", help="PNG of the cumulative slip")
+
+    p = study("animate", "one step of the gait as GIF (or MP4)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--frames", type=positive_int, default=48)
+
+
+def run(args) -> int:
+    import warnings
+
+    from mechanisms import pasibot as pb
+    from mechanisms import pasibot_study as st
+    from mechsym.errors import InputError
+
+    warnings.simplefilter("ignore", RuntimeWarning)
+    params = dict(args.param)
+    pb.build().resolve_parameters(params)  # validate names and ranges before any work
+    if args.study == "figures":
+        only = [s.strip() for s in args.only.split(",")] if args.only else None
+        st.figures(args.out, only, params)
+    elif args.study == "start-torque":
+        if not args.tol > 0:
+            raise InputError(f"--tol must be positive, got {args.tol}")
+        value = st.start_torque(params, tol=args.tol)
+        print(f"energy bound max(PE - PE0)/(theta8 - pi/2) over the step: {st.energy_start_threshold(params):.6f} N m")
+        print(f"start_torque_Nm={value:.4g}")
+    elif args.study == "min-friction":
+        st.period(args.omega)
+        if not args.tol > 0:
+            raise InputError(f"--tol must be positive, got {args.tol}")
+        demand = st.friction_demand(args.omega, params)
+        value = st.min_friction(args.omega, params, steps=args.steps, tol=args.tol)
+        print(f"max |f01x| / f01y over a step without slip: {demand:.6f}")
+        print(f"min_friction={value:.4g}")
+    elif args.study == "slip":
+        mu_k = args.mu_s if args.mu_k is None else args.mu_k
+        st.check_friction(args.mu_s, mu_k)
+        if (args.omega is None) == (args.torque is None):
+            raise InputError("give either --omega (imposed crank speed) or --torque (imposed motor torque)")
+        if args.torque is not None and args.t_end is None:
+            raise InputError("--torque needs --t-end")
+        model = st.SlipModel(args.mu_s, mu_k, omega=args.omega, torque=args.torque, params=params)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            result = model.run(steps=args.steps, t_end=args.t_end, rtol=args.rtol)
+        for w in caught:
+            print(f"warning: {w.message}")
+        for event in result.timeline:
+            print(event.describe())
+        work, d_energy, dissipated = result.energy_balance()
+        print(f"work in {work:.9g} J = delta(KE + PE) {d_energy:.9g} J + friction {dissipated:.9g} J "
+              f"(residual {work - d_energy - dissipated:.3g} J)")
+        if args.out:
+            result.table.to_csv(args.out)
+            print(f"wrote {args.out} ({len(result.table)} rows)")
+        if args.plot:
+            x = "t/T" if "t/T" in result.table else "t"
+            result.table.plot(args.plot, x, ["slip"], title="pasibot: cumulative foot slip")
+        print(f"total_slip_m={result.table['slip'][-1]:.6g}")
+    elif args.study == "animate":
+        st.animate(args.out, params, frames=args.frames)
+        print(f"wrote {args.out}")
+    return 0

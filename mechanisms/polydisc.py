@@ -1,0 +1,202 @@
+"""The rolling polygonal disc of spatial_v2's Simulink example 7, on mechsym's compliant ground contact.
+
+A solid disc of radius R = 0.05 m, thickness T = 0.01 m and density 3000 kg/m^3 (mass pi R^2 T rho, the
+solid cylinder's inertia diag(Is, Ib, Is), Ib = m R^2 / 2 about its axis, Is = m (3 R^2 + T^2) / 12),
+with its axis along the body y axis and the centre of mass at the body origin. Its ground-contact points
+are the vertices of a regular polygon with `sides` sides on both faces: vertex k at the angle
+a_k = 2 pi k / sides from the body z axis, (R sin a_k, -+T/2, R cos a_k); points m0..m15 lie on the face
+y = -T/2 and p0..p15 on y = +T/2 (spatial_v2's order). Ground: K = 1e6, D = 2000, mu = 0.1 ("a soft,
+very slippery plastic surface").
+
+Start: centre at z = 0.1 m (the lowest vertex 0.05 m above the ground), upright, yawed by the twist angle
+(0.18 rad) about z, moving at 0.6 m/s along x, no rotation, deflections zero. The disc falls for about
+0.1 s, bounces a little, then rolls with a wobble; with a twist of 0.22 rad it falls over, slipping.
+
+`mechsym polydisc` writes the columns t, x, y, z (centre), qw, qx, qy, qz (body-to-world rotation),
+vx, vy, vz, wx, wy, wz (world frame), n_contact, n_stick, n_slip.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from mechsym.contact import ContactPoints, GroundContact
+from mechsym.errors import InputError
+from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
+
+K, D, MU = 1e6, 2000.0, 0.1
+COLUMNS = ("t", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
+           "n_contact", "n_stick", "n_slip")
+
+
+def build(sides: int = 16) -> FloatingBody:
+    """The disc as a floating body with its 2 * sides polygon vertices as named points."""
+    if not isinstance(sides, (int, np.integer)) or sides < 3:
+        raise InputError(f"sides must be a whole number of at least 3, got {sides!r}")
+    b = FloatingBody("polydisc", doc=__doc__)
+    r = b.parameter("R", 0.05, "m", "disc radius")
+    t = b.parameter("T", 0.01, "m", "disc thickness")
+    rho = b.parameter("density", 3000.0, "kg/m^3", "density of the disc")
+    b.gravity_down("g")
+    m = sp.pi * r**2 * t * rho
+    i_axis = m * r**2 / 2
+    i_side = m * (3 * r**2 + t**2) / 12
+    points = {}
+    for face, y in (("m", -t / 2), ("p", t / 2)):
+        for k in range(sides):
+            a = 2 * sp.pi * k / sides
+            points[f"{face}{k}"] = (r * sp.sin(a), y, r * sp.cos(a))
+    b.body(m, (i_side, i_axis, i_side), points)
+    return b
+
+
+def model(sides: int = 16, params=None, mu: float = MU, stiffness: float = K, damping: float = D):
+    """(system, contact points, ground) of example 7."""
+    system = derive_floating(build(sides))
+    points = ContactPoints(system, {name: ("polydisc", name) for name in system.point_names}, params)
+    return system, points, GroundContact(stiffness, damping, mu)
+
+
+def initial_state(system, twist=0.18, height=0.1, speed=0.6):
+    """Upright, yawed by `twist` about z, centre at `height`, moving at `speed` along x."""
+    return system.initial_state((0.0, 0.0, height), quat_about((0, 0, 1), twist), (speed, 0.0, 0.0))
+
+
+def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
+             params=None, **contact):
+    """Example 7 as a ContactRun (table with the CLI's columns and the deflections, timeline, stats).
+    max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over."""
+    from mechsym.contact.run import simulate_contact
+
+    system, points, ground = model(sides, params, **contact)
+    return simulate_contact(points, ground, initial_state(system, twist), t_end, dt=dt, rtol=rtol, atol=atol,
+                            method=method, max_step=max_step)
+
+
+# ---------------------------------------------------------------- command line
+
+HELP = "spatial_v2 example 7: a polygonal disc rolling on compliant ground (CSV of its motion)"
+
+
+def configure(p):
+    """Options of `mechsym polydisc` (registered in mechanisms.COMMANDS)."""
+    from mechsym.cli import angle, number, positive_int
+
+    p.add_argument("--sides", type=positive_int, default=16, help="polygon sides (contact points: 2 x sides)")
+    p.add_argument("--twist", type=angle, default=0.18, help="initial yaw about z (rad, or deg with 'deg')")
+    p.add_argument("--t-end", type=number, default=1.5)
+    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
+    p.add_argument("--rtol", type=number, default=1e-6)
+    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
+    p.add_argument("--max-step", type=number, default=2e-3, help="largest integration step [s]")
+    p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
+    p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
+    p.add_argument("--out", required=True, help="CSV file")
+    p.add_argument("--plot", help="PNG/SVG of height, rates and contact counts")
+    p.add_argument("--animate", help="GIF/MP4 of the disc")
+    return p
+
+
+def run(args) -> int:
+    """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
+    from mechsym.results import Table
+
+    if args.sides < 3:
+        raise InputError(f"--sides must be at least 3, got {args.sides}")
+    if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
+        raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
+    if not args.max_step > 0:
+        raise InputError(f"--max-step must be positive, got {args.max_step}")
+    if args.mu < 0:
+        raise InputError(f"--mu must be non-negative, got {args.mu}")
+    run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
+                   mu=args.mu)
+    table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)
+    table.to_csv(args.out)
+    st = run.stats
+    print(f"wrote {args.out} ({len(table)} rows, {len(COLUMNS)} columns); {st['events']} point state changes, "
+          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
+    if args.timeline:
+        run.timeline_table().to_csv(args.timeline)
+        print(f"wrote {args.timeline} ({len(run.timeline)} events)")
+    if args.plot:
+        plot(run, args.plot)
+        print(f"wrote {args.plot}")
+    if args.animate:
+        animate(run, args.animate, args.sides)
+        print(f"wrote {args.animate}")
+    return 0
+
+
+def plot(run, path):
+    from mechsym.plotting import _pyplot
+    from mechsym.results import _makedirs
+
+    plt = _pyplot()
+    _makedirs(path)
+    t = run.table["t"]
+    fig, axes = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
+    axes[0].plot(t, run.table["z"], label="z (centre)")
+    axes[0].set_ylabel("z [m]")
+    for c in ("vx", "vy", "vz", "wx", "wy", "wz"):
+        axes[1].plot(t, run.table[c], label=c, lw=0.9)
+    axes[1].set_ylabel("v [m/s], w [rad/s]")
+    axes[1].legend(fontsize=7, ncol=6)
+    for c in ("n_contact", "n_stick", "n_slip"):
+        axes[2].step(t, run.table[c], where="post", label=c)
+    axes[2].set_ylabel("points")
+    axes[2].legend(fontsize=8)
+    axes[2].set_xlabel("t [s]")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    axes[0].set_title("polygonal disc on compliant ground (spatial_v2 example 7)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def animate(run, path, sides=16, frames=150, fps=25):
+    """A 3-D animation of the disc's two polygon faces (sub-sampled to `frames`)."""
+    from matplotlib import animation
+
+    from mechsym.plotting import _pyplot
+    from mechsym.results import _makedirs
+    from mechsym.rigid3d import rotation_matrix
+
+    plt = _pyplot()
+    _makedirs(path)
+    tab = run.table
+    k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
+    local = run.points.local  # 3 x 2 sides
+    fig = plt.figure(figsize=(6, 5))
+    ax = fig.add_subplot(projection="3d")
+    xs = tab["x"]
+    ax.set_xlim(xs.min() - 0.06, xs.max() + 0.06)
+    ax.set_ylim(tab["y"].min() - 0.06, tab["y"].max() + 0.06)
+    ax.set_zlim(0, 0.16)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+    faces = [ax.plot([], [], [], "-", color=c)[0] for c in ("tab:blue", "tab:orange")]
+    trace = ax.plot([], [], [], "k-", lw=0.6)[0]
+
+    def frame(j):
+        i = k[j]
+        quat = np.array([tab[c][i] for c in ("qw", "qx", "qy", "qz")])
+        pts = rotation_matrix(quat) @ local + np.array([tab["x"][i], tab["y"][i], tab["z"][i]])[:, None]
+        n = local.shape[1] // 2
+        for f, sl in zip(faces, (slice(0, n), slice(n, 2 * n))):
+            loop = np.concatenate([pts[:, sl], pts[:, sl][:, :1]], axis=1)
+            f.set_data(loop[0], loop[1])
+            f.set_3d_properties(loop[2])
+        trace.set_data(tab["x"][: i + 1], tab["y"][: i + 1])
+        trace.set_3d_properties(tab["z"][: i + 1])
+        ax.set_title(f"t = {tab['t'][i]:.3f} s   contacts {int(tab['n_contact'][i])}")
+        return faces + [trace]
+
+    anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
+    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
+    anim.save(path, writer=writer)
+    plt.close(fig)

@@ -1,0 +1,203 @@
+"""Hybrid simulation: continuous modes joined by switches located exactly with solve_ivp events.
+
+A model with switching dynamics (a foot that sticks or slides, a support that passes from one leg to the
+other, a clutch, a contact that opens) is a set of `Mode`s. Each mode has its own right-hand side and its
+own `Transition`s; a transition's guard is an event function g(t, y) whose zero crossing (in the given
+direction) ends the mode. The transition then names the next mode (a fixed name, or a function of the state
+that decides, for example "stick if static friction suffices, else slide the other way") and may map the
+state (`reset`). `run` integrates mode after mode and returns the pieces with their dense outputs and a
+timeline of the events.
+
+Nothing here knows about mechanisms: right-hand sides and guards are plain functions of (t, y).
+
+Care at the switches:
+* A guard that is zero where its mode starts does not fire at once if its direction excludes moving away
+  from zero (solve_ivp reports a crossing only in the stated direction); guards should be written so (for
+  example slip -> stick on the slip velocity returning to zero, with the direction of return).
+* A run of switches at the same instant (chattering, a Zeno point) is stopped with an error naming the
+  modes involved instead of looping.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from mechsym.errors import InputError
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Leave the current mode when `guard(t, y)` crosses zero in `direction` (+1 rising, -1 falling, 0 either).
+    When several transitions of a mode fire at the same instant, the first listed is taken.
+
+    target: the next mode's name, or a callable (t, y) -> name (None ends the run); reset: a callable
+    (t, y) -> y applied at the switch (default: the state is kept)."""
+
+    name: str
+    guard: Callable
+    target: object
+    direction: int = 0
+    reset: Callable | None = None
+
+    def next_mode(self, t, y):
+        return self.target(t, y) if callable(self.target) else self.target
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One continuous regime: y' = rhs(t, y) until one of `transitions` fires. `max_step` bounds the
+    integrator's step (so that a guard that crosses zero and returns within one step is not missed)."""
+
+    name: str
+    rhs: Callable
+    transitions: tuple = ()
+    max_step: float = np.inf
+
+
+@dataclass(frozen=True)
+class Event:
+    """A switch: at time t the run left mode `source` for `target` through transition `transition`;
+    `y` is the state after the reset."""
+
+    t: float
+    source: str
+    target: str | None
+    transition: str
+    y: np.ndarray
+
+    def describe(self) -> str:
+        return f"t={self.t:.9g}: {self.source} -> {self.target or 'end'} ({self.transition})"
+
+
+@dataclass
+class Segment:
+    mode: str
+    t0: float
+    t1: float
+    solution: object  # solve_ivp's OdeSolution (dense output), None for a zero-length segment
+    y0: np.ndarray
+    y1: np.ndarray
+    nfev: int = 0
+
+
+@dataclass
+class HybridResult:
+    segments: list
+    timeline: list  # Event, in time order
+    t_end: float  # where the run stopped (the requested end, or an ending transition)
+    nfev: int = 0
+    status: str = "done"  # "done" (reached the requested end) or "stopped" (a transition ended the run)
+    stopped_by: str | None = None
+
+    def mode_at(self, t):
+        """Mode name(s) at time(s) t; at a switch instant, the mode entered there."""
+        t = np.atleast_1d(np.asarray(t, float))
+        starts = np.array([s.t0 for s in self.segments])
+        idx = np.clip(np.searchsorted(starts, t, side="right") - 1, 0, len(self.segments) - 1)
+        return np.array([self.segments[i].mode for i in idx])
+
+    def sample(self, grid):
+        """States (len(grid), ny) from the dense outputs, and the mode at each time (the later mode at a
+        switch instant). Times beyond the end of the run are an error."""
+        grid = np.asarray(grid, float)
+        if grid.size and grid.max() > self.t_end * (1 + 1e-12) + 1e-300:
+            raise InputError(f"cannot sample at t = {grid.max():.6g}: the run ended at t = {self.t_end:.6g}")
+        ny = len(self.segments[0].y0)
+        out = np.empty((len(grid), ny))
+        starts = np.array([s.t0 for s in self.segments])
+        idx = np.clip(np.searchsorted(starts, grid, side="right") - 1, 0, len(self.segments) - 1)
+        for i in np.unique(idx):
+            sel = idx == i
+            seg = self.segments[i]
+            if seg.solution is None:
+                out[sel] = seg.y0
+            else:
+                out[sel] = seg.solution(np.clip(grid[sel], seg.t0, seg.t1)).T
+        modes = np.array([self.segments[i].mode for i in idx])
+        return out, modes
+
+    def events_of(self, transition=None):
+        return [e for e in self.timeline if transition is None or e.transition == transition]
+
+
+def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_switches=10_000,
+        max_chatter=8) -> HybridResult:
+    """Integrate a hybrid system over t_span = (t0, t_end).
+
+    modes: iterable of Mode (or a dict name -> Mode); mode0: the initial mode's name, or a callable
+    (t0, y0) -> name. Returns a HybridResult. A transition whose target is None ends the run
+    (status "stopped"). Raises InputError for an unknown mode, a failed integration, more than
+    `max_switches` switches, or more than `max_chatter` switches in a row without time advancing.
+    """
+    from scipy.integrate import solve_ivp
+
+    modes = dict(modes) if isinstance(modes, dict) else {m.name: m for m in modes}
+    t0, t_end = map(float, t_span)
+    if not (np.isfinite(t0) and np.isfinite(t_end)) or t_end <= t0:
+        raise InputError(f"hybrid run: t_span must be finite and increasing, got {t_span}")
+    y = np.array(y0, float)
+    if not np.all(np.isfinite(y)):
+        raise InputError(f"hybrid run: the initial state must be finite, got {y}")
+    atol = rtol if atol is None else atol
+    name = mode0(t0, y) if callable(mode0) else mode0
+    segments, timeline, nfev, stall = [], [], 0, 0
+    t = t0
+    while True:
+        if name not in modes:
+            raise InputError(f"hybrid run: unknown mode '{name}' (known: {', '.join(modes)})")
+        mode = modes[name]
+        events = []
+        for tr in mode.transitions:
+            def event(tt, yy, _g=tr.guard):
+                return _g(tt, yy)
+
+            event.terminal, event.direction = True, tr.direction
+            events.append(event)
+        sol = solve_ivp(mode.rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
+                        events=events or None, max_step=mode.max_step)
+        if sol.status == 1 and _spurious_start(sol, mode, t, y):
+            # a guard that is zero where the mode starts "fired" on a first step too short to move it: take a
+            # real first step (the guard then leaves zero on the side its direction allows, or fires for good)
+            nfev += sol.nfev
+            first = 1e-6 * min(mode.max_step, t_end - t)
+            sol = solve_ivp(mode.rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
+                            events=events or None, max_step=mode.max_step, first_step=first)
+        nfev += sol.nfev
+        if sol.status < 0:
+            raise InputError(f"hybrid run: integration failed in mode '{name}' at t = {sol.t[-1]:.9g}: {sol.message}")
+        t1, y1 = float(sol.t[-1]), sol.y[:, -1].copy()
+        segments.append(Segment(name, t, t1, sol.sol, y, y1, sol.nfev))
+        if sol.status == 0:  # reached the end
+            return HybridResult(segments, timeline, t1, nfev, "done")
+        # a terminal event: the earliest one; of several at the same instant, the first listed
+        fired = [i for i, te in enumerate(sol.t_events) if len(te)]
+        first = min(sol.t_events[k][0] for k in fired)
+        i = min(k for k in fired if sol.t_events[k][0] <= first + 1e-12 * max(1.0, abs(first)))
+        tr = mode.transitions[i]
+        t1, y1 = float(sol.t_events[i][0]), sol.y_events[i][0].copy()
+        segments[-1].t1, segments[-1].y1 = t1, y1
+        stall = stall + 1 if t1 - t <= 1e-12 * max(1.0, abs(t1)) else 0
+        if stall > max_chatter:
+            recent = " | ".join(e.describe() for e in timeline[-max_chatter:])
+            raise InputError(f"hybrid run: {stall} switches at t = {t1:.9g} without time advancing (chattering or a "
+                             f"Zeno point): {recent}")
+        if len(timeline) >= max_switches:
+            raise InputError(f"hybrid run: more than {max_switches} switches before t = {t1:.9g}")
+        y_new = np.array(tr.reset(t1, y1), float) if tr.reset is not None else y1
+        target = tr.next_mode(t1, y_new)
+        timeline.append(Event(t1, name, target, tr.name, y_new))
+        if target is None:
+            return HybridResult(segments, timeline, t1, nfev, "stopped", tr.name)
+        t, y, name = t1, y_new, target
+
+
+def _spurious_start(sol, mode, t, y):
+    """An event at the segment's first instant from a guard that is exactly zero there and at the event."""
+    for i, te in enumerate(sol.t_events):
+        if len(te) and te[0] <= t + 1e-14 * max(1.0, abs(t)):
+            tr = mode.transitions[i]
+            if tr.guard(t, y) == 0.0 and tr.guard(te[0], sol.y_events[i][0]) == 0.0:
+                return True
+    return False

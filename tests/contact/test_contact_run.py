@@ -1,0 +1,259 @@
+"""Simulation with contact points: located state changes, energy and statics cross-checks, bad input."""
+import numpy as np
+import pytest
+
+from mechsym.contact import (NO_CONTACT, SLIP, STICK, ContactPoints, GroundContact, gcontact,
+                             simulate_contact, static_penetration)
+from mechsym.contact.points import classify, contact_signals
+from mechsym.contact.spatial_v2 import _laws
+from mechsym.errors import InputError
+from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
+
+K, D = 1e6, 2000.0
+A, B, C = 0.1, 0.06, 0.04  # half sizes of the box
+
+
+def box(corners):
+    """A 1 kg box (half sizes A, B, C) with the given corner points (z = -C: the bottom four)."""
+    b = FloatingBody("box")
+    b.body(1.0, ((B**2 + C**2) / 3, (A**2 + C**2) / 3, (A**2 + B**2) / 3))
+    system = derive_floating(b)
+    pts = {f"k{i}{j}{k}": ("box", (sx * A, sy * B, sz * C))
+           for i, sx in enumerate((-1, 1)) for j, sy in enumerate((-1, 1)) for k, sz in enumerate((-1, 1))
+           if corners == 8 or sz < 0}
+    return system, ContactPoints(system, pts)
+
+
+def law_states(run, t):
+    """The law's own classification at time t, from the dense output."""
+    y = run.sample([t])[0]
+    pts = run.points
+    if pts.nd == 3:
+        q, qd = y[:7], y[7:13]
+        n_model = 13
+    else:
+        k = len(pts.system.coordinate_names)
+        kin = pts.system.kinematics(y[None, :k])
+        q, qd, n_model = kin.q[0], kin.velocities(y[None, k:2 * k])[0], 2 * k
+    ground = run.ground
+    return pts.evaluate(ground, q, qd, y[n_model:].reshape(pts.nd - 1, pts.n))[5]
+
+
+def check_timeline(run, eps=1e-9):
+    """Every recorded change is a change of the law's classification across its instant."""
+    assert run.timeline, "no events"
+    for e in run.timeline:
+        before, after = law_states(run, e.t - eps)[e.index], law_states(run, e.t + eps)[e.index]
+        assert (before, after) == (e.before, e.after), e.describe()
+    assert run.stats["unlocated"] == 0
+
+
+# ---------------------------------------------------------------- the signals are the law's classification
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_signals_classify_like_the_law(nd):
+    rng = np.random.default_rng(nd)
+    n = 4000
+    p = rng.normal(scale=1e-3, size=(nd, n))
+    pd = rng.normal(scale=0.5, size=(nd, n))
+    u = rng.normal(scale=1e-4, size=(nd - 1, n))
+    ground = GroundContact(K, D, 0.4)
+    _, _, _, state = _laws(K, D, 0.4, p, pd, u)
+    c, s = contact_signals(ground, p, pd, u)
+    np.testing.assert_array_equal(classify(c, s), state)
+    assert {NO_CONTACT, STICK, SLIP} <= set(state.tolist())
+
+
+@pytest.mark.parametrize("nd, mu", [(2, 0.4), (3, 0.4), (3, 0.0)])
+def test_held_states_give_the_law_where_they_are_the_law(nd, mu):
+    """laws_in_states with each point's own classification reproduces gcontact to rounding."""
+    from mechsym.contact.points import laws_in_states
+
+    rng = np.random.default_rng(10 + nd)
+    n = 4000
+    p = rng.normal(scale=1e-3, size=(nd, n))
+    pd = rng.normal(scale=0.5, size=(nd, n))
+    u = rng.normal(scale=1e-4, size=(nd - 1, n))
+    f, ud, _, state = _laws(K, D, mu, p, pd, u)
+    f_held, ud_held = laws_in_states(K, D, mu, p, pd, u, state)
+    np.testing.assert_allclose(f_held, f, rtol=1e-13, atol=1e-13 * np.abs(f).max())
+    np.testing.assert_allclose(ud_held, ud, rtol=1e-12, atol=1e-12 * np.abs(ud).max())
+
+
+def test_direct_law_option_agrees():
+    """hold_states=False evaluates gcontact's own classification in every right-hand side: the same
+    events, located less sharply (the step across a touchdown feels the contact)."""
+    system, points = box(corners=4)
+    ground = GroundContact(K, D, 0.5)
+    y0 = system.initial_state((0, 0, C + 0.001))
+    held = simulate_contact(points, ground, y0, 0.05, rtol=1e-10)
+    direct = simulate_contact(points, ground, y0, 0.05, rtol=1e-10, hold_states=False)
+    assert [(e.point, e.kind) for e in held.timeline] == [(e.point, e.kind) for e in direct.timeline]
+    np.testing.assert_allclose([e.t for e in held.timeline], [e.t for e in direct.timeline], rtol=1e-6)
+    assert held.timeline[0].t == pytest.approx(np.sqrt(2 * 0.001 / 9.81), rel=1e-12)
+
+
+# ---------------------------------------------------------------- statics: resting on four points
+
+def test_resting_on_four_points_settles_to_the_static_penetration():
+    system, points = box(corners=4)
+    ground = GroundContact(K, D, 0.5)
+    y0 = system.initial_state((0, 0, C + 0.001))         # 1 mm above, level, at rest
+    run = simulate_contact(points, ground, y0, 0.5, rtol=1e-10)
+    depth = -(run.table["z"][-1] - C)
+    expected = static_penetration(K, 1.0 * 9.81 / 4)
+    assert depth == pytest.approx(expected, rel=1e-6)
+    assert run.table["n_stick"][-1] == 4
+    # the four corners touch at one instant and are recorded together
+    first = run.timeline[:4]
+    assert {e.kind for e in first} == {"contact made"} and len({e.t for e in first}) == 1
+    assert first[0].t == pytest.approx(np.sqrt(2 * 0.001 / 9.81), rel=1e-9)
+    check_timeline(run)
+
+
+# ---------------------------------------------------------------- energy: a frictionless bounce
+
+def test_frictionless_bounce_loses_exactly_the_damping_work():
+    """mu = 0: the mechanical energy lost equals the work of the ground's dampers, to 1e-6.
+
+    While point i is in contact, f_n zdot = -d/dt (2/5 K d^2.5) - D d^0.5 zdot^2 (d = -z, the depth):
+    the spring stores V = 2/5 K d^2.5, the damper dissipates D d^0.5 zdot^2. A point leaves the ground
+    below its surface (rising faster than the ground recovers), leaving its V to the unloaded ground,
+    which its own damper dissipates; one re-entering below the surface loads the ground again. So
+    E(0) - E(T) = W_damper + sum_lost V(d) - sum_made V(d) + sum_(in contact at T) V(d).
+    """
+    system, points = box(corners=8)
+    ground = GroundContact(K, D, 0.0)
+    y0 = system.initial_state((0, 0, 0.15), quat_about((1, 0.5, 0), 0.4), (0.3, 0, -1.0), (2.0, -1.0, 3.0))
+    run = simulate_contact(points, ground, y0, 0.6, rtol=1e-10)
+    t_end = run.table["t"][-1]
+    y_all = run.sample(run.table["t"])
+    energy = system.energy(y_all[:, :13].T, system.params()).sum(axis=0)
+
+    def depth_and_rate(y):
+        p, v = points.kinematics(y[:7], y[7:13])
+        return np.maximum(0.0, -p[2]), v[2]
+
+    # the damper's work: Gauss-Legendre on every piece between state changes, t = ta + s^2 to absorb
+    # the square-root start of a touchdown
+    breaks = np.unique(np.concatenate([[0.0], [e.t for e in run.timeline], [t_end]]))
+    nodes, weights = np.polynomial.legendre.leggauss(80)
+    w_damper = 0.0
+    for ta, tb in zip(breaks[:-1], breaks[1:]):
+        if tb <= ta:
+            continue
+        span = np.sqrt(tb - ta)
+        s = 0.5 * span * (nodes + 1)
+        ws = 0.5 * span * weights
+        contact = run.states_at(0.5 * (ta + tb))[0] != NO_CONTACT
+        for si, wi, yi in zip(s, ws, run.sample(ta + s**2)):
+            d, zd = depth_and_rate(yi)
+            w_damper += np.sum(np.where(contact, D * np.sqrt(d) * zd**2, 0.0)) * 2 * si * wi
+    stored = lambda d: 0.4 * K * d**2.5
+    left = sum(stored(depth_and_rate(run.sample([e.t])[0])[0][e.index]) for e in run.timeline if e.kind == "contact lost")
+    loaded = sum(stored(depth_and_rate(run.sample([e.t])[0])[0][e.index]) for e in run.timeline if e.kind == "contact made")
+    d_end, _ = depth_and_rate(y_all[-1])
+    held = np.sum(np.where(run.states_at(t_end)[0] != NO_CONTACT, stored(d_end), 0.0))
+    lost = energy[0] - energy[-1]
+    assert lost > 1.0 and left > 0.01 and w_damper > 1.0
+    assert abs(lost - (w_damper + left - loaded + held)) <= 1e-6 * lost
+    # frictionless: no state but slip or none, the deflections stay zero
+    assert all(e.after in (NO_CONTACT, SLIP) for e in run.timeline)
+    check_timeline(run)
+
+
+# ---------------------------------------------------------------- the planar example
+
+@pytest.fixture(scope="module")
+def chain_run():
+    from mechanisms import chain3
+
+    return chain3.simulate(t_end=0.75, rtol=1e-8)
+
+
+def test_chain_falls_onto_the_ground(chain_run):
+    run = chain_run
+    t = run.table
+    assert set(t.names) >= {"theta1", "theta2d", "B.ux", "C.y", "n_contact", "n_stick", "n_slip"}
+    kinds = {e.kind for e in run.timeline}
+    assert {"contact made", "contact lost"} <= kinds
+    assert all(e.point in ("B", "C") for e in run.timeline)   # A stays 0.5 m up
+    first = run.timeline[0]
+    assert first.kind == "contact made" and 0.5 < first.t < 0.6
+    # compliant: the points strike at some m/s and go about a centimetre into the ground
+    assert -0.03 < min(t["B.y"].min(), t["C.y"].min()) < -0.001
+    assert t["A.y"].min() > 0.49
+    check_timeline(run)
+
+
+def test_chain_counts_match_the_timeline(chain_run):
+    run = chain_run
+    t = run.table
+    assert np.all(t["n_contact"] == t["n_stick"] + t["n_slip"])
+    states = run.states_at(t["t"])
+    np.testing.assert_array_equal(t["n_contact"], np.sum(states != NO_CONTACT, axis=1))
+
+
+def test_plain_simulate_with_the_contact_load_agrees():
+    """mechsym.simulate with ContactPoints.load (the law evaluated directly, no events) follows the same
+    motion as the event runner with held states."""
+    from mechanisms import chain3
+    from mechsym.simulate import simulate
+
+    system, points, ground = chain3.model()
+    plain = simulate(system, [0, 0, 0], [0, 0, 0], 0.6, rtol=1e-9, load=points.load(ground), state0=np.zeros(3),
+                     state_names=points.deflection_names(), method="RK45")
+    run = chain3.simulate(t_end=0.6, rtol=1e-9)
+    assert run.timeline and run.timeline[0].t < 0.6
+    for name in ("theta1", "theta2", "theta3", "theta3d", "B.ux"):
+        assert np.max(np.abs(plain[name] - run.table[name])) <= 1e-5 * np.max(np.abs(run.table[name]))
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_run_input():
+    system, points = box(corners=4)
+    ground = GroundContact(K, D, 0.5)
+    y0 = system.initial_state((0, 0, 0.1))
+    with pytest.raises(InputError, match="13 values"):
+        simulate_contact(points, ground, y0[:12], 1.0)
+    bad = y0.copy()
+    bad[2] = np.nan
+    with pytest.raises(InputError, match="state0 must be finite"):
+        simulate_contact(points, ground, bad, 1.0)
+    with pytest.raises(InputError, match="u0 must have shape"):
+        simulate_contact(points, ground, y0, 1.0, u0=np.zeros((3, 4)))
+    with pytest.raises(InputError, match="u0 must be finite"):
+        simulate_contact(points, ground, y0, 1.0, u0=np.full((2, 4), np.nan))
+    with pytest.raises(InputError, match="t_end must be positive"):
+        simulate_contact(points, ground, y0, 0.0)
+    with pytest.raises(InputError, match="dt must be in"):
+        simulate_contact(points, ground, y0, 1.0, dt=2.0)
+    with pytest.raises(InputError, match="rtol must be positive"):
+        simulate_contact(points, ground, y0, 1.0, rtol=-1e-6)
+    with pytest.raises(InputError, match="GroundContact"):
+        simulate_contact(points, (K, D, 0.5), y0, 1.0)
+    with pytest.raises(InputError, match="ContactPoints"):
+        simulate_contact(system, ground, y0, 1.0)
+    with pytest.raises(InputError, match="forces apply to planar"):
+        simulate_contact(points, ground, y0, 1.0, forces={"torque": 1.0})
+    for k, d, mu, what in ((0.0, D, 0.5, "stiffness"), (K, -1.0, 0.5, "damping"), (K, D, -0.1, "mu"),
+                           (K, np.nan, 0.5, "damping")):
+        with pytest.raises(InputError, match=what):
+            GroundContact(k, d, mu)
+
+
+def test_bad_planar_state():
+    from mechanisms import chain3
+
+    system, points, ground = chain3.model()
+    with pytest.raises(InputError, match=r"\[theta, thetad\] \(6 values\)"):
+        simulate_contact(points, ground, [0.0, 0.0, 0.0], 1.0)
+    with pytest.raises(InputError, match="unknown coordinate force"):
+        simulate_contact(points, ground, np.zeros(6), 1.0, forces={"motor": 1.0})
+
+
+def test_gcontact_still_matches_after_the_run_api():
+    """The run API does not alter the law: one in-contact point, worked by hand."""
+    f, ud, fcone = gcontact(K, D, 0.5, np.array([[0.0], [-0.004]]), np.array([[0.0], [0.0]]))
+    assert f[1, 0] == pytest.approx(K * 0.004**1.5, rel=1e-13) and fcone[0] == 0

@@ -1,0 +1,122 @@
+"""The floating 3-D rigid body: Newton-Euler, quaternion handling, declaration errors."""
+import numpy as np
+import pytest
+
+from mechsym.errors import InputError, ModelError
+from mechsym.rigid3d import FloatingBody, FloatingSystem, derive_floating, quat_about, rotation_matrix
+from mechsym.system import derive
+
+INERTIA = (0.1, 0.2, 0.25)
+
+
+def brick(mass=2.0, inertia=INERTIA):
+    b = FloatingBody("brick")
+    m = b.parameter("m", mass, "kg", "mass")
+    b.body(m, inertia, points={"corner": (0.1, 0.2, 0.3)})
+    return b
+
+
+@pytest.fixture(scope="module")
+def system():
+    return derive(brick())          # mechsym.derive dispatches on the declaration
+
+
+def test_derive_dispatches(system):
+    assert isinstance(system, FloatingSystem)
+    assert system.coordinate_names[:7] == ["x", "y", "z", "qw", "qx", "qy", "qz"]
+
+
+def test_torque_free_motion_conserves_energy_and_momentum(system):
+    y0 = system.initial_state((0, 0, 1), quat_about((1, 1, 0), 0.3), (1, 0, 2), (0.5, 3.0, 0.2))
+    table = system.simulate(y0, 2.0, rtol=1e-11)
+    y = table.solution.sol(table["t"])
+    energy = system.energy(y, system.params()).sum(axis=0)
+    assert np.ptp(energy) <= 1e-9 * np.abs(energy).max()
+    momentum = np.einsum("ijn,jn->in", rotation_matrix(y[3:7]), np.diag(INERTIA) @ y[10:13])
+    assert np.ptp(momentum, axis=1).max() <= 1e-9 * np.abs(momentum).max()
+    # the world-frame columns: w_world = R w_body, unit quaternion
+    cols = system.world_columns(y)
+    np.testing.assert_allclose(np.stack([cols["wx"], cols["wy"], cols["wz"]]),
+                               np.einsum("ijn,jn->in", rotation_matrix(y[3:7]), y[10:13]), atol=1e-12)
+    assert np.allclose(cols["qw"] ** 2 + cols["qx"] ** 2 + cols["qy"] ** 2 + cols["qz"] ** 2, 1, atol=1e-14)
+
+
+def test_free_flight_is_a_parabola(system):
+    y0 = system.initial_state((1, 2, 3), quat_about((0, 1, 0), 1.0), (0.5, -0.2, 4.0), (1, 2, 3))
+    table = system.simulate(y0, 1.0, rtol=1e-11)
+    t = table["t"]
+    np.testing.assert_allclose(table["z"], 3 + 4 * t - 9.81 * t**2 / 2, atol=1e-9)
+    np.testing.assert_allclose(table["x"], 1 + 0.5 * t, atol=1e-9)
+    np.testing.assert_allclose(table["vz"], 4 - 9.81 * t, atol=1e-9)
+
+
+def test_quaternion_drift_is_pulled_back_without_changing_the_rotation(system):
+    """A non-unit quaternion represents the same rotation (R uses q/|q|); the stabilising term pulls
+    |q| back towards 1 while the rotation stays that of the normalised start."""
+    from scipy.integrate import solve_ivp
+
+    y_unit = system.initial_state(omega=(0.0, 0.0, 40.0), omega_frame="body", quaternion=quat_about((1, 0, 0), 0.2))
+    y_big = y_unit.copy()
+    y_big[3:7] *= 1.05
+    ode = system.ode()
+    a = solve_ivp(ode.rhs, (0, 2.0), y_unit, rtol=1e-11, atol=1e-12, dense_output=True)
+    b = solve_ivp(ode.rhs, (0, 2.0), y_big, rtol=1e-11, atol=1e-12, dense_output=True)
+    norms = np.linalg.norm(b.y[3:7], axis=0)
+    assert norms[0] == pytest.approx(1.05) and abs(norms[-1] - 1) < 0.05 * 0.05
+    t = np.linspace(0, 2, 50)
+    np.testing.assert_allclose(rotation_matrix(a.sol(t)[3:7]), rotation_matrix(b.sol(t)[3:7]), atol=1e-8)
+    assert system.normalise(y_big)[3:7] == pytest.approx(y_unit[3:7])
+
+
+def test_rotation_matrix_and_axis_angle():
+    q = quat_about((0, 0, 1), np.pi / 2)
+    np.testing.assert_allclose(rotation_matrix(q) @ [1, 0, 0], [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(rotation_matrix(3 * q), rotation_matrix(q), atol=1e-15)
+
+
+def test_points_and_accelerations(system):
+    y = system.initial_state((0, 0, 1), quat_about((0, 0, 1), np.pi / 2))
+    np.testing.assert_allclose(system.point_positions(y)[0], [-0.2, 0.1, 1.3], atol=1e-15)
+    rate = system.accelerations(y, [2.0, 0, 0, 0, 0, 0.25])
+    np.testing.assert_allclose(rate[7:10], [1.0, 0, -9.81])
+    np.testing.assert_allclose(rate[10:13], [0, 0, 1.0])
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_bad_declarations():
+    with pytest.raises(InputError, match="non-positive mass|must be positive"):
+        derive_floating(brick(mass=-1.0))
+    b = brick(inertia=(1.0, 1.0, 3.0))
+    with pytest.raises(InputError, match="triangle inequality"):
+        derive_floating(b).params()
+    b = brick(inertia=[[1, 2, 0], [2, 1, 0], [0, 0, 1]])
+    with pytest.raises(InputError, match="not positive definite"):
+        derive_floating(b).params()
+    with pytest.raises(InputError, match="3x3"):
+        FloatingBody("x").body(1.0, [[1, 0], [0, 1]])
+    with pytest.raises(ModelError, match="no mass"):
+        derive_floating(FloatingBody("empty"))
+    b = FloatingBody("stray")
+    b.body(1.0, (1, 1, 1), points={"p": ("a", 0, 0)})
+    with pytest.raises(ModelError, match="undeclared symbols"):
+        derive_floating(b)
+
+
+def test_bad_states_and_parameters(system):
+    with pytest.raises(InputError, match="unknown parameter 'mass'"):
+        system.params({"mass": 3})
+    with pytest.raises(InputError, match="13 values"):
+        system.simulate(np.zeros(12), 1.0)
+    y0 = system.initial_state()
+    y0[8] = np.nan
+    with pytest.raises(InputError, match="state0 must be finite"):
+        system.simulate(y0, 1.0)
+    with pytest.raises(InputError, match="t_end"):
+        system.simulate(system.initial_state(), -1.0)
+    with pytest.raises(InputError, match="quaternion must be non-zero"):
+        system.initial_state(quaternion=(0, 0, 0, 0))
+    with pytest.raises(InputError, match="velocity must have 3"):
+        system.initial_state(velocity=(1, 2))
+    with pytest.raises(InputError, match="omega_frame"):
+        system.initial_state(omega_frame="inertial")

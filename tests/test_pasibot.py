@@ -1,0 +1,391 @@
+"""PASIBOT (issue 4): geometry against the spec's numbers and closed forms, the 69 x 69 Newton-Euler system
+against virtual power and the symbolic rows, forward/inverse round trip, support switching, slip with its
+energy balance, the start torque and the minimum friction, the command line."""
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from conftest import agree
+from mechanisms import pasibot as pb
+from mechanisms import pasibot_study as st
+from mechsym.dynamics import energies, reduced
+
+L8 = 0.030
+
+
+@pytest.fixture(autouse=True)
+def _slow_only_when_asked(request):
+    """Tests marked slow (the bisections, a minute or more) run with `-m slow` or MECHSYM_SLOW=1."""
+    import os
+
+    if request.node.get_closest_marker("slow") and "slow" not in (request.config.getoption("markexpr") or "") \
+            and not os.environ.get("MECHSYM_SLOW"):
+        pytest.skip("slow: run with -m slow or MECHSYM_SLOW=1")
+STEP = np.linspace(np.pi / 2, 1.5 * np.pi, 241)
+
+
+@pytest.fixture(scope="module")
+def hip():
+    return pb.system("hip")
+
+
+@pytest.fixture(scope="module")
+def foot():
+    return pb.system("foot", "unprimed")
+
+
+def spectral_derivative(values):
+    k = np.fft.rfftfreq(len(values), d=1.0 / len(values))
+    return np.fft.irfft(1j * k * np.fft.rfft(values), n=len(values))
+
+
+# -- the spec's closed forms (section 2.3), used only here ------------------------------------------------
+def closed_forms(t8):
+    c, s = np.cos(t8), np.sin(t8)
+    rho = np.sqrt(100 - 60 * c - 16 * c**2)
+    th7 = np.arccos((-4 * c**2 + 13 * c - 10 + s * rho) / (25 - 20 * c))
+    th9 = np.arccos((4 * c**2 - 13 * c + 10 + s * rho) / (25 - 20 * c))
+    wx, wy = 2.5 * (np.cos(th7) + np.cos(th9)), 2.5 * (np.sin(th7) + np.sin(th9)) - 12
+    a = wx**2 + wy**2
+    th6 = np.arccos((wx * (-27 - a) - wy * np.sqrt(144 * a - (27 + a) ** 2)) / (12 * a))
+    th3 = np.arccos((wx * (27 - a) + wy * np.sqrt(36 * a - (27 - a) ** 2)) / (6 * a))
+    th10 = np.arcsin((5 * np.sin(th7) - np.sin(t8) - 4) / 4.2)
+    return {"7": th7, "9": th9, "6": th6, "3": th3, "10": th10}
+
+
+def wrap(a):
+    return np.angle(np.exp(1j * a))
+
+
+def test_declaration_counts(foot):
+    mech = foot.mechanism
+    assert len(mech.bodies) == 24 and mech.fixed == "1"
+    assert len(foot.constraints.bodies) == 23 and foot.constraints.n == 69
+    pins = [j for j in mech.joints.values() if type(j).__name__ == "Revolute"]
+    slots = [j for j in mech.joints.values() if type(j).__name__ == "Slot"]
+    assert len(pins) == 33 and len(slots) == 2
+    assert foot.topology.grubler == 1
+
+
+def test_geometry_reproduces_the_spec(hip):
+    theta = np.array([np.pi / 2, np.pi, 1.5 * np.pi])
+    t = hip.kinematics_table(theta)
+    assert np.allclose(np.c_[t["C.x"], t["C.y"]] / L8, [(0, -4), (2, -4), (4, -4)], atol=1e-12, rtol=0)
+    assert np.allclose(np.c_[t["E.x"], t["E.y"]] / L8, [(6, -28), (2, -28), (-2, -28)], atol=1e-12, rtol=0)
+    # the flying leg is the same leg half a turn later (Eq. 10)
+    t2 = hip.kinematics_table(theta + np.pi)
+    assert np.allclose(t2["E_f.x"], t["E.x"], atol=1e-14) and np.allclose(t2["C_f.y"], t["C.y"], atol=1e-14)
+    assert pb.step_length() / L8 == pytest.approx(8.0, abs=1e-12)
+    support = hip.kinematics_table(STEP)
+    assert np.ptp(support["E.y"]) / L8 == pytest.approx(0.0195, abs=5e-5)
+    assert np.max(np.abs(support["10.angle"])) == pytest.approx(0.00232, abs=5e-6)
+    swing = hip.kinematics_table(np.linspace(-np.pi / 2, np.pi / 2, 721))
+    assert (np.max(swing["E.y"]) / L8 + 28) == pytest.approx(1.798, abs=5e-4)
+    # the pantograph: E - D = -2 (C - D) identically
+    full = hip.kinematics_table(np.linspace(0, 2 * np.pi, 73))
+    d = np.array([2.0, -12.0]) * L8
+    assert np.allclose(full["E.x"] - d[0], -2 * (full["C.x"] - d[0]), atol=1e-14)
+    assert np.allclose(full["E.y"] - d[1], -2 * (full["C.y"] - d[1]), atol=1e-14)
+
+
+def test_angles_match_the_closed_forms_and_loops_close(hip):
+    theta = np.linspace(0, 2 * np.pi, 181)
+    kin = hip.kinematics(theta)
+    assert np.max(np.abs(hip.kin.phi(kin.q.T, kin.theta.T, kin.params))) < 1e-12
+    t = hip.kinematics_table(theta)
+    for link, ref in closed_forms(theta).items():
+        assert np.max(np.abs(wrap(t[f"{link}.angle"] - ref))) < 1e-10, link
+    # parallel groups (Eq. 9 under H1): 1 = 5 = 10, 2 = 6 = 12, 3 = 4 = 11, on both legs
+    for sfx in ("", "_f"):
+        for group in (("1", "5", "10"), ("2", "6", "12"), ("3", "4", "11")):
+            for b in group[1:]:
+                assert np.max(np.abs(wrap(t[f"{b}{sfx}.angle"] - t[f"{group[0]}{sfx}.angle"]))) < 1e-12
+
+
+def test_ground_frame_accumulates_steps():
+    theta = np.linspace(0.1, 0.1 + 2 * np.pi, 17)
+    t = pb.kinematics_table(theta, frame="ground")
+    k = pb.step_index(theta)
+    support_x = np.where(t["support"] == 0, t["E.x"], t["E_f.x"])
+    support_y = np.where(t["support"] == 0, t["E.y"], t["E_f.y"])
+    assert np.allclose(support_x, 8 * L8 * k, atol=1e-13) and np.allclose(support_y, 0, atol=1e-13)
+    assert np.allclose(np.where(t["support"] == 0, t["1.angle"], t["1_f.angle"]), 0, atol=1e-15)
+    # Eq. 11: ground angles are hip angles minus theta1 of the supporting foot
+    hipt = pb.kinematics_table(theta, frame="hip")
+    th1 = np.where(t["support"] == 0, hipt["1.angle"], hipt["1_f.angle"])
+    assert np.max(np.abs(wrap(t["3.angle"] - (hipt["3.angle"] - th1)))) < 1e-12
+
+
+def test_landing_foot_has_zero_velocity(foot):
+    kin = foot.kinematics(np.array([1.5 * np.pi]))
+    i = foot.constraints.bodies.index("1_f")
+    assert np.max(np.abs(kin.dq[0, 3 * i:3 * i + 3, 0])) < 1e-12
+    other = pb.system("foot", "primed")
+    m_u, _, g_u = reduced(foot, kin)
+    m_p, _, g_p = reduced(other, other.kinematics(np.array([1.5 * np.pi])))
+    assert m_u[0] == pytest.approx(m_p[0], rel=1e-12) and g_u[0] == pytest.approx(g_p[0], rel=1e-12)
+
+
+def test_the_69_unknowns(foot):
+    from mechsym.equations import inverse
+
+    names = inverse(foot.mechanism).unknown_names(foot.constraints)
+    assert len(names) == 69 and len(set(names)) == 69
+    assert names[-1] == "T8" and "j13_8.fx" in names and "j13_10.fn" in names and "j13_10_f.fn" in names
+    assert sum(n.endswith(".fn") for n in names) == 2
+    table = foot.inverse(STEP[:5], 3.0)
+    assert set(names) <= set(table.names)
+
+
+def test_T8_equals_virtual_power(foot):
+    """T8 from A U = C against d(KE + PE)/dt / omega (spectral, over a full turn of one build) and against
+    the Lagrange reduced form (exact coefficients) with an acceleration."""
+    n, omega = 512, 3.0
+    theta = 2 * np.pi * np.arange(n) / n
+    kin = foot.kinematics(theta)
+    ke, pe = energies(foot, kin, np.full(n, omega))
+    torque = foot.inverse(theta, omega)["T8"]
+    assert agree(torque * omega, omega * spectral_derivative(ke + pe), 1e-9)
+    big_m, half_dm, g = reduced(foot, kin)
+    alpha = -7.0
+    assert agree(foot.inverse(theta, omega, alpha)["T8"], big_m * alpha + half_dm * omega**2 + g, 1e-9)
+
+
+def test_each_body_balances_when_substituted_back(foot):
+    from mechsym.equations import inverse, symbolic_system
+
+    a, u, c = symbolic_system(foot.equations, inverse(foot.mechanism))
+    con = foot.constraints
+    residual = sp.lambdify([list(con.q), list(con.qdd), list(u), list(con.params)], list(a * u - c), "numpy")
+    scale = sp.lambdify([list(con.q), list(con.qdd), list(con.params)], list(c), "numpy")
+    theta, omega, alpha = np.array([1.9, 2.8, 4.1]), 3.0, 2.0
+    kin = foot.kinematics(theta)
+    sol = foot.inverse(theta, omega, alpha)
+    qdd = kin.dq[:, :, 0] * alpha + kin.ddq * omega**2
+    for k in range(len(theta)):
+        r = np.array(residual(kin.q[k], qdd[k], [sol[str(s)][k] for s in u], kin.params), float)
+        size = np.max(np.abs(np.array(scale(kin.q[k], qdd[k], kin.params), float)))
+        per_body = np.abs(r).reshape(-1, 3).max(axis=1)
+        assert per_body.max() < 1e-9 * size, dict(zip(con.bodies, per_body))
+
+
+def test_forward_driven_by_inverse_torque_keeps_the_speed(foot):
+    from scipy.interpolate import CubicSpline
+
+    omega = 3.0
+    big_t = np.pi / omega
+    t = np.linspace(0, big_t, 3001)
+    torque = CubicSpline(t, foot.inverse(np.pi / 2 + omega * t, omega)["T8"])
+    run = st.forward_run(lambda tt, th, w: torque(tt), np.pi / 2, omega, big_t, rtol=1e-11, atol=1e-11)
+    y, _ = run.sample(t)
+    assert np.max(np.abs(y[:, 0] - (np.pi / 2 + omega * t))) < 1e-6
+    assert run.status == "done"
+
+
+def test_inverse_table_switches_support():
+    theta = np.array([0.3, 2.0, 4.0, 5.5])
+    table = pb.inverse_table(theta, [1.0, 3.0])
+    assert list(table["support"]) == [1, 0, 0, 1] * 2
+    # a half-turn apart the roles swap and the torque repeats (the gait has period pi)
+    again = pb.inverse_table(theta + np.pi, [1.0, 3.0])
+    assert agree(again["T8"], table["T8"], 1e-9)
+    assert agree(again["j13_10_f.fn"], table["j13_10.fn"], 1e-9)
+
+
+def test_forward_run_switches_support_both_ways():
+    """Thrown backwards from pi/2 under a small torque, the crank enters the primed support (theta8 < pi/2),
+    turns round and comes back into the unprimed one; energy is conserved across both switches."""
+    run = st.forward_run(0.3, np.pi / 2 + 0.05, -1.5, 1.5, rtol=1e-10)
+    kinds = [(e.source, e.target) for e in run.timeline]
+    assert kinds[:2] == [("unprimed", "primed"), ("primed", "unprimed")]
+    t = np.linspace(0, run.t_end, 301)
+    y, modes = run.sample(t)
+    assert np.all((modes == "primed") == (y[:, 0] < np.pi / 2 - 1e-12) | (modes == "primed") & np.isclose(y[:, 0], np.pi / 2))
+    energy = np.empty(len(t))
+    for leg in pb.LEGS:
+        sel = modes == leg
+        sys = pb.system("foot", leg)
+        ke, pe = energies(sys, sys.kinematics(y[sel, 0]), y[sel, 1])
+        energy[sel] = ke + pe - 0.3 * (y[sel, 0] - np.pi / 2)
+    assert np.ptp(energy) < 1e-8 * np.max(np.abs(energy))
+
+
+def test_start_torque_bracket():
+    """The energy bound (spec: about 0.840 N m) and the forward simulation agree on either side of it."""
+    bound = st.energy_start_threshold()
+    assert bound == pytest.approx(0.840, abs=5e-4)
+    assert not st.reaches_step_end(bound * 0.995, rtol=1e-9)[0]
+    assert st.reaches_step_end(bound * 1.005, rtol=1e-9)[0]
+
+
+@pytest.mark.slow
+def test_start_torque_by_bisection():
+    value = st.start_torque(tol=1e-4)
+    assert value == pytest.approx(st.energy_start_threshold(), abs=2e-4)
+    assert round(value, 3) == 0.840
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_slide_model_agrees_with_the_fixed_foot():
+    """Stick mode of the sliding build (72 x 72) against the foot's equilibrium in the 69 x 69 (Eqs. 29-30)."""
+    model = st.SlipModel(0.1, omega=3.0)
+    theta = np.array([1.7, 2.5, 3.3, 4.4])
+    ref = st.ground_force(theta, 3.0)
+    got = [model.solve("unprimed", "stick", 0.0, np.array([x, 3.0, 0.0, 0.0, 0, 0])) for x in theta]
+    assert agree([u["friction"] for u in got], ref["f01x"], 1e-9)
+    assert agree([u["fn"] for u in got], ref["f01y"], 1e-9)
+    assert agree([u["T8"] for u in got], ref["T8"], 1e-9)
+    assert agree([u["m"] / u["fn"] for u in got], ref["zmp"], 1e-9)
+
+
+def test_friction_demand_near_the_chapter():
+    assert st.friction_demand(3.0) == pytest.approx(0.077, abs=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_min_friction_bracket():
+    demand = st.friction_demand(3.0)
+    below = st.SlipModel(demand - 0.002, omega=3.0).run(steps=1, samples_per_step=4)
+    above = st.SlipModel(demand + 0.002, omega=3.0).run(steps=1, samples_per_step=4)
+    assert below.slips() and not above.slips()
+
+
+@pytest.mark.slow
+def test_min_friction_by_bisection():
+    value = st.min_friction(3.0, tol=2e-4)
+    assert value == pytest.approx(st.friction_demand(3.0), abs=5e-4)
+
+
+def test_slip_run_energy_balance_and_events():
+    """Work in = delta(KE + PE) + friction dissipation along the whole run (norm-wise 1e-6), through
+    stick->slip, slip->stick and a support change."""
+    omega = 3.0
+    big_t = st.period(omega)
+    model = st.SlipModel(0.05, 0.05, omega=omega)
+    with pytest.warns(UserWarning, match="zero moment point"):
+        run = model.run(t_end=1.25 * big_t, samples_per_step=40)
+    kinds = {e.transition for e in run.timeline}
+    assert {"stick->slip", "slip->stick", "support"} <= kinds
+    tab = run.table
+    energy = np.array([model.energy("primed" if s else "unprimed", np.array([a, w, x, v, 0, 0]))
+                       for s, a, w, x, v in zip(tab["support"], tab["theta8"], tab["omega"], tab["x1"], tab["x1d"])])
+    assert agree(tab["work"], energy - energy[0] + tab["dissipation"], 1e-6)
+    assert np.all(np.diff(tab["dissipation"]) >= -1e-15)
+    # Coulomb in the slip modes, the static bound in the stick modes
+    sliding = tab["sliding"] == 1
+    assert np.allclose(np.abs(tab["friction"][sliding]), 0.05 * tab["fn"][sliding], rtol=1e-9)
+    assert np.all(np.abs(tab["friction"][~sliding]) <= 0.05 * tab["fn"][~sliding] * (1 + 1e-9))
+    w, de, d = run.energy_balance()
+    assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_slip_stops_where_the_slip_speed_vanishes():
+    run = st.SlipModel(0.05, omega=3.0).run(t_end=0.8, samples_per_step=4)
+    stops = run.result.events_of("slip->stick")
+    assert stops and all(e.y[3] == 0.0 for e in stops)
+    for seg in run.result.segments:
+        if seg.mode.endswith("slip+"):
+            assert seg.y1[3] == pytest.approx(0.0, abs=1e-9) or seg is run.result.segments[-1]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: st.SlipModel(-0.1, omega=3.0), "must not be negative"),
+    (lambda: st.SlipModel(0.05, 0.1, omega=3.0), "exceeds static friction"),
+    (lambda: st.SlipModel(0.1, omega=0.0), "no step period"),
+    (lambda: st.min_friction(0.0), "no step period"),
+    (lambda: pb.inverse_table(STEP[:3], 1.0, params={"m_load": -5}), "must not be negative"),
+    (lambda: pb.build("knee"), "unknown frame"),
+])
+def test_bad_input(make, message):
+    from mechsym.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        make()
+
+
+# -- command line ---------------------------------------------------------------------------------------
+def run_cli(capsys, *args):
+    from mechsym.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["inverse", "pasibot", "--omega", "1", "--param", "m_load=-5"], "'m_load' = -5.0 must not be negative"),
+    (["pasibot", "slip", "--mu-s", "-0.1", "--omega", "3"], "must not be negative"),
+    (["pasibot", "slip", "--mu-s", "0.05", "--mu-k", "0.1", "--omega", "3"], "exceeds static friction"),
+    (["pasibot", "min-friction", "--omega", "0"], "no step period"),
+    (["pasibot", "slip", "--mu-s", "0.1", "--omega", "0"], "no step period"),
+    (["kinematics", "pasibot", "--frame", "moon"], "unknown frame 'moon'"),
+])
+def test_cli_bad_input(capsys, args, message):
+    code, _, err = run_cli(capsys, *args)
+    assert code == 2 and err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_cli_generic_commands(tmp_path, capsys):
+    from mechsym.results import read_csv
+
+    code, _, err = run_cli(capsys, "kinematics", "pasibot", "--samples", "8", "--frame", "ground", "--out",
+                           str(tmp_path / "k.csv"))
+    assert code == 0, err
+    k = read_csv(tmp_path / "k.csv")
+    assert {"theta8", "E.x", "E_f.y", "13.angle", "support"} <= set(k.names)
+    code, _, err = run_cli(capsys, "inverse", "pasibot", "--omega", "3", "--samples", "8", "--theta0", "90deg",
+                           "--out", str(tmp_path / "i.csv"))
+    assert code == 0, err
+    i = read_csv(tmp_path / "i.csv")
+    assert i.names[0] == "theta8" and "T8" in i.names and "j1_2.fx" in i.names and len(i) == 8
+    code, out, err = run_cli(capsys, "params", "pasibot", "--json")
+    import json
+
+    data = json.loads(out)
+    assert code == 0 and data["parameters"]["l8"] == 0.03 and "1" in data["bodies"] and "13" in data["bodies"]
+    total = sum(b["mass"] for b in data["bodies"].values())
+    assert total == pytest.approx(9.156, abs=1e-3)
+
+
+def test_cli_figure_and_animation(tmp_path, capsys):
+    code, out, err = run_cli(capsys, "pasibot", "figures", "--out", str(tmp_path), "--only", "11")
+    assert code == 0, err
+    for name in ("fig11",):
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000 and (tmp_path / f"{name}.csv").exists()
+    code, out, err = run_cli(capsys, "pasibot", "animate", "--out", str(tmp_path / "gait.gif"), "--frames", "6")
+    assert code == 0, err and (tmp_path / "gait.gif").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_cli_start_torque_last_line(capsys):
+    code, out, err = run_cli(capsys, "pasibot", "start-torque", "--tol", "1e-4")
+    assert code == 0, err
+    name, value = out.strip().splitlines()[-1].split("=")
+    assert name == "start_torque_Nm" and float(value) == pytest.approx(0.840, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_forward_slip_run_energy_balance():
+    """Imposed torque with slip (Eq. 37): theta8dd and x1dd both unknown; work balance along the run."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        run = st.SlipModel(0.05, torque=1.0).run(t_end=1.0, samples_per_step=50)
+    assert {e.transition for e in run.timeline} >= {"slip->stick"}
+    w, de, d = run.energy_balance()
+    assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
+
+
+def test_kinematics_rates_are_exact(hip):
+    """The x', x'' columns against the spectral derivative of the positions over a full turn."""
+    n = 256
+    theta = 2 * np.pi * np.arange(n) / n
+    t = pb.kinematics_table(theta, frame="hip")
+    for col in ("7.x", "2.y", "11.angle", "1_f.x"):
+        assert agree(t[col + "'"], spectral_derivative(t[col]), 1e-8), col
+        assert agree(t[col + "''"], spectral_derivative(t[col + "'"]), 1e-7), col
+    ground = pb.kinematics_table(theta[:8], frame="ground")
+    assert {"13.angle'", "1.x''", "1_f.y'"} <= set(ground.names)

@@ -1,0 +1,299 @@
+"""UGV half-vehicle (issue 5): equilibrium derived from the per-body rows, independent checks, optimisation, CLI."""
+import math
+
+import numpy as np
+import pytest
+
+from mechanisms import ugv_study as us
+from mechsym.cli import main
+from mechsym.errors import InputError, ModelError
+from mechsym.track import Track, bump, load_track
+
+DEG = math.pi / 180
+G = 9.81
+MW, ML, MB, R_WHEEL = 50.0, 20.0, 300.0, 0.30
+WEIGHT = (2 * MW + 2 * ML + MB) * G
+PAIRS = (np.array([90, 70, 120, 135, 60]) * DEG, np.array([90, 100, 65, 135, 130]) * DEG)
+
+
+@pytest.fixture(scope="module")
+def vehicle():
+    return us.Vehicle()
+
+
+@pytest.fixture(scope="module")
+def on_bump(vehicle):
+    x = np.linspace(0, 8, 401)
+    pose = vehicle.place(bump(), x, *PAIRS)
+    return pose, vehicle.forces(pose, us.statics().unknowns)
+
+
+def cross(a, b):
+    return a[0] * b[1] - a[1] * b[0]
+
+
+def sub(a, b):
+    return (a[0] - b[0], a[1] - b[1])
+
+
+def test_equilibrium_is_derived_from_the_body_rows():
+    st = us.statics()
+    assert st.A.shape == (16, 16)
+    assert st.row_names[:3] == ("body.x", "body.y", "body.m") and st.row_names[-1] == "same torque"
+    assert set(st.unknowns) >= {"Fr", "Nr", "Ff", "Nf", "M_r", "M_f", "axle_r.fx", "axle_f.fy", "tau_r", "tau_f"}
+    # the closed form solves the numeric per-body system (random states, not only physical ones)
+    A, C = st.matrices()
+    rng = np.random.default_rng(3)
+    p = us.Vehicle().p
+    for _ in range(5):
+        q = rng.normal(size=15) * 0.4
+        beta = rng.normal(size=2) * 0.3
+        u = np.linalg.solve(np.array(A(q, beta, p), float), np.array(C(q, beta, p), float).ravel())
+        closed = st.solve(q, beta, p)
+        got = np.array([float(closed[n]) for n in st.unknowns])
+        assert np.max(np.abs(got - u)) <= 1e-10 * np.max(np.abs(u))
+
+
+def test_pose_satisfies_the_declared_joints(vehicle, on_bump):
+    pose, _ = on_bump
+    st = us.statics()
+    import sympy as sp
+
+    con = st.constraints
+    rows = sp.lambdify([list(con.q), [sp.Symbol(c, real=True) for c in ("phi_r", "phi_f", "spin_r", "spin_f")],
+                        list(con.params)], list(con.rows), modules="numpy")
+    q = pose.coordinates()
+    spin_r = q[11] - q[5]
+    spin_f = q[14] - q[8]
+    res = rows(q, [pose.phi_r, pose.phi_f, spin_r, spin_f], vehicle.p)
+    assert max(float(np.max(np.abs(np.asarray(r)))) for r in res) < 1e-12
+
+
+def test_flat_ground(vehicle):
+    flat = Track.from_expr("0*x", "flat")
+    x = np.linspace(-3, 5, 17)
+    pose = vehicle.place(flat, x, *PAIRS)
+    f = vehicle.forces(pose)
+    assert np.max(np.abs(f["torque"])) < 1e-9
+    assert np.max(np.abs(f["Fr"])) < 1e-9 and np.max(np.abs(f["Ff"])) < 1e-9
+    assert np.allclose(f["Nr"] + f["Nf"], WEIGHT, rtol=1e-13, atol=0)
+    assert vehicle.weight == pytest.approx(WEIGHT)
+    # symmetric vehicle, symmetric legs: the weight splits evenly
+    sym = vehicle.forces(vehicle.place(flat, x, [90 * DEG], [90 * DEG]))
+    assert np.allclose(sym["Nr"], WEIGHT / 2) and np.allclose(sym["Nf"], WEIGHT / 2)
+
+
+def test_nine_equations_of_eqs_40_to_42(on_bump):
+    """Eqs. 40-42 written by hand from the spec (rear wheel; rear wheel + legs + body; whole vehicle)."""
+    pose, f = on_bump
+    P = pose.points()
+    br, bf = pose.beta_rear, pose.beta_front
+    Gr = (f["Fr"] * np.cos(br) - f["Nr"] * np.sin(br), f["Fr"] * np.sin(br) + f["Nr"] * np.cos(br))
+    Gf = (f["Ff"] * np.cos(bf) - f["Nf"] * np.sin(bf), f["Ff"] * np.sin(bf) + f["Nf"] * np.cos(bf))
+    M = f["M_r"]
+    assert np.array_equal(f["M_r"], f["M"]) and np.allclose(f["M_f"], M, atol=1e-12)
+    Flw = (f["axle_r.fx"], f["axle_r.fy"])  # leg on rear wheel
+    Fwl = (-f["axle_f.fx"], -f["axle_f.fy"])  # front wheel on front leg
+    m2 = MW + 2 * ML + MB
+    C2 = tuple((MW * P["Wr"][i] + ML * P["C_leg_r"][i] + ML * P["C_leg_f"][i] + MB * P["C_body"][i]) / m2 for i in range(2))
+    m3 = m2 + MW
+    C3 = tuple((m2 * C2[i] + MW * P["Wf"][i]) / m3 for i in range(2))
+    T, D, E = P["T"], P["D"], P["Wf"]
+    eqs = [
+        Gr[0] + Flw[0], Gr[1] + Flw[1] - MW * G, R_WHEEL * f["Fr"] + M,  # (40)
+        Gr[0] + Fwl[0], Gr[1] + Fwl[1] - m2 * G, cross(sub(T, C2), Gr) + cross(sub(E, C2), Fwl) - M,  # (41)
+        Gr[0] + Gf[0], Gr[1] + Gf[1] - m3 * G, cross(sub(T, C3), Gr) + cross(sub(D, C3), Gf),  # (42)
+    ]
+    for e in eqs:
+        assert np.max(np.abs(e)) <= 1e-10 * WEIGHT
+    # and the decoded 5x5 form (spec section 4, Eq. 43): subsystem 2 moment with the front wheel force
+    eq4 = cross(sub(T, C2), Gr) + cross(sub(E, C2), Gf) - M - sub(E, C2)[0] * MW * G
+    assert np.max(np.abs(eq4)) <= 1e-10 * WEIGHT
+    # the bump needs torque: propulsive climbing, braking going down
+    assert f["torque"].max() > 10 and f["torque"].min() < -10
+
+
+def test_virtual_work_along_the_bump(vehicle):
+    """dPE/dx_f = M (dtheta_r/dx_f - dpsi/dx_f + dtheta_f/dx_f - dpsi/dx_f), pointwise, by finite differences
+    of the position problem (independent of the force solution)."""
+    t = bump()
+    x = np.linspace(0.5, 7.5, 141)
+    h = 1e-5
+    for pr, pf in zip(*PAIRS):
+        poses = [vehicle.place(t, x + d, [pr], [pf]) for d in (-h, 0.0, h)]
+        pe = [p.potential()[:, 0] for p in poses]
+        d_pe = (pe[2] - pe[0]) / (2 * h)
+        d_psi = (poses[2].pitch - poses[0].pitch)[:, 0] / (2 * h)
+        d_xr = (poses[2].x_rear - poses[0].x_rear)[:, 0] / (2 * h)
+        speed = lambda s: np.hypot(*t.offset(s, R_WHEEL)[2:4])  # noqa: E731  |W'(x)|
+        d_th_f = -speed(x) / R_WHEEL
+        d_th_r = -speed(poses[1].x_rear[:, 0]) / R_WHEEL * d_xr
+        M = vehicle.forces(poses[1])["M"][:, 0]
+        work = M * (d_th_r - d_psi + d_th_f - d_psi)
+        assert np.max(np.abs(work - d_pe)) <= 1e-6 * np.max(np.abs(d_pe))
+
+
+def test_torque_along_and_events(vehicle):
+    table = us.torque_along("bump", 90 * DEG, 90 * DEG, samples=161, vehicle=vehicle)
+    assert table.names == ["x_front", "x_rear", "pitch", "Fr", "Nr", "Ff", "Nf", "torque"]
+    assert table.events == []
+    slippery = us.torque_along("bump", 90 * DEG, 90 * DEG, samples=161, mu=0.02, vehicle=vehicle)
+    assert any(e.startswith("slip: the rear wheel slips at x_front = ") for e in slippery.events)
+    heavy = us.torque_along("bump", 90 * DEG, 90 * DEG, samples=41, params={"body_com": 1.6})
+    assert any("rollover: the rear wheel lifts off" in e for e in heavy.events)
+    # the sweep gives the same numbers for every pair
+    sw = us.sweep("bump", *PAIRS, table["x_front"], vehicle=vehicle, names=("torque", "Nf"))
+    one = us.torque_along("bump", PAIRS[0][2], PAIRS[1][2], samples=161, vehicle=vehicle, limits=(0.1, 3.0))
+    assert np.allclose(sw["torque"][:, 2], one["torque"], rtol=0, atol=1e-12 * WEIGHT)
+    assert np.allclose(sw["Nf"][:, 2], one["Nf"], rtol=0, atol=1e-12 * WEIGHT)
+
+
+def test_bad_input(vehicle, tmp_path):
+    with pytest.raises(InputError, match="outside the limits"):
+        us.torque_along("bump", 30 * DEG, 90 * DEG, vehicle=vehicle)
+    with pytest.raises(InputError, match="cross the body"):
+        us.torque_along("bump", 50 * DEG, 90 * DEG, vehicle=vehicle)
+    with pytest.raises(InputError, match="mu = 0"):
+        us.torque_along("bump", 90 * DEG, 90 * DEG, mu=0.0, vehicle=vehicle)
+    with pytest.raises(InputError, match="mu = -1"):
+        us.optimize("bump", "grip", mu=-1.0, vehicle=vehicle)
+    with pytest.raises(InputError, match="not finite at x = 3"):
+        us.torque_along("1/(x-3)", 90 * DEG, 90 * DEG, vehicle=vehicle)
+    with pytest.raises(InputError, match="exceeds 1/r"):
+        us.torque_along("0.3*exp(-100*(x-4)**2)", 90 * DEG, 90 * DEG, vehicle=vehicle)
+    x = np.arange(0, 9.001, 0.05)
+    short = tmp_path / "short.csv"
+    np.savetxt(short, np.c_[x, 0.1 * np.exp(-(x - 4) ** 2)], delimiter=",", header="x,y", comments="")
+    with pytest.raises(InputError, match="no placement for the rear wheel behind the front contact x = 0"):
+        us.torque_along(str(short), 90 * DEG, 90 * DEG, vehicle=vehicle)
+    with pytest.raises(InputError, match="unknown criterion"):
+        us.optimize("bump", "speed", vehicle=vehicle)
+    with pytest.raises(InputError, match="'r'"):
+        us.Vehicle({"r": -0.3})
+
+
+def test_contact_statics_errors():
+    from mechanisms import ugv
+    from mechsym.rolling import ContactStatics
+
+    mech = ugv.build()
+    with pytest.raises(InputError, match="16 unknowns .* for 15 equilibrium rows"):
+        ContactStatics(mech, ugv.contacts(mech))  # without the torque tie the system is indeterminate
+    with pytest.raises(InputError, match="14 unknowns .* for 16 equilibrium rows"):
+        ContactStatics(mech, ugv.contacts(mech)[:1], ugv.ties())  # one wheel in the air
+    mech.body("loose", 1.0, 0.1, (0, 0), {"P": (0, 0)})
+    with pytest.raises(ModelError, match="body 'loose' is held neither by a joint nor by a contact"):
+        ContactStatics(mech, ugv.contacts(mech), ugv.ties())
+
+
+def _schedule_checks(vehicle, sched, mu, margin, limits, rate):
+    x = sched.x
+    pose = vehicle.place(load_track("bump"), x, sched.phi_r, sched.phi_f, paired=True)
+    f = vehicle.forces(pose)
+    assert np.allclose(sched.table["torque"], f["torque"])
+    lo, hi = limits
+    assert np.all(sched.phi_r >= lo - 1e-12) and np.all(sched.phi_r <= hi + 1e-12)
+    assert np.all(sched.phi_f >= lo - 1e-12) and np.all(sched.phi_f <= hi + 1e-12)
+    step = rate * (x[1] - x[0])
+    assert np.all(np.abs(np.diff(sched.phi_r)) <= step * (1 + 1e-9))
+    assert np.all(np.abs(np.diff(sched.phi_f)) <= step * (1 + 1e-9))
+    clear = vehicle.clearance(sched.phi_r, sched.phi_f)
+    assert all(np.all(c >= 0) for c in clear.values())
+    assert np.all(np.abs(f["Fr"]) <= mu * f["Nr"]) and np.all(np.abs(f["Ff"]) <= mu * f["Nf"])
+    assert np.all(f["Nr"] >= margin * WEIGHT) and np.all(f["Nf"] >= margin * WEIGHT)
+    assert np.all(sched.table["slip_margin"] >= 0) and np.all(sched.table["rollover_margin"] >= 0)
+
+
+def _criterion(name, f, th_r, th_f):
+    m = f["M"]
+    if name == "torque-variation":
+        return np.sum(np.diff(m, axis=0) ** 2, axis=0)
+    if name == "peak-torque":
+        return np.max(np.abs(m), axis=0)
+    if name == "energy":
+        return np.sum(np.abs(m[:-1]) * (np.abs(np.diff(th_r, axis=0)) + np.abs(np.diff(th_f, axis=0))), axis=0)
+    return np.max(np.maximum(np.abs(f["Fr"] / f["Nr"]), np.abs(f["Ff"] / f["Nf"])), axis=0)
+
+
+@pytest.mark.parametrize("criterion", us.CRITERIA)
+def test_optimize_beats_every_constant_pair(vehicle, criterion):
+    mu, margin, limits, rate = 0.6, 0.05, us.LIMITS, us.RATE
+    sched = us.optimize("bump", criterion, mu=mu, samples=41, vehicle=vehicle)
+    assert sched.table.names == ["x_front", "phi_r", "phi_f", "torque", "slip_margin", "rollover_margin"]
+    _schedule_checks(vehicle, sched, mu, margin, limits, rate)
+    # every constant pair of the DP grid, evaluated independently (sweep and the wheel angles by hand)
+    n = sched.info["grid"]
+    grid = np.linspace(*limits, n)
+    pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))
+    t = load_track("bump")
+    pose = vehicle.place(t, sched.x, pr, pf)
+    f = vehicle.forces(pose)
+    th_r = t.slope(pose.x_rear) - t.arc_length_from(pose.x_rear, 0.0) / R_WHEEL - (pose.pitch - pose.phi_r)
+    th_f = t.slope(pose.x_front) - t.arc_length_from(pose.x_front, 0.0) / R_WHEEL - (pose.pitch + pose.phi_f)
+    clear = vehicle.clearance(pr, pf)
+    ok = (clear["wheels"] >= 0) & (clear["rear"] >= 0) & (clear["front"] >= 0)
+    ok &= np.all((np.abs(f["Fr"]) <= mu * f["Nr"]) & (np.abs(f["Ff"]) <= mu * f["Nf"]), axis=0)
+    ok &= np.all((f["Nr"] >= margin * WEIGHT) & (f["Nf"] >= margin * WEIGHT), axis=0)
+    values = np.where(ok, _criterion(criterion, f, th_r, th_f), np.inf)
+    best = float(values.min())
+    assert sched.best_constant[2] == pytest.approx(best, rel=1e-9)
+    assert sched.value <= best * (1 + 1e-12)
+    assert sched.value <= sched.dp_value * (1 + 1e-12)
+    # the reported value is the criterion of the reported schedule
+    p1 = vehicle.place(t, sched.x, sched.phi_r, sched.phi_f, paired=True)
+    f1 = {k: v[:, None] for k, v in vehicle.forces(p1).items()}
+    a_r = t.slope(p1.x_rear) - t.arc_length_from(p1.x_rear, 0.0) / R_WHEEL - (p1.pitch - p1.phi_r)
+    a_f = t.slope(p1.x_front) - t.arc_length_from(p1.x_front, 0.0) / R_WHEEL - (p1.pitch + p1.phi_f)
+    assert float(_criterion(criterion, f1, a_r[:, None], a_f[:, None])[0]) == pytest.approx(sched.value, rel=1e-9)
+
+
+def test_optimize_reports_unavoidable_slip(vehicle):
+    sched = us.optimize("bump", "torque-variation", mu=0.03, samples=41, vehicle=vehicle)
+    assert not sched.info["feasible"]
+    assert any(e.startswith("slip:") and "x_front = " in e for e in sched.events)
+    assert np.min(sched.table["slip_margin"]) < 0
+
+
+def test_cli(tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    assert main(["ugv", "torque", "--phi-r", "90deg", "--phi-f", "1.4", "--samples", "81", "--out", str(out)]) == 0
+    header = out.read_text().splitlines()[0]
+    assert header == "x_front,x_rear,pitch,Fr,Nr,Ff,Nf,torque"
+    data = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert data.shape == (81, 8) and data[0, 0] == 0 and data[-1, 0] == 8
+    capsys.readouterr()
+    assert main(["ugv", "torque", "--phi-r", "30deg", "--phi-f", "90deg", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: leg angle phi_r = 30 deg is outside the limits") and "\n" not in err
+    assert main(["ugv", "torque", "--phi-r", "90deg", "--phi-f", "90deg", "--mu", "0", "--out", str(out)]) == 2
+    assert "mu = 0" in capsys.readouterr().err
+    assert main(["ugv", "torque", "--phi-r", "90deg", "--phi-f", "90deg", "--mu", "0.02", "--samples", "41",
+                 "--out", str(out)]) == 0
+    assert "warning: slip: the rear wheel slips at x_front" in capsys.readouterr().out
+    opt = tmp_path / "o.csv"
+    assert main(["ugv", "optimize", "--criterion", "peak-torque", "--samples", "41", "--out", str(opt)]) == 0
+    assert opt.read_text().splitlines()[0] == "x_front,phi_r,phi_f,torque,slip_margin,rollover_margin"
+    assert "best constant pair" in capsys.readouterr().out
+    assert main(["ugv", "optimize", "--criterion", "grip", "--mu", "-1", "--out", str(opt)]) == 2
+    assert main(["inverse", "ugv", "--omega", "1"]) == 2
+    assert "use `mechsym ugv" in capsys.readouterr().err
+    assert main(["ugv", "equations"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("quasi-static equilibrium of 'ugv': 16 rows x 16 unknowns") and "[same torque]" in text
+    assert main(["params", "ugv", "--json"]) == 0
+    import json
+
+    info = json.loads(capsys.readouterr().out)
+    assert info["parameters"]["r"] == 0.3 and info["parameters"]["L"] == 0.83
+
+
+@pytest.mark.slow
+def test_cli_pictures(tmp_path):
+    sched = tmp_path / "o.csv"
+    assert main(["ugv", "optimize", "--criterion", "torque-variation", "--samples", "41", "--out", str(sched),
+                 "--plot", str(tmp_path / "fig25.png")]) == 0
+    assert main(["ugv", "sweep", "--grid", "4", "--samples", "41", "--out", str(tmp_path / "s.csv"),
+                 "--plot", str(tmp_path / "fig24.png")]) == 0
+    assert main(["ugv", "animate", "--out", str(tmp_path / "ugv.gif"), "--samples", "6", "--schedule", str(sched)]) == 0
+    for name in ("fig25.png", "fig24.png", "ugv.gif"):
+        assert (tmp_path / name).stat().st_size > 1000
