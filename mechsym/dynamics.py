@@ -286,14 +286,7 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
         raise InputError("forward() integrates one coordinate")
     for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end), ("rtol", rtol)):
         _finite(np.atleast_1d(v), name)
-    if t_end <= 0:
-        raise InputError(f"t_end must be positive, got {t_end}")
-    dt = t_end / 1000 if dt is None else dt
-    if not (0 < dt <= t_end):
-        raise InputError(f"dt must be in (0, t_end], got {dt}")
-    atol = rtol if atol is None else atol
-    if not (rtol > 0 and atol > 0):
-        raise InputError(f"rtol and atol must be positive, got {rtol}, {atol}")
+    dt, atol = run_options(t_end, dt, rtol, atol)
     events = list(events or ())
     grid = np.arange(0.0, t_end + 0.5 * dt, dt)
     grid[-1] = min(grid[-1], t_end)
@@ -364,6 +357,19 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     grid = grid[grid <= sol.t[-1]]
     hits = sorted((float(t), i) for i, ts in enumerate(sol.t_events or []) for t in ts)
     return sol.sol(grid).T, hits, sol.nfev
+
+
+def run_options(t_end, dt, rtol, atol):
+    """Checked output step (default t_end/1000) and absolute tolerance (default rtol) of a time run."""
+    if not t_end > 0:
+        raise InputError(f"t_end must be positive, got {t_end}")
+    dt = t_end / 1000 if dt is None else dt
+    if not (0 < dt <= t_end):
+        raise InputError(f"dt must be in (0, t_end], got {dt}")
+    atol = rtol if atol is None else atol
+    if not (rtol > 0 and atol > 0):
+        raise InputError(f"rtol and atol must be positive, got {rtol}, {atol}")
+    return dt, atol
 
 
 def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechsym.dynamics import run_options
 from mechsym.errors import InputError
 from mechsym.kinematics import _solve
 from mechsym.results import Table
@@ -63,12 +64,7 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     for name, v in (("theta0", theta0), ("thetad0", thetad0), ("state0", state0), ("t_end", [t_end])):
         if not np.all(np.isfinite(v)):
             raise InputError(f"{name} must be finite, got {v}")
-    if t_end <= 0:
-        raise InputError(f"t_end must be positive, got {t_end}")
-    dt = t_end / 1000 if dt is None else dt
-    if not (0 < dt <= t_end):
-        raise InputError(f"dt must be in (0, t_end], got {dt}")
-    atol = rtol if atol is None else atol
+    dt, atol = run_options(t_end, dt, rtol, atol)
     ns = len(state0)
     rhs = EquationsOfMotion(system, theta0, params, forces, load, ns).rhs
 
