@@ -17,7 +17,6 @@ vx, vy, vz, wx, wy, wz (world frame), n_contact, n_stick, n_slip.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import sympy as sp

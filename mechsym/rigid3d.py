@@ -7,13 +7,13 @@ makes it a parameter (docs/conventions.md).
 
 State (13 values, the layout of every array below):
 
-    y = [x, y, z,  qw, qx, qy, qz,  vx, vy, vz,  wx, wy, wz]
+    y = [x, y, z,  qw, qx, qy, qz,  vx, vy, vz,  wbx, wby, wbz]
 
 * r = (x, y, z): the centre of mass in the world frame (z up);
 * q = (qw, qx, qy, qz): the body-to-world rotation as a quaternion, scalar first;
 * v: the velocity of the centre of mass, world frame;
-* w: the angular velocity in the BODY frame (Euler's equations then have a constant inertia).
-  `world_columns` reports it in the world frame, R w.
+* w = (wbx, wby, wbz): the angular velocity in the BODY frame (Euler's equations then have a constant
+  inertia). `world_columns` reports it in the world frame, R w, as wx, wy, wz.
 
 The coordinates are (r, q) (7), the speeds are (v, w) (6); generalised forces are conjugate to the speeds:
 Q = (F, M), the total force in the world frame and the moment about the centre of mass in the body frame,
@@ -46,7 +46,7 @@ from mechsym.model import Parameter
 from mechsym.results import Table
 
 K_STAB = 0.1
-STATE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
+STATE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wbx", "wby", "wbz")
 WORLD_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
 
 __all__ = ["FloatingBody", "FloatingSystem", "derive_floating", "quat_multiply", "quat_about",
@@ -231,7 +231,11 @@ class FloatingSystem:
         if backend not in ("numpy", "c"):
             raise InputError(f"unknown backend '{backend}' (numpy or c)")
         self.body = self.mechanism = body
-        self.backend = "numpy"  # the C backend covers planar mechanisms only; numpy is used here
+        if backend == "c":
+            import warnings
+
+            warnings.warn(f"body '{body.name}': the C backend covers planar mechanisms; using numpy", stacklevel=3)
+        self.backend = "numpy"
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")
         self.v, self.w = sym("vx vy vz"), sym("wx wy wz")

@@ -133,14 +133,14 @@ class _Guards:
         self.ode, self.project, self.u_slice = ode, project, u_slice
 
     def signals(self, t, y):
-        if self._key is not None and t == self._key[0] and (y is self._key[1] or np.array_equal(y, self._key[1])):
-            return self._cached
+        if self._key is not None and t == self._key[0] and np.array_equal(y, self._key[1]):
+            return self._cached  # the second guard at the same step end
         self.n_signal += 1
         q, qd = self.ode.coordinates(y)
         u = y[self.u_slice]
         p, v = self.points.kinematics(q, qd)
         self._cached = contact_signals(self.ground, p, v, u.reshape(self.points.nd - 1, self.points.n))
-        self._key = (t, y)
+        self._key = (t, np.array(y))
         return self._cached
 
     def start(self, t, y):
