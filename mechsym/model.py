@@ -259,26 +259,7 @@ class Mechanism:
 
     def resolve_parameters(self, overrides=None) -> dict:
         """Parameter values (name -> float) with `overrides` applied and checked."""
-        values = self.defaults()
-        problems = []
-        for name, value in (overrides or {}).items():
-            if name not in values:
-                known = ", ".join(sorted(values))
-                problems.append(f"unknown parameter '{name}' (known: {known})")
-                continue
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                problems.append(f"parameter '{name}' = {value!r} is not a number")
-                continue
-            values[name] = value
-        for name, value in values.items():
-            if not math.isfinite(value):
-                problems.append(f"parameter '{name}' = {value} is not finite")
-            elif self.parameters[name].positive and value <= 0:
-                problems.append(f"parameter '{name}' = {value} must be positive")
-            elif self.parameters[name].nonnegative and value < 0:
-                problems.append(f"parameter '{name}' = {value} must not be negative")
+        values, problems = apply_overrides(self.parameters, overrides)
         if problems:
             raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
         subs = {self.parameters[n].symbol: v for n, v in values.items()}
@@ -338,6 +319,32 @@ class Mechanism:
                 problems.append(f"parameter '{name}' must not be negative (default {p.default})")
         if problems:
             raise ModelError(self.name, problems)
+
+
+def apply_overrides(parameters: dict, overrides=None) -> tuple[dict, list]:
+    """Defaults of `parameters` (name -> Parameter) with `overrides` applied, and the problems found
+    (unknown names, non-numbers, non-finite, non-positive or negative values where not allowed)."""
+    values = {name: p.default for name, p in parameters.items()}
+    problems = []
+    for name, value in (overrides or {}).items():
+        if name not in values:
+            problems.append(f"unknown parameter '{name}' (known: {', '.join(sorted(values))})")
+            continue
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            problems.append(f"parameter '{name}' = {value!r} is not a number")
+            continue
+        values[name] = value
+    for name, value in values.items():
+        p = parameters[name]
+        if not math.isfinite(value):
+            problems.append(f"parameter '{name}' = {value} is not finite")
+        elif p.positive and value <= 0:
+            problems.append(f"parameter '{name}' = {value} must be positive")
+        elif getattr(p, "nonnegative", False) and value < 0:
+            problems.append(f"parameter '{name}' = {value} must not be negative")
+    return values, problems
 
 
 def _vec(v) -> Vec2:

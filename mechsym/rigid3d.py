@@ -42,7 +42,7 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.errors import InputError, ModelError
-from mechsym.model import Parameter
+from mechsym.model import Parameter, apply_overrides
 from mechsym.results import Table
 
 K_STAB = 0.1
@@ -140,23 +140,7 @@ class FloatingBody:
     def resolve_parameters(self, overrides=None) -> dict:
         """Parameter values (name -> float) with `overrides` applied and checked, including the mass and
         inertia they give (positive mass, positive definite inertia obeying the triangle inequality)."""
-        values = self.defaults()
-        problems = []
-        for name, value in (overrides or {}).items():
-            if name not in values:
-                problems.append(f"unknown parameter '{name}' (known: {', '.join(sorted(values))})")
-                continue
-            try:
-                value = float(value)
-            except (TypeError, ValueError):
-                problems.append(f"parameter '{name}' = {value!r} is not a number")
-                continue
-            values[name] = value
-        for name, value in values.items():
-            if not math.isfinite(value):
-                problems.append(f"parameter '{name}' = {value} is not finite")
-            elif self.parameters[name].positive and value <= 0:
-                problems.append(f"parameter '{name}' = {value} must be positive")
+        values, problems = apply_overrides(self.parameters, overrides)
         if not problems:
             subs = {self.parameters[n].symbol: v for n, v in values.items()}
             m = float(self.mass.subs(subs))
