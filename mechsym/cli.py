@@ -194,7 +194,7 @@ def _output(args, table, system):
         _emit(table, args.out, quiet=bool(args.plot))
         if args.plot:
             force = mech.coordinates[0].force
-            table.plot(args.plot, coord, [force])
+            table.plot(args.plot, coord, [force], groups="omega")
     elif args.command == "kinematics":
         _emit(table, args.out, quiet=bool(args.plot or args.animate))
         if args.plot:

@@ -35,7 +35,8 @@ class Table:
         np.savetxt(path, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
 
     def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
-        """Draw columns `ys` against column `x` into an image file (PNG or SVG)."""
+        """Draw columns `ys` against column `x` into an image file (PNG or SVG); with `groups`, one line
+        per distinct value of that column."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -43,11 +44,20 @@ class Table:
 
         _makedirs(path)
         fig, ax = plt.subplots(figsize=(7, 4.2))
+        x_values = np.asarray(self.columns[x])
         for y in ys:
-            ax.plot(self.columns[x], self.columns[y], label=y)
+            y_values = np.asarray(self.columns[y])
+            if groups is None:
+                ax.plot(x_values, y_values, label=y)
+                continue
+            keys = np.asarray(self.columns[groups])
+            for key in np.unique(keys):  # one line per value of the group column (e.g. per speed)
+                sel = keys == key
+                unit = f" {self.units[groups]}" if groups in self.units else ""
+                ax.plot(x_values[sel], y_values[sel], label=f"{y}, {groups} = {key:g}{unit}")
         ax.set_xlabel(_label(x, self.units))
         ax.set_ylabel(ylabel or _label(ys[0], self.units))
-        if len(ys) > 1:
+        if len(ys) > 1 or groups is not None:
             ax.legend(fontsize=8)
         ax.grid(True, alpha=0.3)
         ax.set_title(title or self.title)
