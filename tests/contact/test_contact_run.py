@@ -111,10 +111,47 @@ def test_resting_on_four_points_settles_to_the_static_penetration():
     check_timeline(run)
 
 
-# ---------------------------------------------------------------- energy: a frictionless bounce
+# ---------------------------------------------------------------- energy: work balances
 
-def test_frictionless_bounce_loses_exactly_the_damping_work():
-    """mu = 0: the mechanical energy lost equals the work of the ground's dampers, to 1e-6.
+def motion(run, y):
+    """Coordinates, speeds and mechanical energy (kinetic + gravity) at full ODE states y (N, ny)."""
+    system = run.points.system
+    if run.points.nd == 3:
+        return y[:, :7], y[:, 7:13], system.energy(y[:, :13].T, system.params()).sum(axis=0)
+    from mechsym.dynamics import energies
+
+    k = len(system.coordinate_names)
+    kin = system.kinematics(y[:, :k])
+    return kin.q, kin.velocities(y[:, k:2 * k]), energies(system, kin, y[:, k:2 * k]).sum(axis=0)
+
+
+def piecewise_integral(run, integrand, order=80):
+    """The integral over the run of integrand(t, y) -> (N,), exact for a smooth integrand on every piece
+    between state changes: Gauss-Legendre per piece, in t = ta + s^2 to absorb the square-root start of a
+    touchdown. The integrand sees the point states held on the piece."""
+    t_end = run.table["t"][-1]
+    breaks = np.unique(np.concatenate([[0.0], [e.t for e in run.timeline], [t_end]]))
+    nodes, weights = np.polynomial.legendre.leggauss(order)
+    total = 0.0
+    for ta, tb in zip(breaks[:-1], breaks[1:]):
+        if tb <= ta:
+            continue
+        span = np.sqrt(tb - ta)
+        s = 0.5 * span * (nodes + 1)
+        t = ta + s**2
+        total += np.sum(integrand(t, run.sample(t), run.states_at(0.5 * (ta + tb))[0]) * 2 * s * 0.5 * span * weights)
+    return total
+
+
+def point_motion(run, y):
+    """Point positions and velocities (N, nd, np) at full ODE states y (N, ny)."""
+    q, qd, _ = motion(run, y)
+    pv = [run.points.kinematics(qi, qdi) for qi, qdi in zip(q, qd)]
+    return np.array([p for p, _ in pv]), np.array([v for _, v in pv])
+
+
+def damping_balance(run):
+    """mu = 0: (energy lost, what the ground's dampers and springs account for).
 
     While point i is in contact, f_n zdot = -d/dt (2/5 K d^2.5) - D d^0.5 zdot^2 (d = -z, the depth):
     the spring stores V = 2/5 K d^2.5, the damper dissipates D d^0.5 zdot^2. A point leaves the ground
@@ -122,43 +159,50 @@ def test_frictionless_bounce_loses_exactly_the_damping_work():
     which its own damper dissipates; one re-entering below the surface loads the ground again. So
     E(0) - E(T) = W_damper + sum_lost V(d) - sum_made V(d) + sum_(in contact at T) V(d).
     """
+    K, D = run.ground.stiffness, run.ground.damping
+
+    def damper_power(t, y, state):
+        p, v = point_motion(run, y)
+        d, zd = np.maximum(0.0, -p[:, -1]), v[:, -1]
+        return np.sum(np.where(state != NO_CONTACT, D * np.sqrt(d) * zd**2, 0.0), axis=1)
+
+    def stored_at(t, index):
+        p, _ = point_motion(run, run.sample([t]))
+        return 0.4 * K * max(0.0, -p[0, -1, index]) ** 2.5
+
+    w_damper = piecewise_integral(run, damper_power)
+    left = sum(stored_at(e.t, e.index) for e in run.timeline if e.kind == "contact lost")
+    loaded = sum(stored_at(e.t, e.index) for e in run.timeline if e.kind == "contact made")
+    t_end = run.table["t"][-1]
+    y_ends = run.sample([0.0, t_end])
+    _, _, energy = motion(run, y_ends)
+    held = sum(stored_at(t_end, i) for i in np.flatnonzero(run.states_at(t_end)[0] != NO_CONTACT))
+    return energy[0] - energy[1], w_damper, left, loaded, held
+
+
+def test_frictionless_bounce_loses_exactly_the_damping_work():
+    """3-D: a box tumbling onto the ground on its eight corners, mu = 0: E(0) - E(T) = W_damper + the
+    elastic energy left in (minus taken from) the ground at separations (entries), to 1e-6."""
     system, points = box(corners=8)
     ground = GroundContact(K, D, 0.0)
     y0 = system.initial_state((0, 0, 0.15), quat_about((1, 0.5, 0), 0.4), (0.3, 0, -1.0), (2.0, -1.0, 3.0))
     run = simulate_contact(points, ground, y0, 0.6, rtol=1e-10)
-    t_end = run.table["t"][-1]
-    y_all = run.sample(run.table["t"])
-    energy = system.energy(y_all[:, :13].T, system.params()).sum(axis=0)
-
-    def depth_and_rate(y):
-        p, v = points.kinematics(y[:7], y[7:13])
-        return np.maximum(0.0, -p[2]), v[2]
-
-    # the damper's work: Gauss-Legendre on every piece between state changes, t = ta + s^2 to absorb
-    # the square-root start of a touchdown
-    breaks = np.unique(np.concatenate([[0.0], [e.t for e in run.timeline], [t_end]]))
-    nodes, weights = np.polynomial.legendre.leggauss(80)
-    w_damper = 0.0
-    for ta, tb in zip(breaks[:-1], breaks[1:]):
-        if tb <= ta:
-            continue
-        span = np.sqrt(tb - ta)
-        s = 0.5 * span * (nodes + 1)
-        ws = 0.5 * span * weights
-        contact = run.states_at(0.5 * (ta + tb))[0] != NO_CONTACT
-        for si, wi, yi in zip(s, ws, run.sample(ta + s**2)):
-            d, zd = depth_and_rate(yi)
-            w_damper += np.sum(np.where(contact, D * np.sqrt(d) * zd**2, 0.0)) * 2 * si * wi
-    stored = lambda d: 0.4 * K * d**2.5
-    left = sum(stored(depth_and_rate(run.sample([e.t])[0])[0][e.index]) for e in run.timeline if e.kind == "contact lost")
-    loaded = sum(stored(depth_and_rate(run.sample([e.t])[0])[0][e.index]) for e in run.timeline if e.kind == "contact made")
-    d_end, _ = depth_and_rate(y_all[-1])
-    held = np.sum(np.where(run.states_at(t_end)[0] != NO_CONTACT, stored(d_end), 0.0))
-    lost = energy[0] - energy[-1]
+    lost, w_damper, left, loaded, held = damping_balance(run)
     assert lost > 1.0 and left > 0.01 and w_damper > 1.0
     assert abs(lost - (w_damper + left - loaded + held)) <= 1e-6 * lost
     # frictionless: no state but slip or none, the deflections stay zero
     assert all(e.after in (NO_CONTACT, SLIP) for e in run.timeline)
+    check_timeline(run)
+
+
+def test_frictionless_chain_loses_exactly_the_damping_work():
+    """2-D: the three-link chain bouncing on the frictionless ground, the same balance to 1e-6."""
+    from mechanisms import chain3
+
+    run = chain3.simulate(t_end=0.8, rtol=1e-10, mu=0.0)
+    lost, w_damper, left, loaded, held = damping_balance(run)
+    assert run.counts("contact lost") >= 2 and lost > 1.0 and left > 1e-3
+    assert abs(lost - (w_damper + left - loaded + held)) <= 1e-6 * lost
     check_timeline(run)
 
 
@@ -168,7 +212,7 @@ def test_frictionless_bounce_loses_exactly_the_damping_work():
 def chain_run():
     from mechanisms import chain3
 
-    return chain3.simulate(t_end=0.75, rtol=1e-8)
+    return chain3.simulate(t_end=0.75, rtol=1e-10)
 
 
 def test_chain_falls_onto_the_ground(chain_run):
@@ -192,6 +236,29 @@ def test_chain_counts_match_the_timeline(chain_run):
     assert np.all(t["n_contact"] == t["n_stick"] + t["n_slip"])
     states = run.states_at(t["t"])
     np.testing.assert_array_equal(t["n_contact"], np.sum(states != NO_CONTACT, axis=1))
+
+
+def test_chain_energy_lost_is_the_work_of_the_ground(chain_run):
+    """mu = 0.5: the chain's mechanical energy (derived from the declaration) falls by exactly the work
+    that the point forces of gcontact do on the point velocities, sum_i f_i . v_i integrated (to 1e-6):
+    an independent check of J^T f and of the planar dynamics with the contact load."""
+    run = chain_run
+    ground = run.ground
+
+    def power(t, y, state):
+        p, v = point_motion(run, y)
+        n = run.points.n
+        out = np.empty(len(t))
+        for j in range(len(t)):
+            f, _, _ = gcontact(ground.stiffness, ground.damping, ground.mu, p[j], v[j],
+                               y[j, -n:].reshape(1, n))
+            out[j] = np.sum(f * v[j])
+        return out
+
+    work = piecewise_integral(run, power)
+    _, _, energy = motion(run, run.sample([0.0, run.table["t"][-1]]))
+    assert run.counts("stick->slip") + run.counts("slip->stick") >= 1 and work < -1.0
+    assert abs((energy[1] - energy[0]) - work) <= 1e-6 * abs(work)
 
 
 def test_plain_simulate_with_the_contact_load_agrees():

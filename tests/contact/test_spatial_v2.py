@@ -15,24 +15,33 @@ def col(*x):
 
 # ---------------------------------------------------------------- normal direction
 
+def point(nd, tangential, normal):
+    """One point as an nd x 1 column: the first nd-1 tangential values, then the normal one."""
+    return col(*tangential[:nd - 1], normal)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
 @pytest.mark.parametrize("z", [0.01, 0.0, -0.0])
 @pytest.mark.parametrize("zdot", [-3.0, -10.0])
-def test_on_or_above_ground_no_force_and_deflection_decays(z, zdot):
-    u = col(1e-4, -3e-4)
-    f, ud, fcone = gcontact(K, D, 0.5, col(0.3, -0.2, z), col(1.0, 2.0, zdot), u)
-    assert np.all(f == 0)
-    np.testing.assert_allclose(ud, -500.0 * u, rtol=1e-15)
+def test_on_or_above_ground_no_force_and_deflection_decays(nd, z, zdot):
+    u = col(1e-4, -3e-4)[:nd - 1]
+    f, ud, fcone = gcontact(K, D, 0.5, point(nd, (0.3, -0.2), z), point(nd, (1.0, 2.0), zdot), u)
+    assert f.shape == (nd, 1) and np.all(f == 0)
+    np.testing.assert_allclose(ud, -500.0 * u, rtol=1e-15)      # u' = -(K/D) u
     assert fcone[0] == 2
 
 
-def test_rising_faster_than_recovery_separates():
+@pytest.mark.parametrize("nd", [2, 3])
+def test_rising_faster_than_recovery_separates(nd):
     # d = 1 mm: the unloaded surface rises at K d / D = 0.5 m/s
-    f, ud, fcone = gcontact(K, D, 0.5, col(0.0, 0.0, -1e-3), col(0.0, 0.0, 0.6))
+    u = col(2e-4, 1e-4)[:nd - 1]
+    f, ud, fcone = gcontact(K, D, 0.5, point(nd, (0.0, 0.0), -1e-3), point(nd, (0.7, 0.1), 0.6), u)
     assert np.all(f == 0) and fcone[0] == 2
-    f, _, fcone = gcontact(K, D, 0.5, col(0.0, 0.0, -1e-3), col(0.0, 0.0, 0.4))
-    # fn = sqrt(d) (K d - D zdot) = sqrt(1e-3) (1000 - 800)
-    assert f[2, 0] == pytest.approx(200.0 * np.sqrt(1e-3), rel=1e-13)
-    assert f[0, 0] == 0 and f[1, 0] == 0 and fcone[0] == 0
+    np.testing.assert_allclose(ud, -500.0 * u, rtol=1e-15)      # out of contact: the deflection decays
+    f, ud, fcone = gcontact(K, D, 0.5, point(nd, (0.0, 0.0), -1e-3), point(nd, (0.0, 0.0), 0.4))
+    # fn = sqrt(d) (K d - D zdot) = sqrt(1e-3) (1000 - 800); rising slower than K d / D: in contact
+    assert f[-1, 0] == pytest.approx(200.0 * np.sqrt(1e-3), rel=1e-13)
+    assert np.all(f[:-1, 0] == 0) and np.all(ud == 0) and fcone[0] == 0
 
 
 def test_exact_recovery_rate_is_not_contact():
