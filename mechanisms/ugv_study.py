@@ -193,10 +193,11 @@ class Vehicle:
         pose._cache["centres"] = ((wrx, wry), (np.broadcast_to(wfx, shape), np.broadcast_to(wfy, shape)))
         return pose
 
-    def forces(self, pose: Pose, names=("Fr", "Nr", "Ff", "Nf", "torque")) -> dict:
+    def forces(self, pose: Pose, names=("Fr", "Nr", "Ff", "Nf", "torque"), wrt=()) -> dict:
         """Ground forces and torques at the poses: Fr, Nr, Ff, Nf, M_r (= M_f = M) and torque (= -M); any
         other unknown of the equilibrium by name (joint reactions axle_r.fx ..., leg torques tau_r, tau_f).
-        The result always holds M and torque as well."""
+        The result always holds M and torque as well; with `wrt` (symbols among the body angles and contact
+        angles) also the exact partial derivatives of the unknowns asked (ContactStatics.solve)."""
         st = self.statics
         asked = [n for n in names if n not in ("torque", "M")]
         if "M_r" not in asked:
@@ -206,7 +207,7 @@ class Vehicle:
             q = [angles[i] if need else 0.0 for i, need in enumerate(self._q_needed)]
         else:
             q = pose.coordinates()
-        out = st.solve(q, [pose.beta_rear, pose.beta_front], self.p, asked)
+        out = st.solve(q, [pose.beta_rear, pose.beta_front], self.p, asked, wrt=wrt)
         out["M"] = out["M_r"]
         out["torque"] = -out["M_r"]
         return out
@@ -218,6 +219,60 @@ class Vehicle:
         th_r = t.slope(pose.x_rear) - t.arc_length_from(pose.x_rear, x0) / self.r
         th_f = t.slope(pose.x_front) - t.arc_length_from(pose.x_front, x0) / self.r
         return th_r - (pose.pitch - pose.phi_r), th_f - (pose.pitch + pose.phi_f)
+
+
+    def stage(self, pose: Pose, x0=0.0, derivatives=False):
+        """Per-sample quantities of paired poses (one angle pair per front contact): the forces FORCES, the
+        wheel rotations relative to the legs th_r, th_f (from x0), the clearances c_wheels, c_rear, c_front,
+        the grip ratios gr = Fr/Nr, gf = Ff/Nf and the angles phi_r, phi_f. With `derivatives`, also their
+        exact derivatives by the sample's own phi_r and by its own phi_f at a fixed front contact: the
+        position problem differentiated implicitly, the closed-form forces symbolically. Returns (values,
+        d/dphi_r, d/dphi_f), dicts with the same keys (the derivatives None without `derivatives`)."""
+        st = self.statics
+        pr, pf = pose.phi_r, pose.phi_f
+        angles = [st.constraints.q[i] for i in (2, 5, 8)]  # body, rear leg, front leg
+        f = self.forces(pose, FORCES, wrt=(*angles, *st.betas) if derivatives else ())
+        th_r, th_f = self.wheel_angles(pose, x0)
+        out = {k: f[k] for k in FORCES}
+        out.update(th_r=th_r, th_f=th_f, phi_r=pr, phi_f=pf)
+        out.update({f"c_{k}": c for k, c in self.clearance(pr, pf).items()})
+        with np.errstate(all="ignore"):
+            out["gr"], out["gf"] = f["Fr"] / f["Nr"], f["Ff"] / f["Nf"]
+        if not derivatives:
+            return out, None, None
+        l, L, r = self.l, self.L, self.r
+        (wrx, wry), (wfx, wfy) = pose.centres()
+        _, d1, d2 = pose.track.eval(pose.x_rear)
+        _, _, dwx, dwy, _ = pose.track.offset(pose.x_rear, r)
+        dx, dy = L - l * np.cos(pr) - l * np.cos(pf), l * (np.sin(pr) - np.sin(pf))
+        R2 = dx * dx + dy * dy
+        ex, ey = wfx - wrx, wfy - wry  # W_f - W_r, of length R
+        one, zero = np.ones_like(pr), np.zeros_like(pr)
+        result = []
+        for k, (ddx, ddy) in enumerate(((l * np.sin(pr), l * np.cos(pr)), (l * np.sin(pf), -l * np.cos(pf)))):
+            dR_R = dx * ddx + dy * ddy  # R dR/dphi
+            dgamma = (dx * ddy - dy * ddx) / R2
+            dxr = -dR_R / (ex * dwx + ey * dwy)  # |W_f - W(x_r)|^2 = R^2 at a fixed x_f
+            dpsi = (ex * -dwy * dxr - ey * -dwx * dxr) / R2 - dgamma
+            dbeta_r = d2 / (1 + d1 * d1) * dxr
+            own_r, own_f = (one, zero) if k == 0 else (zero, one)
+            q_rates = (dpsi, dpsi - own_r, dpsi + own_f)
+            d = {n: sum(f[(n, a)] * rate for a, rate in zip(angles, q_rates)) + f[(n, st.betas[0])] * dbeta_r
+                 for n in FORCES}
+            d["th_r"] = -np.hypot(dwx, dwy) / r * dxr - (dpsi - own_r)
+            d["th_f"] = -(dpsi + own_f)
+            d["phi_r"], d["phi_f"] = own_r, own_f
+            d["c_wheels"] = dR_R / np.sqrt(R2)
+            for name, (px, py, dpx, dpy), own in (
+                    ("rear", (l * np.cos(pr), -l * np.sin(pr), -l * np.sin(pr), -l * np.cos(pr)), own_r),
+                    ("front", (L - l * np.cos(pf), -l * np.sin(pf), l * np.sin(pf), -l * np.cos(pf)), own_f)):
+                ax = px - np.clip(px / L, 0.0, 1.0) * L  # from the nearest point of the body segment
+                d[f"c_{name}"] = own * (ax * dpx + py * dpy) / np.hypot(ax, py)
+            with np.errstate(all="ignore"):
+                d["gr"] = (d["Fr"] * f["Nr"] - f["Fr"] * d["Nr"]) / f["Nr"] ** 2
+                d["gf"] = (d["Ff"] * f["Nf"] - f["Ff"] * d["Nf"]) / f["Nf"] ** 2
+            result.append(d)
+        return out, result[0], result[1]
 
 
 # -- torque along a track ----------------------------------------------------------------------------------
@@ -395,13 +450,15 @@ class _Problem:
         return None
 
     def value(self, criterion, f, th_r, th_f):
-        """The criterion along one path (arrays (K,))."""
+        """The criterion along paths: arrays (K,) give a float, arrays (K, S) one value per column."""
         m = f["M_r"]
         if criterion == "torque-variation":
-            return float(np.sum(np.diff(m) ** 2))
-        if criterion == "energy":
-            return float(np.sum(np.abs(m[:-1]) * (np.abs(np.diff(th_r)) + np.abs(np.diff(th_f)))))
-        return float(np.max(self.stage_cost(criterion, f)))
+            out = np.sum(np.diff(m, axis=0) ** 2, axis=0)
+        elif criterion == "energy":
+            out = np.sum(np.abs(m[:-1]) * (np.abs(np.diff(th_r, axis=0)) + np.abs(np.diff(th_f, axis=0))), axis=0)
+        else:
+            out = np.max(self.stage_cost(criterion, f), axis=0)
+        return float(out) if np.ndim(out) == 0 else out
 
 
 def _dp(kind, n_stages, stage_cost, trans_cost, allowed, nbr):
@@ -502,9 +559,7 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     # best constant pair on the grid (the DP optimum is never worse: constant paths are in the DP's set)
     const_ok = geometric & np.all(viol <= 0, axis=0)
     best_constant = None
-    const_vals = np.full(n * n, np.inf)
-    for s_ in np.flatnonzero(const_ok):
-        const_vals[s_] = _const_value(prob, criterion, f, th_r, th_f, s_)
+    const_vals = np.where(const_ok, prob.value(criterion, f, th_r, th_f), np.inf)
     if const_ok.any():
         s_ = int(np.argmin(const_vals))
         best_constant = (float(phi_r[s_]), float(phi_f[s_]), float(const_vals[s_]))
@@ -549,13 +604,15 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     return _schedule(prob, criterion, sched_r, sched_f, best_constant, dp_value, refined, info)
 
 
-def _const_value(prob, criterion, f, th_r, th_f, s):
-    return prob.value(criterion, {k: v[:, s] for k, v in f.items()}, th_r[:, s], th_f[:, s])
+def _place(prob, phi_r, phi_f):
+    """The poses of a path, continued from the rear contacts of the previous path of this problem."""
+    pose = prob.v.place(prob.track, prob.x, phi_r, phi_f, paired=True, guess=getattr(prob, "x_rear", None))
+    prob.x_rear = pose.x_rear
+    return pose
 
 
 def _evaluate(prob, phi_r, phi_f):
-    pose = prob.v.place(prob.track, prob.x, phi_r, phi_f, paired=True, guess=getattr(prob, "x_rear", None))
-    prob.x_rear = pose.x_rear
+    pose = _place(prob, phi_r, phi_f)
     f, th_r, th_f = prob.grid_states(pose)
     return pose, f, th_r, th_f
 
@@ -603,15 +660,15 @@ def _hat_basis(K, every):
 def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter, every=8, rounds=3):
     """SLSQP refinement of a DP path: phi = phi_DP + B z with B the piecewise-linear interpolation from
     knots every `every` stages (z = 0 is the DP path). Per-stage quantities depend only on that stage's
-    angles, so their derivatives come from central differences over all stages at once. Constraints whose
-    margin is large are left out and added back (active-set rounds) if the result violates them; the result
-    is returned only if it is better than the DP value and every constraint holds at every stage."""
+    angles, so their exact derivatives by those angles (Vehicle.stage) and the chain rule through B give the
+    gradient and the constraint Jacobian. Constraints whose margin is large are left out and added back
+    (active-set rounds) if the result violates them; the result is returned only if it is better than the
+    DP value and every constraint holds at every stage."""
     from scipy.optimize import minimize
 
     K = len(prob.x)
     v = prob.v
     w = v.weight
-    h = 1e-6
     minimax = criterion in ("peak-torque", "grip")
     scale = max(abs(start_value), 1e-12)
     B, knots = _hat_basis(K, every)
@@ -620,29 +677,19 @@ def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter, every=8, roun
     lo, hi = prob.limits
     step = prob.rate * prob.dx
 
-    def stage(pr, pf):
-        _, f, th_r, th_f = _evaluate(prob, pr, pf)
-        out = dict(f)
-        out.update(th_r=th_r, th_f=th_f, **{f"c_{k}": c for k, c in v.clearance(pr, pf).items()})
-        with np.errstate(all="ignore"):
-            out["gr"], out["gf"] = f["Fr"] / f["Nr"], f["Ff"] / f["Nf"]
-        out["phi_r"], out["phi_f"] = pr, pf
-        return out
-
     cache = {}
 
     def evaluate(z, derivatives=True):
-        """Per-stage quantities at z and (when asked) their derivatives by the stage's own angles."""
+        """Per-stage quantities at z and (when asked) their exact derivatives by the stage's own angles."""
         key = z.tobytes()
         if cache.get("key") != key:
             cache.clear()
             cache["key"] = key
             pr, pf = phi_r0 + B @ z[:nk], phi_f0 + B @ z[nk:2 * nk]
-            cache["angles"], cache["base"] = (pr, pf), stage(pr, pf)
+            cache["pose"] = _place(prob, pr, pf)
+            cache["base"] = v.stage(cache["pose"], float(prob.x[0]))[0]
         if derivatives and "d_r" not in cache:
-            pr, pf = cache["angles"]
-            cache["d_r"] = {k: (a - b) / (2 * h) for (k, a), b in zip(stage(pr + h, pf).items(), stage(pr - h, pf).values())}
-            cache["d_f"] = {k: (a - b) / (2 * h) for (k, a), b in zip(stage(pr, pf + h).items(), stage(pr, pf - h).values())}
+            cache["base"], cache["d_r"], cache["d_f"] = v.stage(cache["pose"], float(prob.x[0]), derivatives=True)
         if not derivatives:
             return cache["base"], None, None
         return cache["base"], cache["d_r"], cache["d_f"]

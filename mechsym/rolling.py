@@ -165,42 +165,54 @@ class ContactStatics:
             self._solution = dict(zip(self.unknowns, values))
         return self._solution
 
-    def compile(self, names=None, values=None):
+    def compile(self, names=None, values=None, wrt=()):
         """A compiled function of the unknowns `names` (default all).
 
         Without `values`: f(q, beta, params) -> list of arrays, q the body coordinates in the order of
         `constraints.q`, beta the contact angles, params in declaration order. With `values` (parameter values
-        in declaration order) they are substituted first, so constants fold: f(q, beta)."""
-        names = tuple(names or self.unknowns)
-        key = (names, None if values is None else tuple(float(v) for v in values))
+        in declaration order) they are substituted first, so constants fold: f(q, beta). With `wrt` (symbols
+        among q and the contact angles) the list goes on with the exact partial derivatives, name by name,
+        each by every symbol of `wrt` (symbolic: `forward_derivatives`)."""
+        names, wrt = tuple(names or self.unknowns), tuple(wrt)
+        key = (names, None if values is None else tuple(float(v) for v in values), wrt)
         if key not in self._compiled:
             missing = [n for n in names if n not in self.unknowns]
             if missing:
                 raise InputError(f"unknown(s) {missing}: the equilibrium unknowns are {self.unknowns}")
-            exprs = [self.solution[n] for n in names]
             con = self.constraints
+            stray = [str(w) for w in wrt if w not in set(con.q) | set(self.betas)]
+            if stray:
+                raise InputError(f"derivatives by {stray}: only by the body coordinates and the contact angles")
+            exprs = [self.solution[n] for n in names]
             args = [list(con.q), list(self.betas)]
             if values is None:
                 args.append(list(con.params))
             else:
                 subs = dict(zip(con.params, (sp.Float(v) for v in key[1])))
                 exprs = [e.xreplace(subs) for e in exprs]
-            self._compiled[key] = sp.lambdify(args, exprs, modules="numpy", cse=True)
+            if wrt:
+                replacements, outputs = forward_derivatives(exprs, wrt)
+                self._compiled[key] = sp.lambdify(args, outputs, modules="numpy",
+                                                  cse=lambda e, reps=replacements: (reps, e))
+            else:
+                self._compiled[key] = sp.lambdify(args, exprs, modules="numpy", cse=True)
         return self._compiled[key]
 
-    def solve(self, q, beta, values, names=None, chunk=16384) -> dict:
+    def solve(self, q, beta, values, names=None, chunk=16384, wrt=()) -> dict:
         """The unknowns `names` at samples: q a sequence of the n body coordinates and beta of the contact
         angles, each an array (or a scalar; all broadcast together); values the parameter values. Evaluated
-        in chunks of `chunk` samples (cache-sized arrays)."""
-        names = tuple(names or self.unknowns)
-        f = self.compile(names, values)
+        in chunks of `chunk` samples (cache-sized arrays). With `wrt` (symbols among q and the contact angles)
+        the result also holds the exact partial derivatives, under the keys (name, symbol)."""
+        names, wrt = tuple(names or self.unknowns), tuple(wrt)
+        f = self.compile(names, values, wrt)
+        keys = list(names) + [(n, w) for n in names for w in wrt]
         q, beta = [np.asarray(v, float) for v in q], [np.asarray(v, float) for v in beta]
         shape = np.broadcast_shapes(*(v.shape for v in q + beta))
         size = int(np.prod(shape))
         flat = lambda v: v.ravel() if v.ndim == 0 or v.shape == shape else np.broadcast_to(v, shape).ravel()  # noqa: E731
         q = [v if v.ndim == 0 else flat(v) for v in q]
         beta = [v if v.ndim == 0 else flat(v) for v in beta]
-        out = np.empty((len(names), size))
+        out = np.empty((len(keys), size))
         for lo in range(0, max(size, 1), chunk):
             sl = slice(lo, lo + chunk)
             part = f([v if v.ndim == 0 else v[sl] for v in q], [v if v.ndim == 0 else v[sl] for v in beta])
@@ -212,7 +224,7 @@ class ContactStatics:
             angles = ", ".join(f"{b} = {float(np.ravel(v)[i] if v.ndim else v):.6g}" for b, v in zip(self.betas, beta))
             raise SingularError(f"mechanism '{self.mechanism.name}': the equilibrium is singular at sample {i} "
                                 f"({angles}): the contacts cannot hold the mechanism there")
-        return {n: out[k].reshape(shape) for k, n in enumerate(names)}
+        return {n: out[k].reshape(shape) for k, n in enumerate(keys)}
 
     def equations_text(self, latex=False) -> str:
         """The equilibrium rows A U = C (one per body coordinate, then the ties), as text or LaTeX."""
@@ -307,6 +319,45 @@ def eliminate(a: sp.Matrix, c: sp.Matrix, positive=()) -> list:
         rest = sum((v * solution[col] for col, v in rows[i].items() if col != j), sp.Integer(0))
         solution[j] = (rhs[i] - rest) / rows[i][j]
     return [solution[j] for j in range(n)]
+
+
+def forward_derivatives(exprs, wrt):
+    """Exact derivatives of `exprs` by the symbols `wrt`, symbolically in forward mode: common subexpressions
+    first (sympy's cse), then the chain rule through them, so that the derivatives share the values' work
+    (much cheaper to build than differentiating each expanded expression). Returns (replacements, outputs):
+    the replacements to evaluate in order, then the expressions and after them their derivatives, expression
+    by expression, each by every symbol of `wrt`."""
+    replacements, reduced = sp.cse(list(exprs))
+    partials = {}  # subexpression symbol -> its derivatives by wrt (0 where independent)
+    out = []
+
+    def chain(e):
+        result = []
+        for k, w in enumerate(wrt):
+            total = sp.Integer(0)
+            for s in e.free_symbols:
+                if s == w:
+                    total += sp.diff(e, s)
+                elif s in partials and partials[s][k] != 0:
+                    total += sp.diff(e, s) * partials[s][k]
+            result.append(total)
+        return result
+
+    for s, e in replacements:
+        out.append((s, e))
+        ds = []
+        for k, d in enumerate(chain(e)):
+            if d == 0:
+                ds.append(sp.Integer(0))
+            else:
+                symbol = sp.Symbol(f"_d{k}{s.name}")
+                out.append((symbol, d))
+                ds.append(symbol)
+        partials[s] = ds
+    outputs = list(reduced)
+    for e in reduced:
+        outputs.extend(chain(e))
+    return out, outputs
 
 
 # -- the position problem ----------------------------------------------------------------------------------
