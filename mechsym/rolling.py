@@ -450,19 +450,26 @@ def rear_contact(track, r, x_front, distance, scan_step=0.01, tol=1e-13, max_ite
 
 def _scan(track, r, x_front, wfx, wfy, distance, scan_step):
     """Brackets (x_lo, x_hi) of the first crossing of |W(x) - W_f| = R behind each x_f, and a regula-falsi
-    start inside; distance (M, P). One scan per front contact serves every distance."""
+    start inside; distance (M, P). One scan per front contact serves every distance: x_f itself, then the
+    nodes below it of one grid of spacing `scan_step` shared by all front contacts (W evaluated once per node)."""
     reach = float(distance.max()) + 2 * r  # W_x(x_f) - W_x(x) >= R somewhere before x_f - reach
     k = int(math.ceil(reach / scan_step)) + 1
-    steps = scan_step * np.arange(k + 1)
     lo_domain = track.domain[0]
-    xs = x_front[:, None] - steps[None, :]  # (M, K+1), xs[:, 0] = x_front
-    inside = xs >= lo_domain
-    wx, wy, *_ = track.offset(np.where(inside, xs, lo_domain), r)
-    d = np.hypot(wx - wfx[:, None], wy - wfy[:, None])
-    d = np.where(inside, d, -np.inf)  # never a crossing off the track
+    top = np.floor(x_front / scan_step).astype(np.int64)  # the node at or below each x_f
+    first = int(top.min()) - k + 1
+    nodes = scan_step * np.arange(first, int(top.max()) + 1)
+    on_track = nodes >= lo_domain
+    gx, gy, *_ = track.offset(np.where(on_track, nodes, lo_domain), r)
+    m = len(x_front)
+    j = (top - first)[:, None] - np.arange(k)[None, :]  # (M, K) node indices, going back from x_f
+    xs = np.empty((m, k + 1))
+    xs[:, 0], xs[:, 1:] = x_front, nodes[j]
+    d = np.empty((m, k + 1))
+    d[:, 0] = 0.0
+    # off the track (before its start) never a crossing
+    d[:, 1:] = np.where(on_track[j], np.hypot(gx[j] - wfx[:, None], gy[j] - wfy[:, None]), -np.inf)
     dmax = np.maximum.accumulate(d, axis=1)  # finite: d[:, 0] = 0
     # first index where d >= R, for every (row, R): one searchsorted on row-offset keys
-    m = len(x_front)
     big = 2.0 * (float(np.max(dmax)) + float(distance.max()) + 1.0)
     offsets = big * np.arange(m)[:, None]
     keys = (dmax + offsets).ravel()
