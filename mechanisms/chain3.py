@@ -11,6 +11,9 @@ D = 2000, mu = 0.5 (spatial_v2's "safe floor").
 
 Started horizontal (all angles zero) at rest, the chain swings down; B and C strike the ground (A can not:
 it stays 0.5 m above it) and slide and stick there.
+
+`mechsym chain3` writes the columns t, theta1..3, theta1d..3d, the deflections A.ux, B.ux, C.ux, the
+contact points A.x, A.y, B.x, B.y, C.x, C.y, and n_contact, n_stick, n_slip.
 """
 from __future__ import annotations
 
@@ -52,9 +55,162 @@ def model(params=None, mu=MU, stiffness=K, damping=D):
 
 def simulate(t_end=1.5, theta0=(0.0, 0.0, 0.0), thetad0=(0.0, 0.0, 0.0), dt=None, rtol=1e-8, atol=None,
              method="RK45", **contact):
-    """The fall as a ContactRun (columns t, theta1..3, their rates, deflections, contact counts)."""
+    """The fall as a ContactRun (columns t, theta1..3, their rates, deflections, contact points and counts).
+    contact: params, mu, stiffness, damping (as `model`)."""
     from mechsym.contact.run import simulate_contact
 
     system, points, ground = model(**contact)
     state0 = np.concatenate([np.asarray(theta0, float), np.asarray(thetad0, float)])
     return simulate_contact(points, ground, state0, t_end, dt=dt, rtol=rtol, atol=atol, method=method)
+
+
+# ---------------------------------------------------------------- command line
+
+HELP = "a planar three-link chain falling onto compliant ground (CSV of its motion)"
+
+
+def _angles(text):
+    """Three comma-separated angles (radians, or degrees with 'deg')."""
+    import argparse
+
+    from mechsym.cli import angle
+
+    parts = str(text).split(",")
+    if len(parts) != 3 or any(not part.strip() for part in parts):
+        raise argparse.ArgumentTypeError(f"expected 3 comma-separated values, got '{text}'")
+    return tuple(angle(part.strip()) for part in parts)
+
+
+def configure(p):
+    """Options of `mechsym chain3` (registered in mechanisms.COMMANDS)."""
+    from mechsym.cli import number
+
+    p.add_argument("--t-end", type=number, default=1.5)
+    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
+    p.add_argument("--rtol", type=number, default=1e-8)
+    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
+    p.add_argument("--theta0", type=_angles, default=(0.0, 0.0, 0.0),
+                   help="initial theta1,theta2,theta3 (relative joint angles; rad, or deg with 'deg')")
+    p.add_argument("--thetad0", type=_angles, default=(0.0, 0.0, 0.0), help="initial rates [rad/s]")
+    p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
+    p.add_argument("--stiffness", type=number, default=K, help="ground stiffness K [N/m^1.5]")
+    p.add_argument("--damping", type=number, default=D, help="ground damping D [N s/m^1.5]")
+    p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
+    p.add_argument("--out", required=True, help="CSV file")
+    p.add_argument("--plot", help="PNG/SVG: the chain at a few instants over the point paths, heights and contacts")
+    p.add_argument("--animate", help="GIF/MP4 of the chain")
+    return p
+
+
+def run(args) -> int:
+    """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
+    from mechsym.errors import InputError
+
+    if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
+        raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
+    result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
+                      stiffness=args.stiffness, damping=args.damping)
+    result.table.to_csv(args.out)
+    st = result.stats
+    print(f"wrote {args.out} ({len(result.table)} rows); {st['events']} point state changes, "
+          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
+    if args.timeline:
+        result.timeline_table().to_csv(args.timeline)
+        print(f"wrote {args.timeline} ({len(result.timeline)} events)")
+    if args.plot:
+        plot(result, args.plot)
+        print(f"wrote {args.plot}")
+    if args.animate:
+        animate(result, args.animate)
+        print(f"wrote {args.animate}")
+    return 0
+
+
+def _polyline(table, k, base):
+    """x, y of O, A, B, C at sample k."""
+    xs = [base[0]] + [table[f"{n}.x"][k] for n in "ABC"]
+    ys = [base[1]] + [table[f"{n}.y"][k] for n in "ABC"]
+    return xs, ys
+
+
+def _base(result):
+    values = result.points.model.values
+    return 0.0, values["h"]
+
+
+def plot(result, path, snapshots=6):
+    """Left: the chain at a few instants over the paths of B and C and the ground; right: the heights of
+    A, B, C and the contact counts."""
+    from mechsym.plotting import _pyplot
+    from mechsym.results import _makedirs
+
+    plt = _pyplot()
+    _makedirs(path)
+    t = result.table
+    base = _base(result)
+    fig = plt.figure(figsize=(11, 5))
+    ax = fig.add_subplot(1, 2, 1)
+    for name in "BC":
+        ax.plot(t[f"{name}.x"], t[f"{name}.y"], lw=0.8, alpha=0.6, label=f"path of {name}")
+    for alpha, k in zip(np.linspace(0.25, 1.0, snapshots), np.linspace(0, len(t) - 1, snapshots).astype(int)):
+        xs, ys = _polyline(t, k, base)
+        ax.plot(xs, ys, "-o", color="k", alpha=alpha, ms=3)
+        ax.annotate(f"{t['t'][k]:.2f} s", (xs[-1], ys[-1]), fontsize=7, alpha=alpha)
+    ax.axhline(0.0, color="saddlebrown", lw=2)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.set_title("three-link chain falling onto compliant ground")
+    right = fig.add_subplot(2, 2, 2)
+    for name in "ABC":
+        right.plot(t["t"], t[f"{name}.y"], label=f"{name}.y")
+    right.set_ylabel("height [m]")
+    right.legend(fontsize=8)
+    right.grid(True, alpha=0.3)
+    counts = fig.add_subplot(2, 2, 4, sharex=right)
+    for c in ("n_contact", "n_stick", "n_slip"):
+        counts.step(t["t"], t[c], where="post", label=c)
+    counts.set_ylabel("points")
+    counts.set_xlabel("t [s]")
+    counts.legend(fontsize=8)
+    counts.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def animate(result, path, frames=150, fps=25):
+    """An animation of the chain over the ground (sub-sampled to `frames`)."""
+    from matplotlib import animation
+
+    from mechsym.plotting import _pyplot
+    from mechsym.results import _makedirs
+
+    plt = _pyplot()
+    _makedirs(path)
+    t = result.table
+    base = _base(result)
+    k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
+    xs = np.concatenate([[base[0]]] + [t[f"{n}.x"] for n in "ABC"])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.set_xlim(min(xs.min(), -0.2) - 0.1, xs.max() + 0.1)
+    ax.set_ylim(-0.1, base[1] + 0.2)
+    ax.set_aspect("equal")
+    ax.axhline(0.0, color="saddlebrown", lw=2)
+    ax.grid(True, alpha=0.3)
+    line = ax.plot([], [], "-o", color="k", ms=4)[0]
+    title = ax.set_title("")
+
+    def frame(j):
+        i = k[j]
+        line.set_data(*_polyline(t, i, base))
+        title.set_text(f"t = {t['t'][i]:.3f} s   contacts {int(t['n_contact'][i])} "
+                       f"(stick {int(t['n_stick'][i])}, slip {int(t['n_slip'][i])})")
+        return [line, title]
+
+    anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
+    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
+    anim.save(path, writer=writer)
+    plt.close(fig)

@@ -124,30 +124,46 @@ def run(args) -> int:
         plot(run, args.plot)
         print(f"wrote {args.plot}")
     if args.animate:
-        animate(run, args.animate, args.sides)
+        animate(run, args.animate)
         print(f"wrote {args.animate}")
     return 0
 
 
+def axis_angles(table):
+    """Tilt (the disc axis's elevation above the ground plane: 0 upright) and heading (the yaw of the
+    axis from +y, positive about +z), in radians, per sample: the wobble."""
+    from mechsym.rigid3d import rotation_matrix
+
+    axis = rotation_matrix(np.array([table[c] for c in ("qw", "qx", "qy", "qz")]))[:, 1]
+    return np.arcsin(np.clip(axis[2], -1.0, 1.0)), np.arctan2(-axis[0], axis[1])
+
+
 def plot(run, path):
+    """Height, tilt and heading of the disc (the wobble), its rates and the contact counts against time."""
     from mechsym.plotting import _pyplot
     from mechsym.results import _makedirs
 
     plt = _pyplot()
     _makedirs(path)
-    t = run.table["t"]
-    fig, axes = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
-    axes[0].plot(t, run.table["z"], label="z (centre)")
+    tab = run.table
+    t = tab["t"]
+    fig, axes = plt.subplots(4, 1, figsize=(7, 9.5), sharex=True)
+    axes[0].plot(t, tab["z"], label="z (centre)")
     axes[0].set_ylabel("z [m]")
+    tilt, heading = axis_angles(tab)
+    axes[1].plot(t, np.degrees(tilt), label="tilt of the axis")
+    axes[1].plot(t, np.degrees(heading), label="heading of the axis")
+    axes[1].set_ylabel("angle [deg]")
+    axes[1].legend(fontsize=8)
     for c in ("vx", "vy", "vz", "wx", "wy", "wz"):
-        axes[1].plot(t, run.table[c], label=c, lw=0.9)
-    axes[1].set_ylabel("v [m/s], w [rad/s]")
-    axes[1].legend(fontsize=7, ncol=6)
+        axes[2].plot(t, tab[c], label=c, lw=0.9)
+    axes[2].set_ylabel("v [m/s], w [rad/s]")
+    axes[2].legend(fontsize=7, ncol=6)
     for c in ("n_contact", "n_stick", "n_slip"):
-        axes[2].step(t, run.table[c], where="post", label=c)
-    axes[2].set_ylabel("points")
-    axes[2].legend(fontsize=8)
-    axes[2].set_xlabel("t [s]")
+        axes[3].step(t, tab[c], where="post", label=c, lw=0.9)
+    axes[3].set_ylabel("points")
+    axes[3].legend(fontsize=8)
+    axes[3].set_xlabel("t [s]")
     for ax in axes:
         ax.grid(True, alpha=0.3)
     axes[0].set_title("polygonal disc on compliant ground (spatial_v2 example 7)")
@@ -156,8 +172,9 @@ def plot(run, path):
     plt.close(fig)
 
 
-def animate(run, path, sides=16, frames=150, fps=25):
-    """A 3-D animation of the disc's two polygon faces (sub-sampled to `frames`)."""
+def animate(run, path, frames=150, fps=25):
+    """A 3-D animation of the disc's two polygon faces, with a spoke to the first vertex so that the
+    rolling shows, over the path of its centre and the ground (sub-sampled to `frames`; equal scales)."""
     from matplotlib import animation
 
     from mechsym.plotting import _pyplot
@@ -169,31 +186,41 @@ def animate(run, path, sides=16, frames=150, fps=25):
     tab = run.table
     k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
     local = run.points.local  # 3 x 2 sides
-    fig = plt.figure(figsize=(6, 5))
+    n = local.shape[1] // 2
+    reach = float(np.max(np.linalg.norm(local, axis=0)))
+    lo = np.array([tab["x"].min(), tab["y"].min(), 0.0]) - [reach, reach, 0.0]
+    hi = np.array([tab["x"].max(), tab["y"].max(), max(tab["z"].max(), 0.0)]) + reach
+    fig = plt.figure(figsize=(7, 5))
     ax = fig.add_subplot(projection="3d")
-    xs = tab["x"]
-    ax.set_xlim(xs.min() - 0.06, xs.max() + 0.06)
-    ax.set_ylim(tab["y"].min() - 0.06, tab["y"].max() + 0.06)
-    ax.set_zlim(0, 0.16)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_zlim(lo[2], hi[2])
+    ax.set_box_aspect(hi - lo)              # equal scales: the disc stays round
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    ax.plot([lo[0], hi[0], hi[0], lo[0], lo[0]], [lo[1], lo[1], hi[1], hi[1], lo[1]], 0.0, color="saddlebrown")
+    ax.plot(tab["x"], tab["y"], np.zeros(len(tab)), color="0.6", lw=0.6)          # the centre's ground track
     faces = [ax.plot([], [], [], "-", color=c)[0] for c in ("tab:blue", "tab:orange")]
+    spoke = ax.plot([], [], [], "-", color="tab:red")[0]
     trace = ax.plot([], [], [], "k-", lw=0.6)[0]
 
     def frame(j):
         i = k[j]
-        quat = np.array([tab[c][i] for c in ("qw", "qx", "qy", "qz")])
-        pts = rotation_matrix(quat) @ local + np.array([tab["x"][i], tab["y"][i], tab["z"][i]])[:, None]
-        n = local.shape[1] // 2
+        centre = np.array([tab["x"][i], tab["y"][i], tab["z"][i]])
+        pts = rotation_matrix(np.array([tab[c][i] for c in ("qw", "qx", "qy", "qz")])) @ local + centre[:, None]
         for f, sl in zip(faces, (slice(0, n), slice(n, 2 * n))):
             loop = np.concatenate([pts[:, sl], pts[:, sl][:, :1]], axis=1)
             f.set_data(loop[0], loop[1])
             f.set_3d_properties(loop[2])
+        spoke_end = 0.5 * (pts[:, 0] + pts[:, n])
+        spoke.set_data([centre[0], spoke_end[0]], [centre[1], spoke_end[1]])
+        spoke.set_3d_properties([centre[2], spoke_end[2]])
         trace.set_data(tab["x"][: i + 1], tab["y"][: i + 1])
         trace.set_3d_properties(tab["z"][: i + 1])
-        ax.set_title(f"t = {tab['t'][i]:.3f} s   contacts {int(tab['n_contact'][i])}")
-        return faces + [trace]
+        ax.set_title(f"t = {tab['t'][i]:.3f} s   contacts {int(tab['n_contact'][i])} "
+                     f"(stick {int(tab['n_stick'][i])}, slip {int(tab['n_slip'][i])})")
+        return faces + [spoke, trace]
 
     anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
     writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)

@@ -276,6 +276,56 @@ def test_plain_simulate_with_the_contact_load_agrees():
         assert np.max(np.abs(plain[name] - run.table[name])) <= 1e-5 * np.max(np.abs(run.table[name]))
 
 
+@pytest.fixture
+def chain3_command(monkeypatch):
+    """`mechsym chain3` (registered here in case mechanisms.COMMANDS does not list it yet)."""
+    import mechanisms
+
+    monkeypatch.setitem(mechanisms.COMMANDS, "chain3", "mechanisms.chain3")
+    from mechsym.cli import main
+
+    return main
+
+
+def test_chain_command(chain3_command, tmp_path, capsys):
+    from mechsym.results import read_csv
+
+    out, events, picture = tmp_path / "out" / "chain.csv", tmp_path / "events.csv", tmp_path / "chain.png"
+    code = chain3_command(["chain3", "--t-end", "0.6", "--dt", "0.01", "--out", str(out), "--timeline", str(events),
+                           "--plot", str(picture)])
+    assert code == 0 and "point state changes" in capsys.readouterr().out
+    table = read_csv(out)
+    assert table.names[:7] == ["t", "theta1", "theta2", "theta3", "theta1d", "theta2d", "theta3d"]
+    assert {"A.x", "C.y", "B.ux", "n_contact", "n_stick", "n_slip"} <= set(table.names) and len(table) == 61
+    assert (table["A.y"][0], table["C.x"][0]) == pytest.approx((1.5, 3.0))
+    timeline = read_csv(events)
+    assert len(timeline) >= 2 and timeline["before"][0] == 0 and 0.5 < timeline["t"][0] < 0.6
+    assert picture.stat().st_size > 10_000
+
+
+def test_chain_animation(chain_run, tmp_path):
+    from mechanisms import chain3
+
+    chain3.animate(chain_run, tmp_path / "chain.gif", frames=3)
+    assert (tmp_path / "chain.gif").stat().st_size > 1_000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--theta0", "0,0"], "expected 3 comma-separated values"),
+    (["--theta0=-90deg,0,x"], "not an angle"),
+    (["--mu=-0.5"], "mu must be a finite non-negative number"),
+    (["--stiffness", "0"], "stiffness must be a finite positive number"),
+    (["--damping=-1"], "damping must be a finite positive number"),
+    (["--rtol", "0"], "--rtol and --atol must be positive"),
+    (["--t-end", "nan"], "not finite"),
+])
+def test_chain_command_bad_input(chain3_command, tmp_path, capsys, args, message):
+    code = chain3_command(["chain3", "--out", str(tmp_path / "x.csv"), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
 # ---------------------------------------------------------------- bad input
 
 def test_bad_run_input():

@@ -147,6 +147,8 @@ def test_example_7_rolls_with_a_wobble(full_run):
     np.testing.assert_allclose(np.linalg.norm(q, axis=0), 1, atol=1e-12)
     tilt = rotation_matrix(q)[2, 1]                                  # world z of the disc axis
     assert 0.01 < np.abs(tilt[after]).max() < 0.3                    # a wobble, not a fall
+    rolling = after & (t["n_contact"] >= 1)
+    assert 0.2 < np.mean(t["n_slip"][rolling] >= 1) < 0.8            # sticking and slipping in turn
     kinds = {e.kind for e in run.timeline}
     assert kinds == {"contact made", "contact lost", "stick->slip", "slip->stick"}
 
@@ -198,13 +200,28 @@ def test_no_state_change_between_events(full_run):
 
 
 def test_twist_022_falls_over():
-    """The DocBlock: with a twist of 0.22 rad the disc falls over."""
+    """The DocBlock: with a twist of 0.22 rad the disc falls over, and slips as it falls (at 0.18 rad
+    it rolls upright, sticking and slipping in turn)."""
     from mechanisms import polydisc
 
     run = polydisc.simulate(twist=0.22)
     t = run.table
     q = np.array([t[c][-1] for c in ("qw", "qx", "qy", "qz")])
     assert abs(rotation_matrix(q)[2, 1]) > 0.99 and t["z"][-1] == pytest.approx(0.005, abs=5e-4)
+    tilt = np.degrees(np.abs(polydisc.axis_angles(t)[0]))
+    falling = (tilt > 10) & (tilt < 80) & (t["n_contact"] >= 1)
+    assert falling.sum() > 100 and np.mean(t["n_slip"][falling] >= 1) > 0.9
+    assert t["n_contact"][-1] == 16 and t["n_stick"][-1] == 16            # lying on one face, at rest
+
+
+def test_plot_and_animation(full_run, tmp_path):
+    from mechanisms import polydisc
+
+    tilt, heading = polydisc.axis_angles(full_run.table)
+    assert heading[0] == pytest.approx(0.18, abs=1e-12) and tilt[0] == pytest.approx(0.0, abs=1e-12)
+    polydisc.plot(full_run, tmp_path / "disc.png")
+    polydisc.animate(full_run, tmp_path / "disc.gif", frames=3)
+    assert (tmp_path / "disc.png").stat().st_size > 10_000 and (tmp_path / "disc.gif").stat().st_size > 1_000
 
 
 def test_command_writes_the_issue_columns(tmp_path, capsys):
