@@ -917,8 +917,9 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     vehicle = vehicle or Vehicle()
     t = schedule.table
     track = _schedule_track(schedule)
-    fig = plt.figure(figsize=(12, 7))
-    a1 = fig.add_subplot(2, 2, 1)
+    fig = plt.figure(figsize=(12, 6.2))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.3, 1])
+    a1 = fig.add_subplot(grid[0, 0])
     a1.plot(t["x_front"], t["phi_r"] / DEG, label="phi_r")
     a1.plot(t["x_front"], t["phi_f"] / DEG, label="phi_f")
     a1.set_ylabel("leg angle [deg]")
@@ -926,7 +927,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a1.legend(fontsize=8)
     a1.grid(True, alpha=0.3)
     a1.set_title(f"optimal angles ({schedule.criterion})")
-    a2 = fig.add_subplot(2, 2, 2)
+    a2 = fig.add_subplot(grid[0, 1])
     a2.plot(t["x_front"], t["torque"], label="optimised")
     if schedule.best_constant:
         c = torque_along(track, schedule.best_constant[0], schedule.best_constant[1], t["x_front"][0],
@@ -938,7 +939,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a2.legend(fontsize=8)
     a2.grid(True, alpha=0.3)
     a2.set_title(f"criterion {schedule.value:.4g} (best constant {schedule.best_constant[2] if schedule.best_constant else float('nan'):.4g})")
-    a3 = fig.add_subplot(2, 1, 2)
+    a3 = fig.add_subplot(grid[1, :])
     pose = vehicle.place(track, schedule.x, schedule.phi_r, schedule.phi_f, paired=True)
     lo, hi = float(pose.x_rear.min()) - 0.5, float(schedule.x.max()) + 0.5
     _track_line(a3, track, lo, hi)
