@@ -83,6 +83,19 @@ def test_flat_ground(vehicle):
     assert np.allclose(sym["Nr"], WEIGHT / 2) and np.allclose(sym["Nf"], WEIGHT / 2)
 
 
+def test_uniform_slope(vehicle):
+    """On a straight slope of angle alpha the same M on both wheels (r F = -M) makes Fr = Ff, so each wheel
+    carries half the downhill weight: F = W sin(alpha) / 2, drive torque r W sin(alpha) / 2, and
+    Nr + Nf = W cos(alpha), for any leg angles."""
+    alpha = math.atan(0.1)
+    pose = vehicle.place(Track.from_expr("0.1*x", "slope"), np.linspace(-2, 6, 9), *PAIRS)
+    f = vehicle.forces(pose)
+    assert np.allclose(f["Fr"], WEIGHT * math.sin(alpha) / 2, rtol=1e-13, atol=0)
+    assert np.allclose(f["Ff"], WEIGHT * math.sin(alpha) / 2, rtol=1e-13, atol=0)
+    assert np.allclose(f["torque"], R_WHEEL * WEIGHT * math.sin(alpha) / 2, rtol=1e-13, atol=0)
+    assert np.allclose(f["Nr"] + f["Nf"], WEIGHT * math.cos(alpha), rtol=1e-13, atol=0)
+
+
 def test_nine_equations_of_eqs_40_to_42(on_bump):
     """Eqs. 40-42 written by hand from the spec (rear wheel; rear wheel + legs + body; whole vehicle)."""
     pose, f = on_bump
@@ -327,6 +340,16 @@ def test_cli(tmp_path, capsys):
     assert opt.read_text().splitlines()[0] == "x_front,phi_r,phi_f,torque,slip_margin,rollover_margin"
     assert "best constant pair" in capsys.readouterr().out
     assert main(["ugv", "optimize", "--criterion", "grip", "--mu", "-1", "--out", str(opt)]) == 2
+    x = np.arange(0, 9.001, 0.05)
+    short = tmp_path / "short.csv"
+    np.savetxt(short, np.c_[x, 0.1 * np.exp(-(x - 4) ** 2)], delimiter=",", header="x,y", comments="")
+    capsys.readouterr()
+    for track, message in (("1/(x-3)", "is not finite at x = 3"),
+                           ("0.3*exp(-100*(x-4)**2)", "exceeds 1/r = 3.333 1/m"),
+                           (str(short), "no placement for the rear wheel behind the front contact x = 0")):
+        assert main(["ugv", "torque", "--phi-r", "90deg", "--phi-f", "90deg", "--track", track, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert main(["inverse", "ugv", "--omega", "1"]) == 2
     assert "use `mechsym ugv" in capsys.readouterr().err
     assert main(["ugv", "equations"]) == 0
