@@ -1,6 +1,6 @@
 """Ground-contact points on any derived model: spatial_v2's gcPosVel, Fpt and gcFD roles, generated.
 
-Declare points as (body, coordinates in the body frame) on a planar `System` (mechsym.derive of a
+Declare points as (body, coordinates in the body frame) on a planar `System` (mechsym.system.derive of a
 Mechanism; coordinates in the declaration's body frame, or the name of a declared point) or on a
 `FloatingSystem` (mechsym.rigid3d; body frame with its origin at the centre of mass). Then
 
