@@ -332,15 +332,13 @@ def forward_derivatives(exprs, wrt):
     out = []
 
     def chain(e):
-        result = []
-        for k, w in enumerate(wrt):
-            total = sp.Integer(0)
-            for s in e.free_symbols:
-                if s == w:
-                    total += sp.diff(e, s)
-                elif s in partials and partials[s][k] != 0:
-                    total += sp.diff(e, s) * partials[s][k]
-            result.append(total)
+        result = [sp.Integer(0)] * len(wrt)
+        for s in e.free_symbols:
+            rates = [int(s == w) for w in wrt] if s in wrt else partials.get(s)
+            if rates is None or not any(r != 0 for r in rates):
+                continue
+            ds = sp.diff(e, s)
+            result = [total + ds * r if r != 0 else total for total, r in zip(result, rates)]
         return result
 
     for s, e in replacements:
