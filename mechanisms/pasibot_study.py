@@ -335,33 +335,33 @@ class SlipModel:
         return out
 
     def solve(self, leg, contact, t, y):
-        """All unknowns of the mode's A U = C at state y, plus theta8dd and x1dd, fn, friction, T8."""
+        """All unknowns of the mode's A U = C at state y, plus theta8dd, x1dd, fn, m (ground moment), T8."""
         key = (leg, contact, t, y[:4].tobytes())
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        part = self.legs[leg]
-        kin = part.kinematics([y[0], y[2]])
-        analysis = self.analyses[leg][contact]
-        thetad = np.array([[y[1], y[3]]])
-        forces = {}
-        if self.torque is not None:
-            forces["T8"] = self._torque(t, y)
-        u = solve_at(part.system, kin, thetad, analysis, np.zeros((1, 2)), forces)
-        u = {k: float(v[0]) for k, v in u.items()}
-        u.setdefault("theta8dd", 0.0)
-        u.setdefault("x1dd", 0.0)
-        u.setdefault("T8", forces.get("T8", 0.0))
-        u["fn"] = u[f"j0_1{pb.LEGS[leg]}.fn"]
-        u["m"] = u[f"j0_1{pb.LEGS[leg]}.m"]
-        u["_kin"] = kin
+        kin = self.legs[leg].kinematics([y[0], y[2]])
+        u = {k: float(v[0]) for k, v in self.unknowns(leg, contact, kin, np.array([t]), np.asarray(y)[None]).items()}
         if len(self._cache) > 64:
             self._cache.clear()
         self._cache[key] = u
         return u
 
-    def _torque(self, t, y):
-        return float(self.torque(t, y[0], y[1])) if callable(self.torque) else float(self.torque)
+    def unknowns(self, leg, contact, kin, t, y):
+        """The mode's A U = C at solved kinematics of N states y (N, 6) at times t (N,), in one batch: every
+        unknown, plus theta8dd, x1dd, fn, m and T8 (each (N,))."""
+        n = len(y)
+        forces = {}
+        if self.torque is not None:
+            forces["T8"] = (np.array([float(self.torque(*a)) for a in zip(t, y[:, 0], y[:, 1])])
+                            if callable(self.torque) else np.full(n, float(self.torque)))
+        part = self.legs[leg]
+        u = solve_at(part.system, kin, y[:, [1, 3]], self.analyses[leg][contact], np.zeros((n, 2)), forces)
+        for name in ("theta8dd", "x1dd"):
+            u.setdefault(name, np.zeros(n))
+        u.setdefault("T8", forces.get("T8"))
+        u["fn"], u["m"] = u[f"j0_1{pb.LEGS[leg]}.fn"], u[f"j0_1{pb.LEGS[leg]}.m"]
+        return u
 
     def rhs(self, leg, contact):
         def f(t, y):
@@ -480,12 +480,14 @@ class SlipModel:
         count = np.searchsorted(landings, grid, side="right")
         cols["slip"] = y[:, 2] - count * self.step
         extra = {k: np.empty(len(grid)) for k in ("T8", "friction", "fn", "zmp", "theta8dd", "x1dd")}
-        for i, (t, yi, mode) in enumerate(zip(grid, y, modes)):
+        for mode in np.unique(modes):  # one batched A U = C per mode
+            sel = np.flatnonzero(modes == mode)
             leg, contact = mode.split("/")
-            u = self.solve(leg, contact, t, yi)
+            kin = self.legs[leg].solver.sweep(y[sel][:, [0, 2]])
+            u = self.unknowns(leg, contact, kin, grid[sel], y[sel])
             for k in ("T8", "friction", "fn", "theta8dd", "x1dd"):
-                extra[k][i] = u[k]
-            extra["zmp"][i] = yi[2] + u["m"] / u["fn"]
+                extra[k][sel] = u[k]
+            extra["zmp"][sel] = y[sel, 2] + u["m"] / u["fn"]
         cols.update(extra)
         cols["support"] = np.array([m.startswith("primed") for m in modes], float)
         cols["sliding"] = np.array([("slip" in m) for m in modes], float)
