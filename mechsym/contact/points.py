@@ -243,9 +243,21 @@ class ContactPoints:
         return o + arm, vo + self._omega_cross(w, arm), arm
 
     def kinematics(self, q, qd):
-        """Positions and velocities (each nd x np) of the points at coordinates q and speeds qd."""
-        p, v, _ = self._posvel(np.asarray(q, float), np.asarray(qd, float))
+        """Positions and velocities (each nd x np) of the points at coordinates q and speeds qd; with
+        samples, q (n_coords, N) and qd (n_speeds, N) give nd x np x N, in one vectorised call."""
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        if q.ndim == 2:
+            return self._motion(q, qd)
+        p, v, _ = self._posvel(q, qd)
         return p, v
+
+    def _motion(self, q, qd):
+        """P, V (nd, np, N) at the samples q (n_coords, N), qd (n_speeds, N)."""
+        nd, rows = self.nd, self._rows
+        frame = self._frame(q[self.body_coord_index], qd[self.body_speed_index])[:, self.point_body]
+        rot = frame[rows[1]].reshape((nd, nd) + frame.shape[1:])
+        arm = np.einsum("ijpn,jp->ipn", rot, self.local)
+        return frame[rows[0]] + arm, frame[rows[2]] + self._omega_cross(frame[rows[3]], arm)
 
     def positions(self, q):
         """Positions (nd x np) at coordinates q."""

@@ -93,6 +93,24 @@ def test_direct_law_option_agrees():
     assert held.timeline[0].t == pytest.approx(np.sqrt(2 * 0.001 / 9.81), rel=1e-12)
 
 
+def test_sliding_box_sticks_and_the_audit_sees_unlocated_changes(monkeypatch):
+    """A box landing while sliding at 0.3 m/s slips, then sticks (mu g stops it in some 60 ms): the
+    slip->stick changes are located. With the stick guard switched off they are not, and the audit of
+    the output samples reports the disagreement instead of passing silently."""
+    from mechsym.contact import run as run_module
+
+    system, points = box(corners=4)
+    ground = GroundContact(K, D, 0.5)
+    y0 = system.initial_state((0, 0, C + 0.001), velocity=(0.3, 0, 0))
+    run = simulate_contact(points, ground, y0, 0.15, rtol=1e-8)
+    assert run.counts("slip->stick") == 4 and run.table["n_stick"][-1] == 4
+    assert abs(run.table["vx"][-1]) < 1e-3
+    check_timeline(run)
+    monkeypatch.setattr(run_module._Guards, "stick_guard", lambda self, t, y: 1.0)
+    blind = simulate_contact(points, ground, y0, 0.15, rtol=1e-8)
+    assert blind.counts("slip->stick") == 0 and blind.stats["unlocated"] > 100
+
+
 # ---------------------------------------------------------------- statics: resting on four points
 
 def test_resting_on_four_points_settles_to_the_static_penetration():

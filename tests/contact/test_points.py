@@ -79,6 +79,20 @@ def test_velocities_are_rates_of_positions(chain, disc):
     np.testing.assert_allclose(points.kinematics(q, qd)[1], fd, atol=1e-8)
 
 
+def test_kinematics_over_samples_in_one_call(chain, disc):
+    """q (n_coords, N), qd (n_speeds, N) give nd x np x N, equal to N single calls."""
+    rng = np.random.default_rng(11)
+    for (_, points, _), planar in ((chain, True), (disc, False)):
+        samples = [random_planar(points, rng) if planar else random_floating(rng) for _ in range(5)]
+        q, qd = np.array([s[0] for s in samples]).T, np.array([s[1] for s in samples]).T
+        p, v = points.kinematics(q, qd)
+        assert p.shape == v.shape == (points.nd, points.n, 5)
+        for k, (qk, qdk) in enumerate(samples):
+            pk, vk = points.kinematics(qk, qdk)
+            np.testing.assert_allclose(p[..., k], pk, rtol=1e-14, atol=1e-14)
+            np.testing.assert_allclose(v[..., k], vk, rtol=1e-14, atol=1e-14)
+
+
 def test_generalised_forces_agree_with_fpt_floating(disc):
     """spatial_v2's route: Fpt gives [p x f; f] about the origin; shift to the centre, rotate to the body."""
     system, points, _ = disc
