@@ -69,7 +69,7 @@ def main():
     print(f"  of which placement (scan + bracketed Newton) {t_place:.3f} s, forces {t_sweep - t_place:.3f} s")
     a = np.random.default_rng(0).normal(size=(n, 5, 5)) + 5 * np.eye(5)
     c = np.ones((n, 5, 1))
-    t_lapack, _ = best_of(lambda: np.linalg.solve(a, c), repeat=1)
+    t_lapack, _ = best_of(lambda: np.linalg.solve(a, c))
     print(f"  for scale: a batched 5x5 LAPACK solve of {n:.0e} systems alone takes {t_lapack:.3f} s "
           f"(sweep / LAPACK = {t_sweep / t_lapack:.2f})")
     peak = np.abs(out["torque"]).max(axis=0)
