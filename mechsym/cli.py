@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = model_command("export", "standalone C99 code (header, source, example program)")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
 
     # commands that belong to one shipped model (mechanisms.COMMANDS: name -> module with HELP,
     # configure(parser) and run(args) -> exit code)
@@ -171,8 +171,11 @@ def run(args) -> int:
     if args.command == "export":
         from mechsym.codegen.export import export
 
-        for path in export(system, args.out, force=args.force):
+        written = export(system, args.out, force=args.force)
+        for path in written:
             print(f"wrote {path}")
+        if not written:
+            print(f"{args.out} is up to date")
         return 0
     if args.command in ("inverse", "kinematics"):
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples

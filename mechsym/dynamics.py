@@ -191,9 +191,8 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         basis = _inverse_basis(system, theta, params, analysis)
     # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
     coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
-    u = np.einsum("sk,nik->sni", coef, basis).reshape(-1, basis.shape[1])
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-    cols.update({n: u[:, i] for i, n in enumerate(names)})
+    cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})  # contiguous columns
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
 
 

@@ -2,15 +2,14 @@
 
 Positions solve Phi(q, theta) = 0 by Newton-Raphson with the symbolic Jacobian. A sweep is done in two
 passes: a sequential continuation over coarse nodes along the input path (second-order Taylor prediction,
-Newton correction), then one batched Newton correction of every sample from its nearest node. So the
-Python loop runs over nodes (about 2*pi/step of them), never over samples.
+Newton correction), then one batched Newton correction of every sample, predicted from the nodes around
+it (quintic Hermite interpolation of q, q', q'' between two nodes, so that one Newton step and one chord
+step reach rounding). So the Python loop runs over nodes (about 2*pi/step of them), never over samples.
 
 Velocity coefficients q' = dq/dtheta solve Phi_q q' = E and second-order terms solve
 Phi_q a = -gamma(q, qd): both exact (symbolic Jacobians, linear solves), no finite differences.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -24,6 +23,9 @@ from mechsym.model import Prismatic, Revolute
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
+# After a (batched) Newton step below CHORD_TOL, one chord step (the same factorisation, a new residual)
+# finishes: its error is about step * (error after the step), far below rounding.
+CHORD_TOL = 1e-8
 MAX_ITER = 30
 # A configuration counts as a dead point when its Jacobian's condition number exceeds SINGULAR. Newton
 # stops within about sqrt(TOL) of a fold, where the condition number is about 1e7, so the threshold
@@ -75,6 +77,12 @@ class DenseFactor:
         self.inv = _inverse(jac)
         self.ok = np.all(np.isfinite(self.inv), axis=(1, 2))
 
+    def take(self, mask):
+        """The factorisations of the samples selected by `mask`."""
+        out = DenseFactor.__new__(DenseFactor)
+        out.inv, out.ok = self.inv[mask], self.ok[mask]
+        return out
+
     def solve(self, b):
         b = np.asarray(b, float)
         return (self.inv @ b[..., None])[..., 0] if b.ndim == 2 else self.inv @ b
@@ -94,21 +102,24 @@ def _point_symbols(con):
     return subs
 
 
-@dataclass(frozen=True)
 class Kinematics:
     """Positions and exact derivatives at N samples of the generalised coordinates.
 
     q: (N, n) coordinates; dq: (N, n, k) velocity coefficients dq/dtheta; ddq: (N, n) second derivative
-    d2q/dtheta2 (one coordinate only, else None); jac: (N, n, n) the constraint Jacobian (Phi_q).
+    d2q/dtheta2 (one coordinate only, else None); jac: (N, n, n) the constraint Jacobian (Phi_q), given
+    or evaluated on first use by `jac_fn(q.T, params)` (the sweeps themselves need only its factorisation).
     """
 
-    theta: np.ndarray
-    q: np.ndarray
-    dq: np.ndarray
-    ddq: np.ndarray | None
-    jac: np.ndarray
-    params: np.ndarray
-    factor: object = None  # the factorisation of jac (solve / solve_t), when the sweep computed it
+    def __init__(self, theta, q, dq, ddq, jac, params, factor=None, jac_fn=None):
+        self.theta, self.q, self.dq, self.ddq, self.params = theta, q, dq, ddq, params
+        self.factor = factor  # the factorisation of jac (solve / solve_t), when the sweep computed it
+        self._jac, self._jac_fn = jac, jac_fn
+
+    @property
+    def jac(self):
+        if self._jac is None:
+            self._jac = self._jac_fn(self.q.T, self.params)
+        return self._jac
 
     def velocities(self, thetad):
         """qd for generalised speeds thetad (N, k) or broadcastable."""
@@ -231,10 +242,12 @@ class Solver:
     def newton(self, q, theta):
         """Batched Newton correction; q (N, n), theta (N, k). Returns q and a converged mask.
 
-        Iterates until every correction step is below STEP_TOL (relative to the coordinate scales), so
-        that the returned q is exact to rounding (quadratic convergence), and the loops close to TOL."""
+        Full Newton steps until a step is below CHORD_TOL (relative to the coordinate scales), then one
+        chord step with that step's factorisation, so that the returned q is exact to rounding; a sample
+        converges when the residual before its chord step is below TOL (the loops close)."""
         p = self.params
         active = np.ones(len(q), bool)
+        converged = np.zeros(len(q), bool)
         q = q.copy()
         for _ in range(MAX_ITER):
             idx = np.flatnonzero(active)
@@ -242,13 +255,21 @@ class Solver:
                 break
             qa, ta = q[idx], theta[idx]
             r = self.f.phi(qa.T, ta.T, p).T
+            fac = self.f.factor(qa.T, p)
             with np.errstate(all="ignore"):
-                step = self.f.factor(qa.T, p).solve(r)
+                step = fac.solve(r)
             step[~np.isfinite(step)] = 0.0
             q[idx] = qa - np.clip(step, -self.max_step, self.max_step)
-            active[idx] = np.max(np.abs(step) / self.col_scale, axis=1) > STEP_TOL
-        r = self.f.phi(q.T, theta.T, p).T
-        return q, ~active & np.all(np.abs(r) <= TOL * self.row_scale, axis=1)
+            close = np.max(np.abs(step) / self.col_scale, axis=1) <= CHORD_TOL
+            if close.any():
+                done = idx[close]
+                r = self.f.phi(q[done].T, theta[done].T, p).T
+                with np.errstate(all="ignore"):
+                    step = fac.take(close).solve(r)
+                q[done] -= np.where(np.isfinite(step), step, 0.0)
+                converged[done] = np.all(np.abs(r) <= TOL * self.row_scale, axis=1)
+            active[idx] = ~close
+        return q, converged
 
     def derivatives(self, q, theta, second=True):
         """Jacobian, velocity coefficients and (one coordinate) second derivatives at solved q."""
@@ -296,37 +317,58 @@ class Solver:
             path = np.vstack([t0[None], theta])
         nodes_theta, nodes_q = self._continue(path, q0, step)
         self._remember(nodes_theta, nodes_q)
-        dist = _path_length(path)[-len(theta):]
-        idx = np.clip(np.searchsorted(_path_length(nodes_theta), dist, side="right") - 1, 0, len(nodes_q) - 1)
-        q = self._predict_from_nodes(nodes_q, nodes_theta, idx, theta)
+        dist = _path_length(path)
+        node_dist = np.linspace(0.0, dist[-1], len(nodes_q))  # the nodes' distances along the path
+        q = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist[-len(theta):], theta)
         q, ok = self.newton(q, theta)
         if not ok.all():
             i = int(np.argmin(ok))
             r = self.f.phi(q[i], theta[i], self.params)
             raise AssemblyError(self._describe_failure(theta[i], r))
         self._check_branches(q, theta)
-        jac = self.f.jac(q.T, self.params)
         fac = self.f.factor(q.T, self.params)
         with np.errstate(all="ignore"):
             dq = fac.solve(np.broadcast_to(self.f.E, (len(q),) + self.f.E.shape))
-        self.check_dead_points(q, theta, dq, jac)
+        self.check_dead_points(q, theta, dq)
         ddq = None
         if dq.shape[2] == 1:
             ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
-        return Kinematics(theta, q, dq, ddq, jac, self.params, fac)
+        return Kinematics(theta, q, dq, ddq, None, self.params, fac, self.f.jac)
 
-    def _predict_from_nodes(self, nodes_q, nodes_theta, idx, theta):
-        """Second-order Taylor prediction of every sample from its node, with the derivatives taken at
-        the (few) nodes only; for several coordinates the second-order term is solved per sample."""
-        used, where = np.unique(idx, return_inverse=True)
-        jac, dq, ddq = self.derivatives(nodes_q[used], nodes_theta[used], second=True)
+    def _predict_from_nodes(self, nodes_q, nodes_theta, node_dist, dist, theta):
+        """Predicted q at every sample from the solved nodes (their derivatives are taken at the few nodes).
+
+        One coordinate: between two nodes the path runs straight along, the quintic Hermite interpolant
+        of q, q' and q'' (error about h^6 q^(6) / 46080 for node spacing h); elsewhere (the path's end, a
+        reversal between two nodes) the second-order Taylor step from the node before. Several
+        coordinates: the Taylor step, its second-order term solved per sample."""
+        last = len(nodes_q) - 1
+        idx = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, last)
+        jac, dq, ddq = self.derivatives(nodes_q, nodes_theta, second=True)
         delta = theta - nodes_theta[idx]
-        qd = np.einsum("nik,nk->ni", dq[where], delta)
         base = nodes_q[idx]
-        if ddq is not None:
-            return base + qd + 0.5 * ddq[where] * delta**2
-        acc = _solve(jac[where], -self.f.gamma(base.T, qd.T, self.params).T)
-        return base + qd + 0.5 * acc
+        qd = np.einsum("nik,nk->ni", dq[idx], delta)
+        if ddq is None:
+            acc = _solve(jac[idx], -self.f.gamma(base.T, qd.T, self.params).T)
+            return base + qd + 0.5 * acc
+        pred = base + qd + 0.5 * ddq[idx] * delta**2
+        nxt = np.minimum(idx + 1, last)
+        h = (nodes_theta[nxt] - nodes_theta[idx])[:, 0]
+        spacing = node_dist[nxt] - node_dist[idx]
+        with np.errstate(all="ignore"):
+            t = delta[:, 0] / h
+        straight = (nxt > idx) & (np.abs(h) >= (1 - 1e-9) * spacing) & (spacing > 0) & (t >= 0) & (t <= 1)
+        if straight.any():
+            i, j, t, h = idx[straight], nxt[straight], t[straight][:, None], h[straight][:, None]
+            t2, t3 = t * t, t * t * t
+            h0 = 1 - t3 * (10 - 15 * t + 6 * t2)
+            h2 = t - t3 * (6 - 8 * t + 3 * t2)
+            h3 = -t3 * (4 - 7 * t + 3 * t2)
+            h4 = 0.5 * (t2 - t3 * (3 - 3 * t + t2))
+            h5 = 0.5 * t3 * (1 - 2 * t + t2)
+            pred[straight] = (nodes_q[i] * h0 + nodes_q[j] * (1 - h0) + h * (dq[i, :, 0] * h2 + dq[j, :, 0] * h3)
+                              + h * h * (ddq[i] * h4 + ddq[j] * h5))
+        return pred
 
     def _nearest_node(self, theta):
         if self._nodes_theta is None:

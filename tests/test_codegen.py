@@ -1,6 +1,5 @@
-"""C backend against the numpy backend; the cache; the standalone export."""
+"""C backend against the numpy backend; the cache. (The standalone export: tests/test_generated.py.)"""
 import os
-import shutil
 import subprocess
 import sys
 
@@ -127,19 +126,3 @@ def test_no_compiler_falls_back_with_one_warning(monkeypatch, tmp_path):
     with pytest.warns(UserWarning, match="no C compiler"):
         s = derive(fourbar.build(), "c")
     assert s.backend == "numpy"
-
-
-def test_standalone_export_compiles_and_reproduces(tmp_path, cache):
-    from mechsym.codegen.export import export
-
-    num = derive(fourbar.build())
-    export(num, tmp_path)
-    cc = c_backend.compiler()
-    subprocess.run([cc, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(tmp_path / "example"),
-                    str(tmp_path / "example.c"), str(tmp_path / "fourbar.c"), "-lm"], check=True)
-    out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
-    rows = np.array([[float(v) for v in line.split(",")] for line in out.split()])
-    ref = num.inverse(rows[:, 0], 2.0)["torque"]
-    assert agree(rows[:, 1], ref, 1e-12)
-    with pytest.raises(Exception, match="already holds"):
-        export(num, tmp_path)

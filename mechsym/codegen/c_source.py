@@ -190,15 +190,14 @@ static void coefficients(const double *q, const double *sc, const double *p, con
   lu_solve(a, piv, g, ddq);
 }
 
-/* Newton from a prediction, whose first step reuses the factorisation still held in a (that of the
-   previous configuration: a chord step). Its error after the step is about (change of Phi_q) * step, so
-   it is accepted only when the step is far below tol; closely spaced samples then cost one
-   factorisation each, at the solution. Otherwise full Newton takes over. */
+/* Newton from a prediction q (with its sines and cosines sc), whose first step reuses the factorisation
+   still held in a (that of the previous configuration: a chord step). Its error after the step is about
+   (change of Phi_q) * step, so it is accepted only when the step is far below tol; closely spaced samples
+   then cost one factorisation each, at the solution. Otherwise full Newton takes over. */
 static int newton_warm(double *q, double *sc, const double *th, const double *p, const double *scale, double tol,
                        int maxit, double *a, int *piv) {
   double r[NROW], dx[NQ], q_in[NQ];
   memcpy(q_in, q, sizeof q_in);
-  trig1(q, sc);
   phi1_s(q, th, p, sc, r);
   lu_solve(a, piv, r, dx);
   double step = 0.0;
@@ -217,17 +216,39 @@ static void predict(double *q, const double *dq, const double *ddq, double h) {
   for (int i = 0; i < NQ; ++i) q[i] += h * dq[i] + 0.5 * h * h * ddq[i];
 }
 
+/* Sines and cosines at q_new from those at q_old: for angle increments d below 0.01 rad, a rotation by
+   sin d and cos d from their Taylor series (exact to rounding there) replaces the calls to sin and cos;
+   every TRIG_ANCHOR turns (or for a larger increment) they are computed afresh, so rounding cannot
+   accumulate. */
+#define TRIG_ANCHOR 16
+static void turn_trig(double *sc, const double *q_old, const double *q_new, int *turns) {
+  int fresh = ++*turns >= TRIG_ANCHOR;
+  for (int b = 0; b < NSC / 2 && 3 * b + 2 < NQ; ++b) fresh |= !(fabs(q_new[3 * b + 2] - q_old[3 * b + 2]) < 1e-2);
+  if (fresh) { *turns = 0; trig1(q_new, sc); return; }
+  for (int b = 0; b < NSC / 2 && 3 * b + 2 < NQ; ++b) {
+    const double d = q_new[3 * b + 2] - q_old[3 * b + 2], d2 = d * d;
+    const double sd = d * (1.0 - d2 / 6.0 * (1.0 - d2 / 20.0 * (1.0 - d2 / 42.0)));
+    const double cd = 1.0 - d2 / 2.0 * (1.0 - d2 / 12.0 * (1.0 - d2 / 30.0));
+    const double s0 = sc[2 * b], c0 = sc[2 * b + 1];
+    sc[2 * b] = s0 * cd + c0 * sd;
+    sc[2 * b + 1] = c0 * cd - s0 * sd;
+  }
+}
+
 /* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0, in steps of at most
    hmax; on return q, dq, ddq, a are at th1. */
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
-                   const double *scale, double tol, int maxit, double hmax, double *a, int *piv) {
+                   const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns) {
   const double span = th1 - th0;
   int steps = (int)ceil(fabs(span) / hmax);
   if (steps < 1) steps = 1;
   for (int s = 1; s <= steps; ++s) {
     const double h = span / steps;
     const double th = th0 + span * s / steps;
+    double q_old[NQ];
+    memcpy(q_old, q, sizeof q_old);
     predict(q, dq, ddq, h);
+    turn_trig(sc, q_old, q, turns);
     const int status = newton_warm(q, sc, &th, p, scale, tol, maxit, a, piv);
     if (status) return status;
     coefficients(q, sc, p, a, piv, dq, ddq);
@@ -244,7 +265,7 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
 int ms_inverse(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ], rhs[NQ], app[NQ], u[NROW], br[NBRANCH];
-  int piv[LU_NBLOCK];
+  int piv[LU_NBLOCK], turns = 0;
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
@@ -252,7 +273,7 @@ int ms_inverse(int n, const double *th, const double *p, const double *q0, const
   coefficients(q, sc, p, a, piv, dq, ddq);
   for (int s = 0; s < n; ++s) {
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
       if (*status) return s;
     }
     applied1_s(q, p, sc, app);
@@ -284,14 +305,14 @@ typedef struct {
   int piv[LU_NBLOCK];
   const double *p, *scale;
   double tol, hmax, torque;
-  int maxit, status;
+  int maxit, status, turns;
   long nfev;
 } Work;
 
 static void rhs(Work *w, const double *y, double *f) {
   w->nfev++;
   if (w->status) { f[0] = f[1] = 0.0; return; }
-  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv);
+  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns);
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
   double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
@@ -315,7 +336,7 @@ static double err_norm(const double *e, const double *y0, const double *y1, doub
 }
 
 /* Dense output of the last step (Hairer's dopri5 continuous extension, order 4). */
-static void dense_eval(const double rc[5][2], double t0, double h, double t, double *y) {
+static void dense_eval(double rc[5][2], double t0, double h, double t, double *y) {
   const double s = (t - t0) / h, s1 = 1.0 - s;
   for (int i = 0; i < 2; ++i) y[i] = rc[0][i] + s * (rc[1][i] + s1 * (rc[2][i] + s * (rc[3][i] + s1 * rc[4][i])));
 }
@@ -341,7 +362,7 @@ int ms_forward(double torque, double th0, double om0, double t_end, const double
   (void)c2; (void)c3; (void)c4; (void)c5;
   Work w;
   memcpy(w.q, q0, sizeof w.q);
-  w.p = p; w.scale = scale; w.tol = tol; w.hmax = hmax; w.maxit = maxit; w.torque = torque; w.status = 0; w.nfev = 0;
+  w.p = p; w.scale = scale; w.tol = tol; w.hmax = hmax; w.maxit = maxit; w.torque = torque; w.status = 0; w.nfev = 0; w.turns = 0;
   w.th = th0;
   mass1(p, w.mass);
   *n_events = 0;

@@ -1,8 +1,11 @@
-"""Standalone C export of a mechanism: MODEL.h, MODEL.c (plain C99, no Python) and an example program.
+"""Standalone C export of a mechanism: MODEL.h, MODEL.c (plain C99, no Python), an example program and a
+Makefile.
 
 The source is the same generated code the C backend compiles, with its entry points renamed
 MODEL_phi, MODEL_inverse, MODEL_forward, ... The header documents the array layouts, the parameter
-order, the order of the unknowns, and a reference configuration to start the continuation from.
+order, the order of the unknowns and of the points, and a reference configuration to start the
+continuation from. The output depends only on the declaration and the generator (and the sympy that
+prints it, named in the header), so an export can be regenerated and compared byte for byte.
 """
 from __future__ import annotations
 
@@ -11,9 +14,13 @@ import re
 from pathlib import Path
 
 import numpy as np
+import sympy
 
+from mechsym import __version__
 from mechsym.codegen.c_source import generate
 from mechsym.errors import InputError
+
+CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 
 
 def c_name(name: str) -> str:
@@ -21,18 +28,11 @@ def c_name(name: str) -> str:
     return ident if not ident[0].isdigit() else f"m_{ident}"
 
 
-def export(system, directory, force=False) -> list:
-    """Write MODEL.h, MODEL.c, example.c and Makefile into `directory`; returns the paths written.
-
-    Existing files are not overwritten unless force=True."""
+def export_files(system) -> dict:
+    """File name -> text of the export of a derived one-coordinate System."""
     if len(system.coordinate_names) != 1:
         raise InputError("export supports one-coordinate mechanisms")
     prefix = c_name(system.mechanism.name)
-    directory = Path(directory)
-    names = {f"{prefix}.h": None, f"{prefix}.c": None, "example.c": None, "Makefile": None}
-    existing = [n for n in names if (directory / n).exists()]
-    if existing and not force:
-        raise InputError(f"{directory} already holds {', '.join(existing)}; pass --force to overwrite")
     source, meta = generate(system)
     if not meta["square"]:
         raise InputError(f"mechanism '{system.mechanism.name}' is over-constrained; nothing to export")
@@ -41,23 +41,47 @@ def export(system, directory, force=False) -> list:
     solver = system.solver()
     ref = np.array([system.mechanism.coordinates[0].guess_at])
     q_ref = solver.sweep(ref[None]).q[0]
-    names[f"{prefix}.c"] = source
-    names[f"{prefix}.h"] = _header(system, prefix, meta, solver, ref[0], q_ref)
-    names["example.c"] = _example(system, prefix)
-    names["Makefile"] = (f"CFLAGS ?= -O2 -std=c99 -Wall -Wextra -Werror\n\nexample: example.c {prefix}.c {prefix}.h\n"
-                         f"\t$(CC) $(CFLAGS) -o example example.c {prefix}.c -lm\n")
+    return {
+        f"{prefix}.h": _header(system, prefix, meta, solver, ref[0], q_ref),
+        f"{prefix}.c": source,
+        "example.c": _example(system, prefix),
+        "Makefile": (f"CFLAGS ?= {CFLAGS}\n\nexample: example.c {prefix}.c {prefix}.h\n"
+                     f"\t$(CC) $(CFLAGS) -o example example.c {prefix}.c -lm\n"),
+    }
+
+
+def export(system, directory, force=False) -> list:
+    """Write the export into `directory`; returns the paths written (files already identical are left).
+
+    A file of the same name with other content is never overwritten unless force=True: it may be a
+    user's own work."""
+    files = export_files(system)
+    directory = Path(directory)
+    changed = [name for name, text in files.items() if _read(directory / name) != text]
+    existing = [name for name in changed if (directory / name).exists()]
+    if existing and not force:
+        raise InputError(f"{directory} already holds a different {', '.join(existing)}; "
+                         "pass --force to overwrite")
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in names.items():
+    for name in changed:
         tmp = directory / f".{name}.tmp"
-        tmp.write_text(text)
+        tmp.write_text(files[name])
         os.replace(tmp, directory / name)
         written.append(directory / name)
     return written
 
 
-def _array(values):
-    return "{" + ", ".join(repr(float(v)) for v in values) + "}"
+def _read(path: Path):
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _array(values, digits=None):
+    fmt = (lambda v: repr(float(v))) if digits is None else (lambda v: format(float(v), f".{digits}g"))
+    return "{" + ", ".join(fmt(v) for v in values) + "}"
 
 
 def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
@@ -66,30 +90,33 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
     unknowns = list(con.reaction_names) + [system.mechanism.coordinates[0].force or "force"]
     q_names = [str(s) for s in con.q]
     params = list(system.mechanism.parameters)
+    points = list(system.kin.point_names)
     lines = [
-        f"/* {system.mechanism.name}: generated by mechsym. Plain C99.",
+        f"/* {system.mechanism.name}: generated by mechsym {__version__} (sympy {sympy.__version__}). Plain C99.",
         " *",
         f" * q ({meta['nq']}): " + ", ".join(q_names),
         f" * parameters p ({meta['npar']}): " + ", ".join(params),
         f" * unknowns U ({meta['nrow']}): " + ", ".join(unknowns),
-        " * Arrays are sample-major. SI units; angles in radians.",
+        f" * points ({len(points)}, x and y each): " + ", ".join(points),
+        " * Arrays are sample-major. SI units; angles in radians; positions in the fixed body's frame.",
         " */",
         f"#ifndef {P}_H",
         f"#define {P}_H",
         f"#define {P}_NQ {meta['nq']}",
         f"#define {P}_NU {meta['nrow']}",
         f"#define {P}_NPAR {meta['npar']}",
-        f"/* default parameter values, in the order above */",
+        f"#define {P}_NPOINTS {len(points)}",
+        "/* default parameter values, in the order above */",
         f"static const double {P}_PARAMS[{meta['npar']}] = {_array(solver.params)};",
-        f"/* an assembled configuration at theta = {P}_THETA_REF (start continuations here) */",
+        f"/* a configuration at theta = {P}_THETA_REF, to 12 digits (start continuations here: Newton refines it) */",
         f"static const double {P}_THETA_REF = {float(th_ref)!r};",
-        f"static const double {P}_Q_REF[{meta['nq']}] = {_array(q_ref)};",
-        f"/* coordinate scales for the Newton step test (lengths for x, y; 1 for angles) */",
+        f"static const double {P}_Q_REF[{meta['nq']}] = {_array(q_ref, 12)};",
+        "/* coordinate scales for the Newton step test (lengths for x, y; 1 for angles) */",
         f"static const double {P}_SCALE[{meta['nq']}] = {_array(solver.col_scale)};",
         "",
         "/* Inverse dynamics over n crank angles th (in path order, th[0] near the configuration q0).",
         "   u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:",
-        "   U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out may be 0.",
+        "   U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.",
         "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular). */",
         f"int {prefix}_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,",
         "    double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,",
@@ -99,6 +126,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
         "    double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,",
         "    int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);",
+        "/* Kinematics and model functions at n configurations q (n x NQ). */",
         f"void {prefix}_phi(int n, const double *q, const double *th, const double *p, double *out);",
         f"void {prefix}_jac(int n, const double *q, const double *p, double *out);",
         f"void {prefix}_gamma(int n, const double *q, const double *qd, const double *p, double *out);",
@@ -107,7 +135,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"void {prefix}_points(int n, const double *q, const double *p, double *out, int width);",
         f"void {prefix}_branches(int n, const double *q, const double *p, double *out, int width);",
         f"void {prefix}_mass(const double *p, double *out);",
-        f"#endif",
+        "#endif",
         "",
     ]
     return "\n".join(lines)
@@ -116,23 +144,43 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
 def _example(system, prefix) -> str:
     P = prefix.upper()
     force = system.mechanism.coordinates[0].force or "force"
-    return f"""/* Example: inverse dynamics of {system.mechanism.name} at 8 crank angles over one turn, at 2 rad/s.
-   Prints theta and the driving torque ({force}), one sample per line. */
+    coord = system.coordinate_names[0]
+    point_cols = ",".join(f"{n}.x,{n}.y" for n in system.kin.point_names)
+    return f"""/* Example for {system.mechanism.name}, printing three CSV blocks, each after a line "# name: columns":
+   kinematics (the named points) and inverse dynamics at 2 rad/s (the driving torque {force}) at 8 values
+   of {coord} over one turn from {P}_THETA_REF, and forward dynamics from rest at {P}_THETA_REF under zero
+   torque for 0.2 s. */
 #include <stdio.h>
 #include "{prefix}.h"
 
 int main(void) {{
-  enum {{ N = 8 }};
-  double th[N], coef[N], branch[N], u[N * {P}_NU * 3];
-  const double omega = 2.0;
-  int status = 0;
+  enum {{ N = 8, NT = 21 }};
+  static double th[N], q[N * {P}_NQ], coef[N], branch[N], u[N * {P}_NU * 3], pts[N * 2 * {P}_NPOINTS + 1];
+  static double grid[NT], y[NT * 2];
+  const double omega = 2.0, tol = 1e-10;
+  int status = 0, n_events = 0;
+  long nfev = 0;
   for (int i = 0; i < N; ++i) th[i] = {P}_THETA_REF + 6.283185307179586 * i / N;
-  int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, 1e-10, 30, 0.1, 0, coef, branch, u, &status);
-  if (failed >= 0) {{ fprintf(stderr, "failed at sample %d (status %d)\\n", failed, status); return 1; }}
+  int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
+  if (failed >= 0) {{ fprintf(stderr, "inverse failed at sample %d (status %d)\\n", failed, status); return 1; }}
+  {prefix}_points(N, q, {P}_PARAMS, pts, 2 * {P}_NPOINTS);
+  printf("# points: {coord},{point_cols}\\n");
+  for (int i = 0; i < N; ++i) {{
+    printf("%.17g", th[i]);
+    for (int k = 0; k < 2 * {P}_NPOINTS; ++k) printf(",%.17g", pts[i * 2 * {P}_NPOINTS + k]);
+    printf("\\n");
+  }}
+  printf("# inverse: {coord},{force}\\n");
   for (int i = 0; i < N; ++i) {{
     const double *ui = u + (size_t)i * {P}_NU * 3 + 3 * ({P}_NU - 1);
     printf("%.17g,%.17g\\n", th[i], omega * omega * ui[1] + ui[2]);
   }}
+  for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
+  int written = {prefix}_forward(0.0, {P}_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, {P}_PARAMS, {P}_Q_REF, {P}_SCALE,
+      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
+  if (status) {{ fprintf(stderr, "forward failed (status %d)\\n", status); return 1; }}
+  printf("# forward: t,{coord},omega\\n");
+  for (int i = 0; i < written; ++i) printf("%.17g,%.17g,%.17g\\n", grid[i], y[2 * i], y[2 * i + 1]);
   return 0;
 }}
 """

@@ -22,9 +22,9 @@ class SparseLU:
         self.const_slots = np.array(list(plan.constants), dtype=int)
         self.const_values = np.array(list(plan.constants.values()), dtype=float)
         self.steps = []
-        for (r, c), low, up, ups in zip(plan.pivots, plan.lower, plan.upper, plan.updates):
+        for (r, c), pv, low, up, ups in zip(plan.pivots, plan.pivot_values, plan.lower, plan.upper, plan.updates):
             self.steps.append(dict(
-                row=r, col=c, piv=S[(r, c)],
+                row=r, col=c, inv=1.0 / pv,  # the pivot is a known constant (often +-1)
                 low_rows=np.array(low, dtype=int), low_slots=np.array([S[(i, c)] for i in low], dtype=int),
                 up_cols=np.array(up, dtype=int), up_slots=np.array([S[(r, j)] for j in up], dtype=int),
                 upd=np.array([S[(i, j)] for i, j in ups], dtype=int),
@@ -42,9 +42,8 @@ class SparseLU:
         a[self.const_slots] = self.const_values[:, None]
         a[self.varying_slots] = values
         for st in self.steps:
-            inv = 1.0 / a[st["piv"]]
-            if st["low_slots"].size:
-                a[st["low_slots"]] *= inv
+            if st["low_slots"].size and st["inv"] != 1.0:
+                a[st["low_slots"]] *= st["inv"]
             if st["upd"].size:
                 a[st["upd"]] -= a[st["upd_l"]] * a[st["upd_u"]]
         r = len(self.block_rows)
@@ -63,6 +62,10 @@ class Factor:
     def __init__(self, lu: SparseLU, a, block, piv, ok):
         self.lu, self.a, self.block, self.piv, self.ok = lu, a, block, piv, ok
 
+    def take(self, mask):
+        """The factorisations of the samples selected by `mask` (a boolean or index array)."""
+        return Factor(self.lu, self.a[:, mask], self.block[mask], self.piv[mask], self.ok[mask])
+
     def solve(self, b):
         """b: (N, n) or (N, n, m) -> x of the same shape."""
         L, a = self.lu, self.a
@@ -74,10 +77,10 @@ class Factor:
         if L.block_rows.size:
             x[L.block_cols] = _dense_solve(self.block, self.piv, b[L.block_rows])
         for st in reversed(L.steps):
-            acc = b[st["row"]].copy()
+            acc = b[st["row"]]
             if st["up_cols"].size:
-                acc -= np.einsum("sn,snm->nm", a[st["up_slots"]], x[st["up_cols"]])
-            x[st["col"]] = acc / a[st["piv"]][:, None]
+                acc = acc - np.einsum("sn,snm->nm", a[st["up_slots"]], x[st["up_cols"]])
+            x[st["col"]] = acc if st["inv"] == 1.0 else acc * st["inv"]
         return _out(x, vector)
 
     def solve_t(self, c):
@@ -86,7 +89,7 @@ class Factor:
         c, vector = _rhs(c)
         y = np.empty_like(c)
         for st in L.steps:
-            y[st["row"]] = c[st["col"]] / a[st["piv"]][:, None]
+            y[st["row"]] = c[st["col"]] if st["inv"] == 1.0 else c[st["col"]] * st["inv"]
             if st["up_cols"].size:
                 c[st["up_cols"]] -= a[st["up_slots"]][:, :, None] * y[st["row"]][None]
         if L.block_rows.size:

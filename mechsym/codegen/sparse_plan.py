@@ -2,7 +2,8 @@
 
 Pivots are taken first on entries that are non-zero constants (the +-1 of the pin rows in the x and y
 columns, the +1 of a driving row): such a pivot can never vanish, so its order is fixed at generation
-time (Markowitz order, to limit fill-in). What remains is a small block in the link angles, eliminated at
+time (Markowitz order, to limit fill-in), and its value is known then too, so the generated code
+multiplies by its reciprocal (or nothing, for +-1) instead of dividing. What remains is a small block in the link angles, eliminated at
 run time with partial pivoting, because its entries can vanish (e.g. a horizontal link).
 
 One factorisation serves both solves mechsym needs per sample: Phi_q x = b (Newton steps, velocity and
@@ -19,6 +20,7 @@ class Plan:
     slots: dict  # (row, col) -> index into the value array (initial entries and fill-in)
     constants: dict  # slot -> value for entries that are constant before elimination
     pivots: tuple  # ((row, col), ...) in elimination order (constant phase)
+    pivot_values: tuple  # the (constant) value of each pivot
     lower: tuple  # per pivot: rows i with a multiplier stored at slot (i, col)
     upper: tuple  # per pivot: columns j with a U entry stored at slot (row, j)
     updates: tuple  # per pivot: ((i, j), ...) entries updated a_ij -= l_i a_rj
@@ -45,7 +47,7 @@ def plan(n: int, entries: dict) -> Plan:
     slots = {rc: k for k, rc in enumerate(sorted(entries))}
     constants = {slots[rc]: v for rc, v in entries.items() if v is not None}
     rows_left, cols_left = set(range(n)), set(range(n))
-    pivots, lower, upper, updates = [], [], [], []
+    pivots, pivot_values, lower, upper, updates = [], [], [], [], []
     while True:
         best = None
         row_count, col_count = {}, {}
@@ -77,11 +79,21 @@ def plan(n: int, entries: dict) -> Plan:
                 value[(i, j)] = None if (li is None or a is None or b is None) else a - li * b
                 ups.append((i, j))
         pivots.append((r, c))
+        pivot_values.append(value[(r, c)])
         lower.append(tuple(low))
         upper.append(tuple(up))
         updates.append(tuple(ups))
-    return Plan(n, slots, constants, tuple(pivots), tuple(lower), tuple(upper), tuple(updates),
+    return Plan(n, slots, constants, tuple(pivots), tuple(pivot_values), tuple(lower), tuple(upper), tuple(updates),
                 tuple(sorted(rows_left)), tuple(sorted(cols_left)))
+
+
+def scaled(term: str, pivot: float) -> str:
+    """C for term / pivot with a constant pivot: nothing for 1, a sign for -1, else a product."""
+    if pivot == 1.0:
+        return term
+    if pivot == -1.0:
+        return f"-{term}"
+    return f"{term} * {1.0 / pivot!r}"
 
 
 def emit_c(p: Plan, prefix: str) -> str:
@@ -94,14 +106,11 @@ def emit_c(p: Plan, prefix: str) -> str:
     lines = [f"#define {prefix.upper()}_NSLOT {base + r * r}", f"#define {prefix.upper()}_NBLOCK {r if r else 1}", ""]
     # -- factor
     body = []
-    for (row, col), low, ups in zip(p.pivots, p.lower, p.updates):
-        piv = S[(row, col)]
-        body.append(f"  {{ const double inv = 1.0 / a[{piv}];")
-        for i in low:
-            body.append(f"    a[{S[(i, col)]}] *= inv;")
+    for (row, col), pv, low, ups in zip(p.pivots, p.pivot_values, p.lower, p.updates):
+        for i in low if pv != 1.0 else ():  # the multipliers l_i = a_i,col / pivot
+            body.append(f"  a[{S[(i, col)]}] = {scaled(f'a[{S[(i, col)]}]', pv)};")
         for i, j in ups:
-            body.append(f"    a[{S[(i, j)]}] -= a[{S[(i, col)]}] * a[{S[(row, j)]}];")
-        body.append("  }")
+            body.append(f"  a[{S[(i, j)]}] -= a[{S[(i, col)]}] * a[{S[(row, j)]}];")
     for bi, i in enumerate(p.block_rows):
         for bj, j in enumerate(p.block_cols):
             src = f"a[{S[(i, j)]}]" if (i, j) in S else "0.0"
@@ -121,16 +130,16 @@ def emit_c(p: Plan, prefix: str) -> str:
         body.append(f"    dense_solve(a + {base}, {r}, piv, rb, rx);")
         body += [f"    x[{j}] = rx[{k}];" for k, j in enumerate(p.block_cols)]
         body.append("  }")
-    for (row, col), up in reversed(list(zip(p.pivots, p.upper))):
+    for (row, col), pv, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
         terms = "".join(f" - a[{S[(row, j)]}] * x[{j}]" for j in up)
-        body.append(f"  x[{col}] = (b[{row}]{terms}) / a[{S[(row, col)]}];")
+        body.append(f"  x[{col}] = {scaled(f'(b[{row}]{terms})' if terms else f'b[{row}]', pv)};")
     lines.append(f"static void {prefix}_solve(const double *a, const int *piv, double *b, double *x) {{")
     lines += body
     lines.append("}")
     # -- solve Phi^T y = c (c is overwritten)
     body = []
-    for (row, col), up in zip(p.pivots, p.upper):
-        body.append(f"  y[{row}] = c[{col}] / a[{S[(row, col)]}];")
+    for (row, col), pv, up in zip(p.pivots, p.pivot_values, p.upper):
+        body.append(f"  y[{row}] = {scaled(f'c[{col}]', pv)};")
         for j in up:
             body.append(f"  c[{j}] -= a[{S[(row, j)]}] * y[{row}];")
     if r:

@@ -49,7 +49,7 @@ from scipy.optimize import fsolve
 
 __all__ = [
     "DEFAULTS", "positions", "inverse_torque", "energy", "reduced_mass",
-    "forward", "peer_inverse_route", "closure_residual",
+    "forward", "peer_inverse_route", "peer_inverse_newton", "closure_residual",
 ]
 
 DEFAULTS = {
@@ -211,8 +211,14 @@ def _derive(model):
     def angle(frame):
         return sm.atan2(frame.x.dot(N.y), frame.x.dot(N.x)) if frame else sm.S.Zero
 
+    def scalar(expr):  # plain lambdify on floats (math module), returns a flat list
+        expr = sm.Matrix(expr) if not isinstance(expr, sm.MatrixBase) else expr
+        return sm.lambdify(args, list(me.msubs(me.msubs(expr, dmap), fmap)), modules="math", cse=True)
+
     return dict(
         param_names=[str(p) for p in sp["params"]],
+        scalar=dict(config=scalar(sp["config"]), knh=scalar(kane._k_nh), kdnh=scalar(kane._k_dnh),
+                    fdnh=scalar(kane._f_dnh), res0=scalar(res.subs(T, 0)), resT=scalar(res.diff(T))),
         config=lam(sp["config"]), Ars=lam(kane._Ars),
         knh=lam(kane._k_nh), kdnh=lam(kane._k_dnh), fdnh=lam(kane._f_dnh),
         res0=lam(res.subs(T, 0)), resT=lam(res.diff(T)),
@@ -417,3 +423,48 @@ def peer_inverse_route(model, params=None):
                       / d["resT"](*q, *u, *udd, 0.0, *pv)[0, 0])
         return out
     return f
+
+
+def peer_inverse_newton(model, params=None):
+    """A lean per-angle sympy.physics.mechanics route (the benchmark's main peer).
+
+    Returns ``f(theta_array, omega) -> torque_array`` (alpha = 0): in a plain Python loop over crank
+    angles, Newton's method on the loop constraints (the lambdified constraints and their Jacobian on
+    floats, warm-started from the previous angle), then the velocity and acceleration constraints and
+    the Kane equation ``fr + frstar`` for the torque, as a user of sympy.physics.mechanics would write it.
+    """
+    name, d, pv = _setup(model, params)
+    f = d["scalar"]
+    zeros = (0.0,) * 6
+
+    def solve2(k, rhs):  # 2x2 system from a flat row-major list
+        det = k[0] * k[3] - k[1] * k[2]
+        return ((rhs[0] * k[3] - k[1] * rhs[1]) / det, (k[0] * rhs[1] - k[2] * rhs[0]) / det)
+
+    def dep(k):  # the dependent columns of a flat 2x3 matrix
+        return (k[1], k[2], k[4], k[5])
+
+    def run(theta_array, omega):
+        theta_array = np.atleast_1d(np.asarray(theta_array, dtype=float))
+        omegas = np.broadcast_to(np.asarray(omega, dtype=float), theta_array.shape)
+        qd = tuple(float(a[0]) for a in _solve_q(name, theta_array[:1], pv)[1:])
+        out = np.empty_like(theta_array)
+        for i, (th, om) in enumerate(zip(theta_array.tolist(), omegas.tolist())):
+            for _ in range(20):
+                r = f["config"](th, *qd, *zeros, 0.0, *pv)
+                dx = solve2(dep(f["knh"](th, *qd, *zeros, 0.0, *pv)), r)
+                qd = (qd[0] - dx[0], qd[1] - dx[1])
+                if abs(dx[0]) + abs(dx[1]) < 1e-13:
+                    break
+            else:
+                raise RuntimeError(f"position solve failed at theta={th}")
+            q = (th, *qd)
+            k = f["knh"](*q, *zeros, 0.0, *pv)
+            ud = solve2(dep(k), (-k[0] * om, -k[3] * om))
+            u = (om, *ud)
+            ka = f["kdnh"](*q, *u, 0.0, 0.0, 0.0, 0.0, *pv)
+            fa = f["fdnh"](*q, *u, 0.0, 0.0, 0.0, 0.0, *pv)
+            udd = (0.0, *solve2(dep(ka), (-fa[0], -fa[1])))
+            out[i] = -f["res0"](*q, *u, *udd, 0.0, *pv)[0] / f["resT"](*q, *u, *udd, 0.0, *pv)[0]
+        return out
+    return run
