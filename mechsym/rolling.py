@@ -17,6 +17,8 @@ eliminates in closed form, once, symbolically: pivots on the constant (+-1) entr
 reactions and coordinate forces, which sums the bodies into subsystems), then Cramer's rule on the small
 dense block that is left. The resulting expressions are compiled with lambdify (common subexpressions
 shared), so a solve costs a few hundred floating-point operations per sample, vectorised, no LAPACK.
+Their exact partial derivatives by the body angles and contact angles (for gradient-based optimisation)
+are compiled the same way (`forward_derivatives`).
 
 The position problem: `rear_contact` places a second wheel on the track behind a first one at a given
 distance between the wheel centres (a rigid vehicle on two wheels): for each front contact x_f, the rear
