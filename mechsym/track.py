@@ -334,5 +334,7 @@ def load_track(spec) -> Track:
             expr = None
         if expr is not None and X in expr.free_symbols:
             return Track.from_expr(expr, spec)
+        if expr is not None and expr.is_number and not expr.is_finite:
+            raise InputError(f"track expression '{spec}' is not finite ({expr})")
     raise InputError(f"unknown track '{spec}' (shipped: {', '.join(SHIPPED)}; a CSV file with columns x, y; "
                      "or an expression in x)")

@@ -62,6 +62,8 @@ def test_expression_callable_and_errors():
         Track.from_callable(lambda x: x, "bad").eval(np.arange(3.0))
     with pytest.raises(InputError, match="unknown track"):
         load_track("nope")
+    with pytest.raises(InputError, match="'nan\\*x' is not finite"):
+        load_track("nan*x")
     with pytest.raises(InputError, match="concave curvature .* at x = "):
         Track.from_expr(0.3 * sp.exp(-100 * (X - 4) ** 2), "sharp").check_curvature(0.3, 0, 8)
 
