@@ -386,9 +386,3 @@ def test_bad_planar_state():
         simulate_contact(points, ground, [0.0, 0.0, 0.0], 1.0)
     with pytest.raises(InputError, match="unknown coordinate force"):
         simulate_contact(points, ground, np.zeros(6), 1.0, forces={"motor": 1.0})
-
-
-def test_gcontact_still_matches_after_the_run_api():
-    """The run API does not alter the law: one in-contact point, worked by hand."""
-    f, ud, fcone = gcontact(K, D, 0.5, np.array([[0.0], [-0.004]]), np.array([[0.0], [0.0]]))
-    assert f[1, 0] == pytest.approx(K * 0.004**1.5, rel=1e-13) and fcone[0] == 0
