@@ -288,22 +288,39 @@ def inverse_table(theta8, omega, alpha=0.0, params=None, inertia=True, backend="
 
 
 # --- the generic commands (`mechsym kinematics|inverse|forward pasibot`) --------------------------------
+@lru_cache(maxsize=None)
+def _declaration():
+    return build()
+
+
+def check_params(params):
+    """Parameter overrides resolved and checked (names, ranges, mu_k <= mu_s) before any work."""
+    values = _declaration().resolve_parameters(params)
+    if values["mu_k"] > values["mu_s"]:
+        raise InputError(f"pasibot: kinetic friction mu_k = {values['mu_k']} exceeds static friction "
+                         f"mu_s = {values['mu_s']}")
+    return values
+
+
 def _samples(args):
     return args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
 
 
 def _cli_kinematics(args, params):
+    check_params(params)
     frame = args.frame or "hip"
     table = kinematics_table(_samples(args), params, frame, args.backend)
     return table, system("hip" if frame == "hip" else "foot", "unprimed", args.backend)
 
 
 def _cli_inverse(args, params):
+    check_params(params)
     table = inverse_table(_samples(args), args.omega, args.alpha, params, not args.quasi_static, args.backend)
     return table, system("foot", "unprimed", args.backend)
 
 
 def _cli_forward(args, params):
+    check_params(params)
     from mechanisms.pasibot_study import forward_run, sample_forward
 
     if args.dt is not None and not (0 < args.dt <= args.t_end):

@@ -62,7 +62,7 @@ def run(args) -> int:
 
     warnings.simplefilter("ignore", RuntimeWarning)
     params = dict(args.param)
-    pb.build().resolve_parameters(params)  # validate names and ranges before any work
+    pb.check_params(params)
     if args.study == "figures":
         only = [s.strip() for s in args.only.split(",")] if args.only else None
         st.figures(args.out, only, params)
@@ -93,6 +93,7 @@ def run(args) -> int:
             result = model.run(steps=args.steps, t_end=args.t_end, rtol=args.rtol)
         for w in caught:
             print(f"warning: {w.message}")
+        print(f"t=0: start in {result.result.segments[0].mode}")
         for event in result.timeline:
             print(event.describe())
         work, d_energy, dissipated = result.energy_balance()

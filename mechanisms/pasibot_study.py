@@ -435,7 +435,7 @@ class SlipModel:
                     def again(t, y, _leg=leg):
                         return self.choose(_leg, t, y)
 
-                    trs.append(hybrid.Transition("slip->stick", stops, again, -1 if contact == "slip+" else 1, zero_speed))
+                    trs.append(hybrid.Transition("slip stops", stops, again, -1 if contact == "slip+" else 1, zero_speed))
                 out.append(hybrid.Mode(f"{leg}/{contact}", self.rhs(leg, contact), tuple(trs), max_step))
         return out
 

@@ -238,6 +238,22 @@ def test_forward_driven_by_inverse_torque_keeps_the_speed(foot):
     assert run.status == "done"
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_forward_reduced_form_agrees_with_eq28():
+    """Forward dynamics two ways from rest at pi/2 under T8 = 1 N m, through a support change: the reduced
+    form on the fixed-foot build (forward_run) and Eq. 28, the Newton-Euler A U = C with the theta8dd column
+    and T8 on the right, on the sliding build held by friction (stick mode)."""
+    t_end = 0.9
+    ref = st.forward_run(1.0, np.pi / 2, 0.0, t_end, rtol=1e-11, atol=1e-11)
+    eq28 = st.SlipModel(1.0, torque=1.0).run(t_end=t_end, rtol=1e-11, atol=1e-11, samples_per_step=4)
+    assert [e.transition for e in eq28.timeline] == ["support"] and not eq28.slips()
+    assert eq28.timeline[0].t == pytest.approx(ref.timeline[0].t, abs=1e-9)
+    t = np.linspace(0, t_end, 91)
+    y_ref, y28 = ref.sample(t)[0], eq28.result.sample(t)[0]
+    assert np.max(np.abs(y28[:, 0] - y_ref[:, 0])) < 1e-8
+    assert agree(y28[:, 1], y_ref[:, 1], 1e-8)
+
+
 def test_inverse_table_switches_support():
     theta = np.array([0.3, 2.0, 4.0, 5.5])
     table = pb.inverse_table(theta, [1.0, 3.0])
@@ -314,14 +330,14 @@ def test_min_friction_by_bisection():
 
 def test_slip_run_energy_balance_and_events():
     """Work in = delta(KE + PE) + friction dissipation along the whole run (norm-wise 1e-6), through
-    stick->slip, slip->stick and a support change."""
+    stick->slip, slip stops and a support change."""
     omega = 3.0
     big_t = st.period(omega)
     model = st.SlipModel(0.05, 0.05, omega=omega)
     with pytest.warns(UserWarning, match="zero moment point"):
         run = model.run(t_end=1.25 * big_t, samples_per_step=40)
     kinds = {e.transition for e in run.timeline}
-    assert {"stick->slip", "slip->stick", "support"} <= kinds
+    assert {"stick->slip", "slip stops", "support"} <= kinds
     tab = run.table
     energy = np.array([model.energy("primed" if s else "unprimed", np.array([a, w, x, v, 0, 0]))
                        for s, a, w, x, v in zip(tab["support"], tab["theta8"], tab["omega"], tab["x1"], tab["x1d"])])
@@ -338,7 +354,7 @@ def test_slip_run_energy_balance_and_events():
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_slip_stops_where_the_slip_speed_vanishes():
     run = st.SlipModel(0.05, omega=3.0).run(t_end=0.8, samples_per_step=4)
-    stops = run.result.events_of("slip->stick")
+    stops = run.result.events_of("slip stops")
     assert stops and all(e.y[3] == 0.0 for e in stops)
     for seg in run.result.segments:
         if seg.mode.endswith("slip+"):
@@ -376,6 +392,8 @@ def run_cli(capsys, *args):
     (["pasibot", "min-friction", "--omega", "0"], "no step period"),
     (["pasibot", "slip", "--mu-s", "0.1", "--omega", "0"], "no step period"),
     (["kinematics", "pasibot", "--frame", "moon"], "unknown frame 'moon'"),
+    (["inverse", "pasibot", "--omega", "1", "--param", "mu_k=0.5"], "mu_k = 0.5 exceeds static friction"),
+    (["pasibot", "start-torque", "--param", "m_load=-1"], "'m_load' = -1.0 must not be negative"),
 ])
 def test_cli_bad_input(capsys, args, message):
     code, _, err = run_cli(capsys, *args)
@@ -395,6 +413,11 @@ def test_cli_generic_commands(tmp_path, capsys):
     assert code == 0, err
     i = read_csv(tmp_path / "i.csv")
     assert i.names[0] == "theta8" and "T8" in i.names and "j1_2.fx" in i.names and len(i) == 8
+    code, _, err = run_cli(capsys, "forward", "pasibot", "--torque", "1", "--theta0", "90deg", "--t-end", "0.2",
+                           "--dt", "0.05", "--out", str(tmp_path / "f.csv"))
+    assert code == 0, err
+    f = read_csv(tmp_path / "f.csv")
+    assert f.names == ["t", "theta8", "omega"] and len(f) == 5 and f["omega"][-1] > 0
     code, out, err = run_cli(capsys, "params", "pasibot", "--json")
     import json
 
@@ -414,6 +437,20 @@ def test_cli_figure_and_animation(tmp_path, capsys):
     assert (tmp_path / "gait.gif").stat().st_size > 1000
 
 
+def test_cli_slip_run(tmp_path, capsys):
+    """Imposed torque from rest with little friction: the foot slides at once; the command prints the ZMP
+    warning, the timeline from the initial mode, the energy balance and the total slip."""
+    code, out, err = run_cli(capsys, "pasibot", "slip", "--mu-s", "0.05", "--torque", "1", "--t-end", "0.1",
+                             "--out", str(tmp_path / "s.csv"))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("warning: pasibot: the zero moment point leaves the supporting foot")
+    assert "t=0: start in unprimed/slip-" in lines
+    balance = next(line for line in lines if line.startswith("work in"))
+    assert abs(float(balance.split("residual ")[1].split()[0])) < 1e-9
+    assert lines[-1].startswith("total_slip_m=-") and (tmp_path / "s.csv").exists()
+
+
 @pytest.mark.slow
 def test_cli_start_torque_last_line(capsys):
     code, out, err = run_cli(capsys, "pasibot", "start-torque", "--tol", "1e-4")
@@ -430,7 +467,7 @@ def test_forward_slip_run_energy_balance():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         run = st.SlipModel(0.05, torque=1.0).run(t_end=1.0, samples_per_step=50)
-    assert {e.transition for e in run.timeline} >= {"slip->stick"}
+    assert {e.transition for e in run.timeline} >= {"slip stops"}
     w, de, d = run.energy_balance()
     assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
 
