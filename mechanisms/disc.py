@@ -1,14 +1,15 @@
 """`mechsym disc`: a thin disc on the ground plane z = 0 with Exudyn's penalty rolling-disc contact.
 
 The disc is a floating rigid body (mechsym.rigid3d) with its axle along the body x axis, gravity 9.81 m/s^2
-along -z, the contact law of mechsym.contact.rolling_disc (Exudyn's ObjectConnectorRollingDiscPenalty)
-applied at its centre (force, world frame) and as a moment (torque about the centre, in the body frame).
-It starts with its centre above the origin at the static penetration m g / k, tilted about the world y
-axis by `tilt` (a positive tilt lowers the axle's +x end), with the given velocity and angular velocity
-(world frame). `torque` T is the body-fixed torque -T about the axle (positive T drives towards +y).
+along -z, and the connector mechsym.contact.rolling_disc.RollingDisc (Exudyn's
+ObjectConnectorRollingDiscPenalty). It starts with its centre above the origin at the static penetration
+m g / k, tilted about the world y axis by `tilt` (a positive tilt lowers the axle's +x end), with the
+given velocity and angular velocity (world frame). `torque` T is the body-fixed torque -T about the axle
+(positive T drives towards +y).
 
-Integration: scipy's solve_ivp with LSODA (it switches to BDF once the friction regularisation makes the
-problem stiff; its Jacobian is by finite differences), rtol = atol = 1e-10 by default, max_step 1 ms.
+Integration: the right-hand side and its exact Jacobian are generated together in C (mechsym.rigid3d's
+LoadedODE) and handed to scipy's BDF (the friction regularisation makes the problem stiff);
+rtol = atol = 1e-9 by default (docs/conventions.md).
 
 Columns: t, x, y, z, vx, vy, vz, wx, wy, wz (world frame), f_lat, f_long, f_n (contact force on the disc
 along the axle's horizontal projection, the direction of rolling, +z), slip_lat, slip_long
@@ -16,18 +17,21 @@ along the axle's horizontal projection, the direction of rolling, +z), slip_lat,
 """
 from __future__ import annotations
 
+import functools
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.contact.rolling_disc import PARALLEL_TOLERANCE, rolling_disc_contact
+from mechsym.contact.rolling_disc import PARALLEL_TOLERANCE, RollingDisc
 from mechsym.errors import InputError
 
 G = 9.81
 COLUMNS = ("t", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz",
            "f_lat", "f_long", "f_n", "slip_lat", "slip_long")
+UNITS = {"t": "s", "x": "m", "y": "m", "z": "m", "vx": "m/s", "vy": "m/s", "vz": "m/s", "wx": "rad/s",
+         "wy": "rad/s", "wz": "rad/s", "f_lat": "N", "f_long": "N", "f_n": "N", "slip_lat": "m/s",
+         "slip_long": "m/s"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Disc:
     linear_zone: bool = False
     viscous: tuple = (0.0, 0.0)
     friction_angle: float = 0.0
+    rolling_friction: float = 0.0
     tilt: float = 0.0
     v0: tuple = (0.0, 0.0, 0.0)
     omega0: tuple = (0.0, 0.0, 0.0)
@@ -59,7 +64,7 @@ class Disc:
             finite(name, v)
             if not v > 0:
                 raise InputError(f"{name} must be positive, got {v!r}")
-        for name in ("damping",):
+        for name in ("damping", "rolling_friction"):
             finite(name, getattr(self, name))
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must be non-negative, got {getattr(self, name)!r}")
@@ -92,62 +97,62 @@ class Disc:
     def start_position(self):
         return np.array([0.0, 0.0, self.radius * math.cos(self.tilt) - self.penetration])
 
+    def connector(self) -> RollingDisc:
+        """The rolling-disc contact of this disc (centred on the body's centre of mass, axle along x)."""
+        return RollingDisc("contact", radius=self.radius, stiffness=self.stiffness, zone=self.zone,
+                           damping=self.damping, mu=self.mu, linear_zone=self.linear_zone, viscous=self.viscous,
+                           friction_angle=self.friction_angle, rolling_friction=self.rolling_friction)
 
-def build(disc: Disc):
-    """The disc as a mechsym floating body (mass, principal inertia about body x (axle), y, z)."""
+    def body_values(self) -> dict:
+        return {"mass": self.mass, "Ixx": self.inertia[0], "Iyy": self.inertia[1], "Izz": self.inertia[2]}
+
+
+def build():
+    """The disc as a mechsym floating body: mass and principal inertias about body x (the axle), y, z are
+    parameters (their values come from a `Disc`)."""
     from mechsym.rigid3d import FloatingBody
 
     b = FloatingBody("disc", doc=__doc__)
-    b.body(disc.mass, tuple(float(i) for i in disc.inertia))
+    m = b.parameter("mass", 1.0, "kg", "disc mass")
+    inertia = [b.parameter(n, v, "kg m^2", f"principal inertia about body {a}")
+               for n, v, a in (("Ixx", 0.02, "x (the axle)"), ("Iyy", 0.01, "y"), ("Izz", 0.01, "z"))]
+    b.body(m, tuple(inertia))
     return b
 
 
-def contact(disc: Disc, position, velocity, axis, omega):
-    """The rolling-disc law for the disc's states (world frame arrays (..., 3))."""
-    return rolling_disc_contact(position, velocity, axis, omega, disc.radius, stiffness=disc.stiffness,
-                                zone=disc.zone, damping=disc.damping, mu=disc.mu,
-                                linear_zone=disc.linear_zone, viscous=disc.viscous,
-                                friction_angle=disc.friction_angle)
+@functools.lru_cache(maxsize=None)
+def system():
+    """The derived floating body (one per process: its values are run-time parameters)."""
+    from mechsym.rigid3d import derive_floating
+
+    return derive_floating(build())
 
 
-def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-10, atol=1e-10, method="LSODA", max_step=1e-3):
-    """Simulate; returns (columns dict, stats dict)."""
-    from scipy.integrate import solve_ivp
-
-    from mechsym.rigid3d import check_run, derive_floating, quat_about, rotation_matrix, uniform_grid
+def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
+    """Simulate; returns (columns dict: COLUMNS and the quaternion qw..qz, stats dict)."""
+    from mechsym.rigid3d import BodyTorque, quat_about
 
     disc.check()
-    dt = check_run(t_end, dt, {})
-    system = derive_floating(build(disc))
-    y0 = system.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
-                              disc.omega0, omega_frame="world")
-    axle = np.array([1.0, 0.0, 0.0])
-    drive = np.array([-disc.torque, 0.0, 0.0])
+    sys3 = system()
+    connector = disc.connector()
+    ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
+    y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
+                            disc.omega0, omega_frame="world")
+    grid, y, stats = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()))
+    return columns(sys3, [connector], grid, y), stats
 
-    def load(t, q, qd, s):
-        rot = rotation_matrix(q[3:7])
-        c = contact(disc, q[:3], qd[:3], rot @ axle, rot @ qd[3:6])
-        return np.concatenate([c.force, rot.T @ c.torque + drive]), ()
 
-    ode = system.ode(load=load)
-    t0 = time.perf_counter()
-    sol = solve_ivp(ode.rhs, (0.0, float(t_end)), system.normalise(y0), method=method, rtol=rtol, atol=atol,
-                    dense_output=True, max_step=max_step)
-    wall = time.perf_counter() - t0
-    if sol.status < 0:
-        raise InputError(f"disc: integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-    grid = uniform_grid(sol.t[-1], dt)
-    y = system.normalise(sol.sol(grid))
-    world = system.world_columns(y)
-    cols = {"t": grid}
-    cols.update({k: world[k] for k in COLUMNS[1:10]})
-    rot = rotation_matrix(y[3:7])                       # 3 x 3 x N
-    axis = np.einsum("ijn,j->ni", rot, axle)
-    c = contact(disc, y[:3].T, y[7:10].T, axis, np.stack([world["wx"], world["wy"], world["wz"]], axis=1))
-    cols.update(f_lat=c.f_lat, f_long=c.f_long, f_n=c.f_n, slip_lat=c.slip_lat, slip_long=c.slip_long)
-    stats = dict(wall=wall, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev), steps=len(sol.t) - 1,
-                 method=method)
-    return cols, stats
+def columns(sys3, connectors, grid, y):
+    """The world columns of states y (13, N) on `grid`, and per connector its forces and slips (the
+    first connector without a prefix, the others prefixed by their name)."""
+    world = sys3.world_columns(y)
+    cols = {"t": grid, **world}
+    for i, con in enumerate(connectors):
+        c = con.contact(sys3, y)
+        pre = "" if i == 0 else f"{con.name}."
+        cols.update({pre + "f_lat": c.f_lat, pre + "f_long": c.f_long, pre + "f_n": c.f_n,
+                     pre + "slip_lat": c.slip_lat, pre + "slip_long": c.slip_long})
+    return cols
 
 
 # ---------------------------------------------------------------- command line
@@ -155,7 +160,8 @@ def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-10, atol=1e-10, method="LSO
 HELP = "a disc rolling on the ground with Exudyn's penalty rolling-disc contact (CSV of its motion)"
 
 
-def _vector(n, *, kind="number"):
+def vector(n, *, kind="number", allow=()):
+    """An argparse type: n comma-separated numbers (or angles); `allow` lists other accepted counts."""
     import argparse
 
     from mechsym.cli import angle, number
@@ -164,8 +170,9 @@ def _vector(n, *, kind="number"):
 
     def parse(text):
         parts = [p for p in str(text).split(",")]
-        if len(parts) != n or any(not p.strip() for p in parts):
-            raise argparse.ArgumentTypeError(f"expected {n} comma-separated values, got '{text}'")
+        if len(parts) not in (n, *allow) or any(not p.strip() for p in parts):
+            counts = " or ".join(str(c) for c in (*allow, n))
+            raise argparse.ArgumentTypeError(f"expected {counts} comma-separated values, got '{text}'")
         return tuple(conv(p.strip()) for p in parts)
 
     parse.__name__ = f"{n}-vector"
@@ -178,25 +185,31 @@ def configure(p):
 
     p.add_argument("--radius", type=number, required=True, help="disc radius [m]")
     p.add_argument("--mass", type=number, required=True, help="disc mass [kg]")
-    p.add_argument("--inertia", type=_vector(3), help="principal inertias IXX,IYY,IZZ about the axle (body x), "
+    p.add_argument("--inertia", type=vector(3), help="principal inertias IXX,IYY,IZZ about the axle (body x), "
                    "y, z [kg m^2] (default: the thin disc, m r^2/2, m r^2/4, m r^2/4)")
     p.add_argument("--stiffness", type=number, required=True, help="contact stiffness k [N/m]")
     p.add_argument("--damping", type=number, required=True, help="contact damping d [N s/m]")
-    p.add_argument("--mu", type=number, required=True, help="dry friction coefficient")
+    p.add_argument("--mu", type=vector(2, allow=(1,)), required=True,
+                   help="dry friction coefficient MU, or MU_LAT,MU_LONG")
     p.add_argument("--mu-zone", type=number, default=1e-3, help="regularisation zone v_mu [m/s] (1e-3)")
     p.add_argument("--linear-zone", action="store_true", help="linear instead of quadratic regularisation")
-    p.add_argument("--viscous", type=_vector(2), default=(0.0, 0.0), help="viscous friction DX,DY [s/m]")
+    p.add_argument("--viscous", type=vector(2), default=(0.0, 0.0), help="viscous friction DX,DY [s/m]")
     p.add_argument("--friction-angle", type=angle, default=0.0, help="friction angle (rad, or deg with 'deg')")
+    p.add_argument("--rolling-friction", type=number, default=0.0,
+                   help="rolling friction c_r [s/m]: force -c_r |f_n| v at the centre")
     p.add_argument("--tilt", type=angle, default=0.0,
                    help="rotation about world y (rad or deg); positive lowers the axle's +x end")
-    p.add_argument("--v0", type=_vector(3), required=True, help="initial velocity VX,VY,VZ (world) [m/s]")
-    p.add_argument("--omega0", type=_vector(3), required=True,
+    p.add_argument("--v0", type=vector(3), required=True, help="initial velocity VX,VY,VZ (world) [m/s]")
+    p.add_argument("--omega0", type=vector(3), required=True,
                    help="initial angular velocity WX,WY,WZ (world) [rad/s]")
     p.add_argument("--torque", type=number, default=0.0, help="body-fixed torque -T about the axle [N m]")
     p.add_argument("--t-end", type=number, required=True, help="end time [s]")
     p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
+    p.add_argument("--rtol", type=number, default=1e-9, help="relative tolerance (1e-9)")
+    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
     p.add_argument("--out", required=True, help="CSV file")
     p.add_argument("--plot", help="PNG/SVG of the motion and contact forces")
+    p.add_argument("--animate", help="GIF/MP4 of the disc (rim, axle, contact trail)")
     return p
 
 
@@ -207,10 +220,12 @@ def disc_from_args(args) -> Disc:
     if not m > 0:
         raise InputError(f"--mass must be positive, got {m}")
     inertia = args.inertia if args.inertia is not None else (m * r * r / 2, m * r * r / 4, m * r * r / 4)
-    for opt, v in (("--stiffness", args.stiffness), ("--mu-zone", args.mu_zone)):
+    for opt, v in (("--stiffness", args.stiffness), ("--mu-zone", args.mu_zone), ("--rtol", args.rtol),
+                   ("--atol", args.rtol if args.atol is None else args.atol)):
         if not v > 0:
             raise InputError(f"{opt} must be positive, got {v}")
-    for opt, v in (("--damping", args.damping), ("--mu", args.mu)):
+    mu = tuple(args.mu) * (2 // len(args.mu))
+    for opt, v in (("--damping", args.damping), ("--mu", min(mu)), ("--rolling-friction", args.rolling_friction)):
         if v < 0:
             raise InputError(f"{opt} must be non-negative, got {v}")
     if min(args.viscous) < 0:
@@ -220,33 +235,36 @@ def disc_from_args(args) -> Disc:
     if args.t_end <= 0:
         raise InputError(f"--t-end must be positive, got {args.t_end}")
     disc = Disc(radius=r, mass=m, inertia=tuple(inertia), stiffness=args.stiffness, damping=args.damping,
-                mu=(args.mu, args.mu), zone=args.mu_zone, linear_zone=args.linear_zone,
-                viscous=tuple(args.viscous), friction_angle=args.friction_angle, tilt=args.tilt,
+                mu=mu, zone=args.mu_zone, linear_zone=args.linear_zone, viscous=tuple(args.viscous),
+                friction_angle=args.friction_angle, rolling_friction=args.rolling_friction, tilt=args.tilt,
                 v0=tuple(args.v0), omega0=tuple(args.omega0), torque=args.torque)
     disc.check()
     return disc
 
 
 def run(args) -> int:
-    """`mechsym disc`: simulate and write the CSV (and the optional plot)."""
+    """`mechsym disc`: simulate and write the CSV (and the optional plot and animation)."""
     from mechsym.results import Table
 
     disc = disc_from_args(args)
-    cols, st = simulate(disc, args.t_end, args.dt)
-    units = {"t": "s", "x": "m", "y": "m", "z": "m", "vx": "m/s", "vy": "m/s", "vz": "m/s",
-             "wx": "rad/s", "wy": "rad/s", "wz": "rad/s", "f_lat": "N", "f_long": "N", "f_n": "N",
-             "slip_lat": "m/s", "slip_long": "m/s"}
-    table = Table({c: cols[c] for c in COLUMNS}, units, "disc: rolling-disc penalty contact")
+    cols, st = simulate(disc, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
+    table = Table({c: cols[c] for c in COLUMNS}, UNITS, "disc: rolling-disc penalty contact")
     table.to_csv(args.out)
     print(f"wrote {args.out} ({len(table)} rows, {len(COLUMNS)} columns); {st['steps']} steps, "
-          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s ({st['method']})")
+          f"{st['rhs_evaluations']} right-hand sides, {st['jacobians']} Jacobians, {st['wall']:.3f} s "
+          f"({st['method']}, {st['backend']})")
     if args.plot:
         plot(cols, args.plot)
         print(f"wrote {args.plot}")
+    if args.animate:
+        animate(cols, [(np.zeros(3), np.array([1.0, 0.0, 0.0]), disc.radius)], args.animate,
+                title="disc on the ground")
+        print(f"wrote {args.animate}")
     return 0
 
 
-def plot(cols, path):
+def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-disc contact)"):
+    """Velocities, contact forces and slips against time (one set of force and slip lines per prefix)."""
     from mechsym.plotting import _pyplot
     from mechsym.results import _makedirs
 
@@ -258,18 +276,89 @@ def plot(cols, path):
         axes[0].plot(t, cols[c], label=c, lw=0.9)
     axes[0].set_ylabel("v [m/s], w [rad/s]")
     axes[0].legend(fontsize=7, ncol=6)
-    for c in ("f_lat", "f_long", "f_n"):
-        axes[1].plot(t, cols[c], label=c, lw=0.9)
+    for pre in prefixes:
+        for c in ("f_lat", "f_long", "f_n"):
+            axes[1].plot(t, cols[pre + c], label=pre + c, lw=0.9)
+        for c in ("slip_lat", "slip_long"):
+            axes[2].plot(t, cols[pre + c], label=pre + c, lw=0.9)
     axes[1].set_ylabel("force on the disc [N]")
-    axes[1].legend(fontsize=8)
-    for c in ("slip_lat", "slip_long"):
-        axes[2].plot(t, cols[c], label=c, lw=0.9)
+    axes[1].legend(fontsize=8, ncol=len(prefixes))
     axes[2].set_ylabel("slip [m/s]")
-    axes[2].legend(fontsize=8)
+    axes[2].legend(fontsize=8, ncol=len(prefixes))
     axes[2].set_xlabel("t [s]")
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    axes[0].set_title("disc on the ground (penalty rolling-disc contact)")
+    axes[0].set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def rims(cols, discs, k, n=48):
+    """World points of each disc's rim, its axle stub and one spoke at sample k: discs are (centre, axis,
+    radius) in the body frame. Returns a list of (rim (n+1, 3), spoke (2, 3)) and the axle polyline."""
+    from mechsym.rigid3d import rotation_matrix
+
+    q = np.array([cols[c][k] for c in ("qw", "qx", "qy", "qz")])
+    rot = rotation_matrix(q)
+    origin = np.array([cols[c][k] for c in ("x", "y", "z")])
+    out, axle = [], []
+    for centre, axis, radius in discs:
+        a = np.asarray(axis, float) / np.linalg.norm(axis)
+        u = np.cross(a, [0.0, 0.0, 1.0] if abs(a[2]) < 0.9 else [1.0, 0.0, 0.0])
+        u /= np.linalg.norm(u)
+        v = np.cross(a, u)
+        s = np.linspace(0.0, 2 * np.pi, n + 1)
+        rim = np.asarray(centre) + radius * (np.cos(s)[:, None] * u + np.sin(s)[:, None] * v)
+        spoke = np.array([centre, np.asarray(centre) + radius * u])
+        out.append((origin + rim @ rot.T, origin + spoke @ rot.T))
+        axle.append(origin + rot @ np.asarray(centre, float))
+    if len(axle) == 1:                                    # a lone disc: a short axle stub through it
+        a = rot @ (np.asarray(discs[0][1], float) / np.linalg.norm(discs[0][1]))
+        axle = [axle[0] - 0.3 * discs[0][2] * a, axle[0] + 0.3 * discs[0][2] * a]
+    return out, np.array(axle)
+
+
+def animate(cols, discs, path, frames=120, fps=25, title="disc"):
+    """A 3-D animation of the discs (rim, spoke, axle) and the path of the body's centre (sub-sampled to
+    `frames`); discs: (centre, axis, radius) in the body frame."""
+    from matplotlib import animation
+
+    from mechsym.plotting import _pyplot
+    from mechsym.results import _makedirs
+
+    plt = _pyplot()
+    _makedirs(path)
+    t = cols["t"]
+    k = np.unique(np.linspace(0, len(t) - 1, min(frames, len(t))).astype(int))
+    reach = max(r + np.linalg.norm(c) for c, _, r in discs)
+    lo = np.array([cols[c].min() for c in "xyz"]) - reach
+    hi = np.array([cols[c].max() for c in "xyz"]) + reach
+    mid, half = (lo + hi) / 2, max((hi - lo).max() / 2, 1e-3)
+    fig = plt.figure(figsize=(6, 6))
+    ax = fig.add_subplot(projection="3d")
+    ax.set_xlim(mid[0] - half, mid[0] + half)
+    ax.set_ylim(mid[1] - half, mid[1] + half)
+    ax.set_zlim(0.0, 2 * half)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_zlabel("z [m]")
+    ax.plot(cols["x"], cols["y"], np.zeros_like(t), color="0.6", lw=0.8)       # path of the centre, on the ground
+    lines = [(ax.plot([], [], [], color="k", lw=1.2)[0], ax.plot([], [], [], color="tab:red", lw=1.0)[0])
+             for _ in discs]
+    axle = ax.plot([], [], [], color="tab:blue", lw=2.0)[0]
+    label = ax.set_title("")
+
+    def frame(j):
+        shapes, ax_line = rims(cols, discs, k[j])
+        for (rim_line, spoke_line), (rim, spoke) in zip(lines, shapes):
+            rim_line.set_data_3d(rim[:, 0], rim[:, 1], rim[:, 2])
+            spoke_line.set_data_3d(spoke[:, 0], spoke[:, 1], spoke[:, 2])
+        axle.set_data_3d(ax_line[:, 0], ax_line[:, 1], ax_line[:, 2])
+        label.set_text(f"{title}   t = {t[k[j]]:.3f} s")
+        return [*(line for pair in lines for line in pair), axle, label]
+
+    anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
+    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
+    anim.save(path, writer=writer)
     plt.close(fig)

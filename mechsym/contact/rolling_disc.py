@@ -1,9 +1,10 @@
 """Exudyn's penalty rolling-disc connector (ObjectConnectorRollingDiscPenalty) as a vectorised law.
 
-A thin rigid disc (centre p, unit axis w1, radius r) touches a flat plane (point p0, unit normal n). This
-module evaluates the contact law for any number of disc states at once; it knows nothing of the body
-that carries the disc: feed it the centre's position and velocity and the disc's angular velocity, all in
-the world frame, and apply the returned force and torque to the body.
+A thin rigid disc (centre p, unit axis w1, radius r) touches a flat plane (point p0, unit normal n). The
+law is written twice from the same formulas: `rolling_disc_contact` evaluates it in numpy for any number
+of disc states at once (outputs, and the route that is checked against Exudyn's connector), and
+`rolling_disc_program` writes it into a generated program with exact derivatives (mechsym.rigid3d), which
+is how `RollingDisc` puts the connector on a floating body for simulation; tests hold the two together.
 
 Geometry (the seed's formulas, Exudyn's names in brackets)
     e_long = n x w1 / |n x w1|          direction of rolling           [= -w2, Exudyn's longitudinal]
@@ -44,13 +45,15 @@ and f_t = -mu phi |f_n| e_t: forces on the disc.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from mechsym.errors import InputError
 
-__all__ = ["RollingDiscContact", "rolling_disc_contact", "PARALLEL_TOLERANCE"]
+__all__ = ["RollingDiscContact", "rolling_disc_contact", "RollingDisc", "rolling_disc_program",
+           "PARALLEL_TOLERANCE"]
 
 #: An axis whose angle to the plane normal has a sine below this is "parallel to the normal".
 PARALLEL_TOLERANCE = 1e-9
@@ -139,6 +142,7 @@ class RollingDiscContact:
     slip_lat: np.ndarray        # S: vC . e_lat
     slip_long: np.ndarray       # S: vC . e_long
     slip_n: np.ndarray          # S: vC . n (the damping acts on it)
+    trail_velocity: np.ndarray  # S x 3: v + r dw3/dt, the velocity of the (geometric) contact point
     in_contact: np.ndarray      # S: gap < 0
     f_lat: np.ndarray           # S: contact force along e_lat
     f_long: np.ndarray          # S: contact force along e_long
@@ -254,10 +258,15 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
         fc = f_lat[..., None] * e_lat + f_long[..., None] * e_long + fn[..., None] * e_n
         torque = np.cross(rw3, fc)
         vb = np.broadcast_to(v, shape)
+        # the trail: d(pC)/dt for the plane at rest, with w1' = omega x w1 (Exudyn's Velocity output)
+        dw1 = np.cross(om, w1)
+        dx = np.cross(dw1, n)
+        dw2 = (dx - w2 * np.einsum("...i,...i->...", w2, dx)[..., None]) / sin_axis[..., None]
+        trail = vb + r * (np.cross(dw1, w2) + np.cross(w1, dw2))
         v_plane = vb - (vb @ n)[..., None] * n
         f_roll = -(cr * afn)[..., None] * v_plane
         force = fc + f_roll
-    if not all(np.isfinite(a).all() for a in (force, torque, pc, vc, gap, s_lat, s_long)):
+    if not all(np.isfinite(a).all() for a in (force, torque, pc, vc, gap, s_lat, s_long, trail)):
         raise InputError("rolling-disc contact overflowed: stiffness, damping, friction or the state "
                          "are too large")
 
@@ -265,5 +274,154 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
         contact_point=_frozen(pc), e_lat=_frozen(e_lat), e_long=_frozen(e_long), e_n=_frozen(e_n),
         to_contact=_frozen(w3), gap=_frozen(gap), contact_velocity=_frozen(vc),
         slip_lat=_frozen(s_lat), slip_long=_frozen(s_long), slip_n=_frozen(s_n),
-        in_contact=_frozen(contact), f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
+        trail_velocity=_frozen(np.broadcast_to(trail, shape)), in_contact=_frozen(contact), f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
         rolling_force=_frozen(f_roll), force=_frozen(force), torque=_frozen(torque))
+
+
+# ---------------------------------------------------------------- the same law in a generated program
+
+def rolling_disc_program(prog, position, velocity, axis, omega, p, no_tension=False):
+    """The law above as assignments of a `mechsym.rigid3d.Program` (symbolic, with exact derivatives):
+    position, velocity, omega: sympy 3-vectors in the world frame; axis: the unit disc axis (world); p: the
+    symbols of `RollingDisc.parameters()` (unit plane normal, linear = 0 or 1). Returns the force on the
+    disc (world) and the torque about the disc centre (world), as sympy 3-vectors."""
+    from sympy import Matrix, Piecewise, cos, sin
+
+    r, k, d, vmu, lin = p["radius"], p["stiffness"], p["damping"], p["zone"], p["linear"]
+    n = Matrix([p["normal_x"], p["normal_y"], p["normal_z"]])
+    p0 = Matrix([p["plane_x"], p["plane_y"], p["plane_z"]])
+    x = prog.vector(axis.cross(n))
+    w2 = prog.vector(x / prog.norm(x.dot(x)))                 # Exudyn's w2 = -e_long
+    rw3 = prog.vector(r * axis.cross(w2))
+    e_lat = prog.vector(n.cross(w2))
+    gap = prog.let((position + rw3 - p0).dot(n))
+    vc = prog.vector(velocity + omega.cross(rw3))
+    s_lat, s_long, s_n = prog.let(vc.dot(e_lat)), prog.let(-vc.dot(w2)), prog.let(vc.dot(n))
+    fn_raw = prog.let(-(k * gap + d * s_n))
+    if no_tension:
+        fn = afn = prog.let(Piecewise((fn_raw, (gap < 0) & (fn_raw > 0)), (0, True)))
+    else:
+        fn = prog.let(Piecewise((fn_raw, gap < 0), (0, True)))
+        afn = prog.let(Piecewise((fn_raw, (gap < 0) & (fn_raw >= 0)), (-fn_raw, gap < 0), (0, True)))
+    s = prog.norm(s_lat**2 + s_long**2)
+    # phi(s)/s: quadratic zone (lin = 0) or linear zone (lin = 1) inside, 1/s outside
+    phi_over_s = prog.let(Piecewise(((2 - lin - (1 - lin) * s / vmu) / vmu, s <= vmu), (1 / s, True)))
+    c, sn = prog.let(cos(p["angle"])), prog.let(sin(p["angle"]))
+    u_lat, u_long = prog.let(c * s_lat + sn * s_long), prog.let(-sn * s_lat + c * s_long)
+    g_lat = prog.let(-afn * phi_over_s * (p["mu_x"] + p["viscous_x"] * s) * u_lat)
+    g_long = prog.let(-afn * phi_over_s * (p["mu_y"] + p["viscous_y"] * s) * u_long)
+    f_lat, f_long = prog.let(c * g_lat - sn * g_long), prog.let(sn * g_lat + c * g_long)
+    contact_force = prog.vector(f_lat * e_lat - f_long * w2 + fn * n)
+    v_plane = velocity - velocity.dot(n) * n
+    force = prog.vector(contact_force - p["rolling"] * afn * v_plane)
+    return force, prog.vector(rw3.cross(contact_force))
+
+
+@dataclass(frozen=True)
+class RollingDisc:
+    """Exudyn's ObjectConnectorRollingDiscPenalty on a mechsym floating body: a load for
+    `mechsym.rigid3d.FloatingSystem.loaded`.
+
+    A disc of `radius` centred at `centre` (body frame, from the centre of mass; Exudyn's disc centre is
+    the body's reference point, centre = 0) with its axis `axis` (body frame, Exudyn's discAxis), on the
+    fixed plane through `plane_point` with normal `plane_normal` (Exudyn's ground marker and planeNormal).
+    stiffness, damping (contactStiffness, contactDamping), mu (dryFriction: a number or (lateral,
+    longitudinal)), zone (dryFrictionProportionalZone), linear_zone (useLinearProportionalZone), viscous
+    (viscousFriction), friction_angle (dryFrictionAngle, rad), rolling_friction (rollingViscousFriction),
+    active (activeConnector) and no_tension (clamp f_n at 0; not in Exudyn) as in `rolling_disc_contact`.
+    """
+
+    name: str
+    radius: float
+    stiffness: float
+    zone: float
+    damping: float = 0.0
+    mu: object = 0.0
+    linear_zone: bool = False
+    viscous: object = 0.0
+    friction_angle: float = 0.0
+    rolling_friction: float = 0.0
+    axis: tuple = (1.0, 0.0, 0.0)
+    centre: tuple = (0.0, 0.0, 0.0)
+    plane_point: tuple = (0.0, 0.0, 0.0)
+    plane_normal: tuple = (0.0, 0.0, 1.0)
+    no_tension: bool = False
+    active: bool = True
+
+    def __post_init__(self):
+        what = f"rolling disc '{self.name}'"
+        try:
+            for name, kw in (("radius", dict(positive=True)), ("stiffness", dict(positive=True)),
+                             ("zone", dict(positive=True)), ("damping", dict(nonnegative=True)),
+                             ("friction_angle", {}), ("rolling_friction", dict(nonnegative=True))):
+                object.__setattr__(self, name, _number(getattr(self, name), name, **kw))
+            for name in ("mu", "viscous"):
+                object.__setattr__(self, name, tuple(_pair(getattr(self, name), name).tolist()))
+            for name in ("axis", "centre", "plane_point", "plane_normal"):
+                v = _vectors(getattr(self, name), name)
+                if v.shape != (3,):
+                    raise InputError(f"{name} must be one 3-vector, got shape {v.shape}")
+                object.__setattr__(self, name, tuple((_unit(v, name) if name in ("axis", "plane_normal")
+                                                      else v).tolist()))
+        except InputError as exc:
+            raise InputError(f"{what}: {exc}") from None
+
+    # -- the load protocol of mechsym.rigid3d.LoadedODE ----------------------------------------------
+    def parameters(self) -> dict:
+        """The run-time parameters of the generated code (axis and normal unit)."""
+        out = dict(radius=self.radius, stiffness=self.stiffness, damping=self.damping, zone=self.zone,
+                   linear=float(self.linear_zone), mu_x=self.mu[0], mu_y=self.mu[1], viscous_x=self.viscous[0],
+                   viscous_y=self.viscous[1], angle=self.friction_angle, rolling=self.rolling_friction)
+        for prefix, v in (("axis", self.axis), ("centre", self.centre), ("plane", self.plane_point),
+                          ("normal", self.plane_normal)):
+            out.update({f"{prefix}_{c}": float(x) for c, x in zip("xyz", v)})
+        return out
+
+    def structure(self) -> str:
+        return f"rolling disc no_tension={self.no_tension} active={self.active}"
+
+    def build(self, prog, frame, p):
+        from sympy import Matrix, zeros
+
+        if not self.active:
+            return zeros(3, 1), zeros(3, 1)
+        arm = prog.vector(frame.rotation * Matrix([p["centre_x"], p["centre_y"], p["centre_z"]]))
+        axis = prog.vector(frame.rotation * Matrix([p["axis_x"], p["axis_y"], p["axis_z"]]))
+        centre = prog.vector(frame.position + arm)
+        velocity = prog.vector(frame.velocity + frame.omega.cross(arm))
+        force, torque = rolling_disc_program(prog, centre, velocity, axis, frame.omega, p, self.no_tension)
+        return force, torque + arm.cross(force)
+
+    def check_state(self, system, y):
+        """InputError (naming the disc) where the law is undefined: the axis parallel to the normal."""
+        try:
+            self.contact(system, y)
+        except InputError as exc:
+            raise InputError(f"rolling disc '{self.name}': {exc}") from None
+
+    # -- outputs --------------------------------------------------------------------------------------
+    def disc_states(self, y):
+        """The disc centre's position and velocity, the axis and the angular velocity (world, (N, 3)) of
+        body states y (13, N) (mechsym.rigid3d's layout)."""
+        from mechsym.rigid3d import rotation_matrix
+
+        y = np.asarray(y, float).reshape(13, -1)
+        rot = np.moveaxis(rotation_matrix(y[3:7]), -1, 0)              # N x 3 x 3
+        arm = rot @ np.asarray(self.centre)
+        omega = np.einsum("nij,jn->ni", rot, y[10:13])
+        return y[:3].T + arm, y[7:10].T + np.cross(omega, arm), rot @ np.asarray(self.axis), omega
+
+    def contact(self, system, y) -> RollingDiscContact:
+        """The law's outputs (forces on the disc, slips, frames) at body states y (13, N)."""
+        position, velocity, axis, omega = self.disc_states(y)
+        c = rolling_disc_contact(position, velocity, axis, omega, self.radius, stiffness=self.stiffness,
+                                    zone=self.zone, damping=self.damping, mu=self.mu,
+                                    linear_zone=self.linear_zone, viscous=self.viscous,
+                                    friction_angle=self.friction_angle, rolling_friction=self.rolling_friction,
+                                    plane_point=self.plane_point, plane_normal=self.plane_normal,
+                                    no_tension=self.no_tension)
+        if self.active:
+            return c
+        zero = {name: _frozen(np.zeros_like(getattr(c, name))) for name in
+                ("f_lat", "f_long", "f_n", "rolling_force", "force", "torque")}
+        return dataclasses.replace(c, **zero)
