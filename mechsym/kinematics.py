@@ -346,28 +346,32 @@ class Solver:
         idx = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, last)
         jac, dq, ddq = self.derivatives(nodes_q, nodes_theta, second=True)
         delta = theta - nodes_theta[idx]
-        base = nodes_q[idx]
-        qd = np.einsum("nik,nk->ni", dq[idx], delta)
         if ddq is None:
+            base = nodes_q[idx]
+            qd = np.einsum("nik,nk->ni", dq[idx], delta)
             acc = _solve(jac[idx], -self.f.gamma(base.T, qd.T, self.params).T)
             return base + qd + 0.5 * acc
-        pred = base + qd + 0.5 * ddq[idx] * delta**2
         nxt = np.minimum(idx + 1, last)
         h = (nodes_theta[nxt] - nodes_theta[idx])[:, 0]
         spacing = node_dist[nxt] - node_dist[idx]
         with np.errstate(all="ignore"):
             t = delta[:, 0] / h
         straight = (nxt > idx) & (np.abs(h) >= (1 - 1e-9) * spacing) & (spacing > 0) & (t >= 0) & (t <= 1)
-        if straight.any():
-            i, j, t, h = idx[straight], nxt[straight], t[straight][:, None], h[straight][:, None]
+        pred = np.empty((len(theta), nodes_q.shape[1]))
+        k = np.flatnonzero(~straight)
+        if k.size:
+            i, d = idx[k], delta[k]
+            pred[k] = nodes_q[i] + dq[i, :, 0] * d + 0.5 * ddq[i] * d**2
+        k = np.flatnonzero(straight)
+        if k.size:
+            t, h = t[k], h[k]
             t2, t3 = t * t, t * t * t
             h0 = 1 - t3 * (10 - 15 * t + 6 * t2)
-            h2 = t - t3 * (6 - 8 * t + 3 * t2)
-            h3 = -t3 * (4 - 7 * t + 3 * t2)
-            h4 = 0.5 * (t2 - t3 * (3 - 3 * t + t2))
-            h5 = 0.5 * t3 * (1 - 2 * t + t2)
-            pred[straight] = (nodes_q[i] * h0 + nodes_q[j] * (1 - h0) + h * (dq[i, :, 0] * h2 + dq[j, :, 0] * h3)
-                              + h * h * (ddq[i] * h4 + ddq[j] * h5))
+            weights = np.stack([h0, h * (t - t3 * (6 - 8 * t + 3 * t2)), 0.5 * h * h * (t2 - t3 * (3 - 3 * t + t2)),
+                                1 - h0, -h * t3 * (4 - 7 * t + 3 * t2), 0.5 * h * h * t3 * (1 - 2 * t + t2)], axis=1)
+            data = np.stack([nodes_q, dq[:, :, 0], ddq], axis=1)  # (nodes, 3, n): q, q', q''
+            pair = data[np.stack([idx[k], nxt[k]], axis=1)].reshape(k.size, 6, -1)
+            pred[k] = np.einsum("sk,skn->sn", weights, pair)
         return pred
 
     def _nearest_node(self, theta):

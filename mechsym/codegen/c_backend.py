@@ -2,8 +2,8 @@
 
 A cache entry is a folder named by a SHA-256 key of everything the code depends on: the mechanism's
 declaration (bodies, joints, coordinates, loads, branches, parameter names; not the default values, which
-are run-time arguments), the generation options, the compiler command, and the source of the code
-generator itself. An entry holds source.c, lib.so and meta.json; meta.json records the library's own
+are run-time arguments), the generation options, the compiler command, the source of the code
+generator itself and the version of sympy that prints it. An entry holds source.c, lib.so and meta.json; meta.json records the library's own
 SHA-256, so a truncated or corrupted library is rebuilt rather than loaded. Entries are written to a
 temporary folder and renamed into place, so two processes building the same model both succeed.
 """
@@ -71,9 +71,11 @@ def generator_source() -> str:
 
 
 def cache_key(mech, options=None) -> str:
+    import sympy
+
     h = hashlib.sha256()
     for part in (declaration_text(mech), json.dumps(options or {}, sort_keys=True), " ".join(CFLAGS),
-                 compiler() or "", generator_source()):
+                 compiler() or "", generator_source(), f"sympy {sympy.__version__}"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]

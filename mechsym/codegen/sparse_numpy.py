@@ -63,7 +63,9 @@ class Factor:
         self.lu, self.a, self.block, self.piv, self.ok = lu, a, block, piv, ok
 
     def take(self, mask):
-        """The factorisations of the samples selected by `mask` (a boolean or index array)."""
+        """The factorisations of the samples selected by the boolean `mask`."""
+        if mask.all():
+            return self
         return Factor(self.lu, self.a[:, mask], self.block[mask], self.piv[mask], self.ok[mask])
 
     def solve(self, b):
@@ -116,14 +118,16 @@ def _dense_lu(block):
     """Vectorised LU with partial pivoting of (N, r, r); ok[s] is False where a pivot vanished."""
     m = block.copy()
     n, r, _ = m.shape
-    piv = np.zeros((n, r), dtype=int)
+    piv = np.zeros((n, r), dtype=np.intp)
     ok = np.ones(n, bool)
-    rows = np.arange(n)
     for k in range(r):
         p = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
         piv[:, k] = p
-        top, other = m[rows, k].copy(), m[rows, p].copy()
-        m[rows, k], m[rows, p] = other, top
+        swap = p != k
+        if swap.any():  # rows k and p exchanged, in one gather
+            order = np.tile(np.arange(r), (n, 1))
+            order[swap, k], order[swap, p[swap]] = p[swap], k
+            m = np.take_along_axis(m, order[:, :, None], axis=1)
         d = m[:, k, k]
         ok &= d != 0
         d = np.where(d != 0, d, np.nan)
@@ -134,13 +138,8 @@ def _dense_lu(block):
 
 def _dense_solve(m, piv, b):
     """b: (r, N, mrhs) -> x."""
-    b = np.moveaxis(b, 0, 1).copy()  # (N, r, mrhs)
+    b = _exchange(np.moveaxis(b, 0, 1), piv, range(piv.shape[1]))  # (N, r, mrhs)
     n, r, _ = m.shape
-    rows = np.arange(n)
-    for k in range(r):
-        p = piv[:, k]
-        top, other = b[rows, k].copy(), b[rows, p].copy()
-        b[rows, k], b[rows, p] = other, top
     for i in range(r):
         b[:, i] -= np.einsum("nj,njm->nm", m[:, i, :i], b[:, :i])
     x = np.empty_like(b)
@@ -158,9 +157,16 @@ def _dense_solve_t(m, piv, c):
         y[:, i] = (c[:, i] - np.einsum("nj,njm->nm", m[:, :i, i], y[:, :i])) / m[:, i, i, None]
     for i in reversed(range(r)):
         y[:, i] -= np.einsum("nj,njm->nm", m[:, i + 1:, i], y[:, i + 1:])
+    return np.moveaxis(_exchange(y, piv, reversed(range(r))), 1, 0)
+
+
+def _exchange(v, piv, steps):
+    """v (N, r, m) with rows k and piv[:, k] exchanged for k in `steps`, in that order: the exchanges are
+    composed into one permutation (on small integer arrays), then applied in one gather (a new array)."""
+    n, r = piv.shape
+    order = np.tile(np.arange(r), (n, 1))
     rows = np.arange(n)
-    for k in reversed(range(r)):
+    for k in steps:
         p = piv[:, k]
-        top, other = y[rows, k].copy(), y[rows, p].copy()
-        y[rows, k], y[rows, p] = other, top
-    return np.moveaxis(y, 1, 0)
+        order[rows, k], order[rows, p] = order[rows, p], order[rows, k].copy()
+    return np.take_along_axis(v, order[:, :, None], axis=1)
