@@ -1,14 +1,14 @@
 """PASIBOT timings (issue 4): cold derivation, warm load, and the 69 x 69 inverse dynamics with every
-reaction at 10^4 crank angles.
+reaction at 10^4 crank angles, against the batched dense LU of the same A in the same run.
 
     python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3]
 
-Cold derivation runs in a fresh interpreter (sympy caches nothing yet). "warm load" is a fresh interpreter
-deriving again with the compiled library already in the cache (C backend only; the numpy backend always
-re-derives). The inverse timing is the whole `System.inverse` call (kinematics sweep, A U = C for three
-right-hand sides, every reaction) at constant speed; the "solve only" line is the batched dense LU on the
-assembled A alone, for comparison. The C backend (mechsym/codegen, written separately) is used when
-`--backend c` is given and a compiler exists; otherwise that line says why it was skipped.
+Each derivation runs in a fresh interpreter (sympy caches nothing yet) and is timed from the first import
+to the first kinematics, split into imports, declaration, derivation and first kinematics. The C backend
+gets an empty cache folder of its own (MECHSYM_CACHE), so "cold" is derivation + code generation +
+compilation and "warm" is a fresh interpreter loading the compiled library from that cache. The inverse
+timing is the whole `System.inverse` call (kinematics, A U = C, every reaction) at constant speed; the
+dense-LU line is numpy's batched LU solve of the assembled A alone (no kinematics, no assembly).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -26,22 +27,35 @@ sys.path.insert(0, ROOT)
 DERIVE = """
 import time, sys
 sys.path.insert(0, {root!r})
-t = time.perf_counter()
+t0 = time.perf_counter()
+import numpy, scipy.linalg, sympy
 from mechanisms import pasibot
 from mechsym.system import derive
-s = derive(pasibot.build("foot", "unprimed"), backend={backend!r})
+t1 = time.perf_counter()
+m = pasibot.build("foot", "unprimed")
+t2 = time.perf_counter()
+s = derive(m, backend={backend!r})
+t3 = time.perf_counter()
 s.kinematics([3.0])  # everything lazily derived is derived by the first use
-print(time.perf_counter() - t, s.backend)
+t4 = time.perf_counter()
+print(t4 - t0, t1 - t0, t2 - t1, t3 - t2, t4 - t3, s.backend)
 """
 
 
-def fresh_derivation(backend):
+def fresh_derivation(backend, cache):
+    env = dict(os.environ, MECHSYM_CACHE=cache)
     out = subprocess.run([sys.executable, "-c", DERIVE.format(root=ROOT, backend=backend)], capture_output=True,
-                         text=True, cwd=ROOT)
+                         text=True, cwd=ROOT, env=env)
     if out.returncode:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed")
-    seconds, used = out.stdout.split()
-    return float(seconds), used
+    *times, used = out.stdout.split()
+    return [float(t) for t in times], used
+
+
+def parts(times):
+    total, imports, build, derive, first = times
+    return (f"{total:.2f} s (imports {imports:.2f}, declaration {build:.2f}, derivation {derive:.2f}, "
+            f"first kinematics {first:.2f})")
 
 
 def best_of(fn, repeat):
@@ -54,33 +68,41 @@ def best_of(fn, repeat):
 
 
 def bench_inverse(backend, samples, repeat):
+    """(seconds for the whole inverse at `samples` angles, text)."""
+    from mechanisms import pasibot
+    from mechsym.system import derive
+
+    system = derive(pasibot.build("foot", "unprimed"), backend=backend)
+    if system.backend != backend:
+        return None, f"  backend '{backend}' unavailable (fell back to {system.backend})"
+    theta = np.linspace(np.pi / 2, 1.5 * np.pi, samples)
+    system.inverse(theta[:10], 3.0)  # warm up (first sweep, compiled analyses)
+    whole = best_of(lambda: system.inverse(theta, 3.0), repeat)
+    text = (f"  inverse, {samples} angles, all 68 reactions + T8 ({backend}): {whole:.3f} s "
+            f"({1e6 * whole / samples:.1f} us per angle)")
+    if backend == "c":
+        ref = derive(pasibot.build("foot", "unprimed")).inverse(theta[::97], 3.0)
+        got = system.inverse(theta[::97], 3.0)
+        err = max(np.max(np.abs(got[n] - ref[n])) / max(np.max(np.abs(ref[n])), 1e-300) for n in ref.names)
+        text += f"\n  c agrees with numpy on every column to {err:.1e} (norm-wise)"
+    return whole, text
+
+
+def bench_dense_lu(samples, repeat):
+    """Seconds for numpy's batched dense LU solve of the assembled 69 x 69 A (three right-hand sides) at
+    `samples` angles, timed on a chunk and scaled."""
     from mechanisms import pasibot
     from mechsym.dynamics import assemble, solve_checked
     from mechsym.equations import inverse as inverse_analysis
     from mechsym.system import derive
 
-    system = derive(pasibot.build("foot", "unprimed"), backend=backend)
-    if system.backend != backend:
-        return None, f"backend '{backend}' unavailable (fell back to {system.backend})"
-    theta = np.linspace(np.pi / 2, 1.5 * np.pi, samples)
-    system.inverse(theta[:10], 3.0)  # warm up (first sweep, compiled analyses)
-    whole = best_of(lambda: system.inverse(theta, 3.0), repeat)
-    lines = [f"  inverse, {samples} angles, all 68 reactions + T8 ({backend}): {whole:.3f} s "
-             f"({1e6 * whole / samples:.1f} us per angle)"]
-    if backend == "numpy":
-        chunk = min(samples, 4096)
-        kin = system.kinematics(theta[:chunk])
-        analysis = inverse_analysis(system.mechanism)
-        rhs = [system.mass(kin.params) * kin.ddq]
-        a, c = assemble(system, kin, analysis, np.zeros((chunk, 1)), rhs)
-        solve = best_of(lambda: solve_checked(system, a, c, kin.theta[:, 0]), repeat) * samples / chunk
-        lines.append(f"  for comparison: the batched dense LU of the assembled 69 x 69 A alone ~{solve:.3f} s")
-    else:
-        ref = derive(pasibot.build("foot", "unprimed")).inverse(theta[::97], 3.0)
-        got = system.inverse(theta[::97], 3.0)
-        err = max(np.max(np.abs(got[n] - ref[n])) / max(np.max(np.abs(ref[n])), 1e-300) for n in ref.names)
-        lines.append(f"  {backend} agrees with numpy on every column to {err:.1e} (norm-wise)")
-    return whole, "\n".join(lines)
+    system = derive(pasibot.build("foot", "unprimed"))
+    chunk = min(samples, 4096)
+    kin = system.kinematics(np.linspace(np.pi / 2, 1.5 * np.pi, chunk))
+    rhs = [system.mass(kin.params) * kin.ddq, system.mass(kin.params) * kin.dq[:, :, 0],
+           -np.broadcast_to(system.applied(kin.q.T, kin.params).T, kin.ddq.shape)]
+    a, c = assemble(system, kin, inverse_analysis(system.mechanism), np.zeros((chunk, 1)), rhs)
+    return best_of(lambda: solve_checked(system, a, c, kin.theta[:, 0]), repeat) * samples / chunk
 
 
 def main(argv=None):
@@ -93,23 +115,30 @@ def main(argv=None):
 
     print("PASIBOT benchmark (targets of issue 4: cold derivation < 60 s, warm load < 1 s, 10^4 full solves < 0.1 s "
           "on the C backend)")
-    cold, _ = fresh_derivation("numpy")
-    print(f"  cold derivation (fresh interpreter, sympy -> numpy functions, first kinematics): {cold:.2f} s")
-    if "c" in backends:
-        try:
-            first, used = fresh_derivation("c")
-            if used != "c":
-                print(f"  C backend unavailable here (derivation fell back to {used}); skipped")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["MECHSYM_CACHE"] = cache  # the in-process C system below loads what the cold run compiled
+        cold, _ = fresh_derivation("numpy", cache)
+        print(f"  cold derivation, numpy backend: {parts(cold)}")
+        if "c" in backends:
+            try:
+                cold, used = fresh_derivation("c", cache)
+                if used != "c":
+                    print(f"  C backend unavailable here (derivation fell back to {used}); skipped")
+                    backends.remove("c")
+                else:
+                    print(f"  cold derivation, C backend (empty cache: derive, generate, compile): {parts(cold)}")
+                    warm = min((fresh_derivation("c", cache)[0] for _ in range(args.repeat)), key=lambda t: t[0])
+                    print(f"  warm load, C backend (library from the cache, best of {args.repeat}): {parts(warm)}")
+            except RuntimeError as exc:
+                print(f"  C backend failed: {exc}; skipped")
                 backends.remove("c")
-            else:
-                warm, _ = fresh_derivation("c")
-                print(f"  C backend: derivation + compile (or cache hit) {first:.2f} s; warm load from the cache {warm:.2f} s")
-        except RuntimeError as exc:
-            print(f"  C backend failed: {exc}; skipped")
-            backends.remove("c")
-    for backend in backends:
-        _, text = bench_inverse(backend, args.samples, args.repeat)
-        print(text)
+        lu = bench_dense_lu(args.samples, args.repeat)
+        print(f"  dense LU (numpy, batched) of the assembled 69 x 69 A alone, {args.samples} angles: {lu:.3f} s")
+        for backend in backends:
+            whole, text = bench_inverse(backend, args.samples, args.repeat)
+            print(text)
+            if whole is not None:
+                print(f"    ratio to the dense LU of A alone: {whole / lu:.2f}")
 
 
 if __name__ == "__main__":

@@ -581,8 +581,8 @@ def _plot(path, x, series, xlabel, ylabel, title):
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for label, (xs, ys) in series.items():
-        ax.plot(xs if xs is not None else x, ys, label=label)
+    for k, (label, (xs, ys)) in enumerate(series.items()):  # styles too, so that coincident curves show
+        ax.plot(xs if xs is not None else x, ys, ("-", "--", "-.", ":")[k % 4], label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
