@@ -171,7 +171,7 @@ def run(args) -> int:
     if args.command == "export":
         from mechsym.codegen.export import export
 
-        written = export(system, args.out, force=args.force)
+        written = export(system, args.out, force=args.force, params=params)
         for path in written:
             print(f"wrote {path}")
         if not written:

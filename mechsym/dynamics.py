@@ -129,6 +129,7 @@ def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, 
     thetad = np.broadcast_to(np.asarray(thetad, float), theta.shape)
     thetadd = np.zeros_like(theta) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), theta.shape)
     forces = forces or {}
+    system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
     names = analysis_functions(system, analysis).names
     out = []
     chunk = chunk_size(system)
@@ -182,6 +183,7 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     _finite(np.atleast_1d(alpha), "alpha")
     analysis = analysis or inverse_analysis(system.mechanism, inertia)
     theta = np.asarray(theta, float).ravel()
+    system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
     names = analysis_functions(system, analysis).names
     if system.library is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
         basis = _inverse_basis_c(system, theta, params)

@@ -157,9 +157,31 @@ def reduced_form(eqs: Equations):
     coefficients as symbols: M(theta), 1/2 M'(theta) and G(theta) such that M thetadd + 1/2 M' thetad^2 + G = T."""
     con = eqs.con
     c = con.mechanism.coordinates[0].name
-    d1 = [sp.Symbol(f"{q.name}'") for q in con.q]
-    d2 = [sp.Symbol(f"{q.name}''") for q in con.q]
+    d1 = [_derivative_symbol(q, "'") for q in con.q]
+    d2 = [_derivative_symbol(q, "''") for q in con.q]
     big_m = sum(m * a**2 for m, a in zip(eqs.mass, d1))
     half_dm = sum(m * a * b for m, a, b in zip(eqs.mass, d1, d2))
     g_term = -sum(f * a for f, a in zip(eqs.applied, d1))
     return sp.Symbol(c), big_m, half_dm, g_term
+
+
+def _derivative_symbol(q, primes):
+    """x_crank -> x'_crank: the primes on the base, so that LaTeX prints x'_{crank}."""
+    base, sep, sub = q.name.partition("_")
+    return sp.Symbol(f"{base}{primes}{sep}{sub}")
+
+
+def latex_names(con: Constraints, *exprs) -> dict:
+    """LaTeX for the symbols that sympy would print poorly, for sympy.latex(..., symbol_names=...): the
+    accelerations (thetadd_crank -> \\ddot{\\theta}_{crank}) and the derivative symbols in `exprs`
+    (theta'_crank -> {\\theta'_{crank}}, braced so that a power can follow)."""
+    names = {}
+    for q, qdd in zip(con.q, con.qdd):
+        base, _, sub = q.name.partition("_")
+        names[qdd] = rf"\ddot{{{sp.latex(sp.Symbol(base))}}}_{{{sub}}}"
+    for sym in set().union(set(), *(sp.sympify(e).free_symbols for e in exprs)):
+        base, sep, sub = sym.name.partition("_")
+        if "'" in base:
+            stem = base.rstrip("'")
+            names[sym] = "{" + sp.latex(sp.Symbol(stem)) + base[len(stem):] + (f"_{{{sub}}}" if sep else "") + "}"
+    return names

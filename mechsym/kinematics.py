@@ -374,10 +374,15 @@ class Solver:
             pred[k] = np.einsum("sk,skn->sn", weights, pair)
         return pred
 
-    def _nearest_node(self, theta):
+    def reference(self):
+        """Assemble at the coordinates' `guess_at` values (once): this checks the mobility, and every
+        sweep starts from here."""
         if self._nodes_theta is None:
             ref = np.array([c.guess_at for c in self.con.mechanism.coordinates])
             self._remember(ref[None], self.assemble(ref)[None])
+
+    def _nearest_node(self, theta):
+        self.reference()
         i = int(np.argmin(np.linalg.norm(self._nodes_theta - theta, axis=1)))
         return self._nodes_theta[i], self._nodes_q[i]
 

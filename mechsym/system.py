@@ -12,7 +12,7 @@ from mechsym import dynamics
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.c_backend import check_backend
 from mechsym.constraints import derive_constraints
-from mechsym.equations import derive_equations, reduced_form, symbolic_system
+from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
 from mechsym.errors import InputError
 from mechsym.kinematics import KinematicFunctions, Solver
 from mechsym.model import Mechanism
@@ -121,7 +121,8 @@ class System:
         out = []
         if latex:
             out.append(r"% Newton-Euler rows (" + ", ".join(rows) + ")")
-            out.append(r"\underbrace{" + sp.latex(a) + r"}_{A}" + sp.latex(u) + "=" + sp.latex(c))
+            out.append(r"\underbrace{" + sp.latex(a) + r"}_{A}" + sp.latex(u) + "="
+                       + sp.latex(c, symbol_names=latex_names(self.constraints)))
         else:
             out.append(f"A U = C, {a.shape[0]} rows x {a.shape[1]} unknowns ({analysis.name})")
             out.append("U = " + ", ".join(map(str, u)))
@@ -132,10 +133,11 @@ class System:
             th, big_m, half_dm, g_term = reduced_form(self.equations)
             force = self.mechanism.coordinates[0].force or "0"
             if latex:
+                names = latex_names(self.constraints, big_m, half_dm, g_term)
                 out.append(r"% Reduced (Lagrange) form: M(\theta)\ddot\theta + \tfrac12 M'(\theta)\dot\theta^2 + G(\theta) = T")
-                out.append(rf"M({sp.latex(th)}) = {sp.latex(big_m)}")
-                out.append(rf"\tfrac12 M'({sp.latex(th)}) = {sp.latex(half_dm)}")
-                out.append(rf"G({sp.latex(th)}) = {sp.latex(g_term)}")
+                out.append(rf"M({sp.latex(th)}) = {sp.latex(big_m, symbol_names=names)}")
+                out.append(rf"\tfrac12 M'({sp.latex(th)}) = {sp.latex(half_dm, symbol_names=names)}")
+                out.append(rf"G({sp.latex(th)}) = {sp.latex(g_term, symbol_names=names)}")
             else:
                 out.append(f"Reduced form: M({th}) {th}dd + 1/2 M'({th}) {th}d^2 + G({th}) = {force}")
                 out.append(f"M = {sp.sstr(big_m)}")

@@ -51,6 +51,7 @@ def test_params_json(capsys):
 def test_equations_latex(capsys):
     code, out, _ = run(capsys, "equations", "slider-crank", "--latex")
     assert code == 0 and r"\left[\begin{matrix}" in out and "M(" in out
+    assert r"\ddot{\theta}_{rod}" in out and r"{x'_{crank}}^{2}" in out  # accelerations, primes that take a power
 
 
 @pytest.mark.parametrize("args, message", [
@@ -63,6 +64,11 @@ def test_equations_latex(capsys):
     (["inverse", "fourbar", "--omega", "1", "--param", "l_crank=0.2"], "cannot assemble at theta="),
     (["forward", "fourbar", "--torque", "1", "--t-end", "-1"], "t_end must be positive"),
     (["kinematics", "fourbar", "--theta0", "abc"], "not an angle"),
+    (["inverse", "slider-crank", "--omega", "1", "--param", "m_slider=-1"], "'m_slider' = -1.0 must be positive"),
+    (["inverse", "fourbar", "--omega", "1", "--param", "g=nan"], "'g' = nan is not finite"),
+    (["forward", "fourbar", "--torque", "1", "--t-end", "1", "--param", "g=inf"], "'g' = inf is not finite"),
+    (["kinematics", "fourbar", "--samples", "-3"], "must be at least 1"),
+    (["export", "fourbar", "--out", "/dev/null/x", "--param", "density=0"], "'density' = 0.0 must be positive"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
     code, _, err = run(capsys, *args)
@@ -79,6 +85,44 @@ def test_malformed_model_file(tmp_path, capsys):
     empty.write_text("x = 1\n")
     code, _, err = run(capsys, "inverse", str(empty), "--omega", "1")
     assert code == 2 and "defines neither build()" in err
+
+
+OPEN_CHAIN = """
+from mechanisms import fourbar
+
+
+def build():
+    m = fourbar.build()
+    del m.joints["M"]  # the rocker no longer closes the loop: three degrees of freedom
+    return m
+"""
+
+SLIDER_DRIVEN = """
+from dataclasses import replace
+
+from mechanisms import slider_crank
+
+
+def build():
+    m = slider_crank.build()
+    m.coordinates.clear()
+    m.coordinate("s", "guide", force="push", guess_at=0.15)  # driven by the slider: dead points
+    m.bodies["crank"] = replace(m.bodies["crank"], guess=1.0)
+    m.bodies["rod"] = replace(m.bodies["rod"], guess=-0.3)
+    return m
+"""
+
+
+@pytest.mark.parametrize("source, args, message", [
+    (OPEN_CHAIN, ["--omega", "1"], "mobility is 3 (rank of the constraint Jacobian 6 for 9 coordinates) but 1"),
+    (SLIDER_DRIVEN, ["--omega", "1", "--samples", "1", "--theta0", "0.2", "--param", "offset=0"],
+     "is at a dead point at s=0.2: the constraint Jacobian is singular (condition number"),
+])
+def test_model_file_errors(tmp_path, capsys, source, args, message):
+    model = tmp_path / "model.py"
+    model.write_text(source)
+    code, _, err = run(capsys, "inverse", str(model), *args)
+    assert code == 2 and err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 def test_console_script_no_traceback(tmp_path):

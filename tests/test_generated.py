@@ -93,3 +93,16 @@ def test_export_never_overwrites_a_users_file(tmp_path, fourbar):
     assert (tmp_path / "example.c").read_text() == "/* my own controller */\n"
     assert [p.name for p in export(fourbar, tmp_path, force=True)] == ["example.c"]
     assert "int main(void)" in (tmp_path / "example.c").read_text()
+
+
+@pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
+def test_export_with_other_parameters(tmp_path, fourbar):
+    """--param values become the header's defaults (and its reference configuration)."""
+    export(fourbar, tmp_path, params={"l_crank": 0.04, "density": 2.0})
+    assert "FOURBAR_PARAMS[6] = {0.04, 0.125, 0.25, 0.1, 2.0, 9.81};" in (tmp_path / "fourbar.h").read_text()
+    subprocess.run([c_backend.compiler(), *CFLAGS.split(), "-o", str(tmp_path / "example"),
+                    str(tmp_path / "example.c"), str(tmp_path / "fourbar.c"), "-lm"], check=True)
+    out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
+    _, rows = _blocks(out)["inverse"]
+    ref = fourbar.inverse(rows[:, 0], 2.0, params={"l_crank": 0.04, "density": 2.0})["torque"]
+    assert agree(rows[:, 1], ref, 1e-12)

@@ -28,8 +28,9 @@ def c_name(name: str) -> str:
     return ident if not ident[0].isdigit() else f"m_{ident}"
 
 
-def export_files(system) -> dict:
-    """File name -> text of the export of a derived one-coordinate System."""
+def export_files(system, params=None) -> dict:
+    """File name -> text of the export of a derived one-coordinate System; `params` (name -> value)
+    overrides the default parameter values written into the header."""
     if len(system.coordinate_names) != 1:
         raise InputError("export supports one-coordinate mechanisms")
     prefix = c_name(system.mechanism.name)
@@ -38,7 +39,7 @@ def export_files(system) -> dict:
         raise InputError(f"mechanism '{system.mechanism.name}' is over-constrained; nothing to export")
     source = source.replace("ms_", f"{prefix}_")
     source = source.replace("#include <math.h>", f'#include "{prefix}.h"\n#include <math.h>', 1)
-    solver = system.solver()
+    solver = system.solver(params)
     ref = np.array([system.mechanism.coordinates[0].guess_at])
     q_ref = solver.sweep(ref[None]).q[0]
     return {
@@ -50,12 +51,12 @@ def export_files(system) -> dict:
     }
 
 
-def export(system, directory, force=False) -> list:
+def export(system, directory, force=False, params=None) -> list:
     """Write the export into `directory`; returns the paths written (files already identical are left).
 
     A file of the same name with other content is never overwritten unless force=True: it may be a
     user's own work."""
-    files = export_files(system)
+    files = export_files(system, params)
     directory = Path(directory)
     changed = [name for name, text in files.items() if _read(directory / name) != text]
     existing = [name for name in changed if (directory / name).exists()]

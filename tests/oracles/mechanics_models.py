@@ -211,14 +211,18 @@ def _derive(model):
     def angle(frame):
         return sm.atan2(frame.x.dot(N.y), frame.x.dot(N.x)) if frame else sm.S.Zero
 
-    def scalar(expr):  # plain lambdify on floats (math module), returns a flat list
+    def plain(expr, modules):  # lambdify on floats, returning a flat list
         expr = sm.Matrix(expr) if not isinstance(expr, sm.MatrixBase) else expr
-        return sm.lambdify(args, list(me.msubs(me.msubs(expr, dmap), fmap)), modules="math", cse=True)
+        return sm.lambdify(args, list(me.msubs(me.msubs(expr, dmap), fmap)), modules=modules, cse=True)
+
+    def per_angle(modules):
+        return dict(config=plain(sp["config"], modules), knh=plain(kane._k_nh, modules),
+                    kdnh=plain(kane._k_dnh, modules), fdnh=plain(kane._f_dnh, modules),
+                    res0=plain(res.subs(T, 0), modules), resT=plain(res.diff(T), modules))
 
     return dict(
         param_names=[str(p) for p in sp["params"]],
-        scalar=dict(config=scalar(sp["config"]), knh=scalar(kane._k_nh), kdnh=scalar(kane._k_dnh),
-                    fdnh=scalar(kane._f_dnh), res0=scalar(res.subs(T, 0)), resT=scalar(res.diff(T))),
+        scalar=per_angle("math"), numpy=per_angle("numpy"),
         config=lam(sp["config"]), Ars=lam(kane._Ars),
         knh=lam(kane._k_nh), kdnh=lam(kane._k_dnh), fdnh=lam(kane._f_dnh),
         res0=lam(res.subs(T, 0)), resT=lam(res.diff(T)),
@@ -425,24 +429,24 @@ def peer_inverse_route(model, params=None):
     return f
 
 
-def peer_inverse_newton(model, params=None):
-    """A lean per-angle sympy.physics.mechanics route (the benchmark's main peer).
+def peer_inverse_newton(model, params=None, scalar=False):
+    """A per-angle sympy.physics.mechanics route as a user would write it (the benchmark's peer).
 
     Returns ``f(theta_array, omega) -> torque_array`` (alpha = 0): in a plain Python loop over crank
-    angles, Newton's method on the loop constraints (the lambdified constraints and their Jacobian on
-    floats, warm-started from the previous angle), then the velocity and acceleration constraints and
-    the Kane equation ``fr + frstar`` for the torque, as a user of sympy.physics.mechanics would write it.
+    angles, Newton's method on the loop constraints (warm-started from the previous angle), then the
+    velocity and acceleration constraints and the Kane equation ``fr + frstar`` for the torque. The
+    functions are lambdified with numpy and the 2x2 systems solved with ``numpy.linalg.solve``; with
+    ``scalar=True``, a hand-tuned variant: lambdified with the math module, 2x2 systems by Cramer's rule.
     """
     name, d, pv = _setup(model, params)
-    f = d["scalar"]
+    f = d["scalar" if scalar else "numpy"]
     zeros = (0.0,) * 6
 
-    def solve2(k, rhs):  # 2x2 system from a flat row-major list
-        det = k[0] * k[3] - k[1] * k[2]
-        return ((rhs[0] * k[3] - k[1] * rhs[1]) / det, (k[0] * rhs[1] - k[2] * rhs[0]) / det)
-
-    def dep(k):  # the dependent columns of a flat 2x3 matrix
-        return (k[1], k[2], k[4], k[5])
+    def solve2(k, rhs):  # the dependent columns (1, 2) of a flat 2x3 matrix k, and a right-hand side
+        if not scalar:
+            return np.linalg.solve([[k[1], k[2]], [k[4], k[5]]], rhs)
+        det = k[1] * k[5] - k[2] * k[4]
+        return ((rhs[0] * k[5] - k[2] * rhs[1]) / det, (k[1] * rhs[1] - k[4] * rhs[0]) / det)
 
     def run(theta_array, omega):
         theta_array = np.atleast_1d(np.asarray(theta_array, dtype=float))
@@ -452,7 +456,7 @@ def peer_inverse_newton(model, params=None):
         for i, (th, om) in enumerate(zip(theta_array.tolist(), omegas.tolist())):
             for _ in range(20):
                 r = f["config"](th, *qd, *zeros, 0.0, *pv)
-                dx = solve2(dep(f["knh"](th, *qd, *zeros, 0.0, *pv)), r)
+                dx = solve2(f["knh"](th, *qd, *zeros, 0.0, *pv), r)
                 qd = (qd[0] - dx[0], qd[1] - dx[1])
                 if abs(dx[0]) + abs(dx[1]) < 1e-13:
                     break
@@ -460,11 +464,11 @@ def peer_inverse_newton(model, params=None):
                 raise RuntimeError(f"position solve failed at theta={th}")
             q = (th, *qd)
             k = f["knh"](*q, *zeros, 0.0, *pv)
-            ud = solve2(dep(k), (-k[0] * om, -k[3] * om))
+            ud = solve2(k, (-k[0] * om, -k[3] * om))
             u = (om, *ud)
             ka = f["kdnh"](*q, *u, 0.0, 0.0, 0.0, 0.0, *pv)
             fa = f["fdnh"](*q, *u, 0.0, 0.0, 0.0, 0.0, *pv)
-            udd = (0.0, *solve2(dep(ka), (-fa[0], -fa[1])))
+            udd = (0.0, *solve2(ka, (-fa[0], -fa[1])))
             out[i] = -f["res0"](*q, *u, *udd, 0.0, *pv)[0] / f["resT"](*q, *u, *udd, 0.0, *pv)[0]
         return out
     return run

@@ -86,6 +86,8 @@ def test_reduced_mass_is_acceleration_coefficient(model):
 def test_peer_route_matches_vectorised(model):
     th = np.linspace(0.0, 2 * np.pi, 37)
     assert _rel_err(mm.peer_inverse_route(model)(th, 2.0), mm.inverse_torque(model, th, 2.0)) < 1e-10
+    for scalar in (False, True):
+        assert _rel_err(mm.peer_inverse_newton(model, scalar=scalar)(th, 2.0), mm.inverse_torque(model, th, 2.0)) < 1e-10
 
 
 @pytest.mark.parametrize("model", MODELS)
