@@ -436,6 +436,11 @@ class SlipModel:
                         return self.choose(_leg, t, y)
 
                     trs.append(hybrid.Transition("slip stops", stops, again, -1 if contact == "slip+" else 1, zero_speed))
+
+                def normal(t, y, _leg=leg, _contact=contact):
+                    return self.solve(_leg, _contact, t, y)["fn"]
+
+                trs.append(hybrid.Transition("lift-off", normal, None, -1))  # no flight phase: the run ends
                 out.append(hybrid.Mode(f"{leg}/{contact}", self.rhs(leg, contact), tuple(trs), max_step))
         return out
 
@@ -443,7 +448,8 @@ class SlipModel:
             samples_per_step=200):
         """Simulate from theta0 (default pi/2, double support) with the supporting foot at x1 = 0 at rest.
         Inverse: the crank turns at omega from the start, for `steps` steps (t_end = steps T) unless
-        t_end is given. Forward: from omega0 (default 0) for t_end seconds."""
+        t_end is given. Forward: from omega0 (default 0) for t_end seconds. The foot cannot fly: where the
+        normal force f01y falls to zero (located as an event) the run ends with a warning."""
         if self.omega is not None:
             big_t = period(self.omega)
             t_end = steps * big_t if t_end is None else t_end
@@ -460,8 +466,15 @@ class SlipModel:
         leg0 = win.leg
         y0 = np.array([theta0, omega0, 0.0, 0.0, 0.0, 0.0])
         self.legs[leg0].seed(np.array([theta0, 0.0]))
+        fn = self.solve(leg0, "stick", 0.0, y0)["fn"]
+        if fn <= 0:
+            raise InputError(f"pasibot: the ground would have to pull the supporting foot down at the start "
+                             f"(f01y = {fn:.4g} N): the foot does not stay on the ground")
         result = hybrid.run(self.modes(max_step, win), lambda t, y: self.choose(leg0, t, y), y0, (0.0, t_end),
                             rtol=rtol, atol=atol)
+        if result.stopped_by == "lift-off":
+            warnings.warn(f"pasibot: the supporting foot lifts off at t = {result.t_end:.6g} s (f01y reaches zero); "
+                          "the model has no flight phase, so the run ends there", stacklevel=2)
         n = max(2, int(round(samples_per_step * t_end / (big_t or t_end / 4))) + 1)
         grid = np.linspace(0.0, result.t_end, n)
         return SlipResult(result, self, self.table(result, grid, big_t))
@@ -557,6 +570,9 @@ def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol
         with warnings.catch_warnings():  # the ZMP warning is not the question here
             warnings.simplefilter("ignore", UserWarning)
             run = SlipModel(mu, mu, omega=omega, params=params).run(steps=steps, rtol=rtol, samples_per_step=8)
+        if run.result.status == "stopped":
+            raise InputError(f"pasibot: at omega = {omega:g} rad/s the supporting foot lifts off at "
+                             f"t = {run.result.t_end:.4g} s, whatever the friction")
         return any(seg.mode.endswith(("slip+", "slip-")) for seg in run.result.segments)
 
     if slips(hi):

@@ -361,6 +361,24 @@ def test_slip_stops_where_the_slip_speed_vanishes():
             assert seg.y1[3] == pytest.approx(0.0, abs=1e-9) or seg is run.result.segments[-1]
 
 
+@pytest.mark.filterwarnings("ignore:pasibot. the zero moment point:UserWarning")
+def test_lift_off_ends_the_run():
+    """At 10 rad/s the ground would have to pull the foot down within the step: the run stops where f01y
+    reaches zero, with a warning; the friction bisection refuses such a speed."""
+    from mechsym.errors import InputError
+
+    model = st.SlipModel(0.5, omega=10.0)
+    with pytest.warns(UserWarning, match="lifts off"):
+        run = model.run(steps=1, samples_per_step=8)
+    end = run.timeline[-1]
+    assert run.result.status == "stopped" and end.transition == "lift-off" and end.target is None
+    assert run.result.t_end < st.period(10.0)
+    leg, contact = end.source.split("/")
+    assert abs(model.solve(leg, contact, end.t, end.y)["fn"]) < 1e-6 * np.max(run.table["fn"])
+    with pytest.raises(InputError, match="lifts off"):
+        st.min_friction(10.0, hi=0.9)
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda: st.SlipModel(-0.1, omega=3.0), "must not be negative"),
     (lambda: st.SlipModel(0.05, 0.1, omega=3.0), "exceeds static friction"),
