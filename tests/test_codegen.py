@@ -78,6 +78,20 @@ def test_forward_in_c_matches_solve_ivp(pair):
     assert agree(a["theta"], b["theta"], 1e-9) and agree(a["omega"], b["omega"], 1e-8)
 
 
+def test_events_located_in_c_as_by_solve_ivp(pair):
+    """A terminal event (omega rising through 0) and a non-terminal one (theta crossing -0.4 either way):
+    the C integrator finds the same events at the same times as scipy's solve_ivp."""
+    from mechsym.dynamics import Crossing
+
+    num, c = pair
+    events = [Crossing("theta", -0.4), Crossing("omega", 0.0, direction=1, terminal=True)]
+    a = c.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events)
+    b = num.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events)
+    assert [i for _, i in a.events] == [i for _, i in b.events] == [0, 1]
+    assert agree([t for t, _ in a.events], [t for t, _ in b.events], 1e-9)
+    assert len(a) == len(b) and agree(a["theta"], b["theta"], 1e-9)
+
+
 def test_c_forward_conserves_energy(pair):
     """Zero torque, no damping, from rest at crank angle 0 for 2 s: the Dormand-Prince run in C keeps
     the total energy to 1e-8 of the peak kinetic energy."""
@@ -135,6 +149,10 @@ def test_two_processes_racing_on_one_entry(tmp_path):
     assert outs[0][0] == outs[1][0]
     entries = [e for e in tmp_path.iterdir() if not e.name.startswith(".")]
     assert len(entries) == 1
+    # a third process reuses the entry: building is made impossible there, and it still loads
+    reuse = "from mechsym.codegen import c_backend; c_backend._write_entry = None; " + code
+    proc = subprocess.run([sys.executable, "-c", reuse], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == outs[0][0], proc.stderr
 
 
 def test_no_compiler_falls_back_with_one_warning(monkeypatch, tmp_path):

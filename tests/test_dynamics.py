@@ -120,3 +120,103 @@ def test_general_solve_agrees_with_inverse_and_forward(slider_crank):
     fwd = slider_crank.solve(theta[:, None], omega, forward_analysis(slider_crank.mechanism), forces={"torque": inv["torque"]})
     assert agree(fwd["thetadd"], np.full_like(theta, alpha), 1e-9)
     assert agree(fwd["guide.fn"], inv["guide.fn"], 1e-9)
+
+
+def test_point_force_and_body_torque_by_virtual_work():
+    """Loads on a fourbar (a force at the coupler's far end C, a torque on the rocker): the quasi-static
+    motor torque equals dV/dtheta minus the loads' generalised force F . dC/dtheta + tau dphi/dtheta,
+    with the derivatives taken spectrally from the positions (no Newton-Euler row involved)."""
+    from mechanisms import fourbar as model
+    from mechsym.system import derive
+
+    m = model.build()
+    fx, fy, tau = 0.3, -1.2, 0.05
+    m.force("coupler", "C", fx, fy)
+    m.torque("rocker", tau)
+    s = derive(m)
+    kin = s.kinematics(THETA)
+    _, pe = energies(s, kin, np.zeros(N))
+    table = s.kinematics_table(THETA)
+    rocker = np.unwrap(table["rocker.angle"])
+    generalised = (fx * spectral_derivative(table["C.x"]) + fy * spectral_derivative(table["C.y"])
+                   + tau * spectral_derivative(rocker))
+    torque = s.inverse(THETA, 0.0, inertia=False)["torque"]
+    assert agree(torque, spectral_derivative(pe) - generalised, 1e-9)
+    # and with inertia, against the Lagrange reduced form (which carries the loads in G)
+    big_m, half_dm, g = reduced(s, kin)
+    assert agree(s.inverse(THETA, 4.0, 2.0)["torque"], 2.0 * big_m + 16.0 * half_dm + g, 1e-9)
+
+
+def test_extended_analysis_extra_unknown_and_row():
+    """An analysis the model extends: the vertical force F at C becomes an unknown (a parameter moved
+    into U) and an extra row ties the motor torque to zero; F is then what holds the linkage at speed,
+    F dCy/dtheta = 1/2 M' omega^2 + G0 from the reduced form without F."""
+    from mechanisms import fourbar as model
+    from mechsym.equations import Analysis
+    from mechsym.system import derive
+
+    m = model.build()
+    f = m.parameter("F", 0.0, "N", "vertical force at C", positive=False)
+    m.force("coupler", "C", 0, f)
+    s = derive(m)
+    where = (THETA > 0.15) & (THETA < 0.9)  # C falls steeply here (dCy/dtheta passes through 0 elsewhere)
+    theta = THETA[where]
+    held = Analysis("held", extra_unknowns=("F",), extra_rows=(("no motor", sp.Symbol("torque", real=True)),))
+    out = s.solve(theta[:, None], 3.0, held)
+    assert np.max(np.abs(out["torque"])) < 1e-12
+    kin = s.kinematics(theta)
+    _, half_dm, g0 = reduced(s, kin)  # F = 0 (its default): G without the force
+    dcy = spectral_derivative(s.kinematics_table(THETA)["C.y"])[where]
+    assert agree(out["F"] * dcy, half_dm * 9.0 + g0, 1e-9)
+
+
+def test_scotch_yoke_slot_and_prismatic_in_closed_form():
+    """A crank whose pin P runs in the vertical slot of a yoke that slides along x: x_yoke = l cos(theta).
+    Torque, slot force and guide force against the closed forms from Lagrange and Newton."""
+    from mechsym.model import Mechanism
+    from mechsym.system import derive
+
+    m = Mechanism("scotch-yoke")
+    length = m.parameter("l", 0.08, "m")
+    m_yoke = m.parameter("m_yoke", 0.7, "kg")
+    g = m.gravity_down()
+    m.ground(points={"O": (0, 0)})
+    m.bar("crank", ("O", "P"), length, 2.0)
+    m.body("yoke", mass=m_yoke, inertia=0.01, com=(0, 0), points={"Y": (0, 0)})
+    m.revolute("O", "ground", "O", "crank")
+    m.prismatic("guide", "ground", "O", "yoke", "Y", axis=(1, 0))
+    m.slot("slot", "yoke", "Y", "crank", "P", axis=(0, 1))
+    m.coordinate("theta", "O", force="torque", guess_at=0.3)
+    s = derive(m)
+    theta = np.linspace(0.1, 2 * np.pi - 0.1, 50)
+    omega, alpha = 3.0, -2.0
+    out = s.inverse(theta, omega, alpha)
+    l, my, mc, gv = 0.08, 0.7, 0.16, 9.81
+    i_o = mc * l**2 / 3
+    sin, cos = np.sin(theta), np.cos(theta)
+    torque = (i_o + my * l**2 * sin**2) * alpha + my * l**2 * sin * cos * omega**2 + mc * gv * l / 2 * cos
+    xdd = -l * (cos * omega**2 + sin * alpha)
+    assert agree(out["torque"], torque, 1e-12)
+    assert agree(out["slot.fn"], my * xdd, 1e-12)  # slot normal (-1, 0): the yoke's push on the pin
+    assert agree(out["guide.fn"], np.full_like(theta, my * gv), 1e-12)  # the ground carries the yoke
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_forward_event_at_the_turning_point(name, request):
+    """From rest at crank angle 0 the mechanism swings back; the rising zero of omega (terminal) is found,
+    and a run that simply ends at the event time ends there with omega = 0 and the starting energy."""
+    from mechsym.dynamics import Crossing
+
+    system = request.getfixturevalue(name)
+    table = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-11, atol=1e-11,
+                           events=[Crossing("omega", 0.0, direction=1, terminal=True)])
+    assert len(table.events) == 1 and table.events[0][1] == 0
+    t_event = table.events[0][0]
+    assert table["t"][-1] <= t_event < 2.0
+    peak = np.max(np.abs(table["omega"]))
+    end = system.forward(0.0, 0.0, 0.0, t_event, rtol=1e-11, atol=1e-11)
+    assert abs(end["omega"][-1]) < 1e-7 * peak
+    kin = system.kinematics(end["theta"][[0, -1]])
+    _, pe = energies(system, kin, np.zeros(2))
+    ke_peak = energies(system, system.kinematics(table["theta"]), table["omega"])[0].max()
+    assert abs(pe[1] - pe[0]) < 1e-8 * ke_peak
