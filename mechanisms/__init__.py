@@ -9,6 +9,7 @@ MODELS = {
 
 # top-level commands that belong to one model: `mechsym NAME ...` (module with HELP, configure, run)
 COMMANDS = {
+    "cart": "mechanisms.cart",
     "disc": "mechanisms.disc",
     "pasibot": "mechanisms.pasibot_cli",
     "polydisc": "mechanisms.polydisc",

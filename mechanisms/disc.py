@@ -139,17 +139,15 @@ def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
                             disc.omega0, omega_frame="world")
     grid, y, stats = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()))
-    return columns(sys3, [connector], grid, y), stats
+    return columns(sys3, grid, y, {"": connector}), stats
 
 
-def columns(sys3, connectors, grid, y):
-    """The world columns of states y (13, N) on `grid`, and per connector its forces and slips (the
-    first connector without a prefix, the others prefixed by their name)."""
-    world = sys3.world_columns(y)
-    cols = {"t": grid, **world}
-    for i, con in enumerate(connectors):
+def columns(sys3, grid, y, connectors):
+    """The world columns of states y (13, N) on `grid` (with the quaternion), and per connector (a dict
+    prefix -> RollingDisc) its forces and slips: PREFIX + f_lat, f_long, f_n, slip_lat, slip_long."""
+    cols = {"t": grid, **sys3.world_columns(y)}
+    for pre, con in connectors.items():
         c = con.contact(sys3, y)
-        pre = "" if i == 0 else f"{con.name}."
         cols.update({pre + "f_lat": c.f_lat, pre + "f_long": c.f_long, pre + "f_n": c.f_n,
                      pre + "slip_lat": c.slip_lat, pre + "slip_long": c.slip_long})
     return cols

@@ -101,7 +101,7 @@ BASE = ["disc", "--radius", "0.2", "--mass", "1", "--inertia", "0.02,0.01,0.01",
 
 
 def test_command_writes_the_issue_columns(tmp_path, capsys):
-    out, png = tmp_path / "sub" / "disc.csv", tmp_path / "disc.png"
+    out, png, gif = tmp_path / "sub" / "disc.csv", tmp_path / "disc.png", tmp_path / "anim" / "disc.gif"
     code = main([*BASE, "--v0=0,1,0", "--omega0=-5,0,0", "--tilt", "0deg", "--t-end", "0.05", "--dt", "0.001",
                  "--out", str(out), "--plot", str(png)])
     assert code == 0, capsys.readouterr().err
@@ -111,6 +111,26 @@ def test_command_writes_the_issue_columns(tmp_path, capsys):
     np.testing.assert_allclose(table["f_n"], G, rtol=1e-6)
     assert png.stat().st_size > 0
     assert "wrote" in capsys.readouterr().out
+    # the animation (a few frames), and the options beyond the issue's: a friction pair, rolling friction
+    code = main([*BASE[:-1], "0.3,0.2", "--rolling-friction", "0.05", "--v0=0,1,0", "--omega0=-5,0,0",
+                 "--t-end", "0.05", "--dt", "0.01", "--out", str(out), "--animate", str(gif)])
+    assert code == 0, capsys.readouterr().err
+    assert gif.read_bytes()[:3] == b"GIF"
+    table = read_csv(out)
+    # rolling friction c_r f_n v slows the rolling disc: v = exp(-c_r m g t / (m + I / r^2))
+    assert table["vy"][-1] == pytest.approx(np.exp(-0.05 * G * 0.05 / (1 + 0.02 / 0.04)), rel=1e-4)
+
+
+def test_disc_simulation_uses_the_exact_jacobian_and_two_stiff_solvers_agree():
+    from tests.reference.exudyn_disc import CASES
+
+    disc = disc_of(CASES["b_sliding"])
+    bdf, st = simulate(disc, 1.0, rtol=1e-10)
+    assert st["method"] == "BDF" and st["jacobians"] >= 1 and st["backend"] == "c"
+    radau, st = simulate(disc, 1.0, rtol=1e-10, method="Radau")
+    assert st["jacobians"] >= 1
+    traj = normwise(np.stack([radau[c] for c in TRAJ]), np.stack([bdf[c] for c in TRAJ]))
+    assert traj <= 1e-7, traj
 
 
 def test_command_tilt_and_torque(tmp_path):
@@ -130,6 +150,10 @@ def test_command_tilt_and_torque(tmp_path):
     (["--v0", "1,2"], "expected 3 comma-separated values"),
     (["--mu", "-0.1"], "--mu must be non-negative"),
     (["--t-end", "0"], "--t-end must be positive"),
+    (["--mu", "0.1,0.2,0.3"], "expected 1 or 2 comma-separated values"),
+    (["--rtol", "0"], "--rtol must be positive"),
+    (["--rolling-friction", "-1"], "--rolling-friction must be non-negative"),
+    (["--tilt", "30deg", "--t-end", "1"], "axis is parallel to the plane normal"),   # it falls flat
 ])
 def test_command_bad_input(tmp_path, capsys, args, message):
     argv = [*BASE, "--v0", "0,0,0", "--omega0", "0,0,0", "--t-end", "0.01", "--out", str(tmp_path / "x.csv")]
@@ -137,3 +161,81 @@ def test_command_bad_input(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_disc_that_falls_flat_stops_with_an_error_naming_it():
+    with pytest.raises(InputError, match=r"at t = 0\.2\d* s: rolling disc 'contact': axis is parallel"):
+        simulate(Disc(tilt=0.5), 1.0)
+
+
+def test_connector_rejects_bad_parameters_by_name():
+    from mechsym.contact.rolling_disc import RollingDisc
+
+    good = dict(radius=0.2, stiffness=1e5, zone=1e-3)
+    for name, value, message in (("radius", 0.0, "radius must be positive"), ("stiffness", -1.0, "stiffness"),
+                                 ("zone", 0.0, "zone must be positive"), ("axis", (0, 0, 0), "axis must not be the zero"),
+                                 ("mu", (0.1, -0.1), "mu"), ("plane_normal", (0, 0, 0), "plane_normal"),
+                                 ("centre", (0, np.nan, 0), "centre")):
+        with pytest.raises(InputError, match=f"rolling disc 'w': {message}"):
+            RollingDisc("w", **{**good, name: value})
+    # an axis parallel to the plane normal in the starting state: the error names the disc
+    from mechanisms.disc import system
+    from mechsym.rigid3d import quat_about
+
+    sys3 = system()
+    ode = sys3.loaded([RollingDisc("w", **good, axis=(0, 0, 1))])
+    with pytest.raises(InputError, match="rolling disc 'w': axis is parallel to the plane normal"):
+        ode.simulate(sys3.initial_state((0, 0, 0.1), quat_about((1, 0, 0), 0.0)), 0.1)
+
+
+# ---------------------------------------------------------------- the larger example: a two-wheeled cart
+
+def test_cart_reaches_the_terminal_speed_of_drive_and_rolling_friction():
+    from mechanisms.cart import Cart, energy_balance
+    from mechanisms.cart import simulate as simulate_cart
+
+    cart = Cart()
+    cols, st = simulate_cart(cart, 6.0)
+    assert st["jacobians"] >= 1
+    m, r, k = cart.mass, cart.radius, cart.stiffness
+    np.testing.assert_allclose(cols["z"][0], r - m * G / (2 * k), rtol=0, atol=1e-12)
+    for w in ("left", "right"):                                    # each wheel carries half the weight
+        np.testing.assert_allclose(cols[f"{w}.f_n"][cols["t"] > 0.5], m * G / 2, rtol=1e-5)
+    np.testing.assert_allclose(cols["left.f_long"], cols["right.f_long"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cols["heading"], 0.0, atol=1e-12)  # symmetric: it runs straight
+    vinf, tau = cart.terminal_speed(), cart.time_constant()
+    assert vinf == pytest.approx(cart.torque / (r * cart.rolling_friction * m * G))
+    speed = np.hypot(cols["vx"], cols["vy"])
+    np.testing.assert_allclose(speed, vinf * (1 - np.exp(-cols["t"] / tau)), rtol=0, atol=1e-4 * vinf)
+    # energy: kinetic + potential change by the work of the drive and the contacts
+    d_energy, work = energy_balance(cart, cols)
+    assert np.abs(d_energy - work).max() <= 1e-7 * np.abs(work).max()
+
+
+def test_cart_turning_scrubs_its_yaw_rate_away_and_conserves_energy():
+    from mechanisms.cart import Cart, energy_balance
+    from mechanisms.cart import simulate as simulate_cart
+
+    cart = Cart(v0=1.0, yaw_rate=2.0, torque=0.3)
+    cols, _ = simulate_cart(cart, 1.0, dt=2.5e-4)
+    assert abs(cols["wz"][-1]) < 1e-6 and 0.01 < cols["heading"][-1] < 0.2   # stopped turning, turned a bit
+    late = cols["t"] > 0.5
+    assert np.ptp(cols["heading"][late]) < 1e-6
+    d_energy, work = energy_balance(cart, cols)
+    assert np.abs(d_energy - work).max() <= 1e-6 * np.abs(work).max()
+    assert work[-1] < 0                                          # friction took more than the drive gave
+
+
+def test_cart_command(tmp_path, capsys):
+    from mechanisms.cart import COLUMNS as CART_COLUMNS
+
+    out, png, gif = tmp_path / "cart.csv", tmp_path / "cart.png", tmp_path / "cart.gif"
+    code = main(["cart", "--t-end", "0.05", "--dt", "0.01", "--v0", "0.5", "--out", str(out), "--plot", str(png),
+                 "--animate", str(gif)])
+    assert code == 0, capsys.readouterr().err
+    table = read_csv(out)
+    assert table.names == list(CART_COLUMNS) and len(table) == 6
+    assert png.stat().st_size > 0 and gif.read_bytes()[:3] == b"GIF"
+    code = main(["cart", "--t-end", "1", "--radius", "-1", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: radius must be positive") and len(err.strip().splitlines()) == 1

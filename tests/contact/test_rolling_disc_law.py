@@ -1,5 +1,6 @@
 """Exudyn's penalty rolling-disc law (mechsym.contact.rolling_disc): values worked out by hand, symmetry,
 bad input, and Exudyn's own connector (outputs and generalized forces) on the same states."""
+import os
 import warnings
 
 import numpy as np
@@ -357,6 +358,7 @@ def test_matches_exudyn_connector_on_random_states(seed):
                                        atol=1e-11 * scale)
             np.testing.assert_allclose(o["VelocityLocal"], [c.slip_lat, -c.slip_long, c.slip_n], atol=1e-12)
             np.testing.assert_allclose(o["Position"], c.contact_point, atol=1e-13)
+            np.testing.assert_allclose(o["Velocity"], c.trail_velocity, atol=1e-12)
             np.testing.assert_allclose(o["RotationMatrix"], np.column_stack([c.e_lat, -c.e_long, c.e_n]),
                                        atol=1e-13)
             np.testing.assert_allclose(q[:3], c.force, rtol=0, atol=1e-11 * scale)
@@ -383,6 +385,7 @@ def test_matches_exudyn_on_an_inclined_offset_plane():
     assert c.in_contact and c.f_n > 0
     np.testing.assert_allclose(o["ForceLocal"], [c.f_lat, -c.f_long, c.f_n], rtol=1e-12)
     np.testing.assert_allclose(o["Position"], c.contact_point - p0, atol=1e-14)   # relative to p0
+    np.testing.assert_allclose(o["Velocity"], c.trail_velocity, atol=1e-13)
     np.testing.assert_allclose(q[:3], c.force, rtol=1e-12)
     np.testing.assert_allclose(exudyn_disc.euler_parameter_torque(rot, q[3:]), c.torque, rtol=1e-11)
 
@@ -404,6 +407,11 @@ def test_exudyn_output_conventions():
     assert fl[2] == pytest.approx(100.0)                              # pressing: positive
     np.testing.assert_allclose(o["VelocityLocal"], [0.5, -2, 0], atol=1e-15)  # slip, in J1
     np.testing.assert_allclose(o["Velocity"], [0.5, 2, 0], atol=1e-15)       # trail velocity, world
+    rolling = exudyn_disc.build_disc(case, position=[0, 0, R - 1e-3], velocity=[0, 1, 0], rotation=np.eye(3),
+                                     omega=[-5, 0, 0], gravity=False)
+    o_roll = exudyn_disc.connector_outputs(rolling[1], rolling[2]["connector"])
+    np.testing.assert_allclose(o_roll["Velocity"], [0, 1, 0], atol=1e-15)   # the trail, not the slip (0)
+    np.testing.assert_allclose(o_roll["VelocityLocal"], 0, atol=1e-15)
     np.testing.assert_allclose(A @ fl, q[:3], atol=1e-12)             # ForceLocal = force on the disc in J1
     assert fl[1] > 0 and q[1] < 0                                     # friction along -y on the disc
     s = np.hypot(0.5, 2)
@@ -490,3 +498,286 @@ def test_reference_step_is_converged(name):
     fa, fb = (np.column_stack([r.f_lat, r.f_long, r.f_n]) for r in (a, b))
     assert np.max(np.abs(ta - tb)) <= 1e-6 * np.max(np.abs(tb))
     assert np.max(np.abs(fa - fb)) <= 1e-3 * np.max(np.abs(fb))
+
+
+# ---------------------------------------------------------------- the law on a floating body: generated rhs, exact Jacobian
+
+from mechsym.contact.rolling_disc import RollingDisc  # noqa: E402
+from mechsym.rigid3d import K_STAB, BodyTorque, FloatingBody, derive_floating  # noqa: E402
+
+BODY_VALUES = dict(mass=1.3, Ixx=0.021, Iyy=0.012, Izz=0.014, Ixy=0.002)
+DRIVE = (-0.5, 0.2, 0.1)
+
+
+@pytest.fixture(scope="module")
+def body():
+    """A floating body with a full inertia matrix (one product of inertia) as run-time parameters."""
+    import sympy as sp
+
+    b = FloatingBody("wheel")
+    m = b.parameter("mass", 1.0, "kg")
+    ixx, iyy, izz = (b.parameter(n, 0.01, "kg m^2") for n in ("Ixx", "Iyy", "Izz"))
+    ixy = b.parameter("Ixy", 0.0, "kg m^2", positive=False)
+    b.body(m, sp.Matrix([[ixx, ixy, 0], [ixy, iyy, 0], [0, 0, izz]]))
+    return derive_floating(b)
+
+
+def _random_connector(rng, i, no_tension=False):
+    return RollingDisc("rim", radius=float(rng.uniform(0.1, 0.3)), stiffness=float(10 ** rng.uniform(3, 5)),
+                       damping=float(rng.uniform(0, 1e3)), zone=float(10 ** rng.uniform(-3, 0)),
+                       mu=tuple(rng.uniform(0.1, 0.6, 2)), linear_zone=bool(i % 2),
+                       viscous=tuple(rng.uniform(0, 2, 2)) if i % 3 else 0.0,
+                       friction_angle=float(rng.uniform(-1, 1)) if i % 4 else 0.0,
+                       rolling_friction=float(rng.uniform(0, 0.1)) if i % 5 else 0.0,
+                       axis=tuple(rng.normal(size=3) * [1, 0.3, 0.3] + [1, 0, 0]),
+                       centre=tuple(rng.normal(size=3) * 0.05) if i % 2 else (0.0, 0.0, 0.0),
+                       plane_point=tuple(rng.normal(size=3) * 0.01), no_tension=no_tension,
+                       plane_normal=tuple([0, 0, 1] + rng.normal(size=3) * 0.1))
+
+
+def independent_rates(y, con, values=BODY_VALUES, drive=DRIVE):
+    """The body's rates under the connector and a body-frame torque, written again from the seed's
+    formulas in Exudyn's own joint frame J1 = (w_lat, w2, n), with plain numpy that also runs on complex
+    states (branches decided on real parts): a route independent of mechsym's, for complex-step
+    derivatives."""
+    y = np.asarray(y)
+    x, q, v, wb = y[:3], y[3:7], y[7:10], y[10:13]
+    w0, w1_, w2_, w3_ = q
+    n2 = q @ q
+    rot = np.array([[w0 * w0 + w1_ * w1_ - w2_ * w2_ - w3_ * w3_, 2 * (w1_ * w2_ - w0 * w3_), 2 * (w1_ * w3_ + w0 * w2_)],
+                    [2 * (w1_ * w2_ + w0 * w3_), w0 * w0 - w1_ * w1_ + w2_ * w2_ - w3_ * w3_, 2 * (w2_ * w3_ - w0 * w1_)],
+                    [2 * (w1_ * w3_ - w0 * w2_), 2 * (w2_ * w3_ + w0 * w1_), w0 * w0 - w1_ * w1_ - w2_ * w2_ + w3_ * w3_]]) / n2
+    omega = rot @ wb
+    arm = rot @ np.array(con.centre)
+    p, vp = x + arm, v + np.cross(omega, arm)
+    axis = rot @ np.array(con.axis)
+    nv, p0, r = np.array(con.plane_normal), np.array(con.plane_point), con.radius
+    xh = np.cross(axis, nv)
+    w2 = xh / np.sqrt(xh @ xh)
+    w3 = np.cross(axis, w2)
+    wlat = np.cross(nv, w2)
+    gap = (p + r * w3 - p0) @ nv
+    vc = vp + np.cross(omega, r * w3)
+    fn = -(con.stiffness * gap + con.damping * (vc @ nv))
+    if gap.real >= 0 or (con.no_tension and fn.real <= 0):
+        fn = 0 * fn
+    vt = np.array([vc @ wlat, vc @ w2])                      # in J1
+    s = np.sqrt(vt @ vt)
+    z = s / con.zone
+    phi = (z if con.linear_zone else (2 - z) * z) if s.real <= con.zone else 1 + 0 * s
+    c, sn = np.cos(con.friction_angle), np.sin(con.friction_angle)
+    rot_a = np.array([[c, sn], [-sn, c]])
+    mu = rot_a @ np.diag([con.mu[0] + con.viscous[0] * s, con.mu[1] + con.viscous[1] * s]) @ rot_a.T
+    afn = fn if fn.real >= 0 else -fn
+    ft = -(mu @ (vt / s)) * phi * afn
+    f_contact = ft[0] * wlat + ft[1] * w2 + fn * nv
+    force = f_contact - con.rolling_friction * afn * (vp - (vp @ nv) * nv)     # rolling friction at the centre
+    torque = np.cross(r * w3, f_contact) + np.cross(arm, force) + rot @ np.array(drive)
+    # rigid body (mechsym.rigid3d's equations)
+    m = values["mass"]
+    inertia = np.array([[values["Ixx"], values["Ixy"], 0], [values["Ixy"], values["Iyy"], 0], [0, 0, values["Izz"]]])
+    qdot = 0.5 * np.array([-w1_ * wb[0] - w2_ * wb[1] - w3_ * wb[2], w0 * wb[0] + w2_ * wb[2] - w3_ * wb[1],
+                           w0 * wb[1] - w1_ * wb[2] + w3_ * wb[0], w0 * wb[2] + w1_ * wb[1] - w2_ * wb[0]])
+    qdot = qdot + K_STAB * np.sqrt(wb @ wb) * (1 - np.sqrt(n2)) * q
+    vdot = np.array([0, 0, -9.81]) + force / m
+    wdot = np.linalg.solve(inertia, rot.T @ torque - np.cross(wb, inertia @ wb))
+    return np.concatenate([v, qdot, vdot, wdot])
+
+
+def _state(rng, sys3, con, depth, slip, normal_speed, omega_scale=3.0, q_norm=1.0):
+    """A body state whose disc penetrates by `depth` (negative: above the plane) with a contact-point
+    slip of magnitude `slip` in a random tangential direction and `normal_speed` along the normal."""
+    n = np.array(con.plane_normal)
+    while True:
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        from mechsym.rigid3d import rotation_matrix
+
+        if abs(rotation_matrix(q) @ np.array(con.axis) @ n) < 0.9:
+            break
+    y = np.concatenate([rng.normal(size=3) * 0.1, q * q_norm, rng.normal(size=3), rng.normal(size=3) * omega_scale])
+    c = con.contact(sys3, y)
+    y[:3] -= (c.gap[0] + depth) * n
+    c = con.contact(sys3, y)
+    a = rng.uniform(0, 2 * np.pi)
+    target = slip * (np.cos(a) * c.e_lat[0] + np.sin(a) * c.e_long[0]) + normal_speed * n
+    y[7:10] += target - c.contact_velocity[0]
+    return y
+
+
+def complex_step_jacobian(y, con, h=1e-30):
+    return np.stack([independent_rates(y + 1j * h * e, con).imag / h for e in np.eye(13)], axis=1)
+
+
+@pytest.mark.parametrize("no_tension", [False, True])
+def test_generated_rates_and_exact_jacobian_against_complex_step(body, no_tension):
+    """The generated rhs and Jacobian (C, and the numpy fallback from the same program) against an
+    independent route: the seed's formulas in Exudyn's frame, differentiated by complex step, on random
+    states covering every branch (no contact, contact, slip inside and outside the zone, tension)."""
+    rng = np.random.default_rng(17 + no_tension)
+    seen = set()
+    for i in range(24):
+        con = _random_connector(rng, i, no_tension)
+        ode = body.loaded([con, BodyTorque("drive", DRIVE)])
+        numpy_ode = body.loaded([con, BodyTorque("drive", DRIVE)], backend="numpy")
+        assert ode.backend == "c" and numpy_ode.backend == "numpy"
+        p = ode.params(BODY_VALUES)
+        depth = [-1e-3, 2e-4, 1e-3, 3e-3][i % 4]
+        slip = con.zone * [0.3, 3.0, 0.9, 20.0][(i // 4) % 4]
+        k_over_d = con.stiffness / max(con.damping, 1.0)
+        normal_speed = [0.0, -0.01, 3 * k_over_d * depth][i % 3] if depth > 0 else 0.3
+        y = _state(rng, body, con, depth, slip, normal_speed, q_norm=[1.0, 1.02][i % 2])
+        c = con.contact(body, y)
+        seen.add(("contact" if c.in_contact[0] else "free", "zone" if c.slip_speed[0] <= con.zone else "slip",
+                  "tension" if c.f_n[0] < 0 else ("clamped" if no_tension and normal_speed > 0 else "press")))
+        ref = independent_rates(y, con)
+        rates = ode.rates(y, p)
+        np.testing.assert_allclose(rates, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        jac = ode.jacobians(y, p)
+        jcs = complex_step_jacobian(y, con)
+        assert np.abs(jac - jcs).max() <= 1e-10 * np.abs(jcs).max(), (i, np.abs(jac - jcs).max())
+        np.testing.assert_allclose(numpy_ode.rates(y, p), rates, rtol=0, atol=1e-13 * np.abs(ref).max())
+        np.testing.assert_allclose(numpy_ode.jacobians(y, p), jac, rtol=0, atol=1e-12 * np.abs(jac).max())
+        # vectorised over states: the same numbers
+        ys = np.stack([y, y + 1e-3], axis=1)
+        np.testing.assert_array_equal(ode.rates(ys, p)[:, 0], rates)
+        np.testing.assert_array_equal(ode.jacobians(ys, p)[:, :, 0], jac)
+    kinds = {k[:2] for k in seen}
+    assert {("free", "slip"), ("contact", "zone"), ("contact", "slip")} <= kinds | {("free", "zone")}
+    assert any(k[2] == ("clamped" if no_tension else "tension") for k in seen)
+
+
+def test_jacobian_where_the_slip_or_the_spin_is_exactly_zero(body):
+    """Zero slip (a disc rolling exactly) and zero spin (a disc at rest): the norms |s| and |w| are not
+    differentiable there, their products with the slip direction and the quaternion drift are; the
+    Jacobian is finite and is the limit of the complex-step Jacobians at slip and spin 1e-9."""
+    con = RollingDisc("rim", radius=0.2, stiffness=1e5, damping=1e3, zone=1e-3, mu=(0.3, 0.2),
+                      viscous=(0.5, 0.2), friction_angle=0.3)
+    ode = body.loaded([con, BodyTorque("drive", DRIVE)])
+    p = ode.params(BODY_VALUES)
+    rng = np.random.default_rng(4)
+    y = _state(rng, body, con, 1e-4, 0.0, 0.0)
+    assert con.contact(body, y).slip_speed[0] < 1e-15
+    near = _state(np.random.default_rng(4), body, con, 1e-4, 1e-9, 0.0)
+    jac = ode.jacobians(y, p)
+    assert np.isfinite(jac).all()
+    jcs = complex_step_jacobian(near, con)
+    assert np.abs(jac - jcs).max() <= 1e-5 * np.abs(jcs).max()
+    rest = y.copy()
+    rest[10:13] = 0.0
+    jac = ode.jacobians(rest, p)
+    assert np.isfinite(jac).all()
+    near = rest.copy()
+    near[10:13] = 1e-9
+    near[3:7] *= 1.01                                              # |q| != 1: the drift term matters
+    rest[3:7] *= 1.01
+    jac = ode.jacobians(rest, p)
+    jcs = complex_step_jacobian(near, con)
+    assert np.isfinite(jac).all() and np.abs(jac - jcs).max() <= 1e-5 * np.abs(jcs).max()
+
+
+def test_inactive_connector_applies_nothing(body):
+    con = RollingDisc("rim", radius=0.2, stiffness=1e5, damping=1e3, zone=1e-3, mu=0.3, active=False)
+    ode = body.loaded([con])
+    y = _state(np.random.default_rng(2), body, con, 1e-3, 0.5, 0.0)
+    free = body.accelerations(y, np.zeros(6), body.params(BODY_VALUES))
+    np.testing.assert_allclose(ode.rates(y, ode.params(BODY_VALUES)), free, rtol=1e-13, atol=1e-13)
+    c = con.contact(body, y)
+    assert c.in_contact[0] and c.f_n[0] == 0 and np.all(c.force == 0) and c.slip_speed[0] > 0
+
+
+def test_body_torque_alone_matches_the_lambdified_body(body):
+    """A tumbling body under a constant body-frame torque: the generated program integrated with BDF
+    and its Jacobian, against mechsym.rigid3d's lambdified rates integrated by DOP853."""
+    drive = BodyTorque("drive", DRIVE)
+    ode = body.loaded([drive])
+    y0 = body.initial_state((0, 0, 1), (1, 0.2, -0.1, 0.3), (0.5, 0, 2), (3, -2, 5))
+    grid, y, stats = ode.simulate(y0, 1.0, rtol=1e-11, params=ode.params(BODY_VALUES))
+    assert stats["jacobians"] >= 1 and stats["backend"] == "c"
+    table = body.simulate(y0, 1.0, rtol=1e-12, params=BODY_VALUES,
+                          load=lambda t, q, qd, s: (np.array([0, 0, 0, *DRIVE]), ()))
+    ours = body.world_columns(y)
+    for c in ("x", "z", "qw", "qx", "qy", "qz", "vz", "wx", "wy", "wz"):
+        np.testing.assert_allclose(ours[c], table[c], rtol=0, atol=1e-8 * max(1.0, np.abs(table[c]).max()))
+
+
+def test_program_prints_powers_in_denominators(tmp_path):
+    """a / b**2 and friends in C: the products that stand for small powers must be parenthesised where they
+    divide (a/b*b is (a/b)*b in C); values and Jacobian against sympy's own."""
+    import ctypes
+    import subprocess
+
+    import sympy as sp
+
+    from mechsym.codegen import c_backend
+    from mechsym.rigid3d import Program
+
+    if c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+    a, b, c = y = sp.symbols("a b c", real=True)
+    prog = Program(y)
+    k = prog.param("k")
+    exprs = [a / b**2, a / (b + c)**3 * k, a * b**-4 + sp.sqrt(c), 1 / (k * b)]
+    prog.output(exprs)
+    (tmp_path / "p.c").write_text(prog.c_source())
+    subprocess.run([c_backend.compiler(), *c_backend.CFLAGS, "-o", str(tmp_path / "p.so"), str(tmp_path / "p.c"), "-lm"],
+                   check=True)
+    dll, ptr = ctypes.CDLL(str(tmp_path / "p.so")), ctypes.POINTER(ctypes.c_double)
+    yv, pv, out, jac = np.array([1.5, 0.7, 0.4]), np.array([2.5]), np.empty(4), np.empty((4, 3))
+    dll.ms3_rhs(1, yv.ctypes.data_as(ptr), pv.ctypes.data_as(ptr), out.ctypes.data_as(ptr))
+    dll.ms3_jac(1, yv.ctypes.data_as(ptr), pv.ctypes.data_as(ptr), jac.ctypes.data_as(ptr))
+    at = {a: 1.5, b: 0.7, c: 0.4, k: 2.5}
+    np.testing.assert_allclose(out, [float(e.subs(at)) for e in exprs], rtol=1e-14)
+    exact = np.array(sp.Matrix(exprs).jacobian(y).subs(at), float)
+    np.testing.assert_allclose(jac, exact, rtol=1e-14)
+    rates, jacobians = prog.numpy_functions()
+    np.testing.assert_allclose(rates(yv, pv), out, rtol=1e-14)
+    np.testing.assert_allclose(jacobians(yv, pv), exact, rtol=1e-14)
+
+
+def test_trail_velocity_is_the_derivative_of_the_contact_point():
+    """The trail velocity (Exudyn's Velocity output) is d(pC)/dt of a disc moving rigidly: checked against
+    the contact point of the exactly rotated and shifted disc, by complex step in time."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(8)
+    for _ in range(5):
+        rot0 = Rotation.random(random_state=rng).as_matrix()
+        w1, p, v, om = rot0 @ X, rng.normal(size=3), rng.normal(size=3), rng.normal(size=3) * 3
+        c = law(p, v, w1, om)
+
+        def contact_point(t):                                  # complex t: Rodrigues' formula stays analytic
+            k = om / np.linalg.norm(om)
+            a = np.linalg.norm(om) * t
+            w = w1 * np.cos(a) + np.cross(k, w1) * np.sin(a) + k * (k @ w1) * (1 - np.cos(a))
+            x = np.cross(w, Z)
+            w2 = x / np.sqrt(x @ x)
+            return p + v * t + R * np.cross(w, w2)
+
+        h = 1e-30
+        np.testing.assert_allclose(c.trail_velocity, contact_point(1j * h).imag / h, rtol=1e-12, atol=1e-13)
+
+
+def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tmp_path, monkeypatch):
+    from mechsym import rigid3d
+
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    y = body.initial_state((0, 0, 1), (1, 0.1, 0.2, 0.3), (0, 0, 0), (1, 2, 3))
+    first = body.loaded([BodyTorque("drive", DRIVE)])
+    rates = first.rates(y, first.params(BODY_VALUES))
+    (entry,) = tmp_path.glob("rigid3d-*")
+    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    other = body.loaded([BodyTorque("drive", (1.0, 2.0, 3.0))])        # values are run-time parameters
+    assert sorted(tmp_path.glob("rigid3d-*")) == [entry]
+    np.testing.assert_array_equal(other.rates(y, first.params(BODY_VALUES)), rates)
+    body.loaded([BodyTorque("drive", DRIVE), BodyTorque("brake", DRIVE)])   # another structure: another entry
+    assert len(list(tmp_path.glob("rigid3d-*"))) == 2
+    lib = entry / "lib.so"
+    cut = entry / "cut.so"                              # a truncated library (a new file: the old is mapped)
+    cut.write_bytes(lib.read_bytes()[:1000])
+    os.replace(cut, lib)
+    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    again = body.loaded([BodyTorque("drive", DRIVE)])
+    assert lib.stat().st_size > 1000
+    np.testing.assert_array_equal(again.rates(y, again.params(BODY_VALUES)), rates)
