@@ -5,7 +5,8 @@ body's frame. Each joint adds constraint rows Phi_j(q) = 0 written "second body 
 each generalised coordinate adds a driving row d_k(q) - theta_k = 0. From the same expressions:
 
 * the Jacobian Phi_q (kinematics: velocity coefficients Phi_q q' = E),
-* gamma = d(Phi_q qd)/dq qd (kinematics: accelerations Phi_q qdd = E thetadd - gamma),
+* gamma = d(Phi_q qd)/dq qd (kinematics: accelerations Phi_q qdd = E thetadd - gamma), and one order
+  higher gamma3 (Phi_q q''' = -gamma3, for the exact Jacobian of the reduced ODE),
 * the reaction columns of the Newton-Euler rows: grad Phi_j is exactly the generalised force of joint j's
   reaction on the two bodies (a pin's force of body1 on body2, a slide's normal force and moment), and
   grad d_k is the generalised force of coordinate k's torque or force. No separate statics is written.
@@ -68,6 +69,14 @@ class Constraints:
         qv, qd = sp.Matrix(self.q), sp.Matrix(self.qd)
         vel = self.jacobian * qd
         return tuple(vel.jacobian(qv) * qd)
+
+    @cached_property
+    def gamma3(self) -> tuple:
+        """Third-order terms of a one-coordinate mechanism: Phi_q q''' = -gamma3(q, q', q''), written with
+        the symbols qd for q' and qdd for q'' (derived on demand). Differentiating Phi_q q'' = -gamma(q, q')
+        once more gives gamma3 = d(gamma(q, v))/dq v + 3 d(Phi_q w)/dq v at v = q', w = q''."""
+        qv, v, w = sp.Matrix(self.q), sp.Matrix(self.qd), sp.Matrix(self.qdd)
+        return tuple(sp.Matrix(self.gamma).jacobian(qv) * v + 3 * (self.jacobian * w).jacobian(qv) * v)
 
     def body_slice(self, body: str) -> slice:
         i = self.bodies.index(body)

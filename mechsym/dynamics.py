@@ -249,6 +249,52 @@ def reduced(system, kin: Kinematics):
     return big_m, half_dm, g
 
 
+def reduced_ode(system, kin: Kinematics, omega, torque):
+    """The reduced ODE y' = f(y), y = (theta, omega), of a one-coordinate mechanism under a constant
+    torque at solved kinematics: f (N, 2) and its exact Jacobian df/dy (N, 2, 2). The theta derivatives
+    of M, 1/2 M' and G need the third-order coefficients q3, solved from Phi_q q3 = -gamma3(q, q', q'')
+    (symbolic derivatives of the constraints; no finite differences)."""
+    p, q = kin.params, kin.q.T
+    omega = np.broadcast_to(np.asarray(omega, float), (len(kin.q),))
+    mass = system.mass(p)
+    d1, d2 = kin.dq[:, :, 0], kin.ddq
+    rhs3 = -system.gamma3(q, d1.T, d2.T, p).T
+    d3 = kin.factor.solve(rhs3) if kin.factor is not None else _solve(kin.jac, rhs3)
+    big_m, half_dm, g = reduced(system, kin)
+    applied = system.applied(q, p)
+    d_half_dm = np.einsum("i,ni->n", mass, d2 * d2 + d1 * d3)
+    d_g = -system.applied_rate(q, d1.T, p)[0] - np.einsum("in,ni->n", applied, d2)
+    thetadd = (torque - half_dm * omega**2 - g) / big_m
+    f = np.stack([omega, thetadd], axis=1)
+    jac = np.zeros((len(omega), 2, 2))
+    jac[:, 0, 1] = 1.0
+    jac[:, 1, 0] = (-d_half_dm * omega**2 - d_g - 2 * half_dm * thetadd) / big_m
+    jac[:, 1, 1] = -2 * half_dm * omega / big_m
+    return f, jac
+
+
+def ode(system, theta, omega, torque=0.0, params=None):
+    """Right-hand side f (N, 2) and exact Jacobian (N, 2, 2) of the reduced ODE at the states
+    (theta[i], omega[i]) under a constant torque (a linearisation, or an implicit integrator's Jacobian)."""
+    if len(system.coordinate_names) != 1:
+        raise InputError("ode() is the reduced form of a one-coordinate mechanism")
+    theta = np.asarray(theta, float).ravel()
+    omega = np.broadcast_to(np.asarray(omega, float), theta.shape)
+    _finite(theta, "theta")
+    _finite(omega, "omega")
+    _finite(np.atleast_1d(torque), "torque")
+    if system.library is not None:
+        from mechsym.kinematics import STEP_TOL
+
+        solver = system.solver(params)
+        q0 = solver.sweep(theta[:1, None]).q[0]
+        failed, _, f, jac = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale, STEP_TOL)
+        if failed < 0:
+            return f, jac
+        solver.sweep(theta[: failed + 1, None])  # let the numpy route name the sample and the reason
+    return reduced_ode(system, system.kinematics(theta, params), omega, torque)
+
+
 @dataclass(frozen=True)
 class Crossing:
     """An event of a forward run: the coordinate ("theta") or its speed ("omega") crossing `value`
@@ -276,7 +322,9 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     """Integrate a one-coordinate mechanism under a driving force.
 
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
-    functions, numpy route only). On the C backend with a constant torque the whole run (reduced-form
+    functions, numpy route only). method: solve_ivp's method on the numpy route; the implicit ones
+    (Radau, BDF, LSODA) get the exact Jacobian (mechsym.dynamics.reduced_ode) and need a constant
+    torque. On the C backend with a constant torque the whole run (reduced-form
     right-hand side, Dormand-Prince 5(4) with dense output, event location) happens in C; otherwise
     scipy's solve_ivp integrates the reduced form with kinematics warm-started between calls. Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
@@ -331,11 +379,16 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     from scipy.integrate import solve_ivp
 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
+    implicit = method in ("Radau", "BDF", "LSODA")
+    if implicit and callable(torque):
+        raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
+                         "torque only; use an explicit method (DOP853, RK45) with a torque function")
     state = {"q": q0, "theta": np.array([[theta0]])}
     mass = system.mass(solver.params)
 
-    def rhs(t, y):
-        th = np.array([[y[0]]])
+    def solved(theta):
+        """Configuration, constraint Jacobian and coefficients at theta, warm-started from the last one."""
+        th = np.array([[theta]])
         last = state["theta"]
         q, ok = solver.newton(solver._predict(state["q"][None], last, th - last), th)
         if not ok[0]:
@@ -344,15 +397,22 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
                 r = solver.f.phi(q[0], th[0], solver.params)
                 raise InputError(solver._describe_failure(th[0], r))
         state["q"], state["theta"] = q[0], th
-        jac, dq, ddq = solver.derivatives(q, th)
+        return (th, q) + solver.derivatives(q, th)
+
+    def rhs(t, y):
+        th, q, jac, dq, ddq = solved(y[0])
         d1 = dq[0, :, 0]
         big_m = d1 @ (mass * d1)
         rest = d1 @ (mass * ddq[0]) * y[1] ** 2 - d1 @ system.applied(q[0], solver.params)
         return [y[1], (force(t, y[0], y[1]) - rest) / big_m]
 
+    def jacobian(t, y):
+        th, q, jac, dq, ddq = solved(y[0])
+        return reduced_ode(system, Kinematics(th, q, dq, ddq, jac, solver.params), y[1], float(torque))[1][0]
+
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
     sol = solve_ivp(rhs, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
-                    dense_output=True, events=funcs or None)
+                    dense_output=True, events=funcs or None, **({"jac": jacobian} if implicit else {}))
     if sol.status < 0:
         raise InputError(f"integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
     grid = grid[grid <= sol.t[-1]]

@@ -13,6 +13,7 @@ extra unknowns (a load parameter) and extra rows (a friction law, two torques ti
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import sympy as sp
 
@@ -32,6 +33,12 @@ class Equations:
 
     def unknown_symbol(self, name: str) -> sp.Symbol:
         return sp.Symbol(name, real=True)
+
+    @cached_property
+    def applied_rate(self) -> sp.Expr:
+        """qd . (dQ/dq) qd: with qd = q' the derivative of -G = Q . q' along theta is this plus Q . q''."""
+        qd = sp.Matrix(self.con.qd)
+        return (qd.T * sp.Matrix(self.applied).jacobian(sp.Matrix(self.con.q)) * qd)[0, 0]
 
 
 def derive_equations(con: Constraints) -> Equations:

@@ -5,6 +5,8 @@ parameter values (parameters are arguments of the generated code, so changing on
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import sympy as sp
 
@@ -48,6 +50,23 @@ class System:
         self._solvers = {}
         self._analyses = {}
         self._param_cache = {}
+
+    @cached_property
+    def gamma3(self):
+        """Phi_q q3 = -gamma3(q, q', q'', p) (q3 the third derivative): the C library's, or compiled
+        with numpy on first use."""
+        if self.library is not None:
+            return self.library.gamma3
+        con = self.constraints
+        return VectorFunction((con.q, con.qd, con.qdd, con.params), con.gamma3)
+
+    @cached_property
+    def applied_rate(self):
+        """q' . (dQ/dq) q' as a function of (q, q', p): the C library's, or compiled with numpy on first use."""
+        if self.library is not None:
+            return self.library.applied_rate
+        con = self.constraints
+        return VectorFunction((con.q, con.qd, con.params), [self.equations.applied_rate])
 
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:
@@ -109,6 +128,10 @@ class System:
     def reduced(self, kin):
         """Lagrange reduced form at solved kinematics; see mechsym.dynamics.reduced."""
         return dynamics.reduced(self, kin)
+
+    def ode(self, theta, omega, torque=0.0, params=None):
+        """The reduced ODE's right-hand side and exact Jacobian; see mechsym.dynamics.ode."""
+        return dynamics.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
     def equations_text(self, latex=False, analysis=None) -> str:

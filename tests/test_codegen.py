@@ -44,6 +44,9 @@ def test_functions_agree_on_random_inputs(pair):
     assert agree(c.kin.phi(q, th, p), num.kin.phi(q, th, p), 1e-12)
     assert agree(c.kin.jac(q, p), num.kin.jac(q, p), 1e-12)
     assert agree(c.kin.gamma(q, qd, p), num.kin.gamma(q, qd, p), 1e-12)
+    qdd = rng.normal(size=(n, N))
+    assert agree(c.gamma3(q, qd, qdd, p), num.gamma3(q, qd, qdd, p), 1e-12)
+    assert agree(c.applied_rate(q, qd, p), num.applied_rate(q, qd, p), 1e-12)
     assert agree(c.applied(q, p), num.applied(q, p), 1e-12)
     assert agree(c.energy(q, qd, p), num.energy(q, qd, p), 1e-12)
     assert agree(c.kin.points(q, p), num.kin.points(q, p), 1e-12)
@@ -59,6 +62,14 @@ def test_inverse_dynamics_agree(pair):
     b = num.inverse(theta, [0.5, 4.0], alpha=3.0, params=params)
     for name in b.names:
         assert agree(a[name], b[name], 1e-12), name
+
+
+def test_reduced_ode_and_jacobian_agree(pair):
+    num, c = pair
+    theta = np.linspace(0.2, 2 * np.pi + 0.2, 97)
+    omega = np.random.default_rng(3).normal(size=97)
+    for a, b in zip(c.ode(theta, omega, 0.07, {"g": 9.7}), num.ode(theta, omega, 0.07, {"g": 9.7})):
+        assert agree(a, b, 1e-12)
 
 
 def test_horizontal_links_need_run_time_pivoting(cache):

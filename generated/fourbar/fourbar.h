@@ -27,6 +27,10 @@ static const double FOURBAR_SCALE[9] = {0.25, 0.25, 1.0, 0.25, 0.25, 1.0, 0.25, 
 int fourbar_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
     int *status);
+/* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from
+   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */
+int fourbar_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
+    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);
 /* Forward dynamics under a constant torque; states (theta, omega) at the grid times. */
 int fourbar_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
@@ -36,6 +40,8 @@ int fourbar_forward(double torque, double th0, double om0, double t_end, const d
 void fourbar_phi(int n, const double *q, const double *th, const double *p, double *out);
 void fourbar_jac(int n, const double *q, const double *p, double *out);
 void fourbar_gamma(int n, const double *q, const double *qd, const double *p, double *out);
+void fourbar_gamma3(int n, const double *q, const double *qd, const double *qdd, const double *p, double *out);
+void fourbar_applied_rate(int n, const double *q, const double *qd, const double *p, double *out);
 void fourbar_applied(int n, const double *q, const double *p, double *out);
 void fourbar_energy(int n, const double *q, const double *qd, const double *p, double *out);
 void fourbar_points(int n, const double *q, const double *p, double *out, int width);

@@ -1,7 +1,7 @@
 /* Example for pasibot, printing three CSV blocks, each after a line "# name: columns":
-   kinematics (the named points) and inverse dynamics at 2 rad/s (the driving torque T8) at 8 values
-   of theta8 over one turn from PASIBOT_THETA_REF, and forward dynamics from rest at PASIBOT_THETA_REF under zero
-   torque for 0.2 s. */
+   kinematics (the named points), inverse dynamics at 2 rad/s (the driving torque T8) and the reduced
+   ODE with its Jacobian at 2 rad/s under zero torque, at 8 values of theta8 over one turn from
+   PASIBOT_THETA_REF; and forward dynamics from rest at PASIBOT_THETA_REF under zero torque for 0.2 s. */
 #include <stdio.h>
 #include "pasibot.h"
 
@@ -27,6 +27,12 @@ int main(void) {
     const double *ui = u + (size_t)i * PASIBOT_NU * 3 + 3 * (PASIBOT_NU - 1);
     printf("%.17g,%.17g\n", th[i], omega * omega * ui[1] + ui[2]);
   }
+  static double om[N], f[N * 2], jac[N * 4];
+  for (int i = 0; i < N; ++i) om[i] = omega;
+  failed = pasibot_ode(N, th, om, 0.0, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE, tol, 30, 0.1, f, jac, &status);
+  if (failed >= 0) { fprintf(stderr, "ode failed at sample %d (status %d)\n", failed, status); return 1; }
+  printf("# ode: theta8,omega,thetadd,dthetadd/dtheta,dthetadd/domega\n");
+  for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = pasibot_forward(0.0, PASIBOT_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE,
       tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);

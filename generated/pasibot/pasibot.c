@@ -421,6 +421,292 @@ static void gamma1(const double *q, const double *qd, const double *p, double *o
   gamma1_s(q, qd, p, sc, out);
 }
 
+static void gamma3_1_s(const double *q, const double *qd, const double *qdd, const double *p, const double *sc, double *out) {
+  (void)q;
+  (void)qd;
+  (void)qdd;
+  (void)p;
+  (void)sc;
+  const double t0 = p[0]*qd[5]*qd[5]*qd[5];
+  const double t1 = sc[2]*t0;
+  const double t2 = 3*p[0];
+  const double t3 = qd[5]*qdd[5]*t2;
+  const double t4 = sc[3]*t3;
+  const double t5 = (5.0/2.0)*p[0];
+  const double t6 = qd[23]*qd[23]*qd[23]*t5;
+  const double t7 = (15.0/2.0)*p[0];
+  const double t8 = qd[23]*qdd[23]*t7;
+  const double t9 = sc[14]*t6 - sc[15]*t8;
+  const double t10 = sc[3]*t0;
+  const double t11 = sc[2]*t3;
+  const double t12 = sc[14]*t8 + sc[15]*t6;
+  const double t13 = (5.0/4.0)*p[0];
+  const double t14 = qd[26]*qd[26]*qd[26]*t13;
+  const double t15 = sc[16]*t14;
+  const double t16 = (15.0/4.0)*p[0];
+  const double t17 = qd[26]*qdd[26]*t16;
+  const double t18 = sc[16]*t17 + sc[17]*t14;
+  const double t19 = qd[2]*qd[2]*qd[2];
+  const double t20 = p[0]*p[5];
+  const double t21 = 2*p[0] - t20;
+  const double t22 = sc[0]*t21;
+  const double t23 = p[0]*p[6];
+  const double t24 = sc[1]*t23;
+  const double t25 = -t22 + t24;
+  const double t26 = sc[1]*t21;
+  const double t27 = sc[0]*t23;
+  const double t28 = -t26 - t27;
+  const double t29 = 3*qdd[2];
+  const double t30 = qd[2]*t29;
+  const double t31 = -t19*t25 + t28*t30;
+  const double t32 = t19*t28 + t25*t30;
+  const double t33 = qd[14]*qd[14]*qd[14]*t2;
+  const double t34 = sc[8]*t33;
+  const double t35 = 9*p[0];
+  const double t36 = qd[14]*qdd[14]*t35;
+  const double t37 = -12*p[0] - t23;
+  const double t38 = sc[1]*t37 + t22;
+  const double t39 = sc[0]*t37 - t26;
+  const double t40 = t19*t38 + t30*t39;
+  const double t41 = sc[8]*t36 + sc[9]*t33;
+  const double t42 = -t38;
+  const double t43 = t19*t39 + t30*t42;
+  const double t44 = qd[20]*qd[20]*qd[20];
+  const double t45 = t2*t44;
+  const double t46 = qd[20]*qdd[20]*t35;
+  const double t47 = sc[13]*t46;
+  const double t48 = sc[13]*t45;
+  const double t49 = sc[12]*t46;
+  const double t50 = -3*qd[2]*qdd[2]*t42 - t19*t39;
+  const double t51 = p[0]*qd[11]*qd[11]*qd[11];
+  const double t52 = (3.0/2.0)*t51;
+  const double t53 = (9.0/2.0)*p[0];
+  const double t54 = qd[11]*qdd[11];
+  const double t55 = (9.0/2.0)*t51;
+  const double t56 = sc[6]*t55;
+  const double t57 = (27.0/2.0)*p[0];
+  const double t58 = t54*t57;
+  const double t59 = sc[7]*t58;
+  const double t60 = t56 - t59;
+  const double t61 = sc[7]*t55;
+  const double t62 = sc[6]*t58;
+  const double t63 = t61 + t62;
+  const double t64 = qd[8]*qd[8]*qd[8];
+  const double t65 = sc[4]*t64;
+  const double t66 = -27*p[0]*qd[8]*qdd[8]*sc[5] + t35*t65;
+  const double t67 = sc[5]*t64;
+  const double t68 = 27*p[0];
+  const double t69 = qd[8]*qdd[8]*sc[4];
+  const double t70 = t35*t67 + t68*t69;
+  const double t71 = qd[29]*qd[29]*qd[29];
+  const double t72 = (21.0/10.0)*p[0];
+  const double t73 = sc[18]*t72;
+  const double t74 = qd[29]*sc[19];
+  const double t75 = (63.0/10.0)*p[0];
+  const double t76 = p[0]*p[7];
+  const double t77 = -t72 + t76;
+  const double t78 = 3*qdd[29];
+  const double t79 = qd[32]*qd[32]*qd[32]*t53;
+  const double t80 = qd[32]*qdd[32]*t57;
+  const double t81 = sc[20]*t79 - sc[21]*t80;
+  const double t82 = sc[20]*t80 + sc[21]*t79;
+  const double t83 = qd[17]*qd[17]*qd[17];
+  const double t84 = (1.0/2.0)*t76;
+  const double t85 = t83*t84;
+  const double t86 = -3.0/2.0*p[0]*p[7]*qd[17]*qdd[17]*sc[11] + sc[10]*t85;
+  const double t87 = qd[17]*qdd[17];
+  const double t88 = (3.0/2.0)*t76;
+  const double t89 = sc[10]*t87*t88 + sc[11]*t85;
+  const double t90 = p[0]*p[8] - t84;
+  const double t91 = 3*t90;
+  const double t92 = qd[35]*qd[35]*qd[35]*t35;
+  const double t93 = qd[35]*qdd[35]*t68;
+  const double t94 = sc[22]*t92 - sc[23]*t93;
+  const double t95 = sc[22]*t93 + sc[23]*t92;
+  const double t96 = sc[19]*t72;
+  const double t97 = sc[0]*t73 + sc[1]*t96;
+  const double t98 = -t97;
+  const double t99 = qd[29]*t98;
+  const double t100 = qd[29]*t97 + qd[2]*t98;
+  const double t101 = sc[0]*t96 - sc[1]*t73;
+  const double t102 = -t101;
+  const double t103 = qd[27]*sc[0];
+  const double t104 = -4*p[0] - t23;
+  const double t105 = sc[0]*t20;
+  const double t106 = -sc[1]*t104 + t105;
+  const double t107 = -q[1] + t106;
+  const double t108 = q[28] + t107 + t73;
+  const double t109 = sc[1]*t20;
+  const double t110 = sc[0]*t104 + t109;
+  const double t111 = -q[0] + t110;
+  const double t112 = q[27] + t111 + t96;
+  const double t113 = -t110;
+  const double t114 = 3*sc[1];
+  const double t115 = sc[0]*t106 + 2*sc[1]*t113 + t110*t114;
+  const double t116 = qd[28]*sc[1];
+  const double t117 = qd[1]*sc[1];
+  const double t118 = qd[0]*sc[0];
+  const double t119 = t117 - t118;
+  const double t120 = qd[2]*t117 - qd[2]*t118;
+  const double t121 = 3*sc[0];
+  const double t122 = 2*sc[0]*t110 + sc[0]*t113 - sc[1]*t106;
+  const double t123 = qdd[0]*t114 + qdd[1]*t121;
+  const double t124 = qd[2]*qd[2];
+  const double t125 = sc[1]*t29;
+  const double t126 = sc[0]*t29;
+  const double t127 = qd[0]*t125 + qd[1]*t126 + t117*t124 - t118*t124;
+  const double t128 = qd[53]*qd[53]*qd[53]*t5;
+  const double t129 = qd[53]*qdd[53]*t7;
+  const double t130 = sc[34]*t128 - sc[35]*t129;
+  const double t131 = sc[34]*t129 + sc[35]*t128;
+  const double t132 = qd[56]*qd[56]*qd[56]*t13;
+  const double t133 = sc[36]*t132;
+  const double t134 = qd[56]*qdd[56]*t16;
+  const double t135 = sc[36]*t134 + sc[37]*t132;
+  const double t136 = qd[44]*qd[44]*qd[44]*t2;
+  const double t137 = sc[28]*t136;
+  const double t138 = qd[44]*qdd[44]*t35;
+  const double t139 = sc[28]*t138 + sc[29]*t136;
+  const double t140 = qd[50]*qd[50]*qd[50];
+  const double t141 = t140*t2;
+  const double t142 = qd[50]*qdd[50]*t35;
+  const double t143 = sc[33]*t142;
+  const double t144 = sc[33]*t141;
+  const double t145 = sc[32]*t142;
+  const double t146 = qd[41]*qd[41]*qd[41];
+  const double t147 = sc[26]*t146;
+  const double t148 = (3.0/2.0)*p[0];
+  const double t149 = sc[27]*t146;
+  const double t150 = qd[41]*qdd[41];
+  const double t151 = t147*t53;
+  const double t152 = t150*t57;
+  const double t153 = sc[27]*t152;
+  const double t154 = t151 - t153;
+  const double t155 = t149*t53;
+  const double t156 = sc[26]*t152;
+  const double t157 = t155 + t156;
+  const double t158 = qd[38]*qd[38]*qd[38];
+  const double t159 = t158*t35;
+  const double t160 = -27*p[0]*qd[38]*qdd[38]*sc[25] + sc[24]*t159;
+  const double t161 = qd[38]*qdd[38];
+  const double t162 = sc[24]*t161*t68 + sc[25]*t159;
+  const double t163 = t158*t2;
+  const double t164 = qd[59]*qd[59]*qd[59];
+  const double t165 = sc[38]*t72;
+  const double t166 = qd[59]*sc[39];
+  const double t167 = 3*qdd[59];
+  const double t168 = qd[62]*qd[62]*qd[62]*t53;
+  const double t169 = qd[62]*qdd[62]*t57;
+  const double t170 = sc[40]*t168 - sc[41]*t169;
+  const double t171 = sc[40]*t169 + sc[41]*t168;
+  const double t172 = qd[47]*qd[47]*qd[47];
+  const double t173 = t172*t84;
+  const double t174 = -3.0/2.0*p[0]*p[7]*qd[47]*qdd[47]*sc[31] + sc[30]*t173;
+  const double t175 = qd[47]*qdd[47];
+  const double t176 = sc[30]*t175*t88 + sc[31]*t173;
+  const double t177 = qd[65]*qd[65]*qd[65]*t35;
+  const double t178 = qd[65]*qdd[65]*t68;
+  const double t179 = sc[42]*t177 - sc[43]*t178;
+  const double t180 = sc[42]*t178 + sc[43]*t177;
+  const double t181 = qd[68]*qd[68]*qd[68];
+  const double t182 = p[10] - p[9];
+  const double t183 = p[0]*t182;
+  const double t184 = (1.0/2.0)*t183;
+  const double t185 = p[0]*p[8] - t184;
+  const double t186 = t181*t185;
+  const double t187 = qd[68]*qdd[68];
+  const double t188 = sc[44]*t187;
+  const double t189 = (3.0/2.0)*t183;
+  const double t190 = sc[39]*t72;
+  const double t191 = sc[0]*t165 + sc[1]*t190;
+  const double t192 = -t191;
+  const double t193 = qd[59]*t192;
+  const double t194 = q[58] + t107 + t165;
+  const double t195 = q[57] + t111 + t190;
+  const double t196 = qd[57]*sc[0];
+  const double t197 = qd[58]*sc[1];
+  const double t198 = qd[2]*t192 + qd[59]*t191;
+  const double t199 = -21.0/10.0*p[0]*sc[1]*sc[38] + sc[0]*t190;
+  const double t200 = -t199;
+  const double t201 = t105 + t24;
+  const double t202 = -t109 + t27;
+  out[0] = t1 - t4 - t9;
+  out[1] = -t10 - t11 + t12;
+  out[2] = (15.0/4.0)*p[0]*qd[26]*qdd[26]*sc[17] - t15;
+  out[3] = t18;
+  out[4] = sc[17]*t17 - t15 + t31;
+  out[5] = t18 + t32;
+  out[6] = sc[9]*t36 - t34 + t40;
+  out[7] = t41 + t43;
+  out[8] = sc[12]*t45 + t40 - t47;
+  out[9] = -t48 - t49 - t50;
+  out[10] = (9.0/2.0)*p[0]*qd[11]*qdd[11]*sc[7] + 3*p[0]*sc[12]*t44 - sc[6]*t52 - t47;
+  out[11] = sc[6]*t53*t54 + sc[7]*t52 - t48 - t49;
+  out[12] = -t60 - t9;
+  out[13] = t12 + t63;
+  out[14] = -t60 - t66;
+  out[15] = t63 + t70;
+  out[16] = 9*p[0]*qd[14]*qdd[14]*sc[9] + 9*p[0]*qd[8]*qdd[8]*sc[5] - t2*t65 - t34;
+  out[17] = t2*t67 + t35*t69 + t41;
+  out[18] = qdd[29]*t74*t75 - t71*t73 + t9;
+  out[19] = (63.0/10.0)*p[0]*qd[29]*qdd[29]*sc[18] + (21.0/10.0)*p[0]*sc[19]*t71 - t12;
+  out[20] = -sc[18]*t71*t77 + t74*t77*t78 + t81;
+  out[21] = 3*qd[29]*qdd[29]*sc[18]*t77 + sc[19]*t71*t77 - t82;
+  out[22] = -t81 - t86;
+  out[23] = t82 + t89;
+  out[24] = t56 - t59 - t86;
+  out[25] = -t61 - t62 + t89;
+  out[26] = -sc[10]*t83*t90 + sc[11]*t87*t91 + t94;
+  out[27] = 3*qd[17]*qdd[17]*sc[10]*t90 + sc[11]*t83*t90 - t95;
+  out[28] = -t94;
+  out[29] = t95;
+  out[30] = -t66;
+  out[31] = t70;
+  out[32] = -qd[27]*t125 - qd[28]*t126 + qd[29]*(qd[29]*(qd[2]*t97 + t99) + qd[2]*t100) + qd[29]*(t101*t78 + t102*t29) + qd[2]*(qd[29]*t100 + qd[2]*t103 - qd[2]*t116 + qd[2]*(qd[2]*(sc[0]*t108 + sc[1]*t112 - t115) + t103 - t116 + t119 + t99) + t120) + qd[2]*(-qdd[27]*t114 - qdd[28]*t121 + t102*t78 + t123 + t29*(sc[0]*t112 - sc[1]*t108 - t122)) + t103*t124 - t116*t124 + t127;
+  out[33] = -t1 - t130 + t4;
+  out[34] = t10 + t11 + t131;
+  out[35] = (15.0/4.0)*p[0]*qd[56]*qdd[56]*sc[37] - t133;
+  out[36] = t135;
+  out[37] = sc[37]*t134 - t133 + t31;
+  out[38] = t135 + t32;
+  out[39] = sc[29]*t138 - t137 + t40;
+  out[40] = t139 + t43;
+  out[41] = sc[32]*t141 - t143 + t40;
+  out[42] = -t144 - t145 - t50;
+  out[43] = (9.0/2.0)*p[0]*qd[41]*qdd[41]*sc[27] + 3*p[0]*sc[32]*t140 - t143 - t147*t148;
+  out[44] = sc[26]*t150*t53 - t144 - t145 + t148*t149;
+  out[45] = -t130 - t154;
+  out[46] = t131 + t157;
+  out[47] = -t154 - t160;
+  out[48] = t157 + t162;
+  out[49] = 9*p[0]*qd[38]*qdd[38]*sc[25] + 9*p[0]*qd[44]*qdd[44]*sc[29] - sc[24]*t163 - t137;
+  out[50] = sc[24]*t161*t35 + sc[25]*t163 + t139;
+  out[51] = qdd[59]*t166*t75 + t130 - t164*t165;
+  out[52] = (63.0/10.0)*p[0]*qd[59]*qdd[59]*sc[38] + (21.0/10.0)*p[0]*sc[39]*t164 - t131;
+  out[53] = -sc[38]*t164*t77 + t166*t167*t77 + t170;
+  out[54] = 3*qd[59]*qdd[59]*sc[38]*t77 + sc[39]*t164*t77 - t171;
+  out[55] = -t170 - t174;
+  out[56] = t171 + t176;
+  out[57] = t151 - t153 - t174;
+  out[58] = -t155 - t156 + t176;
+  out[59] = -sc[30]*t172*t90 + sc[31]*t175*t91 + t179;
+  out[60] = 3*qd[47]*qdd[47]*sc[30]*t90 + sc[31]*t172*t90 - t180;
+  out[61] = 3*qd[68]*qdd[68]*sc[45]*t185 - sc[44]*t186 - t179;
+  out[62] = sc[45]*t186 + t180 + 3*t185*t188;
+  out[63] = (1.0/2.0)*p[0]*sc[44]*t181*t182 - sc[45]*t187*t189 - t160;
+  out[64] = -sc[45]*t181*t184 + t162 - t188*t189;
+  out[65] = qd[2]*(qd[2]*t196 - qd[2]*t197 + qd[2]*(qd[2]*(sc[0]*t194 + sc[1]*t195 - t115) + t119 + t193 + t196 - t197) + qd[59]*t198 + t120) + qd[2]*(-qdd[57]*t114 - qdd[58]*t121 + t123 + t167*t200 + t29*(sc[0]*t195 - sc[1]*t194 - t122)) - qd[57]*t125 - qd[58]*t126 + qd[59]*(qd[2]*t198 + qd[59]*(qd[2]*t191 + t193)) + qd[59]*(t167*t199 + t200*t29) + t124*t196 - t124*t197 + t127;
+  out[66] = t19*t201 + t202*t30;
+  out[67] = t19*t202 - t201*t30;
+  out[68] = 0;
+}
+
+static void gamma3_1(const double *q, const double *qd, const double *qdd, const double *p, double *out) {
+  double sc[NSC];
+  trig1(q, sc);
+  gamma3_1_s(q, qd, qdd, p, sc, out);
+}
+
 static void applied1_s(const double *q, const double *p, const double *sc, double *out) {
   (void)q;
   (void)p;
@@ -508,6 +794,20 @@ static void applied1(const double *q, const double *p, double *out) {
   double sc[NSC];
   trig1(q, sc);
   applied1_s(q, p, sc, out);
+}
+
+static void apprate1_s(const double *q, const double *qd, const double *p, const double *sc, double *out) {
+  (void)q;
+  (void)qd;
+  (void)p;
+  (void)sc;
+  out[0] = 0;
+}
+
+static void apprate1(const double *q, const double *qd, const double *p, double *out) {
+  double sc[NSC];
+  trig1(q, sc);
+  apprate1_s(q, qd, p, sc, out);
 }
 
 static void mass1(const double *p, double *out) {
@@ -3197,6 +3497,62 @@ int pasibot_inverse(int n, const double *th, const double *p, const double *q0, 
   return -1;
 }
 
+/* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
+
+/* f at a solved configuration (q, sc, dq, ddq at theta, factorisation in a) and, if jac is not NULL, its
+   exact Jacobian df/dy (row-major 2 x 2), from the third-order coefficients (Phi_q q''' = -gamma3):
+   M' = 2 h, h' = sum m (q''^2 + q' q'''), G' = -(q' . dQ/dq q' + Q . q''). */
+static void reduced_ode(const double *q, const double *sc, const double *dq, const double *ddq, const double *a,
+                        const int *piv, const double *p, const double *mass, double torque, double omega,
+                        double *f, double *jac) {
+  double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
+  applied1_s(q, p, sc, app);
+  for (int i = 0; i < NQ; ++i) {
+    big_m += mass[i] * dq[i] * dq[i];
+    half_dm += mass[i] * dq[i] * ddq[i];
+    g -= app[i] * dq[i];
+  }
+  f[0] = omega;
+  f[1] = (torque - half_dm * omega * omega - g) / big_m;
+  if (!jac) return;
+  double r[NROW], d3[NQ], rate;
+  gamma3_1_s(q, dq, ddq, p, sc, r);
+  for (int i = 0; i < NROW; ++i) r[i] = -r[i];
+  lu_solve(a, piv, r, d3);
+  apprate1_s(q, dq, p, sc, &rate);
+  double dh = 0.0, dg = -rate;
+  for (int i = 0; i < NQ; ++i) {
+    dh += mass[i] * (ddq[i] * ddq[i] + dq[i] * d3[i]);
+    dg -= app[i] * ddq[i];
+  }
+  jac[0] = 0.0;
+  jac[1] = 1.0;
+  jac[2] = (-dh * omega * omega - dg - 2.0 * half_dm * f[1]) / big_m;
+  jac[3] = -2.0 * half_dm * omega / big_m;
+}
+
+/* The reduced ODE's right-hand side f (n x 2) and exact Jacobian (n x 2 x 2) at n states (th[s], om[s]),
+   th in path order from the configuration q0 near th[0], under a constant torque. Returns -1, or the
+   index of the first sample that failed (*status 1: no convergence, 2: singular). */
+int pasibot_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
+           const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+  double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
+  int piv[LU_NBLOCK], turns = 0;
+  memcpy(q, q0, sizeof q);
+  mass1(p, mass);
+  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (*status) return 0;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  for (int s = 0; s < n; ++s) {
+    if (s > 0) {
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      if (*status) return s;
+    }
+    reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
+  }
+  return -1;
+}
+
 /* ---- forward dynamics of a one-coordinate mechanism: reduced form, Dormand-Prince 5(4) ---- */
 typedef struct {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], th, a[LU_NSLOT], mass[NQ];
@@ -3213,15 +3569,7 @@ static void rhs(Work *w, const double *y, double *f) {
   int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns);
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
-  double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
-  applied1_s(w->q, w->p, w->sc, app);
-  for (int i = 0; i < NQ; ++i) {
-    big_m += w->mass[i] * w->dq[i] * w->dq[i];
-    half_dm += w->mass[i] * w->dq[i] * w->ddq[i];
-    g -= app[i] * w->dq[i];
-  }
-  f[0] = y[1];
-  f[1] = (w->torque - half_dm * y[1] * y[1] - g) / big_m;
+  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0);
 }
 
 static double err_norm(const double *e, const double *y0, const double *y1, double rtol, double atol) {
@@ -3353,6 +3701,13 @@ void pasibot_phi(int n, const double *q, const double *th, const double *p, doub
 }
 void pasibot_gamma(int n, const double *q, const double *qd, const double *p, double *out) {
   for (int s = 0; s < n; ++s) gamma1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + (size_t)s * NROW);
+}
+void pasibot_gamma3(int n, const double *q, const double *qd, const double *qdd, const double *p, double *out) {
+  for (int s = 0; s < n; ++s)
+    gamma3_1(q + (size_t)s * NQ, qd + (size_t)s * NQ, qdd + (size_t)s * NQ, p, out + (size_t)s * NROW);
+}
+void pasibot_applied_rate(int n, const double *q, const double *qd, const double *p, double *out) {
+  for (int s = 0; s < n; ++s) apprate1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + s);
 }
 void pasibot_energy(int n, const double *q, const double *qd, const double *p, double *out) {
   for (int s = 0; s < n; ++s) energy1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + (size_t)s * 2);

@@ -78,6 +78,37 @@ static void gamma1(const double *q, const double *qd, const double *p, double *o
   gamma1_s(q, qd, p, sc, out);
 }
 
+static void gamma3_1_s(const double *q, const double *qd, const double *qdd, const double *p, const double *sc, double *out) {
+  (void)q;
+  (void)qd;
+  (void)qdd;
+  (void)p;
+  (void)sc;
+  const double t0 = p[0]*sc[0];
+  const double t1 = (1.0/2.0)*qd[2]*qd[2]*qd[2];
+  const double t2 = -3.0/2.0*p[0]*qd[2]*qdd[2]*sc[1] + t0*t1;
+  const double t3 = p[0]*sc[1]*t1 + (3.0/2.0)*qd[2]*qdd[2]*t0;
+  const double t4 = p[1]*sc[2];
+  const double t5 = (1.0/2.0)*qd[5]*qd[5]*qd[5];
+  const double t6 = -3.0/2.0*p[1]*qd[5]*qdd[5]*sc[3] + t4*t5;
+  const double t7 = p[1]*sc[3]*t5 + (3.0/2.0)*qd[5]*qdd[5]*t4;
+  out[0] = -t2;
+  out[1] = t3;
+  out[2] = -t2 - t6;
+  out[3] = t3 + t7;
+  out[4] = -t6;
+  out[5] = t7;
+  out[6] = 0;
+  out[7] = 0;
+  out[8] = 0;
+}
+
+static void gamma3_1(const double *q, const double *qd, const double *qdd, const double *p, double *out) {
+  double sc[NSC];
+  trig1(q, sc);
+  gamma3_1_s(q, qd, qdd, p, sc, out);
+}
+
 static void applied1_s(const double *q, const double *p, const double *sc, double *out) {
   (void)q;
   (void)p;
@@ -98,6 +129,20 @@ static void applied1(const double *q, const double *p, double *out) {
   double sc[NSC];
   trig1(q, sc);
   applied1_s(q, p, sc, out);
+}
+
+static void apprate1_s(const double *q, const double *qd, const double *p, const double *sc, double *out) {
+  (void)q;
+  (void)qd;
+  (void)p;
+  (void)sc;
+  out[0] = 0;
+}
+
+static void apprate1(const double *q, const double *qd, const double *p, double *out) {
+  double sc[NSC];
+  trig1(q, sc);
+  apprate1_s(q, qd, p, sc, out);
 }
 
 static void mass1(const double *p, double *out) {
@@ -506,6 +551,62 @@ int slider_crank_inverse(int n, const double *th, const double *p, const double 
   return -1;
 }
 
+/* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
+
+/* f at a solved configuration (q, sc, dq, ddq at theta, factorisation in a) and, if jac is not NULL, its
+   exact Jacobian df/dy (row-major 2 x 2), from the third-order coefficients (Phi_q q''' = -gamma3):
+   M' = 2 h, h' = sum m (q''^2 + q' q'''), G' = -(q' . dQ/dq q' + Q . q''). */
+static void reduced_ode(const double *q, const double *sc, const double *dq, const double *ddq, const double *a,
+                        const int *piv, const double *p, const double *mass, double torque, double omega,
+                        double *f, double *jac) {
+  double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
+  applied1_s(q, p, sc, app);
+  for (int i = 0; i < NQ; ++i) {
+    big_m += mass[i] * dq[i] * dq[i];
+    half_dm += mass[i] * dq[i] * ddq[i];
+    g -= app[i] * dq[i];
+  }
+  f[0] = omega;
+  f[1] = (torque - half_dm * omega * omega - g) / big_m;
+  if (!jac) return;
+  double r[NROW], d3[NQ], rate;
+  gamma3_1_s(q, dq, ddq, p, sc, r);
+  for (int i = 0; i < NROW; ++i) r[i] = -r[i];
+  lu_solve(a, piv, r, d3);
+  apprate1_s(q, dq, p, sc, &rate);
+  double dh = 0.0, dg = -rate;
+  for (int i = 0; i < NQ; ++i) {
+    dh += mass[i] * (ddq[i] * ddq[i] + dq[i] * d3[i]);
+    dg -= app[i] * ddq[i];
+  }
+  jac[0] = 0.0;
+  jac[1] = 1.0;
+  jac[2] = (-dh * omega * omega - dg - 2.0 * half_dm * f[1]) / big_m;
+  jac[3] = -2.0 * half_dm * omega / big_m;
+}
+
+/* The reduced ODE's right-hand side f (n x 2) and exact Jacobian (n x 2 x 2) at n states (th[s], om[s]),
+   th in path order from the configuration q0 near th[0], under a constant torque. Returns -1, or the
+   index of the first sample that failed (*status 1: no convergence, 2: singular). */
+int slider_crank_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
+           const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+  double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
+  int piv[LU_NBLOCK], turns = 0;
+  memcpy(q, q0, sizeof q);
+  mass1(p, mass);
+  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (*status) return 0;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  for (int s = 0; s < n; ++s) {
+    if (s > 0) {
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      if (*status) return s;
+    }
+    reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
+  }
+  return -1;
+}
+
 /* ---- forward dynamics of a one-coordinate mechanism: reduced form, Dormand-Prince 5(4) ---- */
 typedef struct {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], th, a[LU_NSLOT], mass[NQ];
@@ -522,15 +623,7 @@ static void rhs(Work *w, const double *y, double *f) {
   int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns);
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
-  double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
-  applied1_s(w->q, w->p, w->sc, app);
-  for (int i = 0; i < NQ; ++i) {
-    big_m += w->mass[i] * w->dq[i] * w->dq[i];
-    half_dm += w->mass[i] * w->dq[i] * w->ddq[i];
-    g -= app[i] * w->dq[i];
-  }
-  f[0] = y[1];
-  f[1] = (w->torque - half_dm * y[1] * y[1] - g) / big_m;
+  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0);
 }
 
 static double err_norm(const double *e, const double *y0, const double *y1, double rtol, double atol) {
@@ -662,6 +755,13 @@ void slider_crank_phi(int n, const double *q, const double *th, const double *p,
 }
 void slider_crank_gamma(int n, const double *q, const double *qd, const double *p, double *out) {
   for (int s = 0; s < n; ++s) gamma1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + (size_t)s * NROW);
+}
+void slider_crank_gamma3(int n, const double *q, const double *qd, const double *qdd, const double *p, double *out) {
+  for (int s = 0; s < n; ++s)
+    gamma3_1(q + (size_t)s * NQ, qd + (size_t)s * NQ, qdd + (size_t)s * NQ, p, out + (size_t)s * NROW);
+}
+void slider_crank_applied_rate(int n, const double *q, const double *qd, const double *p, double *out) {
+  for (int s = 0; s < n; ++s) apprate1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + s);
 }
 void slider_crank_energy(int n, const double *q, const double *qd, const double *p, double *out) {
   for (int s = 0; s < n; ++s) energy1(q + (size_t)s * NQ, qd + (size_t)s * NQ, p, out + (size_t)s * 2);

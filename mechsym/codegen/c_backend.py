@@ -171,6 +171,8 @@ class CLibrary:
             getattr(dll, name).argtypes = [i, _D, _D, _D]
         dll.ms_phi.argtypes = [i, _D, _D, _D, _D]
         dll.ms_gamma.argtypes = [i, _D, _D, _D, _D]
+        dll.ms_gamma3.argtypes = [i, _D, _D, _D, _D, _D]
+        dll.ms_applied_rate.argtypes = [i, _D, _D, _D, _D]
         dll.ms_energy.argtypes = [i, _D, _D, _D, _D]
         dll.ms_points.argtypes = [i, _D, _D, _D, i]
         dll.ms_branches.argtypes = [i, _D, _D, _D, i]
@@ -178,6 +180,8 @@ class CLibrary:
         if meta["square"]:
             dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
             dll.ms_inverse.restype = i
+            dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
+            dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
                                        _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
@@ -210,6 +214,21 @@ class CLibrary:
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), self.nrow))
         self.dll.ms_gamma(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def gamma3(self, q, qd, qdd, p):
+        qs, single = self._samples(q, self.nq)
+        vs, _ = self._samples(qd, self.nq)
+        ws, _ = self._samples(qdd, self.nq)
+        out = np.empty((len(qs), self.nrow))
+        self.dll.ms_gamma3(len(qs), _ptr(qs), _ptr(vs), _ptr(ws), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
+    def applied_rate(self, q, qd, p):
+        qs, single = self._samples(q, self.nq)
+        vs, _ = self._samples(qd, self.nq)
+        out = np.empty((len(qs), 1))
+        self.dll.ms_applied_rate(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
         return out[0] if single else out.T
 
     def applied(self, q, p):
@@ -258,6 +277,19 @@ class CLibrary:
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
         return failed, status.value, q_out, coef, branch, u_out
+
+    def ode(self, theta, omega, torque, params, q0, col_scale, tol, maxit=30, hmax=0.1):
+        """The reduced ODE's right-hand side (N, 2) and exact Jacobian (N, 2, 2) along theta (N,) from q0
+        near theta[0]; returns failed (-1 or the first failing sample), status, f, jac."""
+        n = len(theta)
+        th = np.ascontiguousarray(theta, float)
+        om = np.ascontiguousarray(np.broadcast_to(np.asarray(omega, float), th.shape))
+        f, jac = np.empty((n, 2)), np.empty((n, 2, 2))
+        status = ctypes.c_int(0)
+        failed = self.dll.ms_ode(n, _ptr(th), _ptr(om), float(torque), _ptr(self._params(params)),
+                                 _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(col_scale, float)),
+                                 tol, maxit, hmax, _ptr(f), _ptr(jac), ctypes.byref(status))
+        return failed, status.value, f, jac
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000):

@@ -122,6 +122,10 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"int {prefix}_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,",
         "    double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,",
         "    int *status);",
+        "/* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from",
+        "   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */",
+        f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",
+        "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);",
         "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. */",
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
@@ -131,6 +135,8 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"void {prefix}_phi(int n, const double *q, const double *th, const double *p, double *out);",
         f"void {prefix}_jac(int n, const double *q, const double *p, double *out);",
         f"void {prefix}_gamma(int n, const double *q, const double *qd, const double *p, double *out);",
+        f"void {prefix}_gamma3(int n, const double *q, const double *qd, const double *qdd, const double *p, double *out);",
+        f"void {prefix}_applied_rate(int n, const double *q, const double *qd, const double *p, double *out);",
         f"void {prefix}_applied(int n, const double *q, const double *p, double *out);",
         f"void {prefix}_energy(int n, const double *q, const double *qd, const double *p, double *out);",
         f"void {prefix}_points(int n, const double *q, const double *p, double *out, int width);",
@@ -148,9 +154,9 @@ def _example(system, prefix) -> str:
     coord = system.coordinate_names[0]
     point_cols = ",".join(f"{n}.x,{n}.y" for n in system.kin.point_names)
     return f"""/* Example for {system.mechanism.name}, printing three CSV blocks, each after a line "# name: columns":
-   kinematics (the named points) and inverse dynamics at 2 rad/s (the driving torque {force}) at 8 values
-   of {coord} over one turn from {P}_THETA_REF, and forward dynamics from rest at {P}_THETA_REF under zero
-   torque for 0.2 s. */
+   kinematics (the named points), inverse dynamics at 2 rad/s (the driving torque {force}) and the reduced
+   ODE with its Jacobian at 2 rad/s under zero torque, at 8 values of {coord} over one turn from
+   {P}_THETA_REF; and forward dynamics from rest at {P}_THETA_REF under zero torque for 0.2 s. */
 #include <stdio.h>
 #include "{prefix}.h"
 
@@ -176,6 +182,12 @@ int main(void) {{
     const double *ui = u + (size_t)i * {P}_NU * 3 + 3 * ({P}_NU - 1);
     printf("%.17g,%.17g\\n", th[i], omega * omega * ui[1] + ui[2]);
   }}
+  static double om[N], f[N * 2], jac[N * 4];
+  for (int i = 0; i < N; ++i) om[i] = omega;
+  failed = {prefix}_ode(N, th, om, 0.0, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, f, jac, &status);
+  if (failed >= 0) {{ fprintf(stderr, "ode failed at sample %d (status %d)\\n", failed, status); return 1; }}
+  printf("# ode: {coord},omega,thetadd,dthetadd/dtheta,dthetadd/domega\\n");
+  for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = {prefix}_forward(0.0, {P}_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, {P}_PARAMS, {P}_Q_REF, {P}_SCALE,
       tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
