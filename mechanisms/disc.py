@@ -332,12 +332,15 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     reach = max(r + np.linalg.norm(c) for c, _, r in discs)
     lo = np.array([cols[c].min() for c in "xyz"]) - reach
     hi = np.array([cols[c].max() for c in "xyz"]) + reach
-    mid, half = (lo + hi) / 2, max((hi - lo).max() / 2, 1e-3)
-    fig = plt.figure(figsize=(6, 6))
+    mid, half = (lo + hi) / 2, max((hi[:2] - lo[:2]).max() / 2, 1e-3)
+    top = max(hi[2], 1e-3)
+    fig = plt.figure(figsize=(6, 4.5))
     ax = fig.add_subplot(projection="3d")
     ax.set_xlim(mid[0] - half, mid[0] + half)
     ax.set_ylim(mid[1] - half, mid[1] + half)
-    ax.set_zlim(0.0, 2 * half)
+    ax.set_zlim(0.0, top)
+    ax.set_box_aspect((2 * half, 2 * half, top))                 # true proportions
+    ax.set_zticks([0.0, round(top, 2)])
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")

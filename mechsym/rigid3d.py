@@ -39,6 +39,7 @@ their forward-mode derivatives, so the right-hand side and its exact Jacobian ar
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -148,9 +149,9 @@ class FloatingBody:
         inertia they give (positive mass, positive definite inertia obeying the triangle inequality)."""
         values, problems = apply_overrides(self.parameters, overrides)
         if not problems:
-            subs = {self.parameters[n].symbol: v for n, v in values.items()}
-            m = float(self.mass.subs(subs))
-            inertia = np.array(self.inertia.subs(subs), dtype=float)
+            symbols = tuple(p.symbol for p in self.parameters.values())
+            m, inertia = _mass_and_inertia(self.mass, tuple(self.inertia), symbols)(*values.values())
+            m, inertia = float(m), np.array(inertia, dtype=float).reshape(3, 3)
             eig = np.linalg.eigvalsh(inertia)
             if not m > 0:
                 problems.append(f"body '{self.name}' has a non-positive mass {m:g}")
@@ -163,6 +164,12 @@ class FloatingBody:
         if problems:
             raise InputError(f"body '{self.name}': " + "; ".join(problems))
         return values
+
+
+@functools.lru_cache(maxsize=64)
+def _mass_and_inertia(mass, inertia, symbols):
+    """(mass, the 9 inertia entries) as a function of the parameter values (lambdified once)."""
+    return sp.lambdify(symbols, [mass, list(inertia)], modules="math")
 
 
 def _vec3(v, what):
