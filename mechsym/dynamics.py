@@ -383,21 +383,24 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     if implicit and callable(torque):
         raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
-    state = {"q": q0, "theta": np.array([[theta0]])}
     mass = system.mass(solver.params)
+    start = np.array([[theta0]])
+    state = {"theta": start, "solved": (start, q0[None]) + solver.derivatives(q0[None], start)}
 
     def solved(theta):
-        """Configuration, constraint Jacobian and coefficients at theta, warm-started from the last one."""
+        """Configuration, constraint Jacobian and coefficients at theta, predicted from the last solved
+        state by its own Taylor coefficients, then corrected by Newton."""
         th = np.array([[theta]])
-        last = state["theta"]
-        q, ok = solver.newton(solver._predict(state["q"][None], last, th - last), th)
+        last, (_, q_last, _, dq, ddq) = state["theta"], state["solved"]
+        step = (th - last)[0, 0]
+        q, ok = solver.newton(q_last + dq[:, :, 0] * step + 0.5 * ddq * step**2, th)
         if not ok[0]:
-            q, ok = solver.newton(state["q"][None], th)
+            q, ok = solver.newton(q_last, th)
             if not ok[0]:
                 r = solver.f.phi(q[0], th[0], solver.params)
                 raise InputError(solver._describe_failure(th[0], r))
-        state["q"], state["theta"] = q[0], th
-        return (th, q) + solver.derivatives(q, th)
+        state["theta"], state["solved"] = th, (th, q) + solver.derivatives(q, th)
+        return state["solved"]
 
     def rhs(t, y):
         th, q, jac, dq, ddq = solved(y[0])
