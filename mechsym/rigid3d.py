@@ -644,6 +644,7 @@ class LoadedODE:
         return self._code.jacobians(y, self.params() if params is None else np.asarray(params, float))
 
     def check_state(self, y):
+        """InputError if a load cannot handle the states y (13, N) (see BodyTorque for the protocol)."""
         for load in self.loads:
             check = getattr(load, "check_state", None)
             if check is not None:
@@ -660,6 +661,8 @@ class LoadedODE:
         y0 = np.asarray(state0, float)
         if y0.shape != (13,):
             raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
+        if method not in ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853"):
+            raise InputError(f"unknown integration method '{method}' (BDF, Radau, LSODA, RK45, RK23, DOP853)")
         dt = check_run(t_end, dt, {"state0": y0})
         y0 = self.system.normalise(y0)
         self.check_state(y0[:, None])
@@ -679,7 +682,6 @@ class LoadedODE:
         stats = dict(wall=wall, steps=len(sol.t) - 1, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev),
                      lu=int(sol.nlu), method=method, backend=self.backend)
         return grid, y, stats
-
 
     def _guarded(self, fn, what):
         """fn(t, y), checked: where its result is not finite, a state the loads cannot handle (a disc lying
@@ -839,7 +841,7 @@ class _CCode:
         """(fun(t, y), jac(t, y)) for one state at a time with fixed parameters (the integrator's calls)."""
         n, ptr = self.n, self._pointer
         p = np.ascontiguousarray(p, float)
-        pp = p.ctypes.data_as(ptr)
+        pp = p.ctypes.data_as(ptr)                      # (keeps p alive)
         rhs, jac = self.dll.ms3_rhs, self.dll.ms3_jac
 
         def fun(t, y):
@@ -854,7 +856,6 @@ class _CCode:
             jac(1, y.ctypes.data_as(ptr), pp, out.ctypes.data_as(ptr))
             return out
 
-        fun.params = jacobian.params = p          # keep the parameter buffer alive with the closures
         return fun, jacobian
 
 

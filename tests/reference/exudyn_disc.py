@@ -327,7 +327,8 @@ def _simulate(case: DiscCase, dt: float, dt_out: float, s: SolverSettings):
     n = int(round(case.t_end / dt_out)) + 1
     grid = np.linspace(0.0, case.t_end, n)
     # Exudyn stores the initial state and then every step whose time has passed the next write time
-    keep = np.array([np.argmin(np.abs(t - tk)) for tk in grid])
+    right = np.clip(np.searchsorted(t, grid), 1, len(t) - 1)          # the stored sample nearest each grid time
+    keep = np.where(np.abs(t[right - 1] - grid) <= np.abs(t[right] - grid), right - 1, right)
     if np.max(np.abs(t[keep] - grid)) > 1e-9 * max(1.0, case.t_end):
         raise RuntimeError(f"Exudyn's sensor times do not hit the output grid (dt = {dt}, dt_out = {dt_out})")
     out = {name: a[keep, 1:] for name, a in data.items()}
