@@ -200,6 +200,7 @@ def run(args) -> int:
     from mechanisms import disc
     from mechsym.results import Table
 
+    disc.check_outputs(args)
     for opt, v in (("--rtol", args.rtol), ("--atol", args.rtol if args.atol is None else args.atol),
                    ("--t-end", args.t_end)):
         if not v > 0:

@@ -211,7 +211,23 @@ def configure(p):
     return p
 
 
+def check_outputs(args):
+    """--plot must be PNG or SVG and --animate GIF or MP4 (with ffmpeg), checked before simulating."""
+    if args.plot and not str(args.plot).lower().endswith((".png", ".svg")):
+        raise InputError(f"--plot must be a .png or .svg file, got '{args.plot}'")
+    if args.animate:
+        path = str(args.animate).lower()
+        if not path.endswith((".gif", ".mp4")):
+            raise InputError(f"--animate must be a .gif or .mp4 file, got '{args.animate}'")
+        if path.endswith(".mp4"):
+            from matplotlib import animation
+
+            if not animation.writers.is_available("ffmpeg"):
+                raise InputError("--animate to .mp4 needs ffmpeg, which is not installed (write a .gif)")
+
+
 def disc_from_args(args) -> Disc:
+    check_outputs(args)
     r, m = args.radius, args.mass
     if not r > 0:
         raise InputError(f"--radius must be positive, got {r}")

@@ -154,6 +154,8 @@ def test_command_tilt_and_torque(tmp_path):
     (["--rtol", "0"], "--rtol must be positive"),
     (["--rolling-friction", "-1"], "--rolling-friction must be non-negative"),
     (["--tilt", "30deg", "--t-end", "1"], "axis is parallel to the plane normal"),   # it falls flat
+    (["--animate", "x.avi"], "--animate must be a .gif or .mp4 file"),
+    (["--plot", "x.gif"], "--plot must be a .png or .svg file"),
 ])
 def test_command_bad_input(tmp_path, capsys, args, message):
     argv = [*BASE, "--v0", "0,0,0", "--omega0", "0,0,0", "--t-end", "0.01", "--out", str(tmp_path / "x.csv")]
