@@ -175,8 +175,10 @@ def configure(p):
     p.add_argument("--mass", type=number, default=d.mass, help=f"mass of axle and wheels [kg] ({d.mass})")
     p.add_argument("--inertia", type=vector(3), default=d.inertia,
                    help="principal inertias IXX,IYY,IZZ about the axle (body x), y, z [kg m^2] (0.06,0.2,0.2)")
-    p.add_argument("--stiffness", type=number, default=d.stiffness, help=f"contact stiffness per wheel [N/m] ({d.stiffness:g})")
-    p.add_argument("--damping", type=number, default=d.damping, help=f"contact damping per wheel [N s/m] ({d.damping:g})")
+    p.add_argument("--stiffness", type=number, default=d.stiffness,
+                   help=f"contact stiffness per wheel [N/m] ({d.stiffness:g})")
+    p.add_argument("--damping", type=number, default=d.damping,
+                   help=f"contact damping per wheel [N s/m] ({d.damping:g})")
     p.add_argument("--mu", type=number, default=d.mu, help=f"dry friction coefficient ({d.mu})")
     p.add_argument("--mu-zone", type=number, default=d.zone, help=f"regularisation zone v_mu [m/s] ({d.zone:g})")
     p.add_argument("--linear-zone", action="store_true", help="linear instead of quadratic regularisation")

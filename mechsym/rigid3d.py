@@ -241,7 +241,8 @@ class FloatingSystem:
         if backend == "c":
             import warnings
 
-            warnings.warn(f"body '{body.name}': the C backend covers planar mechanisms; using numpy", stacklevel=3)
+            warnings.warn(f"body '{body.name}': its own functions run in numpy; the C backend serves the "
+                          "body under loads (FloatingSystem.loaded)", stacklevel=3)
         self.backend = "numpy"
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")

@@ -274,7 +274,8 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
         contact_point=_frozen(pc), e_lat=_frozen(e_lat), e_long=_frozen(e_long), e_n=_frozen(e_n),
         to_contact=_frozen(w3), gap=_frozen(gap), contact_velocity=_frozen(vc),
         slip_lat=_frozen(s_lat), slip_long=_frozen(s_long), slip_n=_frozen(s_n),
-        trail_velocity=_frozen(np.broadcast_to(trail, shape)), in_contact=_frozen(contact), f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
+        trail_velocity=_frozen(np.broadcast_to(trail, shape)), in_contact=_frozen(contact),
+        f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
         rolling_force=_frozen(f_roll), force=_frozen(force), torque=_frozen(torque))
 
 

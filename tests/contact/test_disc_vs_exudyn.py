@@ -175,7 +175,8 @@ def test_connector_rejects_bad_parameters_by_name():
 
     good = dict(radius=0.2, stiffness=1e5, zone=1e-3)
     for name, value, message in (("radius", 0.0, "radius must be positive"), ("stiffness", -1.0, "stiffness"),
-                                 ("zone", 0.0, "zone must be positive"), ("axis", (0, 0, 0), "axis must not be the zero"),
+                                 ("zone", 0.0, "zone must be positive"),
+                                 ("axis", (0, 0, 0), "axis must not be the zero"),
                                  ("mu", (0.1, -0.1), "mu"), ("plane_normal", (0, 0, 0), "plane_normal"),
                                  ("centre", (0, np.nan, 0), "centre")):
         with pytest.raises(InputError, match=f"rolling disc 'w': {message}"):

@@ -500,7 +500,7 @@ def test_reference_step_is_converged(name):
     assert np.max(np.abs(fa - fb)) <= 1e-3 * np.max(np.abs(fb))
 
 
-# ---------------------------------------------------------------- the law on a floating body: generated rhs, exact Jacobian
+# ---------------------------------------------------------------- on a floating body: generated rhs, exact Jacobian
 
 from mechsym.contact.rolling_disc import RollingDisc  # noqa: E402
 from mechsym.rigid3d import K_STAB, BodyTorque, FloatingBody, derive_floating  # noqa: E402
@@ -544,9 +544,12 @@ def independent_rates(y, con, values=BODY_VALUES, drive=DRIVE):
     x, q, v, wb = y[:3], y[3:7], y[7:10], y[10:13]
     w0, w1_, w2_, w3_ = q
     n2 = q @ q
-    rot = np.array([[w0 * w0 + w1_ * w1_ - w2_ * w2_ - w3_ * w3_, 2 * (w1_ * w2_ - w0 * w3_), 2 * (w1_ * w3_ + w0 * w2_)],
-                    [2 * (w1_ * w2_ + w0 * w3_), w0 * w0 - w1_ * w1_ + w2_ * w2_ - w3_ * w3_, 2 * (w2_ * w3_ - w0 * w1_)],
-                    [2 * (w1_ * w3_ - w0 * w2_), 2 * (w2_ * w3_ + w0 * w1_), w0 * w0 - w1_ * w1_ - w2_ * w2_ + w3_ * w3_]]) / n2
+    rot = np.array([[w0 * w0 + w1_ * w1_ - w2_ * w2_ - w3_ * w3_, 2 * (w1_ * w2_ - w0 * w3_),
+                     2 * (w1_ * w3_ + w0 * w2_)],
+                    [2 * (w1_ * w2_ + w0 * w3_), w0 * w0 - w1_ * w1_ + w2_ * w2_ - w3_ * w3_,
+                     2 * (w2_ * w3_ - w0 * w1_)],
+                    [2 * (w1_ * w3_ - w0 * w2_), 2 * (w2_ * w3_ + w0 * w1_),
+                     w0 * w0 - w1_ * w1_ - w2_ * w2_ + w3_ * w3_]]) / n2
     omega = rot @ wb
     arm = rot @ np.array(con.centre)
     p, vp = x + arm, v + np.cross(omega, arm)
@@ -720,7 +723,8 @@ def test_program_prints_powers_in_denominators(tmp_path):
     exprs = [a / b**2, a / (b + c)**3 * k, a * b**-4 + sp.sqrt(c), 1 / (k * b)]
     prog.output(exprs)
     (tmp_path / "p.c").write_text(prog.c_source())
-    subprocess.run([c_backend.compiler(), *c_backend.CFLAGS, "-o", str(tmp_path / "p.so"), str(tmp_path / "p.c"), "-lm"],
+    subprocess.run([c_backend.compiler(), *c_backend.CFLAGS, "-o", str(tmp_path / "p.so"), str(tmp_path / "p.c"),
+                    "-lm"],
                    check=True)
     dll, ptr = ctypes.CDLL(str(tmp_path / "p.so")), ctypes.POINTER(ctypes.c_double)
     yv, pv, out, jac = np.array([1.5, 0.7, 0.4]), np.array([2.5]), np.empty(4), np.empty((4, 3))
