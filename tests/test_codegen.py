@@ -172,3 +172,21 @@ def test_no_compiler_falls_back_with_one_warning(monkeypatch, tmp_path):
     with pytest.warns(UserWarning, match="no C compiler"):
         s = derive(fourbar.build(), "c")
     assert s.backend == "numpy"
+
+
+def test_printed_powers_keep_their_precedence():
+    """C reads `a/b*b` as (a/b)*b: a power printed as a product must be bracketed. Python's operators have
+    C's precedence, so the printed text evaluated as Python must give sympy's value."""
+    import math
+
+    import sympy as sp
+
+    from mechsym.codegen.c_source import _c
+
+    a, b, c = sp.symbols("a b c", real=True)
+    values = {a: 1.7, b: 0.6, c: -2.3}
+    names = {str(s): v for s, v in values.items()}
+    for expr in (a / b**2, a / (b + c)**3, a**2 / b, c * a**4 / (a - b)**2, a / b**-2, 1 / b**2 - a / c):
+        text = _c(expr)
+        printed = eval(text, {"pow": math.pow, "sqrt": math.sqrt}, names)
+        assert printed == pytest.approx(float(expr.subs(values)), rel=1e-14), f"{expr} printed as {text}"

@@ -57,11 +57,11 @@ static void gamma1_s(const double *q, const double *qd, const double *p, const d
   (void)qd;
   (void)p;
   (void)sc;
-  const double t0 = (1.0/2.0)*p[0]*qd[2]*qd[2];
+  const double t0 = (1.0/2.0)*p[0]*(qd[2]*qd[2]);
   const double t1 = sc[1]*t0;
   const double t2 = sc[0]*t0;
-  const double t3 = (1.0/2.0)*p[2]*qd[5]*qd[5];
-  const double t4 = (1.0/2.0)*p[1]*qd[8]*qd[8];
+  const double t3 = (1.0/2.0)*p[2]*(qd[5]*qd[5]);
+  const double t4 = (1.0/2.0)*p[1]*(qd[8]*qd[8]);
   const double t5 = sc[5]*t4;
   const double t6 = sc[4]*t4;
   out[0] = t1;
@@ -88,13 +88,13 @@ static void gamma3_1_s(const double *q, const double *qd, const double *qdd, con
   (void)p;
   (void)sc;
   const double t0 = p[0]*sc[0];
-  const double t1 = (1.0/2.0)*qd[2]*qd[2]*qd[2];
+  const double t1 = (1.0/2.0)*(qd[2]*qd[2]*qd[2]);
   const double t2 = -3.0/2.0*p[0]*qd[2]*qdd[2]*sc[1] + t0*t1;
   const double t3 = p[0]*sc[1]*t1 + (3.0/2.0)*qd[2]*qdd[2]*t0;
   const double t4 = p[2]*sc[2];
-  const double t5 = (1.0/2.0)*qd[5]*qd[5]*qd[5];
+  const double t5 = (1.0/2.0)*(qd[5]*qd[5]*qd[5]);
   const double t6 = p[1]*sc[4];
-  const double t7 = (1.0/2.0)*qd[8]*qd[8]*qd[8];
+  const double t7 = (1.0/2.0)*(qd[8]*qd[8]*qd[8]);
   const double t8 = p[1]*sc[5];
   const double t9 = (3.0/2.0)*qd[8]*qdd[8];
   const double t10 = t6*t7 - t8*t9;
@@ -160,13 +160,13 @@ static void mass1(const double *p, double *out) {
   const double t3 = p[1]*p[4];
   out[0] = t0;
   out[1] = t0;
-  out[2] = p[0]*p[0]*p[0]*t1;
+  out[2] = (p[0]*p[0]*p[0])*t1;
   out[3] = t2;
   out[4] = t2;
-  out[5] = p[2]*p[2]*p[2]*t1;
+  out[5] = (p[2]*p[2]*p[2])*t1;
   out[6] = t3;
   out[7] = t3;
-  out[8] = p[1]*p[1]*p[1]*t1;
+  out[8] = (p[1]*p[1]*p[1])*t1;
 }
 
 static void points1_s(const double *q, const double *p, const double *sc, double *out) {
@@ -220,7 +220,7 @@ static void energy1_s(const double *q, const double *qd, const double *p, const 
   const double t3 = p[2]*t0;
   const double t4 = (1.0/24.0)*p[4];
   const double t5 = p[4]*p[5];
-  out[0] = p[0]*p[0]*p[0]*qd[2]*qd[2]*t4 + p[1]*p[1]*p[1]*qd[8]*qd[8]*t4 + p[2]*p[2]*p[2]*qd[5]*qd[5]*t4 + qd[0]*qd[0]*t1 + qd[1]*qd[1]*t1 + qd[3]*qd[3]*t3 + qd[4]*qd[4]*t3 + qd[6]*qd[6]*t2 + qd[7]*qd[7]*t2;
+  out[0] = (p[0]*p[0]*p[0])*(qd[2]*qd[2])*t4 + (p[1]*p[1]*p[1])*(qd[8]*qd[8])*t4 + (p[2]*p[2]*p[2])*(qd[5]*qd[5])*t4 + (qd[0]*qd[0])*t1 + (qd[1]*qd[1])*t1 + (qd[3]*qd[3])*t3 + (qd[4]*qd[4])*t3 + (qd[6]*qd[6])*t2 + (qd[7]*qd[7])*t2;
   out[1] = p[0]*q[1]*t5 + p[1]*q[7]*t5 + p[2]*q[4]*t5;
 }
 

@@ -29,7 +29,7 @@ class _Printer(C99CodePrinter):
         base, exp = expr.args
         if exp.is_Integer and 2 <= int(exp) <= 4:
             b = self.parenthesize(base, 100)
-            return "*".join([b] * int(exp))
+            return "(" + "*".join([b] * int(exp)) + ")"   # a/b**2 must print a/(b*b), not a/b*b
         if exp == -1:
             return f"1.0/{self.parenthesize(base, 100)}"
         return super()._print_Pow(expr)
