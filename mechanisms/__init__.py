@@ -10,6 +10,7 @@ MODELS = {
 # top-level commands that belong to one model: `mechsym NAME ...` (module with HELP, configure, run)
 COMMANDS = {
     "cart": "mechanisms.cart",
+    "chain3": "mechanisms.chain3",
     "disc": "mechanisms.disc",
     "pasibot": "mechanisms.pasibot_cli",
     "polydisc": "mechanisms.polydisc",
