@@ -6,6 +6,16 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked slow (a minute or more each) run only with MECHSYM_SLOW=1 or when `-m` selects them."""
+    if os.environ.get("MECHSYM_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with MECHSYM_SLOW=1 or -m slow")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def fourbar():
     from mechanisms import fourbar

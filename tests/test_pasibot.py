@@ -14,14 +14,6 @@ from mechsym.dynamics import energies, reduced
 L8 = 0.030
 
 
-@pytest.fixture(autouse=True)
-def _slow_only_when_asked(request):
-    """Tests marked slow (the bisections, a minute or more) run with `-m slow` or MECHSYM_SLOW=1."""
-    import os
-
-    if request.node.get_closest_marker("slow") and "slow" not in (request.config.getoption("markexpr") or "") \
-            and not os.environ.get("MECHSYM_SLOW"):
-        pytest.skip("slow: run with -m slow or MECHSYM_SLOW=1")
 STEP = np.linspace(np.pi / 2, 1.5 * np.pi, 241)
 
 
