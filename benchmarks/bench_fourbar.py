@@ -86,7 +86,7 @@ def main():
     row("  of which generation of C source", time.perf_counter() - t)
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
-        c_backend._write_entry(Path(d) / "entry", source, meta, c_backend.compiler())
+        c_backend.write_entry(Path(d) / "entry", source, meta)
         row("  of which compilation", time.perf_counter() - t)
     c = derive(fourbar.build(), "c")
 

@@ -33,7 +33,7 @@ represents; `normalise(y)` projects exactly (the contact runner applies it at ev
 output reports the normalised quaternion.
 
 Under loads (`FloatingSystem.loaded`): each load (a rolling-disc contact, a body-frame torque) writes its
-force and torque into one `Program`, a straight-line program of small sympy assignments carried with
+force and torque into one `Program` (mechsym.codegen.program), a straight-line program of small sympy assignments carried with
 their forward-mode derivatives, so the right-hand side and its exact Jacobian are generated together
 (C through the C backend's cache, numpy without a compiler) for a stiff solver (BDF, Radau).
 """
@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
-from sympy.printing.c import C99CodePrinter
 
 from mechsym.codegen import VectorFunction
+from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
 from mechsym.model import Parameter, apply_overrides
 from mechsym.results import Table
@@ -434,149 +434,6 @@ def derive_floating(body: FloatingBody, backend: str = "numpy") -> FloatingSyste
 
 # ---------------------------------------------------------------- the body under loads: generated rhs, exact Jacobian
 
-class Program:
-    """A straight-line program of small sympy assignments over the state, carried with its forward-mode
-    derivatives: each assignment t = f(a, b, ...) gets dt/dy = sum_a (df/da) da/dy, every df/da a small
-    symbolic derivative held in its own temporary. That is the exact Jacobian of a long computation (a
-    contact law on a moving body) without differentiating one large expression, which takes sympy
-    minutes. Parameters are symbols whose values are supplied at run time."""
-
-    def __init__(self, state):
-        self.state = tuple(state)
-        self.params = {}                  # name -> symbol, in the order of the run-time parameter vector
-        self.values = []                  # (temporary, expression)
-        self.derivatives = []             # (temporary, expression) of the derivatives
-        self.grad = {s: {i: sp.Integer(1)} for i, s in enumerate(self.state)}  # symbol -> {state index: d}
-        self.outputs = ()
-
-    def param(self, name):
-        """The symbol of run-time parameter `name` (declared on first use)."""
-        if name not in self.params:
-            self.params[name] = sp.Dummy(name, real=True)
-        return self.params[name]
-
-    def let(self, expr):
-        """A temporary holding `expr` (numbers and symbols come back as they are)."""
-        expr = sp.sympify(expr)
-        if expr.is_Atom:
-            return expr
-        grad = {}
-        for a in expr.free_symbols:
-            da = self.grad.get(a)
-            if da:
-                d = expr.diff(a)
-                if d != 0:
-                    for i, g in da.items():
-                        grad[i] = grad.get(i, 0) + d * g
-        return self._assign(sp.Symbol(f"t{len(self.values)}", real=True), expr, grad)
-
-    def vector(self, exprs):
-        return sp.Matrix([self.let(e) for e in exprs])
-
-    def norm(self, squared):
-        """sqrt(squared), with the derivative taken as zero where squared = 0: exact wherever the norm
-        multiplies a vector of that same norm (a slip direction, the quaternion stabilisation)."""
-        sq = self.let(squared)
-        s = sp.Symbol(f"t{len(self.values)}", real=True)
-        half_inverse = sp.Piecewise((1 / (2 * s), s > 0), (0, True))
-        return self._assign(s, sp.sqrt(sq), {i: half_inverse * g for i, g in self.grad.get(sq, {}).items()})
-
-    def _assign(self, symbol, expr, grad):
-        self.values.append((symbol, expr))
-        held = {}
-        for i, g in grad.items():
-            g = sp.sympify(g)
-            if g == 0:
-                continue
-            if not g.is_Atom:
-                d = sp.Symbol(f"d{len(self.derivatives)}", real=True)
-                self.derivatives.append((d, g))
-                g = d
-            held[i] = g
-        self.grad[symbol] = held
-        return symbol
-
-    def output(self, exprs):
-        self.outputs = tuple(self.let(e) for e in exprs)
-
-    def jacobian(self):
-        """(row, column, expression) of the non-zero entries of d outputs / d state."""
-        return [(i, j, g) for i, o in enumerate(self.outputs) for j, g in sorted(self.grad.get(o, {}).items())]
-
-    def _names(self, state_name, param_name):
-        names = {s: sp.Symbol(state_name(i)) for i, s in enumerate(self.state)}
-        names.update({s: sp.Symbol(param_name(i)) for i, s in enumerate(self.params.values())})
-        return names
-
-    def c_source(self) -> str:
-        """C99: ms3_rhs(ns, y, p, out) and ms3_jac(ns, y, p, out) over ns states (y sample-major, ns x n;
-        outputs ns x m; the Jacobian row-major, ns x m x n), with the temporaries shared by both."""
-        names = self._names(lambda i: f"y[{i}]", lambda i: f"p[{i}]")
-        printer = _CPrinter()
-        c = lambda e: printer.doprint(sp.sympify(e).xreplace(names))
-        n, m = len(self.state), len(self.outputs)
-        values = [f"  const double {s} = {c(e)};" for s, e in self.values]
-        lines = ["/* generated by mechsym.rigid3d.Program */", "#include <math.h>", "#include <string.h>", "",
-                 "static void rhs1(const double *y, const double *p, double *out) {", *values]
-        lines += [f"  out[{i}] = {c(o)};" for i, o in enumerate(self.outputs)]
-        lines += ["}", "", "static void jac1(const double *y, const double *p, double *out) {", *values]
-        lines += [f"  const double {d} = {c(e)};" for d, e in self.derivatives]
-        lines.append(f"  memset(out, 0, sizeof(double) * {m * n});")
-        lines += [f"  out[{i * n + j}] = {c(g)};" for i, j, g in self.jacobian()]
-        lines += ["}", "",
-                  f"void ms3_rhs(int ns, const double *y, const double *p, double *out) {{\n"
-                  f"  for (int k = 0; k < ns; k++) rhs1(y + {n} * k, p, out + {m} * k);\n}}",
-                  f"void ms3_jac(int ns, const double *y, const double *p, double *out) {{\n"
-                  f"  for (int k = 0; k < ns; k++) jac1(y + {n} * k, p, out + {m * n} * k);\n}}"]
-        return "\n".join(lines) + "\n"
-
-    def numpy_functions(self):
-        """(rhs, jac) in numpy, vectorised over states (n, ...) -> (m, ...) and (m, n, ...)."""
-        from sympy.printing.numpy import NumPyPrinter
-
-        names = self._names(lambda i: f"y_{i}", lambda i: f"p_{i}")
-        printer = NumPyPrinter({"fully_qualified_modules": True})
-        py = lambda e: printer.doprint(sp.sympify(e).xreplace(names))
-        n, m, npar = len(self.state), len(self.outputs), len(self.params)
-        head = [f"    {', '.join(f'y_{i}' for i in range(n))}, = y",
-                f"    {''.join(f'p_{i}, ' for i in range(npar))}= p" if npar else "",
-                *(f"    {s} = {py(e)}" for s, e in self.values)]
-        rhs = ["def rhs(y, p):", *head, f"    return [{', '.join(py(o) for o in self.outputs)}]"]
-        jac = ["def jac(y, p):", *head, *(f"    {d} = {py(e)}" for d, e in self.derivatives),
-               f"    out = numpy.zeros(({m}, {n}) + numpy.shape(y_0))",
-               *(f"    out[{i}, {j}] = {py(g)}" for i, j, g in self.jacobian()), "    return out"]
-        namespace = {"numpy": np}
-        exec("\n".join(rhs) + "\n\n" + "\n".join(jac), namespace)  # noqa: S102 (our own generated code)
-        f, j = namespace["rhs"], namespace["jac"]
-
-        def rates(y, p):
-            y = np.asarray(y, float)
-            with np.errstate(all="ignore"):           # every branch of a Piecewise is evaluated
-                values = f(y, p)
-            out = np.empty((m,) + y.shape[1:])
-            for i, v in enumerate(values):
-                out[i] = v
-            return out
-
-        def jacobians(y, p):
-            with np.errstate(all="ignore"):
-                return j(np.asarray(y, float), p)
-
-        return rates, jacobians
-
-
-class _CPrinter(C99CodePrinter):
-    """Small integer powers as products and x**-1 as 1.0/x, parenthesised (they may be denominators)."""
-
-    def _print_Pow(self, expr):
-        base, exp = expr.args
-        if exp.is_Integer and 2 <= int(exp) <= 4:
-            return "(" + "*".join([self.parenthesize(base, 100)] * int(exp)) + ")"
-        if exp == -1:
-            return f"(1.0/{self.parenthesize(base, 100)})"
-        return super()._print_Pow(expr)
-
-
 class Frame:
     """The body's symbolic frame as loads see it in a Program: centre of mass `position`, body-to-world
     `rotation`, `velocity` of the centre of mass and angular velocity `omega`, all in the world frame."""
@@ -733,131 +590,23 @@ _GENERATED = {}
 
 def _generated(system, loads, backend):
     """The compiled (or numpy) rhs and Jacobian, from memory, from the C cache, or generated now."""
-    import hashlib
     import inspect
     from pathlib import Path
 
-    from mechsym.codegen import c_backend
+    from mechsym.codegen import c_backend, c_source, program
 
     body = system.body
     modules = {inspect.getsourcefile(cls) for cls in (LoadedODE, *(type(load) for load in loads))}
+    modules |= {inspect.getsourcefile(c_source), inspect.getsourcefile(program)}
     parts = [f"body {body.name} params={list(body.parameters)} m={body.mass} I={list(body.inertia)} "
              f"g={list(body.gravity)}"]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
-    parts += [Path(m).read_text() for m in sorted(modules)] + [sp.__version__, backend]
-    if backend == "c":
-        parts += [" ".join(c_backend.CFLAGS), c_backend.compiler() or ""]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    parts += [Path(m).read_text() for m in sorted(modules)] + [backend]
+    key = c_backend.content_key(*parts)
     if key not in _GENERATED:
-        code = None
-        if backend == "c":
-            try:
-                code = _CCode.build(key, body.name, lambda: floating_program(system, loads))
-            except c_backend.CompilerMissing as exc:
-                import warnings
-
-                warnings.warn(f"{exc}; body '{body.name}': falling back to the numpy backend", stacklevel=4)
-        _GENERATED[key] = code or _NumpyCode(floating_program(system, loads))
+        _GENERATED[key] = program.load(f"rigid3d-{body.name}", key, lambda: floating_program(system, loads), backend)
     return _GENERATED[key]
-
-
-class _NumpyCode:
-    backend = "numpy"
-
-    def __init__(self, prog):
-        self.param_names = tuple(prog.params)
-        self.rates, self.jacobians = prog.numpy_functions()
-
-    def single(self, p):
-        return (lambda t, y: self.rates(y, p)), (lambda t, y: self.jacobians(y, p))
-
-
-class _CCode:
-    """ms3_rhs / ms3_jac of a compiled Program, in the C backend's cache (mechsym.codegen.c_backend: the
-    same folder, atomic entries, the library's SHA-256 checked before loading)."""
-
-    backend = "c"
-
-    def __init__(self, dll, meta):
-        import ctypes
-
-        self.dll, self.param_names = dll, tuple(meta["params"])
-        self.n = meta["n"]
-        pointer = ctypes.POINTER(ctypes.c_double)
-        for fn in (dll.ms3_rhs, dll.ms3_jac):
-            fn.argtypes = [ctypes.c_int, pointer, pointer, pointer]
-            fn.restype = None
-        self._pointer = pointer
-
-    @classmethod
-    def build(cls, key, name, make_program):
-        import ctypes
-        import json
-
-        from mechsym.codegen import c_backend
-
-        entry = c_backend.cache_dir() / f"rigid3d-{c_backend._safe(name)}-{key}"
-
-        def load():
-            try:
-                meta = json.loads((entry / "meta.json").read_text())
-                if meta.get("lib_sha256") != c_backend._sha(entry / "lib.so"):
-                    return None
-                return cls(ctypes.CDLL(str(entry / "lib.so")), meta)
-            except (OSError, ValueError, KeyError):
-                return None
-
-        code = load()
-        if code is None:
-            cc = c_backend.compiler()
-            if cc is None:
-                raise c_backend.CompilerMissing("no C compiler found (set CC, or install gcc)")
-            prog = make_program()
-            meta = {"kind": "floating body under loads", "n": len(prog.state), "params": list(prog.params)}
-            c_backend._write_entry(entry, prog.c_source(), meta, cc)
-            code = load()
-            if code is None:
-                raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
-        return code
-
-    def _call(self, fn, y, p, size):
-        y = np.asarray(y, float)
-        ys = np.ascontiguousarray(np.moveaxis(y, 0, -1).reshape(-1, self.n))
-        p = np.ascontiguousarray(p, float)
-        out = np.empty((len(ys), size))
-        fn(len(ys), ys.ctypes.data_as(self._pointer), p.ctypes.data_as(self._pointer),
-           out.ctypes.data_as(self._pointer))
-        return out, y.shape[1:]
-
-    def rates(self, y, p):
-        out, shape = self._call(self.dll.ms3_rhs, y, p, self.n)
-        return np.moveaxis(out.reshape(shape + (self.n,)), -1, 0)
-
-    def jacobians(self, y, p):
-        out, shape = self._call(self.dll.ms3_jac, y, p, self.n * self.n)
-        return np.moveaxis(out.reshape(shape + (self.n, self.n)), (-2, -1), (0, 1))
-
-    def single(self, p):
-        """(fun(t, y), jac(t, y)) for one state at a time with fixed parameters (the integrator's calls)."""
-        n, ptr = self.n, self._pointer
-        p = np.ascontiguousarray(p, float)
-        pp = p.ctypes.data_as(ptr)                      # (keeps p alive)
-        rhs, jac = self.dll.ms3_rhs, self.dll.ms3_jac
-
-        def fun(t, y):
-            y = np.ascontiguousarray(y, float)
-            out = np.empty(n)
-            rhs(1, y.ctypes.data_as(ptr), pp, out.ctypes.data_as(ptr))
-            return out
-
-        def jacobian(t, y):
-            y = np.ascontiguousarray(y, float)
-            out = np.empty((n, n))
-            jac(1, y.ctypes.data_as(ptr), pp, out.ctypes.data_as(ptr))
-            return out
-
-        return fun, jacobian
 
 
 # ---------------------------------------------------------------- shared run checks

@@ -1,4 +1,5 @@
 """C backend against the numpy backend; the cache. (The standalone export: tests/test_generated.py.)"""
+import hashlib
 import os
 import subprocess
 import sys
@@ -140,12 +141,12 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
     num = derive(fourbar.build())
     entry = tmp_path / f"fourbar-{c_backend.cache_key(num.mechanism)}"
     source, meta = generate(num)
-    c_backend._write_entry(entry, source, meta, c_backend.compiler())  # as another process would leave it
+    c_backend.write_entry(entry, source, meta)  # as another process would leave it
     (entry / "lib.so").write_bytes(b"not a library")  # then damaged on disk
     lib = c_backend.build(num, directory=tmp_path)
     assert lib.path == entry
     assert (entry / "lib.so").read_bytes()[:4] == b"\x7fELF"
-    assert lib.meta["lib_sha256"] == c_backend._sha(entry / "lib.so")
+    assert lib.meta["lib_sha256"] == hashlib.sha256((entry / "lib.so").read_bytes()).hexdigest()
 
 
 def test_two_processes_racing_on_one_entry(tmp_path):
@@ -161,7 +162,7 @@ def test_two_processes_racing_on_one_entry(tmp_path):
     entries = [e for e in tmp_path.iterdir() if not e.name.startswith(".")]
     assert len(entries) == 1
     # a third process reuses the entry: building is made impossible there, and it still loads
-    reuse = "from mechsym.codegen import c_backend; c_backend._write_entry = None; " + code
+    reuse = "from mechsym.codegen import c_backend; c_backend.write_entry = None; " + code
     proc = subprocess.run([sys.executable, "-c", reuse], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout == outs[0][0], proc.stderr
 
@@ -181,12 +182,38 @@ def test_printed_powers_keep_their_precedence():
 
     import sympy as sp
 
-    from mechsym.codegen.c_source import _c
+    from mechsym.codegen.c_source import c_code
 
     a, b, c = sp.symbols("a b c", real=True)
     values = {a: 1.7, b: 0.6, c: -2.3}
     names = {str(s): v for s, v in values.items()}
     for expr in (a / b**2, a / (b + c)**3, a**2 / b, c * a**4 / (a - b)**2, a / b**-2, 1 / b**2 - a / c):
-        text = _c(expr)
+        text = c_code(expr)
         printed = eval(text, {"pow": math.pow, "sqrt": math.sqrt}, names)
         assert printed == pytest.approx(float(expr.subs(values)), rel=1e-14), f"{expr} printed as {text}"
+
+
+def test_build_source_caches_any_generated_c(tmp_path, monkeypatch):
+    """The public entry point serves C that is not a mechanism's: built once, then loaded from the folder
+    by a later load (nothing generated or compiled again), and rebuilt under another key."""
+    import ctypes
+
+    calls = []
+
+    def generate(scale):
+        calls.append(scale)
+        return f"double twice(double x) {{ return {scale} * x; }}\n", {"kind": "test"}
+
+    first = c_backend.build_source("demo", "k1", lambda: generate(2.0), directory=tmp_path)
+    first.dll.twice.restype, first.dll.twice.argtypes = ctypes.c_double, [ctypes.c_double]
+    assert first.dll.twice(1.25) == 2.5 and first.meta["kind"] == "test" and calls == [2.0]
+    monkeypatch.setattr(c_backend, "_LOADED", {})              # as a new process would see the folder
+    monkeypatch.setattr(c_backend, "write_entry", None)
+    again = c_backend.build_source("demo", "k1", lambda: generate(9.0), directory=tmp_path)
+    assert calls == [2.0] and again.path == first.path
+    assert again.meta["lib_sha256"] == hashlib.sha256((first.path / "lib.so").read_bytes()).hexdigest()
+    monkeypatch.undo()
+    other = c_backend.build_source("demo", "k2", lambda: generate(3.0), directory=tmp_path)
+    other.dll.twice.restype, other.dll.twice.argtypes = ctypes.c_double, [ctypes.c_double]
+    assert other.dll.twice(1.25) == 3.75 and calls == [2.0, 3.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-k1", "demo-k2"]

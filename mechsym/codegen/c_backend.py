@@ -1,11 +1,15 @@
-"""C backend: generate, compile and load a mechanism's C code in-process, through a cache that is never stale.
+"""C backend: generate, compile and load C code in-process, through a cache that is never stale.
 
-A cache entry is a folder named by a SHA-256 key of everything the code depends on: the mechanism's
-declaration (bodies, joints, coordinates, loads, branches, parameter names; not the default values, which
-are run-time arguments), the generation options, the compiler command, the source of the code
-generator itself and the version of sympy that prints it. An entry holds source.c, lib.so and meta.json; meta.json records the library's own
-SHA-256, so a truncated or corrupted library is rebuilt rather than loaded. Entries are written to a
-temporary folder and renamed into place, so two processes building the same model both succeed.
+`build_source(name, key, generate)` serves any generated C (a planar mechanism's library, a floating
+body's program): a cache entry is a folder NAME-KEY holding source.c, lib.so and meta.json, where KEY is
+a SHA-256 of everything the code depends on (`content_key`: the caller's parts, the compiler command
+and flags, and the version of sympy that prints it). meta.json records the library's own SHA-256, so a
+truncated or corrupted library is rebuilt rather than loaded. Entries are written to a temporary folder
+and renamed into place, so two processes building the same entry both succeed.
+
+A planar mechanism's key (`cache_key`) covers its declaration (bodies, joints, coordinates, loads,
+branches, parameter names; not the default values, which are run-time arguments), the generation
+options and the source of the code generator itself.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -70,61 +75,101 @@ def generator_source() -> str:
     return "\n".join(text)
 
 
-def cache_key(mech, options=None) -> str:
+def content_key(*parts) -> str:
+    """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
+    command and flags and the version of sympy that prints the code."""
     import sympy
 
     h = hashlib.sha256()
-    for part in (declaration_text(mech), json.dumps(options or {}, sort_keys=True), " ".join(CFLAGS),
-                 compiler() or "", generator_source(), f"sympy {sympy.__version__}"):
+    for part in (*parts, " ".join(CFLAGS), compiler() or "", f"sympy {sympy.__version__}"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def cache_key(mech, options=None) -> str:
+    """The key of a planar mechanism's library: its declaration, the options and the generator's source."""
+    return content_key(declaration_text(mech), json.dumps(options or {}, sort_keys=True), generator_source())
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A loaded cache entry: the library, the metadata it was generated with, and its folder."""
+
+    dll: ctypes.CDLL
+    meta: dict
+    path: Path
 
 
 def build(system, options=None, directory: Path | None = None) -> "CLibrary":
     """The compiled library of a derived System, from the cache or built now."""
     mech = system.mechanism
-    key = cache_key(mech, options)
-    entry = (directory or cache_dir()) / f"{_safe(mech.name)}-{key}"
-    lib = _load_entry(entry)
-    if lib is None:
-        cc = compiler()
-        if cc is None:
-            raise CompilerMissing("no C compiler found (set CC, or install gcc)")
+
+    def generate():
         from mechsym.codegen.c_source import generate
 
-        source, meta = generate(system)
-        _write_entry(entry, source, meta, cc)
-        lib = _load_entry(entry)
-        if lib is None:
+        return generate(system)
+
+    return CLibrary(build_source(mech.name, cache_key(mech, options), generate, directory))
+
+
+def build_source(name: str, key: str, generate, directory: Path | None = None) -> Compiled:
+    """Any generated C, cached: the entry NAME-KEY of the cache folder (or `directory`), loaded if it is
+    intact, else built from `generate()` -> (source, metadata), compiled and renamed into place.
+    `key` must change with everything the source depends on (see `content_key`); `generate` runs only
+    on a miss. Raises CompilerMissing when there is no compiler to build with."""
+    entry = (directory or cache_dir()) / f"{_safe(name)}-{key}"
+    compiled = _load(entry)
+    if compiled is None:
+        if compiler() is None:
+            raise CompilerMissing("no C compiler found (set CC, or install gcc)")
+        source, meta = generate()
+        write_entry(entry, source, meta)
+        compiled = _load(entry)
+        if compiled is None:
             raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
-    return lib
+    return compiled
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-def _load_entry(entry: Path):
-    meta_path, lib_path = entry / "meta.json", entry / "lib.so"
-    if str(entry) in _LOADED:
-        return _LOADED[str(entry)]
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _intact(entry: Path) -> dict | None:
+    """The metadata of an entry whose library matches its recorded SHA-256, else None."""
     try:
-        meta = json.loads(meta_path.read_text())
-        if meta.get("lib_sha256") != _sha(lib_path):
-            return None
-        lib = CLibrary(ctypes.CDLL(str(lib_path)), meta, entry)
-    except (OSError, ValueError, KeyError):
+        meta = json.loads((entry / "meta.json").read_text())
+        return meta if meta.get("lib_sha256") == _sha(entry / "lib.so") else None
+    except (OSError, ValueError):
         return None
-    _LOADED[str(entry)] = lib
-    return lib
 
 
-def _write_entry(entry: Path, source: str, meta: dict, cc: str):
+def _load(entry: Path) -> Compiled | None:
+    """The intact entry, loaded (once per library: the SHA-256 is checked on every call, so an entry
+    damaged on disk is rebuilt even in a process that loaded it before)."""
+    meta = _intact(entry)
+    if meta is None:
+        return None
+    key = (str(entry), meta["lib_sha256"])
+    if key not in _LOADED:
+        try:
+            _LOADED[key] = Compiled(ctypes.CDLL(str(entry / "lib.so")), meta, entry)
+        except OSError:
+            return None
+    return _LOADED[key]
+
+
+def write_entry(entry: Path, source: str, meta: dict):
+    """Compile `source` into the cache entry `entry` (source.c, lib.so, meta.json with the library's
+    SHA-256), built in a temporary folder and renamed into place: a broken entry is replaced, and of
+    two processes writing the same entry both succeed."""
+    cc = compiler()
+    if cc is None:
+        raise CompilerMissing("no C compiler found (set CC, or install gcc)")
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=entry.parent))
     try:
@@ -145,7 +190,7 @@ def _write_entry(entry: Path, source: str, meta: dict, cc: str):
         try:
             os.replace(tmp, entry)
         except OSError:
-            if _load_entry(entry) is None:  # lost a race against a broken entry: try once more
+            if _intact(entry) is None:  # lost a race against a broken entry: try once more
                 shutil.rmtree(entry, ignore_errors=True)
                 os.replace(tmp, entry)
     finally:
@@ -163,8 +208,9 @@ def _ptr(a):
 class CLibrary:
     """ctypes view of a compiled mechanism; array layouts match the numpy backend's functions."""
 
-    def __init__(self, dll, meta, path):
-        self.dll, self.meta, self.path = dll, meta, Path(path)
+    def __init__(self, compiled: Compiled):
+        dll, meta = compiled.dll, compiled.meta
+        self.dll, self.meta, self.path = dll, meta, compiled.path
         self.nq, self.nrow, self.nth, self.npar = meta["nq"], meta["nrow"], meta["nth"], meta["npar"]
         i, d = ctypes.c_int, ctypes.c_double
         for name in ("ms_applied", "ms_jac"):

@@ -22,8 +22,9 @@ from sympy.printing.c import C99CodePrinter
 from mechsym.codegen.sparse_plan import DENSE_C, emit_c, jacobian_pattern, plan
 
 
-class _Printer(C99CodePrinter):
-    """Small integer powers as products (cheaper than pow and exact to the same rounding)."""
+class CPrinter(C99CodePrinter):
+    """sympy's C99 printer with small integer powers as products (cheaper than pow and exact to the same
+    rounding) and x**-1 as (1.0/x); both bracketed, since either may stand where it divides."""
 
     def _print_Pow(self, expr):
         base, exp = expr.args
@@ -31,12 +32,13 @@ class _Printer(C99CodePrinter):
             b = self.parenthesize(base, 100)
             return "(" + "*".join([b] * int(exp)) + ")"   # a/b**2 must print a/(b*b), not a/b*b
         if exp == -1:
-            return f"1.0/{self.parenthesize(base, 100)}"
+            return f"(1.0/{self.parenthesize(base, 100)})"
         return super()._print_Pow(expr)
 
 
-def _c(expr) -> str:
-    return _Printer().doprint(expr)
+def c_code(expr) -> str:
+    """The C text of one expression."""
+    return CPrinter().doprint(expr)
 
 
 def per_sample_function(name, args, exprs, out="out") -> str:
@@ -50,8 +52,8 @@ def per_sample_function(name, args, exprs, out="out") -> str:
     sig = ", ".join(f"const double *{c}" for c, _ in args)
     lines = [f"static void {name}({sig}{', ' if sig else ''}double *{out}) {{"]
     lines += [f"  (void){c};" for c, _ in args]
-    lines += [f"  const double {t} = {_c(v)};" for t, v in temps]
-    lines += [f"  {out}[{i}] = {_c(e)};" for i, e in enumerate(reduced)]
+    lines += [f"  const double {t} = {c_code(v)};" for t, v in temps]
+    lines += [f"  {out}[{i}] = {c_code(e)};" for i, e in enumerate(reduced)]
     lines.append("}")
     return "\n".join(lines) + "\n"
 
