@@ -4,7 +4,8 @@ reaction at 10^4 crank angles, against the batched dense LU of the same A in the
     python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3]
 
 Each derivation runs in a fresh interpreter (sympy caches nothing yet) and is timed from the first import
-to the first kinematics, split into imports, declaration, derivation and first kinematics. The C backend
+to the first kinematics, split into imports (numpy, sympy and mechsym: what loading and solving needs),
+declaration, derivation and first kinematics. The C backend
 gets an empty cache folder of its own (MECHSYM_CACHE), so "cold" is derivation + code generation +
 compilation and "warm" is a fresh interpreter loading the compiled library from that cache. The inverse
 timing is the whole `System.inverse` call (kinematics, A U = C, every reaction) at constant speed; the
@@ -28,7 +29,7 @@ DERIVE = """
 import time, sys
 sys.path.insert(0, {root!r})
 t0 = time.perf_counter()
-import numpy, scipy.linalg, sympy
+import numpy, sympy
 from mechanisms import pasibot
 from mechsym.system import derive
 t1 = time.perf_counter()

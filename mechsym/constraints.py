@@ -53,7 +53,6 @@ class Constraints:
     rows: tuple  # joint constraint expressions, then driving rows
     row_joint: tuple  # the joint each row belongs to
     n_joint_rows: int
-    jacobian: sp.Matrix  # d rows / d q
     points: dict  # point name -> (x, y) expressions, from the first body that declares the point
     poses: dict  # body -> (x, y, angle) expressions (fixed body constants)
     reaction_names: tuple  # "JOINT.fx" ... one per joint row
@@ -62,6 +61,11 @@ class Constraints:
     @property
     def n(self) -> int:
         return len(self.q)
+
+    @cached_property
+    def jacobian(self) -> sp.Matrix:
+        """Phi_q = d rows / d q (derived on demand: a compiled library loaded from the cache needs none)."""
+        return sp.Matrix(self.rows).jacobian(sp.Matrix(self.q))
 
     @cached_property
     def gamma(self) -> tuple:
@@ -134,8 +138,6 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
         rows.append(d - sym)
         row_joint.append(j.name)
 
-    jac = sp.Matrix(rows).jacobian(sp.Matrix(q))
-
     points = {}
     for bname, body in mech.bodies.items():
         for pname in body.points:
@@ -144,6 +146,6 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
     params = tuple(p.symbol for p in mech.parameters.values())
     return Constraints(
         mech, topo, bodies, tuple(q), tuple(qd), tuple(qdd), tuple(theta), params, tuple(rows),
-        tuple(row_joint), n_joint_rows, jac, points, poses, tuple(reactions),
+        tuple(row_joint), n_joint_rows, points, poses, tuple(reactions),
         tuple(c.force for c in mech.coordinates),
     )

@@ -19,7 +19,7 @@ from mechsym.codegen.sparse_numpy import SparseLU
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.constraints import Constraints
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
-from mechsym.model import Prismatic, Revolute
+from mechsym.model import Prismatic, Revolute, numeric_subs
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
@@ -126,17 +126,21 @@ class Kinematics:
         return np.einsum("nik,nk->ni", self.dq, np.broadcast_to(thetad, self.theta.shape))
 
 
+def _parameter_values(con: Constraints, params) -> dict:
+    return numeric_subs(con.mechanism.parameters, dict(zip(con.mechanism.parameters, params)))
+
+
 def size_scale(con: Constraints, params: np.ndarray) -> float:
     """A characteristic length: the largest point coordinate of any body frame."""
-    subs = dict(zip(con.params, params))
-    coords = [abs(float(sp.sympify(c).subs(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
+    subs = _parameter_values(con, params)
+    coords = [abs(float(c.xreplace(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
     return max(coords + [1e-3])
 
 
 def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
     """Starting coordinates: bodies at their guess angles, placed joint to joint along the spanning tree."""
-    mech, subs = con.mechanism, dict(zip(con.params, params))
-    num = lambda e: float(sp.sympify(e).subs(subs))
+    mech, subs = con.mechanism, _parameter_values(con, params)
+    num = lambda e: float(e.xreplace(subs))
     pose = {mech.fixed: (0.0, 0.0, 0.0)}
 
     def world(body, point):

@@ -217,3 +217,33 @@ def test_build_source_caches_any_generated_c(tmp_path, monkeypatch):
     other.dll.twice.restype, other.dll.twice.argtypes = ctypes.c_double, [ctypes.c_double]
     assert other.dll.twice(1.25) == 3.75 and calls == [2.0, 3.0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-k1", "demo-k2"]
+
+
+def test_cache_hit_derives_no_symbolic_jacobian():
+    """A library loaded from the cache needs only the declaration: the symbolic Phi_q and gamma are not
+    derived to load it, solve kinematics or inverse dynamics; the numpy backend derives them."""
+    derive(fourbar.build(), "c")                                  # the entry exists from here on
+    c = derive(fourbar.build(), "c")
+    c.inverse(np.linspace(0, 1, 40), 2.0)
+    assert c.backend == "c" and not {"jacobian", "gamma"} & set(vars(c.constraints))
+    assert {"jacobian", "gamma"} <= set(vars(derive(fourbar.build()).constraints))
+
+
+def test_parameter_expressions_evaluate_as_sympy_subs():
+    """size_scale and tree_guess evaluate parameter expressions by xreplace: the same numbers as subs."""
+    from mechsym.kinematics import size_scale, tree_guess
+    from mechsym.model import numeric_subs
+
+    num = derive(fourbar.build())
+    con, mech = num.constraints, num.mechanism
+    p = num.params({"l_crank": 0.037})
+    subs = dict(zip(con.params, p))
+    exprs = [c for b in mech.bodies.values() for pt in [*b.points.values(), b.com] for c in pt]
+    fast = numeric_subs(mech.parameters, dict(zip(mech.parameters, p)))
+    assert [float(e.xreplace(fast)) for e in exprs] == [float(e.subs(subs)) for e in exprs]
+    assert size_scale(con, p) == max(abs(float(e.subs(subs))) for b in mech.bodies.values()
+                                     for pt in b.points.values() for e in pt)
+    q = tree_guess(con, p)                  # the spanning tree's joints are closed at the guess
+    tree = {joint for _, joint in con.topology.tree.values()}
+    rows = [i for i in range(con.n_joint_rows) if con.row_joint[i] in tree]
+    assert rows and np.max(np.abs(num.kin.phi(q, np.zeros(1), p)[rows])) < 1e-15
