@@ -40,7 +40,7 @@ class KinematicFunctions:
     def __init__(self, con: Constraints, library=None):
         self.con = con
         self.point_names = tuple(con.points)
-        self.sparse = None
+        self.sparse = self.c_factor = None
         if library is None:
             q, p, th, qd = con.q, con.params, con.theta, con.qd
             self.phi = VectorFunction((q, th, p), con.rows)
@@ -55,14 +55,18 @@ class KinematicFunctions:
         else:
             self.phi, self.jac, self.gamma = library.phi, library.jac, library.gamma
             self.points, self.branches = library.points, library.branches
+            if library.meta["square"]:
+                self.c_factor = library.factor
         k = len(con.theta)
         self.E = np.zeros((len(con.rows), k))
         self.E[con.n_joint_rows:, :] = np.eye(k)
 
     def factor(self, q, p):
         """A factorisation of Phi_q at q (n, N): the static sparse elimination where the pattern allows
-        it, else a dense inverse (over-constrained mechanisms, compiled libraries)."""
+        it (in C for a compiled library), else a dense inverse (over-constrained mechanisms)."""
         q = np.asarray(q, float)
+        if self.c_factor is not None:
+            return self.c_factor(q, p)
         if self.sparse is not None and q.ndim == 2 and q.shape[1] >= 16:
             return self.sparse.factor(self.jac_values(q, p))
         # a few samples (an ODE right-hand side): one LAPACK call beats dozens of tiny array operations

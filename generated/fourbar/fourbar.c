@@ -540,6 +540,35 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
   return 0;
 }
 
+/* Factorisations of Phi_q at n configurations q (n x NQ) by the static sparse elimination, into a
+   (n x LU_NSLOT) and piv (n x LU_NBLOCK); ok[s] is 0 where Phi_q is singular (its slots are then NaN
+   and its pivots the identity, so that its solutions are NaN and no other sample's are touched). */
+void fourbar_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok) {
+  for (int s = 0; s < n; ++s) {
+    double sc[NSC], *as = a + (size_t)s * LU_NSLOT;
+    trig1(q + (size_t)s * NQ, sc);
+    jac_slots(q + (size_t)s * NQ, sc, p, as);
+    ok[s] = !lu_factor(as, piv + (size_t)s * LU_NBLOCK);
+    if (!ok[s]) {
+      for (int i = 0; i < LU_NSLOT; ++i) as[i] = NAN;
+      for (int k = 0; k < LU_NBLOCK; ++k) piv[(size_t)s * LU_NBLOCK + k] = k;
+    }
+  }
+}
+
+/* Phi_q x = b (or Phi_q^T x = b if transpose) at n factorised samples, m right-hand sides each:
+   b and x are n x m x NQ. */
+void fourbar_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x) {
+  double w[NQ];
+  for (int s = 0; s < n; ++s)
+    for (int k = 0; k < m; ++k) {
+      const size_t at = ((size_t)s * m + k) * NQ;
+      memcpy(w, b + at, sizeof w);
+      if (transpose) lu_solve_t(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
+      else lu_solve(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
+    }
+}
+
 /* Inverse dynamics of a one-coordinate mechanism over n samples th (in path order), starting from the
    configuration q0 near th[0]. Per sample: the unknowns U (reactions, then the driving force) for three
    right-hand sides (per unit thetadd, per unit thetad^2, static loads), the largest velocity coefficient

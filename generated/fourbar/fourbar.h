@@ -12,6 +12,9 @@
 #define FOURBAR_NU 9
 #define FOURBAR_NPAR 6
 #define FOURBAR_NPOINTS 5
+/* storage of one factorisation of Phi_q: slot values and the pivots of its dense block */
+#define FOURBAR_NSLOT 29
+#define FOURBAR_NBLOCK 2
 /* default parameter values, in the order above */
 static const double FOURBAR_PARAMS[6] = {0.05, 0.125, 0.25, 0.1, 1.0, 9.81};
 /* a configuration at theta = FOURBAR_THETA_REF, to 12 digits (start continuations here: Newton refines it) */
@@ -36,6 +39,10 @@ int fourbar_forward(double torque, double th0, double om0, double t_end, const d
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
     int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);
+/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
+   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ. */
+void fourbar_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
+void fourbar_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void fourbar_phi(int n, const double *q, const double *th, const double *p, double *out);
 void fourbar_jac(int n, const double *q, const double *p, double *out);

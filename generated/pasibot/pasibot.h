@@ -12,6 +12,9 @@
 #define PASIBOT_NU 69
 #define PASIBOT_NPAR 14
 #define PASIBOT_NPOINTS 32
+/* storage of one factorisation of Phi_q: slot values and the pivots of its dense block */
+#define PASIBOT_NSLOT 894
+#define PASIBOT_NBLOCK 22
 /* default parameter values, in the order above */
 static const double PASIBOT_PARAMS[14] = {0.03, 1.47, 1.5, 0.02, 0.0, 2.0, -6.0, 2.1, 2.1, 2.0, 4.0, 9.81, 0.1, 0.1};
 /* a configuration at theta = PASIBOT_THETA_REF, to 12 digits (start continuations here: Newton refines it) */
@@ -36,6 +39,10 @@ int pasibot_forward(double torque, double th0, double om0, double t_end, const d
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
     int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);
+/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
+   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ. */
+void pasibot_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
+void pasibot_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void pasibot_phi(int n, const double *q, const double *th, const double *p, double *out);
 void pasibot_jac(int n, const double *q, const double *p, double *out);

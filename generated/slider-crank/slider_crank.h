@@ -12,6 +12,9 @@
 #define SLIDER_CRANK_NU 9
 #define SLIDER_CRANK_NPAR 6
 #define SLIDER_CRANK_NPOINTS 4
+/* storage of one factorisation of Phi_q: slot values and the pivots of its dense block */
+#define SLIDER_CRANK_NSLOT 22
+#define SLIDER_CRANK_NBLOCK 1
 /* default parameter values, in the order above */
 static const double SLIDER_CRANK_PARAMS[6] = {0.05, 0.15, 0.01, 1.0, 0.5, 9.81};
 /* a configuration at theta = SLIDER_CRANK_THETA_REF, to 12 digits (start continuations here: Newton refines it) */
@@ -36,6 +39,10 @@ int slider_crank_forward(double torque, double th0, double om0, double t_end, co
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
     int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);
+/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
+   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ. */
+void slider_crank_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
+void slider_crank_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void slider_crank_phi(int n, const double *q, const double *th, const double *p, double *out);
 void slider_crank_jac(int n, const double *q, const double *p, double *out);

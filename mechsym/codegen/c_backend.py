@@ -231,6 +231,9 @@ class CLibrary:
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
                                        _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
+            dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
+            dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
+            self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
 
     # -- evaluation with the numpy backend's layout: groups (size, N) in, (out, N) or (N, r, c) out --
     @staticmethod
@@ -308,6 +311,14 @@ class CLibrary:
     def branches(self, q, p):
         return self._width_call(self.dll.ms_branches, self.meta["n_branches"], q, p)
 
+    def factor(self, q, p) -> "CFactor":
+        """Phi_q factorised at configurations q (nq,) or (nq, N) by the static sparse elimination."""
+        qs, _ = self._samples(q, self.nq)
+        n = len(qs)
+        a, piv, ok = np.empty((n, self.nslot)), np.empty((n, self.nblock), dtype=np.intc), np.empty(n, dtype=np.intc)
+        self.dll.ms_factor(n, _ptr(qs), _ptr(self._params(p)), _ptr(a), piv.ctypes.data_as(_I), ok.ctypes.data_as(_I))
+        return CFactor(self, a, piv, ok.astype(bool))
+
     # -- kernels -----------------------------------------------------------------------------------
     def inverse(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1, want_q=False):
         """The inverse-dynamics basis along theta (N,) from q0 near theta[0], with per-sample largest
@@ -359,6 +370,38 @@ class CLibrary:
             ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), ctypes.byref(status))
         k = n_events.value
         return out[:written], list(zip(ev_t[:k], ev_id[:k])), nfev.value, status.value
+
+
+class CFactor:
+    """Factorisations of Phi_q at N configurations made in C, with the interface of
+    mechsym.codegen.sparse_numpy.Factor: solve (Phi_q x = b) and solve_t (Phi_q^T y = c) for b of shape
+    (N, n) or (N, n, m), and take(mask). A singular sample gives NaN in its own solutions only."""
+
+    def __init__(self, lib, a, piv, ok):
+        self.lib, self.a, self.piv, self.ok = lib, a, piv, ok
+
+    def take(self, mask):
+        """The factorisations of the samples selected by the boolean `mask`."""
+        if mask.all():
+            return self
+        return CFactor(self.lib, self.a[mask], self.piv[mask], self.ok[mask])
+
+    def _solve(self, b, transpose):
+        b = np.asarray(b, float)
+        vector = b.ndim == 2
+        rhs = np.ascontiguousarray(b[:, None, :] if vector else np.swapaxes(b, 1, 2))  # (N, m, n)
+        n, m = rhs.shape[:2]
+        if n != len(self.a):
+            raise ValueError(f"{n} right-hand sides for {len(self.a)} factorisations")
+        x = np.empty_like(rhs)
+        self.lib.dll.ms_solve(n, m, int(transpose), _ptr(self.a), self.piv.ctypes.data_as(_I), _ptr(rhs), _ptr(x))
+        return x[:, 0, :] if vector else np.swapaxes(x, 1, 2)
+
+    def solve(self, b):
+        return self._solve(b, False)
+
+    def solve_t(self, c):
+        return self._solve(c, True)
 
 
 def load_or_warn(system, options=None):

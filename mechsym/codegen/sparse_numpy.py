@@ -123,11 +123,11 @@ def _dense_lu(block):
     for k in range(r):
         p = k + np.argmax(np.abs(m[:, k:, k]), axis=1)
         piv[:, k] = p
-        swap = p != k
-        if swap.any():  # rows k and p exchanged, in one gather
-            order = np.tile(np.arange(r), (n, 1))
-            order[swap, k], order[swap, p[swap]] = p[swap], k
-            m = np.take_along_axis(m, order[:, :, None], axis=1)
+        swap = np.flatnonzero(p != k)
+        if swap.size:  # rows k and p exchanged, in the samples that pivot only
+            row_k = m[swap, k].copy()
+            m[swap, k] = m[swap, p[swap]]
+            m[swap, p[swap]] = row_k
         d = m[:, k, k]
         ok &= d != 0
         d = np.where(d != 0, d, np.nan)
