@@ -146,7 +146,9 @@ class Branch:
 @dataclass
 class Mechanism:
     """A planar mechanism under construction. Build it with the methods below, then hand it to
-    `mechsym.derive` (or the CLI). The first body declared with `fixed=True` is the frame of reference."""
+    `mechsym.derive` (or the CLI). The first body declared with `fixed=True` is the frame of reference.
+    Gravity is a parameter g = 9.81 m/s^2 along -y of that frame unless `gravity_down` declares it
+    otherwise or `no_gravity` removes it (a horizontal mechanism)."""
 
     name: str
     parameters: dict = field(default_factory=dict)
@@ -156,16 +158,24 @@ class Mechanism:
     loads: list = field(default_factory=list)
     branches: list = field(default_factory=list)
     fixed: str | None = None
-    gravity: Vec2 = (sp.Integer(0), sp.Integer(0))
+    gravity: Vec2 | None = None
     doc: str = ""
     _problems: list = field(default_factory=list)
+    _default_gravity: str | None = None
+
+    def __post_init__(self):
+        if self.gravity is None:  # the contract's default: a parameter g = 9.81 m/s^2 along -y
+            self.gravity_down()
+            self._default_gravity = "g"
 
     # -- parameters ---------------------------------------------------------------------------------
     def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None, nonnegative=False):
         """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive;
         `nonnegative=True` admits zero but not a negative value (an added load, a friction coefficient)."""
         if name in self.parameters:
-            self._problems.append(f"parameter '{name}' declared twice")
+            hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
+                    if name == self._default_gravity else "")
+            self._problems.append(f"parameter '{name}' declared twice{hint}")
         if positive is None:
             positive = unit in ("m", "kg", "kg m^2", "kg/m")
         sym = sp.Symbol(name, real=True)
@@ -173,10 +183,22 @@ class Mechanism:
         return sym
 
     def gravity_down(self, name: str = "g", value: float = 9.81):
-        """Gravity of magnitude `name` along -y of the fixed frame; returns the symbol."""
+        """Gravity of magnitude `name` (a parameter, default `value`) along -y of the fixed frame, in place
+        of the default g = 9.81; returns the symbol."""
+        self._drop_default_gravity()
         g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -y)")
         self.gravity = (sp.Integer(0), -g)
         return g
+
+    def no_gravity(self):
+        """No gravity (a mechanism moving in a horizontal plane): drops the default parameter g."""
+        self._drop_default_gravity()
+        self.gravity = (sp.Integer(0), sp.Integer(0))
+
+    def _drop_default_gravity(self):
+        if self._default_gravity is not None:
+            del self.parameters[self._default_gravity]
+            self._default_gravity = None
 
     # -- bodies -------------------------------------------------------------------------------------
     def body(self, name, mass=0, inertia=0, com=(0, 0), points=None, guess=0.0, fixed=False):

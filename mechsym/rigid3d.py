@@ -3,7 +3,7 @@ symbolically and generated like the planar case.
 
 Declaration (`FloatingBody`): parameters, mass, centroidal inertia (body frame) and named points in the
 body frame, whose origin is the centre of mass. Gravity is 9.81 m/s^2 along -z unless `gravity_down`
-makes it a parameter (docs/conventions.md).
+makes it a parameter or `no_gravity` removes it (docs/conventions.md).
 
 State (13 values, the layout of every array below):
 
@@ -90,6 +90,10 @@ class FloatingBody:
         g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
         self.gravity = (sp.Integer(0), sp.Integer(0), -g)
         return g
+
+    def no_gravity(self):
+        """No gravity (a body in free space)."""
+        self.gravity = (sp.Integer(0), sp.Integer(0), sp.Integer(0))
 
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal

@@ -95,3 +95,52 @@ def test_negative_mass_expression_is_named():
     m.coordinate("phi", "O", "T")
     with pytest.raises(InputError, match="body 'arm' has negative mass"):
         derive(m).params({"k": -2})
+
+
+def pendulum(gravity=None):
+    """A uniform bar of length 1 m, mass 2 kg, pinned at one end; `gravity` is called on the declaration."""
+    m = Mechanism("pendulum")
+    m.ground(points={"O": (0, 0)})
+    m.bar("bar", ("O", "E"), 1.0, 2.0)
+    m.revolute("O", "ground", "O", "bar")
+    m.coordinate("phi", "O", "T")
+    if gravity:
+        gravity(m)
+    return m
+
+
+def test_gravity_defaults_to_the_contract():
+    """CONTRACTS: 9.81 m/s^2 along -y unless a model says otherwise. The holding torque of a horizontal
+    bar is m g L/2 by statics; the parameter g can be overridden; no_gravity() and gravity_down() change
+    the default, and a second 'g' is reported with a hint."""
+    s = derive(pendulum())
+    assert list(s.mechanism.parameters) == ["g"] and s.params()[0] == 9.81
+    held = s.inverse([0.0], 0.0)
+    assert held["T"][0] == pytest.approx(2.0 * 9.81 * 0.5, rel=1e-12)
+    assert held["O.fy"][0] == pytest.approx(2.0 * 9.81, rel=1e-12) and held["O.fx"][0] == 0.0
+    assert s.inverse([0.0], 0.0, params={"g": 1.62})["T"][0] == pytest.approx(2.0 * 1.62 * 0.5, rel=1e-12)
+    flat = derive(pendulum(lambda m: m.no_gravity()))
+    assert not flat.mechanism.parameters and flat.inverse([0.3], 0.0)["T"][0] == 0.0
+    moon = derive(pendulum(lambda m: m.gravity_down("g_moon", 1.62)))
+    assert list(moon.mechanism.parameters) == ["g_moon"]
+    assert moon.inverse([0.0], 0.0)["T"][0] == pytest.approx(2.0 * 1.62 * 0.5, rel=1e-12)
+    with pytest.raises(ModelError, match="parameter 'g' declared twice .*no_gravity"):
+        derive(pendulum(lambda m: m.parameter("g", 1.0)))
+
+
+def test_top_level_api():
+    """`import mechsym` gives the documented API (loaded on first use: the import itself needs no sympy)."""
+    import subprocess
+    import sys
+
+    import mechsym
+    from mechsym.system import derive as system_derive
+
+    assert mechsym.derive is system_derive and {"derive", "Mechanism", "FloatingBody"} <= set(dir(mechsym))
+    s = mechsym.derive(pendulum(lambda m: m.no_gravity()))
+    assert isinstance(s, mechsym.System) and isinstance(mechsym.load_mechanism("fourbar"), mechsym.Mechanism)
+    with pytest.raises(AttributeError, match="no attribute 'derivee'"):
+        mechsym.derivee
+    light = subprocess.run([sys.executable, "-c", "import sys, mechsym; print('sympy' in sys.modules)"],
+                           capture_output=True, text=True, check=True)
+    assert light.stdout.strip() == "False"
