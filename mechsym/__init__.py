@@ -1,5 +1,40 @@
-"""mechsym: declare a mechanism once, derive its kinematics and dynamics symbolically, evaluate fast."""
+"""mechsym: declare a mechanism once, derive its kinematics and dynamics symbolically, evaluate fast.
+
+The public API, importable from the package itself:
+
+    import mechsym
+    m = mechsym.Mechanism("crank")            # or mechsym.FloatingBody("brick") for a free 3-D body
+    ...                                       # parameters, bodies, joints, coordinates (docs/getting-started.md)
+    system = mechsym.derive(m, backend="c")   # a System: kinematics, inverse, solve, forward, ode
+    mechsym.load_mechanism("fourbar")         # a shipped model or a model file, by name or path
+
+and the errors every stage raises (InputError, ModelError, AssemblyError, SingularError). The names are
+loaded on first use, so `import mechsym` itself stays light (no sympy).
+"""
+from importlib import import_module
+
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
 
-__all__ = ["AssemblyError", "InputError", "ModelError", "SingularError"]
+_LAZY = {
+    "derive": "mechsym.system",
+    "System": "mechsym.system",
+    "Mechanism": "mechsym.model",
+    "FloatingBody": "mechsym.rigid3d",
+    "load_mechanism": "mechsym.loader",
+    "Table": "mechsym.results",
+}
+
+__all__ = ["AssemblyError", "InputError", "ModelError", "SingularError", *_LAZY]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mechsym' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
