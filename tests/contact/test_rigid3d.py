@@ -148,3 +148,14 @@ def test_loaded_body_is_served_from_the_shared_c_cache(tmp_path, monkeypatch):
     numpy = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))], backend="numpy")
     np.testing.assert_allclose(numpy.rates(y), rates, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(numpy.jacobians(y), jac, rtol=1e-12, atol=1e-12)
+
+
+def test_no_gravity_is_a_straight_line():
+    """The default is 9.81 m/s^2 along -z (test_free_flight_is_a_parabola); no_gravity() removes it."""
+    b = brick()
+    b.no_gravity()
+    s = derive(b)
+    table = s.simulate(s.initial_state((1, 2, 3), velocity=(0.5, -0.2, 4.0), omega=(1, 2, 3)), 1.0, rtol=1e-11)
+    t = table["t"]
+    np.testing.assert_allclose(np.stack([table["x"], table["y"], table["z"]]),
+                               np.stack([1 + 0.5 * t, 2 - 0.2 * t, 3 + 4 * t]), atol=1e-9)
