@@ -16,30 +16,64 @@ import numpy as np
 
 from mechsym.dynamics import run_options
 from mechsym.errors import InputError
-from mechsym.kinematics import _solve
+from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 from mechsym.results import Table
 
 
 class ConfigurationTracker:
-    """Solves the configuration at successive coordinate values, each from the previous solution."""
+    """Solves the configuration at successive coordinate values, each from the previous solution.
+
+    One state at a time, with as few evaluations as the exactness allows: the prediction is the
+    second-order Taylor step from the previous configuration with its stored factorisation, Newton is the
+    batched solver's rule (full steps until one is below CHORD_TOL, then one chord step), and the one
+    factorisation at the solution serves both J = dq/dtheta and the caller's solves (`factor`). The C
+    backend factorises with its sparse elimination, numpy with a dense inverse."""
 
     def __init__(self, solver, theta0):
         self.solver = solver
         self.theta = np.atleast_1d(np.asarray(theta0, float))
         self.q = solver.sweep(self.theta[None]).q[0]
+        self.factor = solver.f.factor(self.q, solver.params)
+        self.jq = self.factor.solve(solver.f.E[None])[0]
 
     def at(self, theta):
-        """q, jac, J at theta (k,)."""
+        """q, the factorisation of Phi_q and J at theta (k,)."""
         s = self.solver
-        th = np.atleast_1d(theta)[None]
-        q, ok = s.newton(s._predict(self.q[None], self.theta[None], th - self.theta[None]), th)
-        if not ok[0]:
-            q, ok = s.newton(self.q[None], th)
+        f, p = s.f, s.params
+        th = np.atleast_1d(np.asarray(theta, float))
+        v = self.jq @ (th - self.theta)
+        q = self.q + v + 0.5 * self.factor.solve(-f.gamma(self.q, v, p)[None])[0]
+        q = self._newton(q, th)
+        if q is None:                         # a poor prediction: the batched solver from the last solution
+            q, ok = s.newton(self.q[None], th[None])
             if not ok[0]:
-                raise InputError(s._describe_failure(th[0], s.f.phi(q[0], th[0], s.params)))
-        jac, dq, _ = s.derivatives(q, th, second=False)
-        self.q, self.theta = q[0], th[0]
-        return q[0], jac[0], dq[0]
+                raise InputError(s._describe_failure(th, f.phi(q[0], th, p)))
+            q = q[0]
+        fac = f.factor(q, p)
+        with np.errstate(all="ignore"):
+            jq = fac.solve(f.E[None])[0]
+        size = np.abs(jq).max()
+        if not size <= SUSPECT:               # non-finite or large: a dead point is named there
+            s.check_dead_points(q[None], th[None], jq[None])
+        self.q, self.theta, self.factor, self.jq = q, th, fac, jq
+        return q, fac, jq
+
+    def _newton(self, q, th):
+        """Solver.newton's steps for one state, or None if they do not converge."""
+        s = self.solver
+        f, p = s.f, s.params
+        for _ in range(MAX_ITER):
+            fac = f.factor(q, p)
+            with np.errstate(all="ignore"):
+                step = fac.solve(f.phi(q, th, p)[None])[0]
+            if not np.all(np.isfinite(step)):
+                return None
+            q = q - np.clip(step, -s.max_step, s.max_step)
+            if np.max(np.abs(step) / s.col_scale) <= CHORD_TOL:
+                r = f.phi(q, th, p)
+                q = q - fac.solve(r[None])[0]
+                return q if np.all(np.abs(r) <= TOL * s.row_scale) else None
+        return None
 
 
 def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, params=None, forces=None,
@@ -86,6 +120,33 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     return table
 
 
+class CTracker:
+    """ConfigurationTracker's job in one call of the C backend's ms_track per state: Newton from the
+    first-order prediction off the previous solution, J, the acceleration offset a0 and the applied
+    forces. A state where C does not converge goes through ConfigurationTracker, which names the failure."""
+
+    def __init__(self, solver, library, theta0):
+        from mechsym.kinematics import STEP_TOL
+
+        self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0)
+        self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
+        self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
+
+    def state(self, theta, thetad):
+        """q, J, a0 and the applied forces at (theta, thetad)."""
+        th = np.atleast_1d(np.asarray(theta, float))
+        status, q, jq, a0, app = self.track(self.q + self.jq @ (th - self.theta), th, thetad)
+        if status or not np.abs(jq).max() <= SUSPECT:        # let the numpy route name the reason
+            self.fallback.q, self.fallback.theta = self.q, self.theta
+            self.fallback.factor = self.solver.f.factor(self.q, self.solver.params)
+            self.fallback.jq = self.jq
+            q, fac, jq = self.fallback.at(th)
+            a0 = fac.solve(-self.solver.f.gamma(q, jq @ thetad, self.solver.params)[None])[0]
+            app = None
+        self.q, self.theta, self.jq = q, th, jq
+        return q, jq, a0, app
+
+
 class EquationsOfMotion:
     """The ODE that `simulate` integrates, for callers that drive the integrator themselves (event runners):
     `rhs(t, y)` with y = [theta, thetad, s] (k coordinates, k rates, `n_states` extra states) and
@@ -96,22 +157,34 @@ class EquationsOfMotion:
         self.system, self.load, self.n_states = system, load, int(n_states)
         self.k = len(system.coordinate_names)
         self.solver = system.solver(params)
-        self.tracker = ConfigurationTracker(self.solver, theta0)
+        library = system.library
+        if library is not None and library.meta["square"]:
+            self.tracker = CTracker(self.solver, library, theta0)
+        else:
+            self.tracker = ConfigurationTracker(self.solver, theta0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
 
+    def _state(self, th, thd):
+        """q, J, a0 and the applied forces (q'' = J thetadd + a0) at coordinates th with rates thd."""
+        if isinstance(self.tracker, CTracker):
+            q, jq, a0, app = self.tracker.state(th, thd)
+        else:
+            q, fac, jq = self.tracker.at(th)
+            a0, app = fac.solve(-self.system.gamma(q, jq @ thd, self.solver.params)[None])[0], None
+        return q, jq, a0, self.system.applied(q, self.solver.params) if app is None else app
+
     def coordinates(self, y):
         k = self.k
-        q, _, jq = self.tracker.at(y[:k])
+        q, jq, _, _ = self._state(y[:k], y[k:2 * k])
         return q, jq @ y[k:2 * k]
 
     def rhs(self, t, y):
-        k, system, p = self.k, self.system, self.solver.params
+        k = self.k
         th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
-        q, jac, jq = self.tracker.at(th)
+        q, jq, a0, applied = self._state(th, thd)
         qd = jq @ thd
-        a0 = _solve(jac[None], -system.gamma(q, qd, p)[None])[0]
-        gen = system.applied(q, p) - self.mass * a0
+        gen = applied - self.mass * a0
         sdot = np.zeros(0)
         if self.load is not None:
             extra, sdot = self.load(t, q, qd, s)

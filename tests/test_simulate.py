@@ -1,14 +1,18 @@
 """Several-coordinate simulation: energy conservation, agreement with the one-coordinate route, loads."""
 import numpy as np
+import pytest
 
 from conftest import agree
+from mechsym.codegen import c_backend
 from mechsym.dynamics import energies
 from mechsym.model import Mechanism
-from mechsym.simulate import simulate
+from mechsym.simulate import CTracker, EquationsOfMotion, simulate
 from mechsym.system import derive
 
+BACKENDS = ["numpy", pytest.param("c", marks=pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler"))]
 
-def double_pendulum():
+
+def double_pendulum(backend="numpy"):
     m = Mechanism("double-pendulum")
     l1 = m.parameter("l1", 1.0, "m")
     l2 = m.parameter("l2", 0.7, "m")
@@ -20,11 +24,13 @@ def double_pendulum():
     m.revolute("A", "upper", "A", "lower")
     m.coordinate("phi1", "O", force="T1")
     m.coordinate("phi2", "A")  # passive
-    return derive(m)
+    return derive(m, backend)
 
 
-def test_double_pendulum_conserves_energy():
-    s = double_pendulum()
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_double_pendulum_conserves_energy(backend):
+    s = double_pendulum(backend)
+    assert s.backend == backend
     table = simulate(s, [0.3, 1.0], [0.0, 0.0], 3.0, rtol=1e-11, atol=1e-11)
     theta = np.column_stack([table["phi1"], table["phi2"]])
     rates = np.column_stack([table["phi1d"], table["phi2d"]])
@@ -40,9 +46,10 @@ def test_one_coordinate_agrees_with_forward(fourbar):
     assert agree(a["theta"], b["theta"], 1e-8) and agree(a["thetad"], b["omega"], 1e-7)
 
 
-def test_load_work_balance():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_load_work_balance(backend):
     """A viscous torque on the lower joint through `load`: energy lost equals the damping work (an extra state)."""
-    s = double_pendulum()
+    s = double_pendulum(backend)
     c = 0.3
     i_upper, i_lower = s.constraints.body_slice("upper"), s.constraints.body_slice("lower")
 
@@ -60,3 +67,26 @@ def test_load_work_balance():
     e = ke + pe
     assert table["dissipated"][-1] > 0.1
     assert np.max(np.abs(e[0] - e - table["dissipated"])) < 1e-8 * table["dissipated"][-1]
+
+
+@pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
+def test_c_right_hand_side_agrees_with_numpy(monkeypatch):
+    """The C route of a right-hand side (ms_track: Newton, J, a0 and the applied forces in one call) against
+    the numpy route (dense Jacobian inverse) along a path of states, and its fallback (the numpy tracker,
+    taken where C does not converge) giving the same values."""
+    num, c = double_pendulum("numpy"), double_pendulum("c")
+    rng = np.random.default_rng(5)
+    path = np.cumsum(rng.normal(scale=0.05, size=(60, 2)), axis=0) + [0.3, 1.0]
+    states = np.column_stack([path, rng.normal(size=(60, 2))])
+    a, b = EquationsOfMotion(num, path[0]), EquationsOfMotion(c, path[0])
+    assert isinstance(b.tracker, CTracker)
+    fa = np.array([a.rhs(0.0, y) for y in states])
+    fb = np.array([b.rhs(0.0, y) for y in states])
+    assert agree(fb, fa, 1e-12)
+    q_a, qd_a = a.coordinates(states[-1])
+    q_b, qd_b = b.coordinates(states[-1])
+    assert agree(q_b, q_a, 1e-13) and agree(qd_b, qd_a, 1e-12)
+    track = b.tracker.track
+    monkeypatch.setattr(b.tracker, "track", lambda *args: (1,) + track(*args)[1:])
+    fc = np.array([b.rhs(0.0, y) for y in states[::-1]])
+    assert agree(fc, fa[::-1], 1e-12)

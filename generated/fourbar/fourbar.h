@@ -43,6 +43,11 @@ int fourbar_forward(double torque, double th0, double om0, double t_end, const d
    singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ. */
 void fourbar_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
 void fourbar_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
+/* One state for a simulation's right-hand side: Newton at th from the prediction q (in/out), then
+   J = dq/dth (NQ x 1), a0 = -Phi_q^-1 gamma(q, J thd) (qdd = J thdd + a0) and the applied forces app (NQ).
+   Returns 0, 1 (no convergence) or 2 (singular). */
+int fourbar_track(double *q, const double *th, const double *thd, const double *p, const double *scale,
+    double tol, int maxit, double *jq, double *a0, double *app);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void fourbar_phi(int n, const double *q, const double *th, const double *p, double *out);
 void fourbar_jac(int n, const double *q, const double *p, double *out);

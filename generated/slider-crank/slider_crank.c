@@ -537,6 +537,32 @@ void slider_crank_solve(int n, int m, int transpose, const double *a, const int 
     }
 }
 
+/* One state of a mechanism with any number of coordinates, for a right-hand side: from the prediction q
+   (in/out), Newton at th to rounding, then J = dq/dth (NQ x NTH, row-major), a0 = -Phi_q^-1 gamma(q, J thd)
+   (so that qdd = J thdd + a0) and the applied forces. Returns 0, 1 (no convergence) or 2 (singular). */
+int slider_crank_track(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
+             int maxit, double *jq, double *a0, double *app) {
+  double sc[NSC], a[LU_NSLOT], e[NROW], col[NQ], qd[NQ], g[NROW];
+  int piv[LU_NBLOCK];
+  const int status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  for (int j = 0; j < NTH; ++j) {
+    memset(e, 0, sizeof e);
+    e[NJ + j] = 1.0;
+    lu_solve(a, piv, e, col);
+    for (int i = 0; i < NQ; ++i) jq[i * NTH + j] = col[i];
+  }
+  for (int i = 0; i < NQ; ++i) {
+    qd[i] = 0.0;
+    for (int j = 0; j < NTH; ++j) qd[i] += jq[i * NTH + j] * thd[j];
+  }
+  gamma1_s(q, qd, p, sc, g);
+  for (int i = 0; i < NROW; ++i) g[i] = -g[i];
+  lu_solve(a, piv, g, a0);
+  applied1_s(q, p, sc, app);
+  return 0;
+}
+
 /* Inverse dynamics of a one-coordinate mechanism over n samples th (in path order), starting from the
    configuration q0 near th[0]. Per sample: the unknowns U (reactions, then the driving force) for three
    right-hand sides (per unit thetadd, per unit thetad^2, static loads), the largest velocity coefficient

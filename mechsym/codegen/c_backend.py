@@ -232,6 +232,8 @@ class CLibrary:
                                        _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
             dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
+            dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D]
+            dll.ms_track.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
 
@@ -320,6 +322,25 @@ class CLibrary:
         return CFactor(self, a, piv, ok.astype(bool))
 
     # -- kernels -----------------------------------------------------------------------------------
+    def tracker(self, params, col_scale, tol, maxit=30):
+        """track(q, theta, thetad) -> (status, q, J (nq, nth), a0 (nq,), applied (nq,)): one state of a
+        simulation from the prediction q (see ms_track), with fixed parameters; arrays are reused."""
+        p = self._params(params)
+        scale = np.ascontiguousarray(col_scale, float)
+        q, th, thd = np.empty(self.nq), np.empty(self.nth), np.empty(self.nth)
+        jq, a0, app = np.empty((self.nq, self.nth)), np.empty(self.nq), np.empty(self.nq)
+        pointers = [_ptr(a) for a in (q, th, thd, p, scale)] + [float(tol), int(maxit)] + \
+            [_ptr(a) for a in (jq, a0, app)]
+        fn, keep = self.dll.ms_track, (p, scale)          # (the pointers' arrays stay alive with track)
+
+        def track(q0, theta, thetad):
+            assert keep
+            q[:], th[:], thd[:] = q0, theta, thetad
+            status = fn(*pointers)
+            return status, q.copy(), jq.copy(), a0.copy(), app.copy()
+
+        return track
+
     def inverse(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1, want_q=False):
         """The inverse-dynamics basis along theta (N,) from q0 near theta[0], with per-sample largest
         velocity coefficient and smallest branch condition (and q if asked)."""

@@ -7,6 +7,8 @@ entry points that loop over samples inside C:
   ms_energy    (evaluation)
   ms_factor, ms_solve
                the static sparse factorisation of Phi_q at many configurations, and its solves
+  ms_track     one state of a mechanism with several coordinates: Newton, J = dq/dtheta, the
+               acceleration offset a0 and the applied forces, for a simulation's right-hand side
   ms_inverse   kinematics by continuation + Newton, exact coefficients, and the reactions and driving
                force for three right-hand sides (per unit thetadd, per unit thetad^2, static), per sample
   ms_ode       the reduced one-coordinate ODE's right-hand side and its exact Jacobian along theta
@@ -292,6 +294,32 @@ void ms_solve(int n, int m, int transpose, const double *a, const int *piv, cons
       if (transpose) lu_solve_t(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
       else lu_solve(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
     }
+}
+
+/* One state of a mechanism with any number of coordinates, for a right-hand side: from the prediction q
+   (in/out), Newton at th to rounding, then J = dq/dth (NQ x NTH, row-major), a0 = -Phi_q^-1 gamma(q, J thd)
+   (so that qdd = J thdd + a0) and the applied forces. Returns 0, 1 (no convergence) or 2 (singular). */
+int ms_track(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
+             int maxit, double *jq, double *a0, double *app) {
+  double sc[NSC], a[LU_NSLOT], e[NROW], col[NQ], qd[NQ], g[NROW];
+  int piv[LU_NBLOCK];
+  const int status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  for (int j = 0; j < NTH; ++j) {
+    memset(e, 0, sizeof e);
+    e[NJ + j] = 1.0;
+    lu_solve(a, piv, e, col);
+    for (int i = 0; i < NQ; ++i) jq[i * NTH + j] = col[i];
+  }
+  for (int i = 0; i < NQ; ++i) {
+    qd[i] = 0.0;
+    for (int j = 0; j < NTH; ++j) qd[i] += jq[i * NTH + j] * thd[j];
+  }
+  gamma1_s(q, qd, p, sc, g);
+  for (int i = 0; i < NROW; ++i) g[i] = -g[i];
+  lu_solve(a, piv, g, a0);
+  applied1_s(q, p, sc, app);
+  return 0;
 }
 
 /* Inverse dynamics of a one-coordinate mechanism over n samples th (in path order), starting from the
