@@ -1,5 +1,6 @@
 """PASIBOT timings (issue 4): cold derivation, warm load, and the 69 x 69 inverse dynamics with every
-reaction at 10^4 crank angles, against the batched dense LU of the same A in the same run.
+reaction at 10^4 crank angles, against the batched dense LU of the same A in the same run; the kinematics
+sweep at 10^4 angles and the several-coordinate simulation's right-hand side, C against numpy.
 
     python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3]
 
@@ -106,6 +107,32 @@ def bench_dense_lu(samples, repeat):
     return best_of(lambda: solve_checked(system, a, c, kin.theta[:, 0]), repeat) * samples / chunk
 
 
+def bench_kinematics(backend, samples, repeat):
+    """(best seconds of System.kinematics at `samples` crank angles, the result)."""
+    from mechanisms import pasibot
+    from mechsym.system import derive
+
+    system = derive(pasibot.build("foot", "unprimed"), backend=backend)
+    theta = np.linspace(np.pi / 2, 1.5 * np.pi, samples)
+    system.kinematics(theta[:10])
+    return best_of(lambda: system.kinematics(theta), repeat), system.kinematics(theta)
+
+
+def bench_rhs(backend, calls=1000):
+    """Microseconds per right-hand side of the several-coordinate simulation (EquationsOfMotion.rhs) along a
+    path of states 0.5 mrad apart (as an integrator's calls), and the values for the cross-check."""
+    from mechanisms import pasibot
+    from mechsym.simulate import EquationsOfMotion
+    from mechsym.system import derive
+
+    system = derive(pasibot.build("foot", "unprimed"), backend=backend)
+    ode = EquationsOfMotion(system, np.array([2.0]))
+    states = [np.array([2.0 + 5e-4 * i, 3.0]) for i in range(calls)]
+    t = time.perf_counter()
+    values = np.array([ode.rhs(0.0, y) for y in states])
+    return 1e6 * (time.perf_counter() - t) / calls, values
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=10_000)
@@ -140,6 +167,24 @@ def main(argv=None):
             print(text)
             if whole is not None:
                 print(f"    ratio to the dense LU of A alone: {whole / lu:.2f}")
+        kin = {}
+        for backend in ["numpy"] + [b for b in backends if b == "c"]:
+            kin[backend] = bench_kinematics(backend, args.samples, args.repeat)
+            line = f"  kinematics (q, q', q''), {args.samples} angles ({backend}): {kin[backend][0]:.3f} s"
+            if backend == "c":
+                ref = kin["numpy"][1]
+                err = max(np.max(np.abs(getattr(kin["c"][1], n) - getattr(ref, n))) / np.max(np.abs(getattr(ref, n)))
+                          for n in ("q", "dq", "ddq"))
+                line += f"; ratio to numpy {kin['numpy'][0] / kin['c'][0]:.1f}; agrees with numpy to {err:.1e}"
+            print(line)
+        rhs = {backend: bench_rhs(backend) for backend in ["numpy"] + [b for b in backends if b == "c"]}
+        for backend, (us, values) in rhs.items():
+            line = f"  simulation right-hand side (EquationsOfMotion.rhs, {backend}): {us:.1f} us per call"
+            if backend == "c":
+                ref = rhs["numpy"][1]
+                line += (f"; ratio to numpy {rhs['numpy'][0] / us:.1f}; agrees with numpy to "
+                         f"{np.max(np.abs(values - ref)) / np.max(np.abs(ref)):.1e}")
+            print(line)
 
 
 if __name__ == "__main__":
