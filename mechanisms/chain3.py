@@ -45,18 +45,19 @@ def build() -> Mechanism:
     return m
 
 
-def model(params=None, mu=MU, stiffness=K, damping=D):
-    """(system, contact points at A, B, C, ground)."""
+def model(params=None, mu=MU, stiffness=K, damping=D, backend="numpy"):
+    """(system, contact points at A, B, C, ground). backend "c": generated C (compiled once, cached), whose
+    simulation tracks each state in one call."""
     from mechsym.system import derive
 
-    system = derive(build())
+    system = derive(build(), backend=backend)
     return system, ContactPoints(system, CONTACT_POINTS, params), GroundContact(stiffness, damping, mu)
 
 
 def simulate(t_end=1.5, theta0=(0.0, 0.0, 0.0), thetad0=(0.0, 0.0, 0.0), dt=None, rtol=1e-8, atol=None,
              method="RK45", **contact):
     """The fall as a ContactRun (columns t, theta1..3, their rates, deflections, contact points and counts).
-    contact: params, mu, stiffness, damping (as `model`)."""
+    contact: params, mu, stiffness, damping, backend (as `model`)."""
     from mechsym.contact.run import simulate_contact
 
     system, points, ground = model(**contact)
@@ -95,6 +96,8 @@ def configure(p):
     p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
     p.add_argument("--stiffness", type=number, default=K, help="ground stiffness K [N/m^1.5]")
     p.add_argument("--damping", type=number, default=D, help="ground damping D [N s/m^1.5]")
+    p.add_argument("--backend", choices=["numpy", "c"], default="c",
+                   help="evaluation backend (default c: generated C, compiled once and cached)")
     p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
     p.add_argument("--out", required=True, help="CSV file")
     p.add_argument("--plot", help="PNG/SVG: the chain at a few instants over the point paths, heights and contacts")
@@ -109,7 +112,7 @@ def run(args) -> int:
     if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
         raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
-                      stiffness=args.stiffness, damping=args.damping)
+                      stiffness=args.stiffness, damping=args.damping, backend=args.backend)
     result.table.to_csv(args.out)
     st = result.stats
     print(f"wrote {args.out} ({len(result.table)} rows); {st['events']} point state changes, "

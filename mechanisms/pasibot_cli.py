@@ -6,8 +6,10 @@
     mechsym pasibot slip --mu-s 0.05 --omega 3 --out slip.csv   one slip simulation (or --torque T)
     mechsym pasibot animate --out gait.gif              one step: links, joints, foot traces
 
-Every subcommand takes --param NAME=VALUE (the names of `mechsym params pasibot --json`). Heavy modules are
-imported only when a subcommand runs.
+Every subcommand takes --param NAME=VALUE (the names of `mechsym params pasibot --json`) and --backend
+numpy|c. The default is c, as for the other simulation commands (cart, disc, chain3): generated C, compiled
+once and cached, whose simulations track each state in one call (numpy, with a warning, without a C
+compiler). Heavy modules are imported only when a subcommand runs.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ def configure(parser):
     def study(name, help_text):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
+        p.add_argument("--backend", choices=["numpy", "c"], default="c",
+                       help="evaluation backend (default c: generated C, compiled once and cached)")
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
@@ -65,19 +69,20 @@ def run(args) -> int:
     pb.check_params(params)
     if args.study == "figures":
         only = [s.strip() for s in args.only.split(",")] if args.only else None
-        st.figures(args.out, only, params)
+        st.figures(args.out, only, params, backend=args.backend)
     elif args.study == "start-torque":
         if not args.tol > 0:
             raise InputError(f"--tol must be positive, got {args.tol}")
-        value = st.start_torque(params, tol=args.tol)
-        print(f"energy bound max(PE - PE0)/(theta8 - pi/2) over the step: {st.energy_start_threshold(params):.6f} N m")
+        value = st.start_torque(params, tol=args.tol, backend=args.backend)
+        bound = st.energy_start_threshold(params, backend=args.backend)
+        print(f"energy bound max(PE - PE0)/(theta8 - pi/2) over the step: {bound:.6f} N m")
         print(f"start_torque_Nm={value:.4g}")
     elif args.study == "min-friction":
         st.period(args.omega)
         if not args.tol > 0:
             raise InputError(f"--tol must be positive, got {args.tol}")
-        demand = st.friction_demand(args.omega, params)
-        value = st.min_friction(args.omega, params, steps=args.steps, tol=args.tol)
+        demand = st.friction_demand(args.omega, params, backend=args.backend)
+        value = st.min_friction(args.omega, params, steps=args.steps, tol=args.tol, backend=args.backend)
         print(f"max |f01x| / f01y over a step without slip: {demand:.6f}")
         print(f"min_friction={value:.4g}")
     elif args.study == "slip":
@@ -87,7 +92,8 @@ def run(args) -> int:
             raise InputError("give either --omega (imposed crank speed) or --torque (imposed motor torque)")
         if args.torque is not None and args.t_end is None:
             raise InputError("--torque needs --t-end")
-        model = st.SlipModel(args.mu_s, mu_k, omega=args.omega, torque=args.torque, params=params)
+        model = st.SlipModel(args.mu_s, mu_k, omega=args.omega, torque=args.torque, params=params,
+                             backend=args.backend)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             result = model.run(steps=args.steps, t_end=args.t_end, rtol=args.rtol)
@@ -107,6 +113,6 @@ def run(args) -> int:
             result.table.plot(args.plot, x, ["slip"], title="pasibot: cumulative foot slip")
         print(f"total_slip_m={result.table['slip'][-1]:.6g}")
     elif args.study == "animate":
-        st.animate(args.out, params, frames=args.frames)
+        st.animate(args.out, params, frames=args.frames, backend=args.backend)
         print(f"wrote {args.out}")
     return 0

@@ -30,8 +30,9 @@ from mechsym import hybrid
 from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
-from mechsym.kinematics import STEP_TOL, Kinematics
+from mechsym.kinematics import Kinematics
 from mechsym.results import Table
+from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
 
 OTHER = {"unprimed": "primed", "primed": "unprimed"}
 CONTACTS = ("stick", "slip+", "slip-")  # slip+: the supporting foot slides towards +x (friction -mu_k fn)
@@ -59,66 +60,44 @@ def period(omega):
     return math.pi / abs(omega)
 
 
-def _kin(solver, theta, q, jac, dq):
-    return Kinematics(np.atleast_2d(theta), q[None], dq[None], None, jac[None], solver.params)
-
-
-class _Tracker:
-    """The configuration at successive coordinate values of one state-by-state simulation, each solved by
-    dense Newton from a first-order prediction off the previous solution (cheap for one sample), with the
-    solver's continuation as the fallback. Returns exact q, the Jacobian and the velocity coefficients."""
-
-    def __init__(self, solver, theta):
-        self.solver, self.f, self.p = solver, solver.f, solver.params
-        self._reset(np.atleast_1d(np.asarray(theta, float)))
-
-    def _reset(self, theta):
-        kin = self.solver.sweep(theta[None])
-        self.theta, self.q, self.jac, self.dq = theta.copy(), kin.q[0], kin.jac[0], kin.dq[0]
-
-    def at(self, theta):
-        theta = np.atleast_1d(np.asarray(theta, float))
-        if not np.array_equal(theta, self.theta):
-            q = self.q + self.dq @ (theta - self.theta)
-            scale = self.solver.col_scale
-            for _ in range(8):
-                step = np.linalg.solve(self.f.jac(q, self.p), self.f.phi(q, theta, self.p))
-                q = q - step
-                if np.max(np.abs(step) / scale) < STEP_TOL:
-                    break
-            else:
-                q = None
-            if q is None or not np.all(np.isfinite(q)) or np.max(np.abs(q - self.q) / scale) > 0.5:
-                self._reset(theta)  # far or failed: the solver's continuation (raises if it cannot close)
-            else:
-                jac = self.f.jac(q, self.p)
-                self.theta, self.q, self.jac, self.dq = theta.copy(), q, jac, np.linalg.solve(jac, self.f.E)
-        return self.q, self.jac, self.dq
-
-
 class _Leg:
-    """A derived build of one support leg with a warm-started configuration tracker."""
+    """A derived build of one support leg, its configuration tracked state by state from a seed by the
+    core's trackers: ms_track in one call per state on the C backend (CTracker), else
+    ConfigurationTracker (prediction off the previous solution, Newton with the stored factorisation).
+    A state further than JUMP from the last one is reached by the solver's continuation instead (a new
+    seed), which keeps the declared assembly branch."""
+
+    JUMP = 0.1  # the continuation step of Solver.sweep
 
     def __init__(self, frame, leg, params, backend):
         self.leg = leg
         self.system = pb.system(frame, leg, backend)
         self.solver = self.system.solver(params)
         self.params = self.solver.params
-        self.mass = self.system.mass(self.params)
-        self.tracker = None
+        self.tracker = self.last = None
 
     def seed(self, theta):
-        self.tracker = _Tracker(self.solver, theta)
-
-    def at(self, theta):
-        if self.tracker is None:
-            self.seed(theta)
-        return self.tracker.at(theta)
+        library = self.system.library
+        if library is not None and library.meta["square"]:
+            self.tracker = CTracker(self.solver, library, theta)
+        else:
+            self.tracker = ConfigurationTracker(self.solver, theta)
+        self.last = None
 
     def kinematics(self, theta):
+        """The solved kinematics (one sample) at the coordinates theta; Phi_q is evaluated if asked for."""
         theta = np.atleast_1d(np.asarray(theta, float))
-        q, jac, dq = self.at(theta)
-        return _kin(self.solver, theta, q, jac, dq)
+        if self.last is None or not np.array_equal(theta, self.last.theta[0]):
+            if self.tracker is None or np.max(np.abs(theta - self.tracker.theta)) > self.JUMP:
+                self.seed(theta)
+            if isinstance(self.tracker, CTracker):
+                q, jq, _, _ = self.tracker.state(theta, np.zeros_like(theta))
+                factor = None
+            else:
+                q, factor, jq = self.tracker.at(theta)
+            self.last = Kinematics(theta[None], q[None], jq[None], None, None, self.params, factor,
+                                   self.solver.f.jac)
+        return self.last
 
     def point_state(self, kin, thetad, point):
         """Position and velocity of a named point from the solved kinematics (exact, rigid body)."""
@@ -176,30 +155,22 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     if not callable(torque) and not np.isfinite(float(torque)):
         raise InputError(f"torque must be finite, got {torque}")
-    legs = {leg: _Leg("foot", leg, params, backend) for leg in pb.LEGS}
+    systems = {leg: pb.system("foot", leg, backend) for leg in pb.LEGS}
+    forces = {"T8": lambda t, th, thd: float(force(t, th[0], thd[0]))}
+    odes = {}  # leg -> the reduced equations of motion (Eq. 28), tracked from the last support change
+
+    def seed(leg, theta):
+        odes[leg] = EquationsOfMotion(systems[leg], [theta], params, forces)
 
     def rhs_for(leg):
-        part = legs[leg]
-        gvec = part.system.applied
-
-        def rhs(t, y):
-            th = np.array([y[0]])
-            q, jac, dq = part.at(th)
-            d1 = dq[:, 0]
-            qd = d1 * y[1]
-            a0 = np.linalg.solve(jac, -part.system.gamma(q, qd, part.params))
-            big_m = d1 @ (part.mass * d1)
-            rest = d1 @ (part.mass * a0) - d1 @ gvec(q, part.params)
-            return [y[1], (force(t, y[0], y[1]) - rest) / big_m]
-
-        return rhs
+        return lambda t, y: odes[leg].rhs(t, y)
 
     win = _Windows(theta0, omega0)
 
     def switch(delta):
         def target(t, y):
             leg = win.enter(delta)
-            legs[leg].seed(np.array([y[0]]))
+            seed(leg, y[0])
             return leg
 
         return target
@@ -214,7 +185,7 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
                 hybrid.Transition("support", win.down, switch(-1), -1)]
         modes.append(hybrid.Mode(leg, rhs_for(leg), tuple(trs)))
     leg0 = win.leg
-    legs[leg0].seed(np.array([theta0]))
+    seed(leg0, theta0)
     return hybrid.run(modes, leg0, [theta0, omega0], (0.0, t_end), rtol=rtol, atol=atol)
 
 
@@ -523,9 +494,9 @@ class SlipModel:
             self.zmp_warned = True
 
 
-def slip_run(mu_s, mu_k=None, omega=3.0, steps=4, params=None, **kw) -> SlipResult:
+def slip_run(mu_s, mu_k=None, omega=3.0, steps=4, params=None, backend="numpy", **kw) -> SlipResult:
     """Inverse dynamics with slip at the constant crank speed omega over `steps` steps from pi/2."""
-    return SlipModel(mu_s, mu_k, omega=omega, params=params).run(steps=steps, **kw)
+    return SlipModel(mu_s, mu_k, omega=omega, params=params, backend=backend).run(steps=steps, **kw)
 
 
 def friction_demand(omega, params=None, samples=2001, backend="numpy"):
@@ -561,7 +532,7 @@ def ground_force(theta8, omega, params=None, backend="numpy"):
     return {"theta8": theta8, "f01x": fx, "f01y": fy, "zmp": zmp, "T8": inv["T8"]}
 
 
-def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol=1e-10):
+def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol=1e-10, backend="numpy"):
     """The smallest mu (mu_s = mu_k) for which the supporting foot does not slip at the crank speed omega
     over `steps` steps, by bisection on slip runs (a run with any slip episode fails)."""
     period(omega)
@@ -569,7 +540,8 @@ def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol
     def slips(mu):
         with warnings.catch_warnings():  # the ZMP warning is not the question here
             warnings.simplefilter("ignore", UserWarning)
-            run = SlipModel(mu, mu, omega=omega, params=params).run(steps=steps, rtol=rtol, samples_per_step=8)
+            run = SlipModel(mu, mu, omega=omega, params=params, backend=backend).run(steps=steps, rtol=rtol,
+                                                                                      samples_per_step=8)
         if run.result.status == "stopped":
             raise InputError(f"pasibot: at omega = {omega:g} rad/s the supporting foot lifts off at "
                              f"t = {run.result.t_end:.4g} s, whatever the friction")
@@ -621,10 +593,10 @@ def step_inverse(theta8, omega, params=None, backend="numpy"):
     return pb.system("foot", "unprimed", backend).inverse(theta8, omega, params=params)
 
 
-def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361):
+def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361, backend="numpy"):
     """Motor torque against t/T over one step for several crank speeds (no slip)."""
     theta = np.linspace(math.pi / 2, 1.5 * math.pi, samples)
-    table = step_inverse(theta, list(omegas), params)
+    table = step_inverse(theta, list(omegas), params, backend)
     cols = {"t/T": (theta - theta[0]) / math.pi, "theta8": theta}
     for i, w in enumerate(omegas):
         cols[f"T8_omega{w:g}"] = table["T8"][i * samples:(i + 1) * samples]
@@ -635,13 +607,13 @@ def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361):
     return out
 
 
-def figure12(out_dir, params=None, omega=3.0, loads=(0, 5, 10, 15), samples=361):
+def figure12(out_dir, params=None, omega=3.0, loads=(0, 5, 10, 15), samples=361, backend="numpy"):
     """Motor torque against t/T at 3 rad/s for several loads added to the hip (no slip)."""
     theta = np.linspace(math.pi / 2, 1.5 * math.pi, samples)
     cols = {"t/T": (theta - theta[0]) / math.pi, "theta8": theta}
     for load in loads:
         p = dict(params or {}, m_load=load)
-        cols[f"T8_load{load:g}kg"] = step_inverse(theta, omega, p)["T8"]
+        cols[f"T8_load{load:g}kg"] = step_inverse(theta, omega, p, backend)["T8"]
     out = Table(cols, {"theta8": "rad"}, "Figure 12")
     _plot(os.path.join(out_dir, "fig12.png"), cols["t/T"], {f"+{l:g} kg": (None, cols[f"T8_load{l:g}kg"]) for l in loads},
           "t / T", "T8 [N m]", f"Fig. 12: motor torque at {omega:g} rad/s, loads added to the hip")
@@ -664,20 +636,20 @@ def _forward_figure(out_dir, name, runs, t_end, dt, title, label):
     return out
 
 
-def figure13(out_dir, params=None, torques=(0.5, 0.8, 0.84, 0.85, 0.9, 1.0), t_end=3.0, dt=0.005):
+def figure13(out_dir, params=None, torques=(0.5, 0.8, 0.84, 0.85, 0.9, 1.0), t_end=3.0, dt=0.005, backend="numpy"):
     """Crank angle from rest at pi/2 for several constant torques (forward dynamics, no slip)."""
-    runs = {f"T{T:g}": forward_run(T, math.pi / 2, 0.0, t_end, params, rtol=1e-9) for T in torques}
+    runs = {f"T{T:g}": forward_run(T, math.pi / 2, 0.0, t_end, params, rtol=1e-9, backend=backend) for T in torques}
     return _forward_figure(out_dir, "fig13", runs, t_end, dt, "Fig. 13: crank angle from rest, constant torques",
                            lambda k: f"T8 = {k[1:]} N m")
 
 
-def figure14(out_dir, params=None, scales=(0.5, 1.0, 1.5, 2.0), torque=1.0, t_end=3.0, dt=0.005):
+def figure14(out_dir, params=None, scales=(0.5, 1.0, 1.5, 2.0), torque=1.0, t_end=3.0, dt=0.005, backend="numpy"):
     """Crank angle from rest at pi/2 under T8 = 1 N m, the bar density scaled (total mass varied)."""
     base = pb.system("foot").mechanism.resolve_parameters(params)
     runs, masses = {}, {}
     for sc in scales:
         p = dict(params or {}, density=base["density"] * sc)
-        runs[f"x{sc:g}"] = forward_run(torque, math.pi / 2, 0.0, t_end, p, rtol=1e-9)
+        runs[f"x{sc:g}"] = forward_run(torque, math.pi / 2, 0.0, t_end, p, rtol=1e-9, backend=backend)
         masses[f"x{sc:g}"] = total_mass(p)
     return _forward_figure(out_dir, "fig14", runs, t_end, dt, f"Fig. 14: crank angle under T8 = {torque:g} N m, total mass varied",
                            lambda k: f"density {k}, total {masses[k]:.2f} kg")
@@ -690,11 +662,11 @@ def total_mass(params=None):
     return float(sum(b.mass.subs(subs) for b in mech.bodies.values()))
 
 
-def _slip_figure(out_dir, name, cases, steps, title, samples_per_step=100):
+def _slip_figure(out_dir, name, cases, steps, title, params=None, backend="numpy", samples_per_step=100):
     tt = np.linspace(0.0, steps, steps * samples_per_step + 1)
     cols, series, events = {"t/T": tt}, {}, {}
     for label, (mu_s, mu_k, omega) in cases.items():
-        model = SlipModel(mu_s, mu_k, omega=omega)
+        model = SlipModel(mu_s, mu_k, omega=omega, params=params, backend=backend)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             run = model.run(steps=steps, samples_per_step=4)
@@ -717,32 +689,35 @@ def _pretty(label, mu_s, mu_k, omega):
     return f"μ = {mu_s:g}"
 
 
-def figure17(out_dir, params=None, mus=(0.03, 0.05, 0.07, 0.08, 0.1), omega=3.0, steps=4):
+def figure17(out_dir, params=None, mus=(0.03, 0.05, 0.07, 0.08, 0.1), omega=3.0, steps=4, backend="numpy"):
     cases = {f"mu{m:g}": (m, m, omega) for m in mus}
-    return _slip_figure(out_dir, "fig17", cases, steps, f"Fig. 17: supporting-foot slip at {omega:g} rad/s, μs = μk")
+    return _slip_figure(out_dir, "fig17", cases, steps, f"Fig. 17: supporting-foot slip at {omega:g} rad/s, μs = μk",
+                        params, backend)
 
 
-def figure18(out_dir, params=None, omegas=(3, 4, 5, 6), mu=0.1, steps=4):
+def figure18(out_dir, params=None, omegas=(3, 4, 5, 6), mu=0.1, steps=4, backend="numpy"):
     cases = {f"omega{w:g}": (mu, mu, w) for w in omegas}
-    return _slip_figure(out_dir, "fig18", cases, steps, f"Fig. 18: supporting-foot slip, μ = {mu:g}, several crank speeds")
+    return _slip_figure(out_dir, "fig18", cases, steps, f"Fig. 18: supporting-foot slip, μ = {mu:g}, several crank speeds",
+                        params, backend)
 
 
-def figure19(out_dir, params=None, mu_s=0.2, mu_ks=(0.2, 0.1, 0.05), omega=5.0, steps=4):
+def figure19(out_dir, params=None, mu_s=0.2, mu_ks=(0.2, 0.1, 0.05), omega=5.0, steps=4, backend="numpy"):
     cases = {f"muk{m:g}": (mu_s, m, omega) for m in mu_ks}
-    return _slip_figure(out_dir, "fig19", cases, steps, f"Fig. 19: supporting-foot slip at {omega:g} rad/s, μs = {mu_s:g}")
+    return _slip_figure(out_dir, "fig19", cases, steps, f"Fig. 19: supporting-foot slip at {omega:g} rad/s, μs = {mu_s:g}",
+                        params, backend)
 
 
 FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17": figure17, "18": figure18,
            "19": figure19}
 
 
-def figures(out_dir, which=None, params=None, log=print):
+def figures(out_dir, which=None, params=None, log=print, backend="numpy"):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
     for name in which or FIGURES:
         if name not in FIGURES:
             raise InputError(f"unknown figure '{name}' (choose from {', '.join(FIGURES)})")
-        out[name] = FIGURES[name](out_dir, params=params)
+        out[name] = FIGURES[name](out_dir, params=params, backend=backend)
         log(f"wrote {os.path.join(out_dir, f'fig{name}.png')} and fig{name}.csv")
     return out
 
@@ -750,7 +725,7 @@ def figures(out_dir, which=None, params=None, log=print):
 # ------------------------------------------------------------------------------------------------------
 # animation of one step
 # ------------------------------------------------------------------------------------------------------
-def animate(path, params=None, frames=48, fps=16, step=0):
+def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
     """One step in the ground frame: every link as a line through its named points, the joints as dots,
     the ankle traces of both feet."""
     import matplotlib
@@ -761,8 +736,8 @@ def animate(path, params=None, frames=48, fps=16, step=0):
 
     lo, hi = pb.step_window(step)
     theta = np.linspace(lo, hi, frames)
-    table = pb.kinematics_table(theta, params, frame="ground")
-    fine = pb.kinematics_table(np.linspace(lo, hi, 200), params, frame="ground")
+    table = pb.kinematics_table(theta, params, frame="ground", backend=backend)
+    fine = pb.kinematics_table(np.linspace(lo, hi, 200), params, frame="ground", backend=backend)
     mech = pb.system("foot").mechanism
     bodies = [b for b in mech.bodies]
     chains = {b: [p for p in mech.bodies[b].points] for b in bodies}

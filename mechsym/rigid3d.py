@@ -33,9 +33,10 @@ represents; `normalise(y)` projects exactly (the contact runner applies it at ev
 output reports the normalised quaternion.
 
 Under loads (`FloatingSystem.loaded`): each load (a rolling-disc contact, a body-frame torque) writes its
-force and torque into one `Program` (mechsym.codegen.program), a straight-line program of small sympy assignments carried with
-their forward-mode derivatives, so the right-hand side and its exact Jacobian are generated together
-(C through the C backend's cache, numpy without a compiler) for a stiff solver (BDF, Radau).
+force and torque into one `mechsym.codegen.program.Program`, a straight-line program of small sympy
+assignments carried with their forward-mode derivatives, so the right-hand side and its exact Jacobian
+are generated together (C through the C backend's cache, numpy without a compiler) for a stiff solver
+(BDF, Radau).
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ STATE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wbx", "
 WORLD_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
 
 __all__ = ["FloatingBody", "FloatingSystem", "derive_floating", "quat_multiply", "quat_about",
-           "rotation_matrix", "K_STAB", "STATE_NAMES", "Program", "BodyTorque", "LoadedODE", "floating_program"]
+           "rotation_matrix", "K_STAB", "STATE_NAMES", "BodyTorque", "LoadedODE", "floating_program"]
 
 
 # ---------------------------------------------------------------- declaration
@@ -589,7 +590,7 @@ def floating_program(system, loads) -> Program:
     return prog
 
 
-_GENERATED = {}
+_GENERATED = {}  # content key -> the loaded program (without it the numpy route regenerates it per call)
 
 
 def _generated(system, loads, backend):

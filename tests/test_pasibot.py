@@ -9,9 +9,11 @@ import sympy as sp
 from conftest import agree
 from mechanisms import pasibot as pb
 from mechanisms import pasibot_study as st
+from mechsym.codegen import c_backend
 from mechsym.dynamics import energies, reduced
 
 L8 = 0.030
+needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 
 
 STEP = np.linspace(np.pi / 2, 1.5 * np.pi, 241)
@@ -246,6 +248,32 @@ def test_forward_reduced_form_agrees_with_eq28():
     assert agree(y28[:, 1], y_ref[:, 1], 1e-8)
 
 
+@needs_c
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_c_backend_runs_agree_with_numpy():
+    """The runs tracked by the generated ms_track (one C call per state) against the numpy tracker: the
+    forward run through a support change, and a slip run through stick->slip, slip stops and a support
+    change, with its energy balance."""
+    t_end = 0.9
+    t = np.linspace(0, t_end, 91)
+    runs = {b: st.forward_run(1.0, np.pi / 2, 0.0, t_end, rtol=1e-11, atol=1e-11, backend=b) for b in ("numpy", "c")}
+    assert pb.system("foot", "primed", "c").library is not None
+    assert [e.transition for e in runs["c"].timeline] == ["support"]
+    assert runs["c"].timeline[0].t == pytest.approx(runs["numpy"].timeline[0].t, abs=1e-9)
+    y = {b: r.sample(t)[0] for b, r in runs.items()}
+    assert np.max(np.abs(y["c"][:, 0] - y["numpy"][:, 0])) < 1e-9 and agree(y["c"][:, 1], y["numpy"][:, 1], 1e-9)
+    slip = {b: st.SlipModel(0.05, omega=3.0, backend=b).run(t_end=1.1 * st.period(3.0), samples_per_step=20)
+            for b in ("numpy", "c")}
+    kinds = [e.transition for e in slip["c"].timeline]
+    assert {"stick->slip", "slip stops", "support"} <= set(kinds)
+    assert kinds == [e.transition for e in slip["numpy"].timeline]
+    assert np.allclose([e.t for e in slip["c"].timeline], [e.t for e in slip["numpy"].timeline], atol=1e-9, rtol=0)
+    for col in ("theta8", "x1", "slip", "T8", "friction", "fn"):
+        assert agree(slip["c"].table[col], slip["numpy"].table[col], 1e-8), col
+    w, de, d = slip["c"].energy_balance()
+    assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
+
+
 def test_inverse_table_switches_support():
     theta = np.array([0.3, 2.0, 4.0, 5.5])
     table = pb.inverse_table(theta, [1.0, 3.0])
@@ -447,11 +475,12 @@ def test_cli_figure_and_animation(tmp_path, capsys):
     assert (tmp_path / "gait.gif").stat().st_size > 1000
 
 
-def test_cli_slip_run(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("c", marks=needs_c)])
+def test_cli_slip_run(tmp_path, capsys, backend):
     """Imposed torque from rest with little friction: the foot slides at once; the command prints the ZMP
     warning, the timeline from the initial mode, the energy balance and the total slip."""
     code, out, err = run_cli(capsys, "pasibot", "slip", "--mu-s", "0.05", "--torque", "1", "--t-end", "0.1",
-                             "--out", str(tmp_path / "s.csv"))
+                             "--backend", backend, "--out", str(tmp_path / "s.csv"))
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("warning: pasibot: the zero moment point leaves the supporting foot")

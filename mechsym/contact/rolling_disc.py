@@ -282,7 +282,7 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
 # ---------------------------------------------------------------- the same law in a generated program
 
 def rolling_disc_program(prog, position, velocity, axis, omega, p, no_tension=False):
-    """The law above as assignments of a `mechsym.rigid3d.Program` (symbolic, with exact derivatives):
+    """The law above as assignments of a `mechsym.codegen.program.Program` (symbolic, with exact derivatives):
     position, velocity, omega: sympy 3-vectors in the world frame; axis: the unit disc axis (world); p: the
     symbols of `RollingDisc.parameters()` (unit plane normal, linear = 0 or 1). Returns the force on the
     disc (world) and the torque about the disc centre (world), as sympy 3-vectors."""

@@ -713,7 +713,7 @@ def test_program_prints_powers_in_denominators(tmp_path):
     import sympy as sp
 
     from mechsym.codegen import c_backend
-    from mechsym.rigid3d import Program
+    from mechsym.codegen.program import Program
 
     if c_backend.compiler() is None:
         pytest.skip("no C compiler")
