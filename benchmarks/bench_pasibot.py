@@ -1,6 +1,7 @@
 """PASIBOT timings (issue 4): cold derivation, warm load, and the 69 x 69 inverse dynamics with every
 reaction at 10^4 crank angles, against the batched dense LU of the same A in the same run; the kinematics
-sweep at 10^4 angles and the several-coordinate simulation's right-hand side, C against numpy.
+sweep at 10^4 angles, the several-coordinate simulation's right-hand side, and the studies' forward and
+slip runs, C against numpy.
 
     python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3]
 
@@ -133,6 +134,28 @@ def bench_rhs(backend, calls=1000):
     return 1e6 * (time.perf_counter() - t) / calls, values
 
 
+def bench_runs(backend):
+    """The studies' runs, timed after their builds are derived: a forward run (no slip) 3 s from rest under
+    T8 = 1 N m through its support changes, and a one-step slip run at 3 rad/s with mu = 0.05 (stick,
+    slip, slip stops, one 72 x 72 A U = C per right-hand side). Returns (forward seconds, right-hand
+    sides, theta8 and omega8 on a grid; slip seconds, right-hand sides, the slip run's table)."""
+    import warnings
+
+    from mechanisms import pasibot_study as st
+
+    st.forward_run(1.0, t_end=0.01, backend=backend)
+    t = time.perf_counter()
+    run = st.forward_run(1.0, t_end=3.0, rtol=1e-9, backend=backend)
+    forward = time.perf_counter() - t
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the ZMP leaves the foot: not the question here
+        model = st.SlipModel(0.05, omega=3.0, backend=backend)
+        t = time.perf_counter()
+        slip = model.run(steps=1, samples_per_step=50)
+        slip_time = time.perf_counter() - t
+    return forward, run.nfev, run.sample(np.linspace(0.0, 3.0, 301))[0], slip_time, slip.result.nfev, slip.table
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=10_000)
@@ -185,6 +208,21 @@ def main(argv=None):
                 line += (f"; ratio to numpy {rhs['numpy'][0] / us:.1f}; agrees with numpy to "
                          f"{np.max(np.abs(values - ref)) / np.max(np.abs(ref)):.1e}")
             print(line)
+        runs = {backend: bench_runs(backend) for backend in ["numpy"] + [b for b in backends if b == "c"]}
+        for backend, (fwd, n_fwd, y, slip, n_slip, table) in runs.items():
+            line = (f"  forward run, 3 s from rest under T8 = 1 N m ({backend}): {fwd:.2f} s, {n_fwd} right-hand "
+                    f"sides ({1e6 * fwd / n_fwd:.0f} us each)")
+            line2 = (f"  slip run, one step at 3 rad/s, mu = 0.05 ({backend}): {slip:.2f} s, {n_slip} right-hand "
+                     f"sides ({1e6 * slip / n_slip:.0f} us each)")
+            if backend == "c":
+                ref = runs["numpy"]
+                err = max(np.max(np.abs(y[:, i] - ref[2][:, i])) / np.max(np.abs(ref[2][:, i])) for i in (0, 1))
+                line += f"; ratio to numpy {ref[0] / fwd:.1f}; agrees with numpy to {err:.1e}"
+                err = max(np.max(np.abs(table[n] - ref[5][n])) / np.max(np.abs(ref[5][n]))
+                          for n in ("theta8", "x1", "T8", "friction", "fn"))
+                line2 += f"; ratio to numpy {ref[3] / slip:.1f}; agrees with numpy to {err:.1e}"
+            print(line)
+            print(line2)
 
 
 if __name__ == "__main__":

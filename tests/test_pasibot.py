@@ -343,8 +343,10 @@ def test_min_friction_bracket():
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*falling back to the numpy backend:UserWarning")
 def test_min_friction_by_bisection():
-    value = st.min_friction(3.0, tol=2e-4)
+    """Slip runs (on the C backend where a compiler exists) against the 69 x 69 equilibrium (numpy)."""
+    value = st.min_friction(3.0, tol=2e-4, backend="c")
     assert value == pytest.approx(st.friction_demand(3.0), abs=5e-4)
 
 
