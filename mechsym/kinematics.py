@@ -75,26 +75,50 @@ class KinematicFunctions:
 
 
 class DenseFactor:
-    """The dense fallback with the interface of mechsym.codegen.sparse_numpy.Factor."""
+    """The dense fallback with the interface of mechsym.codegen.sparse_numpy.Factor: LAPACK's LU of each
+    sample (dgetrf, then dgetrs per solve) for a few square samples, where one inverse would cost three
+    LU's; a batched inverse (pseudo-inverse for redundant constraints) for many. A singular sample gives
+    non-finite solutions in its own entries only."""
+
+    FEW = 16  # samples factorised one by one; more go through the batched inverse
 
     def __init__(self, jac):
-        self.inv = _inverse(jac)
-        self.ok = np.all(np.isfinite(self.inv), axis=(1, 2))
+        self.inv = self.lu = None
+        if jac.shape[-1] == jac.shape[-2] and len(jac) <= self.FEW:
+            from scipy.linalg.lapack import dgetrf  # (scipy.linalg loads in 0.2 s: only when needed)
+
+            self.lu = [dgetrf(j) for j in jac]
+            self.ok = np.array([info == 0 and np.all(np.isfinite(lu)) for lu, _, info in self.lu], bool)
+        else:
+            self.inv = _inverse(jac)
+            self.ok = np.all(np.isfinite(self.inv), axis=(1, 2))
 
     def take(self, mask):
         """The factorisations of the samples selected by `mask`."""
         out = DenseFactor.__new__(DenseFactor)
-        out.inv, out.ok = self.inv[mask], self.ok[mask]
+        out.ok = self.ok[mask]
+        out.inv = None if self.inv is None else self.inv[mask]
+        out.lu = None if self.lu is None else [f for f, keep in zip(self.lu, mask) if keep]
         return out
 
     def solve(self, b):
-        b = np.asarray(b, float)
-        return (self.inv @ b[..., None])[..., 0] if b.ndim == 2 else self.inv @ b
+        return self._solve(b, 0)
 
     def solve_t(self, c):
-        c = np.asarray(c, float)
-        inv_t = np.swapaxes(self.inv, 1, 2)
-        return (inv_t @ c[..., None])[..., 0] if c.ndim == 2 else inv_t @ c
+        return self._solve(c, 1)
+
+    def _solve(self, b, trans):
+        b = np.asarray(b, float)
+        if self.lu is None:
+            inv = np.swapaxes(self.inv, 1, 2) if trans else self.inv
+            return (inv @ b[..., None])[..., 0] if b.ndim == 2 else inv @ b
+        from scipy.linalg.lapack import dgetrs
+
+        x = np.full(b.shape, np.nan)
+        for i, ((lu, piv, _), ok) in enumerate(zip(self.lu, self.ok)):
+            if ok:
+                x[i] = dgetrs(lu, piv, b[i], trans=trans)[0]
+        return x
 
 
 def _point_symbols(con):
@@ -446,7 +470,8 @@ def _inverse(a):
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
         out = np.full(a.shape, np.nan)
-        ok = np.abs(np.linalg.det(a)) > 0
+        with np.errstate(invalid="ignore"):
+            ok = np.abs(np.linalg.det(a)) > 0
         out[ok] = np.linalg.inv(a[ok])
         return out
 

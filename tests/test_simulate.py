@@ -90,3 +90,32 @@ def test_c_right_hand_side_agrees_with_numpy(monkeypatch):
     monkeypatch.setattr(b.tracker, "track", lambda *args: (1,) + track(*args)[1:])
     fc = np.array([b.rhs(0.0, y) for y in states[::-1]])
     assert agree(fc, fa[::-1], 1e-12)
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_dense_factor_solves_as_numpy(fourbar, count):
+    """The numpy backend's dense factorisation (LAPACK LU per sample for a few samples, as in a right-hand
+    side; the batched inverse for many) against numpy.linalg.solve: Phi_q x = b and Phi_q^T y = c, one and
+    several right-hand sides; a singular sample (a zero row, or NaN) gives NaN in its own solution only."""
+    from mechsym.kinematics import DenseFactor
+
+    rng = np.random.default_rng(8)
+    n = fourbar.constraints.n
+    q, p = rng.normal(size=(n, count)), fourbar.params()
+    jac = fourbar.kin.jac(q, p)
+    jac[1, 2] = 0.0
+    jac[2, 0] = np.nan
+    fac = DenseFactor(jac)
+    assert (fac.lu is not None) == (count <= DenseFactor.FEW)
+    good = np.arange(count) > 2
+    assert fac.ok[:3].tolist() == [True, False, False] and fac.ok[good].all()
+    good[0] = True
+    b, bm = rng.normal(size=(count, n)), rng.normal(size=(count, n, 3))
+    jt = np.swapaxes(jac, 1, 2)
+    for got, want in ((fac.solve(b), np.linalg.solve(jac[good], b[good][..., None])[..., 0]),
+                      (fac.solve(bm), np.linalg.solve(jac[good], bm[good])),
+                      (fac.solve_t(b), np.linalg.solve(jt[good], b[good][..., None])[..., 0]),
+                      (fac.solve_t(bm), np.linalg.solve(jt[good], bm[good]))):
+        assert not np.isfinite(got[1]).all() and not np.isfinite(got[2]).all()
+        np.testing.assert_allclose(got[good], want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+    np.testing.assert_array_equal(fac.take(good).solve(b[good]), fac.solve(b)[good])

@@ -23,6 +23,8 @@ class VectorFunction:
 
     def __call__(self, *args):
         shape = _sample_shape(args)
+        if shape == () and self._f is not None:  # one sample (an ODE right-hand side): scalars, one conversion
+            return np.array(self._f(*args), float)
         out = np.empty((len(self.exprs),) + shape)
         if self._f is not None:
             for i, v in enumerate(self._f(*args)):
