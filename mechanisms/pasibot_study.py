@@ -74,7 +74,7 @@ class _Leg:
         self.system = pb.system(frame, leg, backend)
         self.solver = self.system.solver(params)
         self.params = self.solver.params
-        self.tracker = self.last = None
+        self.tracker = self.last = self.key = self.a0 = None
 
     def seed(self, theta):
         library = self.system.library
@@ -82,22 +82,36 @@ class _Leg:
             self.tracker = CTracker(self.solver, library, theta)
         else:
             self.tracker = ConfigurationTracker(self.solver, theta)
-        self.last = None
+        self.last = self.key = None
+
+    def state(self, theta, thetad):
+        """The solved kinematics (one sample, with the factorisation of Phi_q) at the coordinates theta, and
+        the acceleration offset a0 at the rates thetad: the C tracker's own (one ms_track call), else one
+        solve with the tracker's factorisation."""
+        theta = np.atleast_1d(np.asarray(theta, float))
+        thetad = np.atleast_1d(np.asarray(thetad, float))
+        key = theta.tobytes() + thetad.tobytes()
+        if key == self.key:
+            return self.last, self.a0
+        if self.tracker is None or np.max(np.abs(theta - self.tracker.theta)) > self.JUMP:
+            self.seed(theta)
+        if isinstance(self.tracker, CTracker):
+            q, jq, a0, _ = self.tracker.state(theta, thetad)
+        else:
+            same = self.last is not None and np.array_equal(theta, self.last.theta[0])
+            q, factor, jq = (self.last.q[0], self.last.factor, self.last.dq[0]) if same else self.tracker.at(theta)
+            a0 = factor.solve(-self.system.gamma(q, jq @ thetad, self.params)[None])[0]
+        self.last = Kinematics(theta[None], q[None], jq[None], None, None, self.params, self.tracker.factor,
+                               self.solver.f.jac)
+        self.key, self.a0 = key, a0
+        return self.last, a0
 
     def kinematics(self, theta):
-        """The solved kinematics (one sample) at the coordinates theta; Phi_q is evaluated if asked for."""
+        """The solved kinematics (one sample) at the coordinates theta."""
         theta = np.atleast_1d(np.asarray(theta, float))
-        if self.last is None or not np.array_equal(theta, self.last.theta[0]):
-            if self.tracker is None or np.max(np.abs(theta - self.tracker.theta)) > self.JUMP:
-                self.seed(theta)
-            if isinstance(self.tracker, CTracker):
-                q, jq, _, _ = self.tracker.state(theta, np.zeros_like(theta))
-                factor = None
-            else:
-                q, factor, jq = self.tracker.at(theta)
-            self.last = Kinematics(theta[None], q[None], jq[None], None, None, self.params, factor,
-                                   self.solver.f.jac)
-        return self.last
+        if self.last is not None and np.array_equal(theta, self.last.theta[0]):
+            return self.last
+        return self.state(theta, np.zeros_like(theta))[0]
 
     def point_state(self, kin, thetad, point):
         """Position and velocity of a named point from the solved kinematics (exact, rigid body)."""
@@ -311,23 +325,24 @@ class SlipModel:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
-        kin = self.legs[leg].kinematics([y[0], y[2]])
-        u = {k: float(v[0]) for k, v in self.unknowns(leg, contact, kin, np.array([t]), np.asarray(y)[None]).items()}
+        kin, a0 = self.legs[leg].state([y[0], y[2]], [y[1], y[3]])
+        u = self.unknowns(leg, contact, kin, np.array([t]), np.asarray(y)[None], a0[None])
+        u = {k: float(v[0]) for k, v in u.items()}
         if len(self._cache) > 64:
             self._cache.clear()
         self._cache[key] = u
         return u
 
-    def unknowns(self, leg, contact, kin, t, y):
+    def unknowns(self, leg, contact, kin, t, y, a0=None):
         """The mode's A U = C at solved kinematics of N states y (N, 6) at times t (N,), in one batch: every
-        unknown, plus theta8dd, x1dd, fn, m and T8 (each (N,))."""
+        unknown, plus theta8dd, x1dd, fn, m and T8 (each (N,)); a0 (N, n) the acceleration offset if known."""
         n = len(y)
         forces = {}
         if self.torque is not None:
             forces["T8"] = (np.array([float(self.torque(*a)) for a in zip(t, y[:, 0], y[:, 1])])
                             if callable(self.torque) else np.full(n, float(self.torque)))
         part = self.legs[leg]
-        u = solve_at(part.system, kin, y[:, [1, 3]], self.analyses[leg][contact], np.zeros((n, 2)), forces)
+        u = solve_at(part.system, kin, y[:, [1, 3]], self.analyses[leg][contact], np.zeros((n, 2)), forces, a0)
         for name in ("theta8dd", "x1dd"):
             u.setdefault(name, np.zeros(n))
         u.setdefault("T8", forces.get("T8"))

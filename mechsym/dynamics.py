@@ -47,8 +47,9 @@ class AnalysisFunctions:
             expr = sp.sympify(expr)
             coeffs += [sp.diff(expr, u) for u in unknowns]
             consts.append(-expr.subs(zero))
-        self.row_coeffs = VectorFunction((con.q, con.qd, con.params), coeffs)
-        self.row_consts = VectorFunction((con.q, con.qd, con.params), consts)
+        # the rows' non-zero coefficients (their flat indices in (rows, unknowns)), then the constants
+        self.row_slots = [i for i, e in enumerate(coeffs) if e != 0]
+        self.rows = VectorFunction((con.q, con.qd, con.params), [coeffs[i] for i in self.row_slots] + consts)
 
 
 def analysis_functions(system, analysis):
@@ -57,45 +58,59 @@ def analysis_functions(system, analysis):
     return system._analyses[analysis]
 
 
+def columns(system, kin: Kinematics, analysis: Analysis, mass=None):
+    """The columns of A's Newton-Euler rows in the unknowns' order: an int r stands for row r of Phi_q
+    (its transpose is the column: a joint's reaction, a driving force), an (N, n) array for any other
+    (the inertia of a free coordinate, an extra unknown). mass: the diagonal mass matrix, if at hand."""
+    fn = analysis_functions(system, analysis)
+    con = system.constraints
+    nj, n = con.n_joint_rows, con.n
+    N = kin.q.shape[0]
+    cols = list(range(nj))
+    if mass is None and analysis.inertia and analysis.free:
+        mass = system.mass(kin.params)
+    for i, c in enumerate(system.mechanism.coordinates):
+        if c.name not in analysis.free:
+            cols.append(nj + i)
+        else:
+            cols.append(-mass[None, :] * kin.dq[:, :, i] if analysis.inertia else np.zeros((N, n)))
+    cols += [nj + i for i, c in enumerate(system.mechanism.coordinates) if c.force in analysis.unknown_forces]
+    if analysis.extra_unknowns:
+        p0 = kin.params.copy()
+        p0[fn.extra_index] = 0.0
+        extra = fn.extra_columns(kin.q.T, p0).reshape(len(analysis.extra_unknowns), n, N)
+        cols += list(np.swapaxes(extra, 1, 2))
+    if len(cols) != n + len(analysis.extra_rows):
+        raise InputError(
+            f"mechanism '{system.mechanism.name}' is over-constrained ({len(cols) - n} redundant constraint rows): "
+            "its reactions are statically indeterminate; remove a redundant joint or make one a slot")
+    return cols
+
+
+def extra_rows(system, kin: Kinematics, analysis: Analysis, thetad):
+    """The extra rows' coefficients (N, r, m) and constants (N, r) at solved kinematics and speeds."""
+    fn = analysis_functions(system, analysis)
+    N, r, nz = kin.q.shape[0], len(analysis.extra_rows), len(fn.row_slots)
+    values = fn.rows(kin.q.T, kin.velocities(thetad).T, kin.params).reshape(nz + r, N)
+    rows = np.zeros((N, r * len(fn.names)))
+    rows[:, fn.row_slots] = values[:nz].T
+    return rows.reshape(N, r, len(fn.names)), values[nz:].T
+
+
 def assemble(system, kin: Kinematics, analysis: Analysis, thetad, rhs_terms):
     """A (N, m, m) and the right-hand sides C (N, m, r) of an analysis at solved kinematics.
 
     rhs_terms is a list of (N, n) generalised force arrays (already on the C side, e.g. M qdd - Q);
     each becomes one right-hand side column, with the extra rows' constants added to the first.
     """
-    fn = analysis_functions(system, analysis)
-    con = system.constraints
-    nj, n, k = con.n_joint_rows, con.n, len(con.theta)
-    N = kin.q.shape[0]
-    mass = system.mass(kin.params)
-    cols = [kin.jac[:, :nj, :].transpose(0, 2, 1)]
-    for i, c in enumerate(system.mechanism.coordinates):
-        if c.name in analysis.free:
-            col = -mass[None, :] * kin.dq[:, :, i] if analysis.inertia else np.zeros((N, n))
-            cols.append(col[:, :, None])
-        else:
-            cols.append(kin.jac[:, nj + i, :][:, :, None])
-    for i, c in enumerate(system.mechanism.coordinates):
-        if c.force in analysis.unknown_forces:
-            cols.append(kin.jac[:, nj + i, :][:, :, None])
-    if analysis.extra_unknowns:
-        p0 = kin.params.copy()
-        p0[fn.extra_index] = 0.0
-        extra = fn.extra_columns(kin.q.T, p0).reshape(len(analysis.extra_unknowns), n, N)
-        cols.append(extra.transpose(2, 1, 0))
-    a = np.concatenate(cols, axis=2)
+    cols = columns(system, kin, analysis)
+    a = np.stack([kin.jac[:, col, :] if isinstance(col, int) else col for col in cols], axis=2)
     c = np.stack(rhs_terms, axis=2)
-    if a.shape[2] != n + len(analysis.extra_rows):
-        raise InputError(
-            f"mechanism '{system.mechanism.name}' is over-constrained ({a.shape[2] - n} redundant constraint rows): "
-            "its reactions are statically indeterminate; remove a redundant joint or make one a slot")
     if analysis.extra_rows:
-        qd = kin.velocities(thetad)
-        m = len(fn.names)
-        rows = fn.row_coeffs(kin.q.T, qd.T, kin.params).reshape(len(analysis.extra_rows), m, N).transpose(2, 0, 1)
+        rows, consts = extra_rows(system, kin, analysis, thetad)
         a = np.concatenate([a, rows], axis=1)
-        extra_c = np.zeros((N, len(analysis.extra_rows), c.shape[2]))
-        extra_c[:, :, 0] = fn.row_consts(kin.q.T, qd.T, kin.params).T
+        extra_c = np.zeros((len(a), len(analysis.extra_rows), c.shape[2]))
+        extra_c[:, :, 0] = consts
         c = np.concatenate([c, extra_c], axis=1)
     return a, c
 
@@ -143,31 +158,99 @@ def solve(system, theta, thetad, analysis: Analysis, thetadd=None, forces=None, 
     return {n: u[:, i] for i, n in enumerate(names)}
 
 
-def solve_at(system, kin: Kinematics, thetad, analysis: Analysis, thetadd=None, forces=None) -> dict:
+def solve_at(system, kin: Kinematics, thetad, analysis: Analysis, thetadd=None, forces=None, a0=None) -> dict:
     """`solve` at already solved kinematics (N samples), e.g. warm-started inside an ODE right-hand side.
 
-    thetad, thetadd: (N, k); forces: name -> (N,) or scalar. Returns name -> (N,) for every unknown."""
+    thetad, thetadd: (N, k); forces: name -> (N,) or scalar; a0: (N, n) the acceleration offset
+    -Phi_q^-1 gamma(q, q') if the caller has it (a tracker). Returns name -> (N,) for every unknown.
+    With the factorisation of Phi_q at hand (kin.factor), A U = C is solved through it (`_bordered`);
+    else A is assembled densely."""
     con = system.constraints
     n_samples = kin.q.shape[0]
     thetad = np.broadcast_to(np.asarray(thetad, float), kin.theta.shape)
     thetadd = np.zeros(kin.theta.shape) if thetadd is None else np.broadcast_to(np.asarray(thetadd, float), kin.theta.shape)
     forces = forces or {}
     names = analysis_functions(system, analysis).names
-    mass = system.mass(kin.params)
-    qd = kin.velocities(thetad)
-    a0 = _solve(kin.jac, -system.gamma(kin.q.T, qd.T, kin.params).T)
+    if a0 is None:
+        rhs_a0 = -system.gamma(kin.q.T, kin.velocities(thetad).T, kin.params).T
+        a0 = kin.factor.solve(rhs_a0) if kin.factor is not None else _solve(kin.jac, rhs_a0)
     imposed = np.array([c.name not in analysis.free for c in system.mechanism.coordinates], float)
     qdd = a0 + np.einsum("nik,nk->ni", kin.dq, thetadd * imposed)
+    mass = system.mass(kin.params)
     rhs = (mass * qdd if analysis.inertia else 0.0) - system.applied(kin.q.T, kin.params).T
+    known = []  # (row of Phi_q, values): the known forces of free coordinates, -Phi_q[row]^T value on C
     for i, c in enumerate(system.mechanism.coordinates):
         if c.name in analysis.free and c.force is not None and c.force not in analysis.unknown_forces:
             if c.force not in forces:
                 raise InputError(f"analysis '{analysis.name}' needs the value of force '{c.force}'")
-            value = np.broadcast_to(np.asarray(forces[c.force], float), (n_samples,))
-            rhs = rhs - kin.jac[:, con.n_joint_rows + i, :] * value[:, None]
-    a, c_mat = assemble(system, kin, analysis, thetad, [rhs])
-    u = solve_checked(system, a, c_mat, kin.theta)[:, :, 0]
+            known.append((con.n_joint_rows + i, np.broadcast_to(np.asarray(forces[c.force], float), (n_samples,))))
+    u = None
+    if kin.factor is not None:
+        u = _bordered(system, kin, analysis, thetad, rhs, known, mass)
+    if u is None:  # no factorisation, or A singular there: the dense route solves or names the sample
+        for row, value in known:
+            rhs = rhs - kin.jac[:, row, :] * value[:, None]
+        a, c_mat = assemble(system, kin, analysis, thetad, [rhs])
+        u = solve_checked(system, a, c_mat, kin.theta)[:, :, 0]
     return {n: u[:, i] for i, n in enumerate(names)}
+
+
+def _bordered(system, kin: Kinematics, analysis: Analysis, thetad, rhs, known, mass):
+    """A U = C through the factorisation of Phi_q (U (N, m), or None where that fails).
+
+    A's columns are those of Phi_q^T (the ints of `columns`) except f of them (the free coordinates)
+    replaced by arrays, plus e more columns and e extra rows. With v the unknowns of all n columns of
+    Phi_q^T (the f replaced ones held at zero) and w those of the d = f + e other columns:
+
+        Phi_q^T v + D w = C,  v_F = 0,  R_v v + R_w w = C_extra,
+
+    so v = y0 - Y w with y0 = Phi_q^-T C, Y = Phi_q^-T D (one transposed solve with 1 + d right-hand
+    sides; a column of Phi_q^T in D gives a unit column of Y), and w solves the small d x d system
+    [Y_F; R_w - R_v Y] w = [y0_F; C_extra - R_v y0]."""
+    n = system.constraints.n
+    cols = columns(system, kin, analysis, mass)
+    N, m = len(kin.q), len(cols)
+    replaced = [j for j in range(n) if not isinstance(cols[j], int)]  # an int at j < n is row j
+    others = replaced + list(range(n, m))
+    arrays = [cols[j] for j in others if not isinstance(cols[j], int)]
+    with np.errstate(all="ignore"):
+        z = kin.factor.solve_t(np.stack([rhs] + arrays, axis=2))
+    y0 = z[:, :, 0]
+    for row, value in known:  # Phi_q^-T (Phi_q^T e_row) value = e_row value
+        y0[:, row] -= value
+    y = np.zeros((N, n, len(others)))
+    k = 1
+    for i, j in enumerate(others):
+        if isinstance(cols[j], int):
+            y[:, cols[j], i] = 1.0
+        else:
+            y[:, :, i] = z[:, :, k]
+            k += 1
+    u = np.empty((N, m))
+    if others:
+        big = np.empty((N, len(others), len(others)))
+        small = np.empty((N, len(others)))
+        f = len(replaced)
+        big[:, :f], small[:, :f] = y[:, replaced], y0[:, replaced]
+        if analysis.extra_rows:
+            rows, consts = extra_rows(system, kin, analysis, thetad)
+            r_v = rows[:, :, :n].copy()
+            r_v[:, :, replaced] = 0.0
+            big[:, f:] = rows[:, :, others] - r_v @ y
+            small[:, f:] = consts - np.einsum("nrj,nj->nr", r_v, y0)
+        with np.errstate(all="ignore"):
+            try:
+                w = np.linalg.solve(big, small[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                return None
+        u[:, :n] = y0 - np.einsum("nji,ni->nj", y, w)
+        u[:, others] = w
+    else:
+        u[:] = y0
+    size = max(float(np.max(np.abs(rhs))) if rhs.size else 1.0, 1.0)
+    if not (np.all(np.isfinite(u)) and np.max(np.abs(u)) <= 1e12 * size and np.all(kin.factor.ok)):
+        return None
+    return u
 
 
 def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis=None) -> Table:

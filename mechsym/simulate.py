@@ -27,7 +27,7 @@ class ConfigurationTracker:
     second-order Taylor step from the previous configuration with its stored factorisation, Newton is the
     batched solver's rule (full steps until one is below CHORD_TOL, then one chord step), and the one
     factorisation at the solution serves both J = dq/dtheta and the caller's solves (`factor`). The C
-    backend factorises with its sparse elimination, numpy with a dense inverse."""
+    backend factorises with its sparse elimination, numpy with LAPACK's dense LU."""
 
     def __init__(self, solver, theta0):
         self.solver = solver
@@ -122,8 +122,9 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
 
 class CTracker:
     """ConfigurationTracker's job in one call of the C backend's ms_track per state: Newton from the
-    first-order prediction off the previous solution, J, the acceleration offset a0 and the applied
-    forces. A state where C does not converge goes through ConfigurationTracker, which names the failure."""
+    first-order prediction off the previous solution, J, the acceleration offset a0, the applied forces
+    and the factorisation of Phi_q (`factor`, for the caller's solves). A state where C does not converge
+    goes through ConfigurationTracker, which names the failure."""
 
     def __init__(self, solver, library, theta0):
         from mechsym.kinematics import STEP_TOL
@@ -131,11 +132,12 @@ class CTracker:
         self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0)
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
+        self.factor = self.fallback.factor
 
     def state(self, theta, thetad):
         """q, J, a0 and the applied forces at (theta, thetad)."""
         th = np.atleast_1d(np.asarray(theta, float))
-        status, q, jq, a0, app = self.track(self.q + self.jq @ (th - self.theta), th, thetad)
+        status, q, jq, a0, app, fac = self.track(self.q + self.jq @ (th - self.theta), th, thetad)
         if status or not np.abs(jq).max() <= SUSPECT:        # let the numpy route name the reason
             self.fallback.q, self.fallback.theta = self.q, self.theta
             self.fallback.factor = self.solver.f.factor(self.q, self.solver.params)
@@ -143,7 +145,7 @@ class CTracker:
             q, fac, jq = self.fallback.at(th)
             a0 = fac.solve(-self.solver.f.gamma(q, jq @ thetad, self.solver.params)[None])[0]
             app = None
-        self.q, self.theta, self.jq = q, th, jq
+        self.q, self.theta, self.jq, self.factor = q, th, jq, fac
         return q, jq, a0, app
 
 

@@ -44,10 +44,11 @@ int pasibot_forward(double torque, double th0, double om0, double t_end, const d
 void pasibot_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
 void pasibot_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
 /* One state for a simulation's right-hand side: Newton at th from the prediction q (in/out), then
-   J = dq/dth (NQ x 1), a0 = -Phi_q^-1 gamma(q, J thd) (qdd = J thdd + a0) and the applied forces app (NQ).
+   J = dq/dth (NQ x NTH), a0 = -Phi_q^-1 gamma(q, J thd) (qdd = J thdd + a0), the applied forces app (NQ)
+   and, unless NULL, the factorisation of Phi_q at q in lu (NSLOT), lu_piv (NBLOCK) as pasibot_factor's.
    Returns 0, 1 (no convergence) or 2 (singular). */
 int pasibot_track(double *q, const double *th, const double *thd, const double *p, const double *scale,
-    double tol, int maxit, double *jq, double *a0, double *app);
+    double tol, int maxit, double *jq, double *a0, double *app, double *lu, int *lu_piv);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void pasibot_phi(int n, const double *q, const double *th, const double *p, double *out);
 void pasibot_jac(int n, const double *q, const double *p, double *out);

@@ -232,7 +232,7 @@ class CLibrary:
                                        _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
             dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
-            dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D]
+            dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D, _D, _I]
             dll.ms_track.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
@@ -323,21 +323,22 @@ class CLibrary:
 
     # -- kernels -----------------------------------------------------------------------------------
     def tracker(self, params, col_scale, tol, maxit=30):
-        """track(q, theta, thetad) -> (status, q, J (nq, nth), a0 (nq,), applied (nq,)): one state of a
-        simulation from the prediction q (see ms_track), with fixed parameters; arrays are reused."""
+        """track(q, theta, thetad) -> (status, q, J (nq, nth), a0 (nq,), applied (nq,), the CFactor of Phi_q
+        at q): one state of a simulation from the prediction q (see ms_track), with fixed parameters."""
         p = self._params(params)
         scale = np.ascontiguousarray(col_scale, float)
         q, th, thd = np.empty(self.nq), np.empty(self.nth), np.empty(self.nth)
         jq, a0, app = np.empty((self.nq, self.nth)), np.empty(self.nq), np.empty(self.nq)
+        lu, piv = np.empty((1, self.nslot)), np.empty((1, self.nblock), dtype=np.intc)
         pointers = [_ptr(a) for a in (q, th, thd, p, scale)] + [float(tol), int(maxit)] + \
-            [_ptr(a) for a in (jq, a0, app)]
-        fn, keep = self.dll.ms_track, (p, scale)          # (the pointers' arrays stay alive with track)
+            [_ptr(a) for a in (jq, a0, app, lu)] + [piv.ctypes.data_as(_I)]
+        fn, keep, ok = self.dll.ms_track, (p, scale), np.ones(1, bool)  # (the pointers' arrays stay alive)
 
         def track(q0, theta, thetad):
             assert keep
             q[:], th[:], thd[:] = q0, theta, thetad
             status = fn(*pointers)
-            return status, q.copy(), jq.copy(), a0.copy(), app.copy()
+            return status, q.copy(), jq.copy(), a0.copy(), app.copy(), CFactor(self, lu.copy(), piv.copy(), ok)
 
         return track
 

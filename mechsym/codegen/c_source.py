@@ -298,9 +298,11 @@ void ms_solve(int n, int m, int transpose, const double *a, const int *piv, cons
 
 /* One state of a mechanism with any number of coordinates, for a right-hand side: from the prediction q
    (in/out), Newton at th to rounding, then J = dq/dth (NQ x NTH, row-major), a0 = -Phi_q^-1 gamma(q, J thd)
-   (so that qdd = J thdd + a0) and the applied forces. Returns 0, 1 (no convergence) or 2 (singular). */
+   (so that qdd = J thdd + a0) and the applied forces; the factorisation of Phi_q at q goes to lu (LU_NSLOT)
+   and lu_piv (LU_NBLOCK) unless they are NULL (as ms_factor's, for ms_solve). Returns 0, 1 (no
+   convergence) or 2 (singular). */
 int ms_track(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
-             int maxit, double *jq, double *a0, double *app) {
+             int maxit, double *jq, double *a0, double *app, double *lu, int *lu_piv) {
   double sc[NSC], a[LU_NSLOT], e[NROW], col[NQ], qd[NQ], g[NROW];
   int piv[LU_NBLOCK];
   const int status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
@@ -319,6 +321,8 @@ int ms_track(double *q, const double *th, const double *thd, const double *p, co
   for (int i = 0; i < NROW; ++i) g[i] = -g[i];
   lu_solve(a, piv, g, a0);
   applied1_s(q, p, sc, app);
+  if (lu) memcpy(lu, a, sizeof a);
+  if (lu_piv) memcpy(lu_piv, piv, sizeof piv);
   return 0;
 }
 
