@@ -76,12 +76,14 @@ class _Leg:
         self.params = self.solver.params
         self.tracker = self.last = self.key = self.a0 = None
 
-    def seed(self, theta):
+    def seed(self, theta, q0=None):
+        """Track from theta: from the configuration q0 (handed over by the other leg's build), else by the
+        continuation from the declared assembly."""
         library = self.system.library
         if library is not None and library.meta["square"]:
-            self.tracker = CTracker(self.solver, library, theta)
+            self.tracker = CTracker(self.solver, library, theta, q0)
         else:
-            self.tracker = ConfigurationTracker(self.solver, theta)
+            self.tracker = ConfigurationTracker(self.solver, theta, q0)
         self.last = self.key = None
 
     def state(self, theta, thetad):
@@ -129,6 +131,25 @@ class _Leg:
         return np.array([x, y]) + r, np.array([vx - w * r[1], vy + w * r[0]])
 
 
+def handover(src, dst, q, values):
+    """Coordinates q of the build `src` re-expressed in the build `dst` of the same bodies with another
+    fixed body (the other support leg): every pose moved by the rigid motion that takes dst's fixed body
+    from its pose in src to its own frame (values: the parameter vector of both). A support change starts
+    the new leg's tracking from these."""
+    mech, fixed = src.mechanism, dst.mechanism.fixed
+    subs = dict(zip(src.constraints.params, values))
+    com = {b: np.array([float(c.xreplace(subs)) for c in mech.bodies[b].com]) for b in (mech.fixed, fixed)}
+    poses = {b: q[3 * i: 3 * i + 3] for i, b in enumerate(src.constraints.bodies)}
+    poses[mech.fixed] = np.append(com[mech.fixed], 0.0)
+    x, y, th = poses[fixed]
+    c, s = math.cos(th), math.sin(th)
+    out = []
+    for b in dst.constraints.bodies:  # centre of mass relative to the fixed body's, turned by -th
+        dx, dy = poses[b][0] - x, poses[b][1] - y
+        out += [com[fixed][0] + c * dx + s * dy, com[fixed][1] - s * dx + c * dy, poses[b][2] - th]
+    return np.array(out)
+
+
 # ------------------------------------------------------------------------------------------------------
 # forward dynamics without slip
 # ------------------------------------------------------------------------------------------------------
@@ -173,8 +194,8 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
     forces = {"T8": lambda t, th, thd: float(force(t, th[0], thd[0]))}
     odes = {}  # leg -> the reduced equations of motion (Eq. 28), tracked from the last support change
 
-    def seed(leg, theta):
-        odes[leg] = EquationsOfMotion(systems[leg], [theta], params, forces)
+    def seed(leg, theta, q0=None):
+        odes[leg] = EquationsOfMotion(systems[leg], [theta], params, forces, q0=q0)
 
     def rhs_for(leg):
         return lambda t, y: odes[leg].rhs(t, y)
@@ -183,8 +204,10 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
 
     def switch(delta):
         def target(t, y):
+            old = win.leg
             leg = win.enter(delta)
-            seed(leg, y[0])
+            q, _ = odes[old].coordinates(y)  # the configuration at the support change, handed over
+            seed(leg, y[0], handover(systems[old], systems[leg], q, odes[old].solver.params))
             return leg
 
         return target
@@ -373,7 +396,8 @@ class SlipModel:
         pos, vel = part.point_state(kin, [y[1], y[3]], "E" + pb.LEGS[other])
         y_new = np.array(y, float)
         y_new[2], y_new[3] = pos[0], vel[0]
-        self.legs[other].seed(np.array([y_new[0], y_new[2]]))
+        q = handover(part.system, self.legs[other].system, kin.q[0], part.params)  # the same frame: reordered
+        self.legs[other].seed(np.array([y_new[0], y_new[2]]), q)
         return y_new
 
     def energy(self, leg, y):

@@ -234,6 +234,23 @@ class Solver:
         self.derivatives(q[None], theta[None], second=False)  # a dead point at the start is an error too
         return q
 
+    def correct(self, theta, q) -> np.ndarray:
+        """Coordinates at one input value theta (k,) by Newton from coordinates q close to them (handed over
+        by the caller, e.g. from another build of the same mechanism), in place of the continuation from
+        the declared assembly; the result must close the loops, lie on the declared branches and be no
+        dead point."""
+        theta = np.atleast_1d(np.asarray(theta, float))
+        q = np.asarray(q, float)
+        if q.shape != (self.con.n,) or not np.all(np.isfinite(q)):
+            raise InputError(f"mechanism '{self.con.mechanism.name}': a start configuration needs {self.con.n} "
+                             f"finite coordinates, got shape {q.shape}")
+        q, ok = self.newton(q[None], theta[None])
+        if not ok[0]:
+            raise AssemblyError(self._describe_failure(theta, self.f.phi(q[0], theta, self.params)))
+        self._check_branches(q, theta[None])
+        self.derivatives(q, theta[None], second=False)  # names a dead point
+        return q[0]
+
     def _gauss_newton(self, q, theta, rows):
         for _ in range(200):
             r = self.f.phi(q, theta, self.params)[rows]

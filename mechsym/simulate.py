@@ -29,10 +29,13 @@ class ConfigurationTracker:
     factorisation at the solution serves both J = dq/dtheta and the caller's solves (`factor`). The C
     backend factorises with its sparse elimination, numpy with LAPACK's dense LU."""
 
-    def __init__(self, solver, theta0):
+    def __init__(self, solver, theta0, q0=None):
+        """q0: coordinates near the configuration at theta0 (handed over, e.g. from another build of the
+        mechanism), corrected by Newton (Solver.correct) instead of the continuation from the declared
+        assembly."""
         self.solver = solver
         self.theta = np.atleast_1d(np.asarray(theta0, float))
-        self.q = solver.sweep(self.theta[None]).q[0]
+        self.q = solver.sweep(self.theta[None]).q[0] if q0 is None else solver.correct(self.theta, q0)
         self.factor = solver.f.factor(self.q, solver.params)
         self.jq = self.factor.solve(solver.f.E[None])[0]
 
@@ -126,10 +129,10 @@ class CTracker:
     and the factorisation of Phi_q (`factor`, for the caller's solves). A state where C does not converge
     goes through ConfigurationTracker, which names the failure."""
 
-    def __init__(self, solver, library, theta0):
+    def __init__(self, solver, library, theta0, q0=None):
         from mechsym.kinematics import STEP_TOL
 
-        self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0)
+        self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0, q0)
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
         self.factor = self.fallback.factor
@@ -153,17 +156,19 @@ class EquationsOfMotion:
     """The ODE that `simulate` integrates, for callers that drive the integrator themselves (event runners):
     `rhs(t, y)` with y = [theta, thetad, s] (k coordinates, k rates, `n_states` extra states) and
     `coordinates(y)` -> (q, qd), the absolute coordinates and their rates at a state. Arguments as in
-    `simulate`; the configuration is tracked from `theta0` (warm-started Newton)."""
+    `simulate`; the configuration is tracked from `theta0` (warm-started Newton), where it is found by the
+    continuation from the declared assembly or, given q0 (coordinates near it, say the configuration
+    another build of the mechanism hands over), by Newton from q0."""
 
-    def __init__(self, system, theta0, params=None, forces=None, load=None, n_states=0):
+    def __init__(self, system, theta0, params=None, forces=None, load=None, n_states=0, q0=None):
         self.system, self.load, self.n_states = system, load, int(n_states)
         self.k = len(system.coordinate_names)
         self.solver = system.solver(params)
         library = system.library
         if library is not None and library.meta["square"]:
-            self.tracker = CTracker(self.solver, library, theta0)
+            self.tracker = CTracker(self.solver, library, theta0, q0)
         else:
-            self.tracker = ConfigurationTracker(self.solver, theta0)
+            self.tracker = ConfigurationTracker(self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
 

@@ -302,6 +302,28 @@ def test_forward_run_switches_support_both_ways():
     assert np.ptp(energy) < 1e-8 * np.max(np.abs(energy))
 
 
+def test_support_change_hands_the_configuration_over(monkeypatch):
+    """At a support change the new leg's build starts from the old one's configuration re-expressed in its
+    frame (the rigid motion taking the landing foot to its own frame): that is the configuration its own
+    continuation finds, to rounding, in the foot and the slide builds; a forward run through two support
+    changes runs the continuation only at its start."""
+    from mechsym.kinematics import Solver
+
+    theta = 1.5 * np.pi
+    src, dst = pb.system("foot", "unprimed"), pb.system("foot", "primed")
+    q = st.handover(src, dst, src.kinematics([theta]).q[0], src.params())
+    assert np.max(np.abs(q - dst.kinematics([theta]).q[0])) < 1e-12
+    src, dst = pb.system("slide", "unprimed"), pb.system("slide", "primed")
+    x1 = src.kinematics_table(np.array([[theta, 0.0]]))["E_f.x"][0]
+    q = st.handover(src, dst, src.kinematics(np.array([[theta, 0.0]])).q[0], src.params())
+    assert np.max(np.abs(q - dst.kinematics(np.array([[theta, x1]])).q[0])) < 1e-12
+    sweeps = []
+    sweep = Solver.sweep
+    monkeypatch.setattr(Solver, "sweep", lambda self, *a, **k: sweeps.append(1) or sweep(self, *a, **k))
+    run = st.forward_run(0.3, np.pi / 2 + 0.05, -1.5, 1.5, rtol=1e-10)
+    assert len([e for e in run.timeline if e.transition == "support"]) >= 2 and len(sweeps) == 1
+
+
 def test_start_torque_bracket():
     """The energy bound (spec: about 0.840 N m) and the forward simulation agree on either side of it."""
     bound = st.energy_start_threshold()

@@ -119,3 +119,32 @@ def test_dense_factor_solves_as_numpy(fourbar, count):
         assert not np.isfinite(got[1]).all() and not np.isfinite(got[2]).all()
         np.testing.assert_allclose(got[good], want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
     np.testing.assert_array_equal(fac.take(good).solve(b[good]), fac.solve(b)[good])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tracking_from_a_given_configuration(backend):
+    """EquationsOfMotion from q0 (Newton from coordinates near the configuration, in place of the
+    continuation) gives the continuation's configuration and right-hand side; q0 on the other assembly
+    branch (M mirrored about the line P-B: the loops close there too), or not a configuration, is refused
+    with the reason."""
+    from mechanisms import fourbar as model
+    from mechsym.errors import AssemblyError, InputError
+
+    s = derive(model.build(), backend)
+    a = EquationsOfMotion(s, [0.4])
+    q = a.tracker.q
+    b = EquationsOfMotion(s, [0.4], q0=q + 1e-4)
+    assert agree(b.tracker.q, q, 1e-13)
+    for y in ([0.4, 1.3], [0.43, -0.7]):
+        assert agree(b.rhs(0.0, np.array(y)), a.rhs(0.0, np.array(y)), 1e-12)
+    p, m, pivot = q[:2] * 2, q[3:5], np.array([0.1, 0.0])     # crank end P, coupler centre M, rocker pivot B
+    u = (pivot - p) / np.linalg.norm(pivot - p)
+    mirrored = p + 2 * np.dot(m - p, u) * u - (m - p)
+    other = np.concatenate([q[:3], mirrored, [np.arctan2(*(mirrored - p)[::-1])], (pivot + mirrored) / 2,
+                            [np.arctan2(*(mirrored - pivot)[::-1])]])
+    assert np.max(np.abs(s.solver().f.phi(other, [0.4], s.params()))) < 1e-14
+    with pytest.raises(AssemblyError, match="rocker tip M above line AB"):
+        EquationsOfMotion(s, [0.4], q0=other)
+    for bad in (q[:5], np.full_like(q, np.nan)):
+        with pytest.raises(InputError, match="start configuration needs 9 finite coordinates"):
+            EquationsOfMotion(s, [0.4], q0=bad)
