@@ -51,7 +51,7 @@ class KinematicFunctions:
                 self.jac_values = VectorFunction((q, p), [e for _, _, e in varying])
             self.gamma = VectorFunction((q, qd, p), con.gamma)
             self.points = VectorFunction((q, p), [c for n in self.point_names for c in con.points[n]])
-            self.branches = VectorFunction((q, p), [b.expr.subs(_point_symbols(con)) for b in con.mechanism.branches])
+            self.branches = VectorFunction((q, p), [b.expr.xreplace(_point_symbols(con)) for b in con.mechanism.branches])
         else:
             self.phi, self.jac, self.gamma = library.phi, library.jac, library.gamma
             self.points, self.branches = library.points, library.branches

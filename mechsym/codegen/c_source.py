@@ -82,7 +82,7 @@ def generate(system) -> tuple[str, dict]:
     point_exprs = [c for name in con.points for c in con.points[name]]
     from mechsym.kinematics import _point_symbols
 
-    branch_exprs = [b.expr.subs(_point_symbols(con)) for b in mech.branches]
+    branch_exprs = [b.expr.xreplace(_point_symbols(con)) for b in mech.branches]
     src = [HEADER.format(name=mech.name), "#include <math.h>", "#include <string.h>", ""]
     src.append(f"#define NQ {nq}\n#define NROW {m}\n#define NTH {k}\n#define NPAR {npar}\n#define NJ {con.n_joint_rows}\n")
     angles = [q[3 * i + 2] for i in range(len(con.bodies))]
