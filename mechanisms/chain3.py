@@ -107,25 +107,14 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
+    from mechsym.contact.run import write_outputs
     from mechsym.errors import InputError
 
     if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
         raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
                       stiffness=args.stiffness, damping=args.damping, backend=args.backend)
-    result.table.to_csv(args.out)
-    st = result.stats
-    print(f"wrote {args.out} ({len(result.table)} rows); {st['events']} point state changes, "
-          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
-    if args.timeline:
-        result.timeline_table().to_csv(args.timeline)
-        print(f"wrote {args.timeline} ({len(result.timeline)} events)")
-    if args.plot:
-        plot(result, args.plot)
-        print(f"wrote {args.plot}")
-    if args.animate:
-        animate(result, args.animate)
-        print(f"wrote {args.animate}")
+    write_outputs(result, result.table, args, plot, animate)
     return 0
 
 

@@ -100,6 +100,7 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
+    from mechsym.contact.run import write_outputs
     from mechsym.results import Table
 
     if args.sides < 3:
@@ -113,19 +114,7 @@ def run(args) -> int:
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
                    mu=args.mu)
     table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)
-    table.to_csv(args.out)
-    st = run.stats
-    print(f"wrote {args.out} ({len(table)} rows, {len(COLUMNS)} columns); {st['events']} point state changes, "
-          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
-    if args.timeline:
-        run.timeline_table().to_csv(args.timeline)
-        print(f"wrote {args.timeline} ({len(run.timeline)} events)")
-    if args.plot:
-        plot(run, args.plot)
-        print(f"wrote {args.plot}")
-    if args.animate:
-        animate(run, args.animate)
-        print(f"wrote {args.animate}")
+    write_outputs(run, table, args, plot, animate)
     return 0
 
 

@@ -116,6 +116,22 @@ class ContactRun:
         return sum(1 for e in self.timeline if kind is None or e.kind == kind)
 
 
+
+def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
+    """What a contact command writes: `table` to --out, and where asked the --timeline CSV, the --plot and
+    the --animate files (drawn by the model's own `plot(run, path)` and `animate(run, path)`)."""
+    table.to_csv(args.out)
+    st = run.stats
+    print(f"wrote {args.out} ({len(table)} rows, {len(table.names)} columns); {st['events']} point state changes, "
+          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
+    if args.timeline:
+        run.timeline_table().to_csv(args.timeline)
+        print(f"wrote {args.timeline} ({len(run.timeline)} events)")
+    for path, draw in ((args.plot, plot), (args.animate, animate)):
+        if path:
+            draw(run, path)
+            print(f"wrote {path}")
+
 class _Guards:
     """Point states, the two vectorised guards (one signal evaluation per state, cached) and the switch."""
 
