@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -63,11 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def model_command(name, help_text):
+    def model_command(name, help_text, evaluates=True):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
-        p.add_argument("--backend", choices=["numpy", "c"], default="numpy", help="evaluation backend")
+        if evaluates:
+            p.add_argument("--backend", choices=["numpy", "c"], default="c",
+                           help="evaluation backend (default c: generated C, compiled once and cached; numpy "
+                                "with one warning where no C compiler exists)")
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
@@ -99,13 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot")
     p.add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
 
-    p = model_command("params", "parameters and body properties")
+    p = model_command("params", "parameters and body properties", evaluates=False)
     p.add_argument("--json", action="store_true")
 
-    p = model_command("equations", "the A U = C system and the reduced form")
+    p = model_command("equations", "the A U = C system and the reduced form", evaluates=False)
     p.add_argument("--latex", action="store_true")
 
-    p = model_command("export", "standalone C99 code (header, source, example program)")
+    p = model_command("export", "standalone C99 code (header, source, example program)", evaluates=False)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
 
@@ -133,6 +137,9 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`mechsym equations fourbar | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if debug:
             raise
@@ -163,7 +170,7 @@ def run(args) -> int:
         values = mech.resolve_parameters(params)
         print(json.dumps(_params_json(mech, values), indent=2))
         return 0
-    system = derive(mech, backend=args.backend)
+    system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
     if args.command == "equations":
         print(system.equations_text(latex=args.latex))
