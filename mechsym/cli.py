@@ -200,13 +200,13 @@ def _output(args, table, system):
     """Write, print, plot or animate the table of a generic command."""
     mech = system.mechanism
     coord = system.coordinate_names[0]
+    pictures = [p for p in (args.plot, getattr(args, "animate", None)) if p]
     if args.command == "inverse":
-        _emit(table, args.out, quiet=bool(args.plot))
+        _emit(table, args.out, quiet=bool(pictures))
         if args.plot:
-            force = mech.coordinates[0].force
-            table.plot(args.plot, coord, [force], groups="omega")
+            table.plot(args.plot, coord, [mech.coordinates[0].force], groups="omega")
     elif args.command == "kinematics":
-        _emit(table, args.out, quiet=bool(args.plot or args.animate))
+        _emit(table, args.out, quiet=bool(pictures))
         if args.plot:
             from mechsym.plotting import draw_kinematics
 
@@ -216,9 +216,11 @@ def _output(args, table, system):
 
             animate_kinematics(system, table, args.animate, trace=system.kin.point_names)
     elif args.command == "forward":
-        _emit(table, args.out, ["t", coord, "omega"], quiet=bool(args.plot))
+        _emit(table, args.out, ["t", coord, "omega"], quiet=bool(pictures))
         if args.plot:
             table.plot(args.plot, "t", [coord])
+    for path in pictures:
+        print(f"wrote {path}")
     return 0
 
 
