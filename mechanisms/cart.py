@@ -20,7 +20,6 @@ contact force on the wheel and its slip, docs/rolling-disc.md).
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -94,23 +93,11 @@ class Cart:
         return (self.mass + self.inertia[0] / self.radius**2) / (self.rolling_friction * self.mass * G)
 
 
-def build():
-    """The wheelset as a floating body; mass and principal inertias are parameters."""
-    from mechsym.rigid3d import FloatingBody
-
-    b = FloatingBody("cart", doc=__doc__)
-    m = b.parameter("mass", 4.0, "kg", "axle and wheels")
-    inertia = [b.parameter(n, v, "kg m^2", f"principal inertia about body {a}")
-               for n, v, a in (("Ixx", 0.06, "x (the axle)"), ("Iyy", 0.2, "y"), ("Izz", 0.2, "z"))]
-    b.body(m, tuple(inertia))
-    return b
-
-
-@functools.lru_cache(maxsize=None)
 def system():
-    from mechsym.rigid3d import derive_floating
+    """The wheelset as a floating body; mass and principal inertias are parameters."""
+    from mechanisms import disc
 
-    return derive_floating(build())
+    return disc.system("cart", __doc__, 4.0, (0.06, 0.2, 0.2))
 
 
 def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):

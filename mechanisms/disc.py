@@ -107,25 +107,26 @@ class Disc:
         return {"mass": self.mass, "Ixx": self.inertia[0], "Iyy": self.inertia[1], "Izz": self.inertia[2]}
 
 
-def build():
-    """The disc as a mechsym floating body: mass and principal inertias about body x (the axle), y, z are
-    parameters (their values come from a `Disc`)."""
+def build(name="disc", doc=__doc__, mass=1.0, inertia=(0.02, 0.01, 0.01)):
+    """A wheel (or wheelset) as a mechsym floating body: mass and principal inertias about body x (the
+    axle), y, z are parameters, with these defaults (a run's values come from a `Disc` or a `Cart`)."""
     from mechsym.rigid3d import FloatingBody
 
-    b = FloatingBody("disc", doc=__doc__)
-    m = b.parameter("mass", 1.0, "kg", "disc mass")
-    inertia = [b.parameter(n, v, "kg m^2", f"principal inertia about body {a}")
-               for n, v, a in (("Ixx", 0.02, "x (the axle)"), ("Iyy", 0.01, "y"), ("Izz", 0.01, "z"))]
-    b.body(m, tuple(inertia))
+    b = FloatingBody(name, doc=doc)
+    m = b.parameter("mass", mass, "kg", "mass")
+    axes = (("Ixx", "x (the axle)"), ("Iyy", "y"), ("Izz", "z"))
+    b.body(m, tuple(b.parameter(n, v, "kg m^2", f"principal inertia about body {a}")
+                    for (n, a), v in zip(axes, inertia)))
     return b
 
 
 @functools.lru_cache(maxsize=None)
-def system():
-    """The derived floating body (one per process: its values are run-time parameters)."""
+def system(*declaration):
+    """The derived floating body of `build(*declaration)`, once per process (values are run-time
+    parameters)."""
     from mechsym.rigid3d import derive_floating
 
-    return derive_floating(build())
+    return derive_floating(build(*declaration))
 
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
