@@ -112,3 +112,24 @@ def test_export_with_other_parameters(tmp_path, fourbar):
     _, rows = _blocks(out)["inverse"]
     ref = fourbar.inverse(rows[:, 0], 2.0, params={"l_crank": 0.04, "density": 2.0})["torque"]
     assert agree(rows[:, 1], ref, 1e-12)
+
+
+def test_reference_configuration_does_not_depend_on_round_off(model, monkeypatch):
+    """The header's Q_REF is the same whatever round-off the solver leaves (BLAS kernels differ by
+    about 1e-15 between machines): the export with the solution perturbed by 1e-14 of each coordinate's
+    scale is byte for byte the export without."""
+    name, system, folder = model
+    from mechsym import kinematics
+    clean = export_files(system)
+    original = kinematics.Solver.sweep
+
+    def noisy(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        rng = np.random.default_rng(0)
+        result.q[...] += 1e-14 * self.col_scale * rng.uniform(-1, 1, result.q.shape)
+        return result
+
+    monkeypatch.setattr(kinematics.Solver, "sweep", noisy)
+    noisy_files = export_files(system)
+    header = f"{c_name(system.mechanism.name)}.h"
+    assert noisy_files[header] == clean[header]

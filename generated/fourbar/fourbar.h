@@ -17,9 +17,9 @@
 #define FOURBAR_NBLOCK 2
 /* default parameter values, in the order above */
 static const double FOURBAR_PARAMS[6] = {0.05, 0.125, 0.25, 0.1, 1.0, 9.81};
-/* a configuration at theta = FOURBAR_THETA_REF, to 12 digits (start continuations here: Newton refines it) */
+/* a configuration at theta = FOURBAR_THETA_REF, to 1e-10 of each coordinate's scale (start continuations here: Newton refines it) */
 static const double FOURBAR_THETA_REF = 0.0;
-static const double FOURBAR_Q_REF[9] = {0.025, 0, 0, 0.075, 0.122474487139, 1.369438406, 0.0875, 0.0612372435696, 1.77215424759};
+static const double FOURBAR_Q_REF[9] = {0.025, 0, 0, 0.075, 0.12247448715, 1.369438406, 0.0875, 0.061237243575, 1.7721542476};
 /* coordinate scales for the Newton step test (lengths for x, y; 1 for angles) */
 static const double FOURBAR_SCALE[9] = {0.25, 0.25, 1.0, 0.25, 0.25, 1.0, 0.25, 0.25, 1.0};
 

@@ -17,9 +17,9 @@
 #define SLIDER_CRANK_NBLOCK 1
 /* default parameter values, in the order above */
 static const double SLIDER_CRANK_PARAMS[6] = {0.05, 0.15, 0.01, 1.0, 0.5, 9.81};
-/* a configuration at theta = SLIDER_CRANK_THETA_REF, to 12 digits (start continuations here: Newton refines it) */
+/* a configuration at theta = SLIDER_CRANK_THETA_REF, to 1e-10 of each coordinate's scale (start continuations here: Newton refines it) */
 static const double SLIDER_CRANK_THETA_REF = 0.0;
-static const double SLIDER_CRANK_Q_REF[9] = {0.025, 0, 0, 0.124833147735, 0.005, 0.0667161484102, 0.199666295471, 0.01, 0};
+static const double SLIDER_CRANK_Q_REF[9] = {0.025000000005, 0, 0, 0.124833147735, 0.004999999995, 0.0667161484, 0.199666295475, 0.010000000005, 0};
 /* coordinate scales for the Newton step test (lengths for x, y; 1 for angles) */
 static const double SLIDER_CRANK_SCALE[9] = {0.15, 0.15, 1.0, 0.15, 0.15, 1.0, 0.15, 0.15, 1.0};
 

@@ -41,7 +41,7 @@ def export_files(system, params=None) -> dict:
     source = source.replace("#include <math.h>", f'#include "{prefix}.h"\n#include <math.h>', 1)
     solver = system.solver(params)
     ref = np.array([system.mechanism.coordinates[0].guess_at])
-    q_ref = solver.sweep(ref[None]).q[0]
+    q_ref = _machine_independent(solver.sweep(ref[None]).q[0], solver.col_scale)
     return {
         f"{prefix}.h": _header(system, prefix, meta, solver, ref[0], q_ref),
         f"{prefix}.c": source,
@@ -71,6 +71,13 @@ def export(system, directory, force=False, params=None) -> list:
         os.replace(tmp, directory / name)
         written.append(directory / name)
     return written
+
+
+def _machine_independent(q, scale, decimals=10):
+    """q rounded to `decimals` digits of each coordinate's scale: the solver leaves round-off of about 1e-16
+    that depends on the BLAS kernel, and a shipped header must be the same on every machine."""
+    scale = np.asarray(scale, dtype=float)
+    return np.round(np.asarray(q, dtype=float) / scale, decimals) * scale + 0.0
 
 
 def _read(path: Path):
@@ -112,7 +119,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"#define {P}_NBLOCK {max(meta['block'], 1)}",
         "/* default parameter values, in the order above */",
         f"static const double {P}_PARAMS[{meta['npar']}] = {_array(solver.params)};",
-        f"/* a configuration at theta = {P}_THETA_REF, to 12 digits (start continuations here: Newton refines it) */",
+        f"/* a configuration at theta = {P}_THETA_REF, to 1e-10 of each coordinate's scale (start continuations here: Newton refines it) */",
         f"static const double {P}_THETA_REF = {float(th_ref)!r};",
         f"static const double {P}_Q_REF[{meta['nq']}] = {_array(q_ref, 12)};",
         "/* coordinate scales for the Newton step test (lengths for x, y; 1 for angles) */",
