@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechsym.errors import InputError
+from mechsym.optimize import staged_dp
 from mechsym.results import Table
 from mechsym.rolling import ContactStatics, rear_contact
 from mechsym.track import load_track
@@ -461,40 +462,6 @@ class _Problem:
         return float(out) if np.ndim(out) == 0 else out
 
 
-def _dp(kind, n_stages, stage_cost, trans_cost, allowed, nbr):
-    """Dynamic programming over states s at stages k; predecessors of s' are nbr[s'] (-1: none).
-
-    kind 'sum': minimise the sum of trans_cost(k, s', m) (cost of moving from nbr[s', m] at k to s' at k+1);
-    kind 'max': minimise the maximum of stage_cost[k, s]. allowed[k, s]: admissible states. Returns (value, path)."""
-    S = nbr.shape[0]
-    valid = nbr >= 0
-    safe = np.where(valid, nbr, 0)
-    if kind == "max":
-        V = np.where(allowed[0], stage_cost[0], np.inf)
-    else:
-        V = np.where(allowed[0], 0.0, np.inf)
-    back = np.zeros((n_stages, S), dtype=np.int64)
-    for k in range(n_stages - 1):
-        prev = np.where(valid, V[safe], np.inf)  # (S, m)
-        if kind == "max":
-            j = np.argmin(prev, axis=1)
-            best = prev[np.arange(S), j]
-            V = np.where(allowed[k + 1], np.maximum(best, stage_cost[k + 1]), np.inf)
-        else:
-            tot = prev + np.where(valid, trans_cost(k, safe), np.inf)
-            j = np.argmin(tot, axis=1)
-            best = tot[np.arange(S), j]
-            V = np.where(allowed[k + 1], best, np.inf)
-        back[k + 1] = safe[np.arange(S), j]
-    end = int(np.argmin(V))
-    value = float(V[end])
-    path = np.empty(n_stages, dtype=np.int64)
-    path[-1] = end
-    for k in range(n_stages - 1, 0, -1):
-        path[k - 1] = back[k, path[k]]
-    return value, path
-
-
 def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to=8.0, samples=161, params=None,
              limits=LIMITS, rate=RATE, margin=MARGIN, angle_step=None, refine=True, vehicle=None, maxiter=40) -> Schedule:
     """Leg angles along the track minimising `criterion` (CRITERIA), subject to the angle limits, the rate
@@ -550,11 +517,11 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     K = len(x)
     allowed = np.broadcast_to(geometric, (K, n * n)) & (viol <= 0)
     feasible = True
-    if not np.isfinite(_dp("max", K, np.where(allowed, 0.0, np.inf), None, allowed, nbr)[0]):
+    if not np.isfinite(staged_dp("max", K, np.where(allowed, 0.0, np.inf), None, allowed, nbr)[0]):
         # no schedule avoids slip and rollover: minimise the worst violation, then the criterion among those
         feasible = False
         base = np.broadcast_to(geometric, (K, n * n))
-        worst, _ = _dp("max", K, np.where(base, viol, np.inf), None, base, nbr)
+        worst, _ = staged_dp("max", K, np.where(base, viol, np.inf), None, base, nbr)
         allowed = base & (viol <= worst * (1 + 1e-9) + 1e-15)
     # best constant pair on the grid (the DP optimum is never worse: constant paths are in the DP's set)
     const_ok = geometric & np.all(viol <= 0, axis=0)
@@ -581,15 +548,15 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
         return np.abs(m[k][safe]) * (rel_r + rel_f) + steady
 
     if criterion in ("torque-variation", "energy"):
-        _, path = _dp("sum", K, None, variation if criterion == "torque-variation" else energy, allowed, nbr)
+        _, path = staged_dp("sum", K, None, variation if criterion == "torque-variation" else energy, allowed, nbr)
     else:
         cost = prob.stage_cost(criterion, f)
-        value, _ = _dp("max", K, cost, None, allowed, nbr)
+        value, _ = staged_dp("max", K, cost, None, allowed, nbr)
         tie = allowed & (cost <= value * (1 + 1e-12) + 1e-12)
         var_ref = float(np.sum(np.diff(m[:, int(np.argmin(const_vals))]) ** 2)) if const_ok.any() else 1.0
         lam_tie = smooth * max(var_ref, 1e-12) / (2 * (K - 1))
         steady_tie = steady / lam * lam_tie
-        _, path = _dp("sum", K, None, lambda k, safe: (m[k + 1][:, None] - m[k][safe]) ** 2 + steady_tie, tie, nbr)
+        _, path = staged_dp("sum", K, None, lambda k, safe: (m[k + 1][:, None] - m[k][safe]) ** 2 + steady_tie, tie, nbr)
     states = path
     sched_r, sched_f = phi_r[states], phi_f[states]
     dp_value = _path_value(prob, criterion, sched_r, sched_f)
