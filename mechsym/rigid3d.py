@@ -598,13 +598,11 @@ def _generated(system, loads, backend):
     import inspect
     from pathlib import Path
 
-    from mechsym.codegen import c_backend, c_source, program
+    from mechsym.codegen import c_backend, program
 
     body = system.body
-    modules = {inspect.getsourcefile(cls) for cls in (LoadedODE, *(type(load) for load in loads))}
-    modules |= {inspect.getsourcefile(c_source), inspect.getsourcefile(program)}
-    parts = [f"body {body.name} params={list(body.parameters)} m={body.mass} I={list(body.inertia)} "
-             f"g={list(body.gravity)}"]
+    modules = {inspect.getsourcefile(type(load)) for load in loads}  # (mechsym's own: in package_source)
+    parts = [c_backend.fingerprint(body), c_backend.package_source()]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
     parts += [Path(m).read_text() for m in sorted(modules)] + [backend]
