@@ -146,7 +146,7 @@ def main():
     ref_cython = peers.get("cython", (None, None))[1]
     row("mechsym numpy: 2 s of motion (solve_ivp DOP853, reduced form)", t_fwd_np, None, ref_cython)
     tab = c.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-9)
-    row(f"mechsym C: 2 s of motion (Dormand-Prince in C, {tab.nfev} rhs)", t_fwd_c, None, ref_cython)
+    row(f"mechsym C: 2 s of motion (DOP853 in C, {tab.nfev} rhs)", t_fwd_c, None, ref_cython)
     print(f"{'':58s} {t_fwd_c / tab.nfev * 1e6:.3f} us per right-hand side, integrator included")
     if ref_cython:
         ratio = ref_cython / t_fwd_c

@@ -242,12 +242,10 @@ class FloatingSystem:
         body.check()
         if backend not in ("numpy", "c"):
             raise InputError(f"unknown backend '{backend}' (numpy or c)")
+        if backend == "c":  # (refused rather than run on numpy behind the caller's back)
+            raise InputError(f"body '{body.name}': a floating body's own functions run in numpy only; derive it with "
+                             "backend 'numpy' and run it on C under loads (FloatingSystem.loaded(loads, 'c'))")
         self.body = self.mechanism = body
-        if backend == "c":
-            import warnings
-
-            warnings.warn(f"body '{body.name}': its own functions run in numpy; the C backend serves the "
-                          "body under loads (FloatingSystem.loaded)", stacklevel=3)
         self.backend = "numpy"
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")

@@ -464,9 +464,12 @@ class CLibrary:
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000):
-        """Integrate the reduced one-coordinate ODE in C. events: (component, value, direction, terminal)."""
+        """Integrate the reduced one-coordinate ODE in C (DOP853). events: (component, value, direction,
+        terminal), at most 64."""
         grid = np.ascontiguousarray(grid, float)
         n_ev = len(events)
+        if n_ev > 64:
+            raise InputError(f"the C integrator locates at most 64 kinds of event, got {n_ev}")
         comp = np.array([e[0] for e in events] or [0], dtype=np.intc)
         value = np.array([e[1] for e in events] or [0.0])
         direc = np.array([e[2] for e in events] or [0], dtype=np.intc)
