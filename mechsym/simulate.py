@@ -12,6 +12,8 @@ example contact deflections). scipy's solve_ivp integrates; events are solve_ivp
 """
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 from mechsym.dynamics import run_options
@@ -33,6 +35,9 @@ FAR = 1e-2
 # A trial state farther than this many continuation steps from the last solved one is rejected rather
 # than walked to (as the C integrator does): an integrator's stages stay far closer.
 MAX_WALK = 64
+# Solved states kept to start from: a trial far from the last one (a rejected step's stages may have led
+# the tracker far away) starts from the nearest of these.
+RECENT = 16
 
 
 class ConfigurationTracker:
@@ -58,6 +63,7 @@ class ConfigurationTracker:
         self.factor = solver.f.factor(self.q, solver.params)
         self.jq = self.factor.solve(solver.f.E[None])[0]
         self.sign = solver.signature(self.q[None])[0]
+        self._recent = deque([(self.theta, self.q, self.factor, self.jq)], maxlen=RECENT)
 
     def at(self, theta):
         """q, the factorisation of Phi_q and J at theta (k,); StepRejected if it cannot be reached."""
@@ -65,6 +71,9 @@ class ConfigurationTracker:
         s = self.solver
         if not np.all(np.isfinite(th)):  # a stage after a rejected one
             raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
+        if np.max(np.abs(th - self.theta) / s.step) > 1.0:  # start from the nearest recent state
+            near = min(self._recent, key=lambda state: np.max(np.abs(th - state[0])))
+            self.theta, self.q, self.factor, self.jq = near
         pred = self._predict(self.q, self.theta, self.factor, self.jq, th)
         q = self._newton(pred, th)
         if q is not None and np.max(np.abs(q - pred) / s.col_scale) <= FAR:
@@ -122,6 +131,7 @@ class ConfigurationTracker:
             raise StepRejected(s._describe_branch_change(th))
         fac, jq = solved if solved is not None else self._derivatives(q, th)
         self.q, self.theta, self.factor, self.jq = q, th, fac, jq
+        self._recent.append((th, q, fac, jq))
         return q, fac, jq
 
     def _newton(self, q, th):
@@ -221,6 +231,8 @@ class CTracker:
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
         self.factor = self.fallback.factor
+        self._inv_col = 1.0 / solver.col_scale
+        self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
 
     def state(self, theta, thetad):
         """q, J, a0 and the applied forces at (theta, thetad)."""
@@ -228,8 +240,11 @@ class CTracker:
         th = np.atleast_1d(np.asarray(theta, float))
         pred = self.q + self.jq @ (th - self.theta)
         status, q, jq, a0, app, fac = self.track(pred, th, thetad)
-        ok = not status and s.coefficient_size(jq[None])[0] <= SUSPECT
-        if ok and np.max(np.abs(q - pred) / s.col_scale) > FAR:
+        ok = not status and abs(jq).max() * self._rel_max <= SUSPECT  # (a bound of coefficient_size: cheap)
+        if not status and not ok:
+            ok = s.coefficient_size(jq[None])[0] <= SUSPECT
+        moved = (q - pred) * self._inv_col
+        if ok and max(moved.max(), -moved.min()) > FAR:
             ok = np.array_equal(s.signature(q[None])[0], self.fallback.sign)
         if not ok:                                          # the numpy route continues, rejects or names it
             fb = self.fallback
