@@ -194,7 +194,7 @@ def main():
     for system, label, ref_t in ((num, "numpy", ref_lambdify), (c, "C", ref_cython)):
         t_run = best_of(lambda: system.forward(0.0, 0.0, 0.0, T_END, dt=T_END / 200, rtol=RTOL))
         tab, err_run = mechsym_run(system)
-        row(f"mechsym {label}: 2 s of motion, rtol {RTOL:g} ({tab.nfev} rhs)", t_run, None, ref_t,
+        row(f"mechsym {label}: 2 s of motion, DOP853, rtol {RTOL:g} ({tab.nfev} rhs)", t_run, None, ref_t,
             note=f"   error {err_run:.1e}")
     print("\n(ratios: peer time / mechsym time; inverse rows against the vectorised sympy.physics.mechanics "
           "route, the numpy forward row against PyDy's lambdify route, the C forward row against PyDy's "

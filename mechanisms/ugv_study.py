@@ -17,6 +17,7 @@ positive when moving +x. Angles in radians; SI units.
 from __future__ import annotations
 
 import functools
+import weakref
 import math
 from dataclasses import dataclass, field
 
@@ -134,7 +135,7 @@ class Vehicle:
         self.L, self.l, self.r = v["L"], v["l"], v["r"]
         self.mass = 2 * v["m_wheel"] + 2 * v["m_leg"] + v["m_body"]
         self.weight = v["g"] * self.mass
-        self._checked = set()
+        self._checked = weakref.WeakKeyDictionary()  # track -> checked ranges
         needed = set().union(*(st.solution[n].free_symbols for n in FORCES))
         self._q_needed = [s in needed for s in st.constraints.q]
 
@@ -157,11 +158,13 @@ class Vehicle:
         return out
 
     def prepare(self, track, x_lo, x_hi):
-        """Check the track where the wheels will go: finite, curvature below 1/r (cached per range)."""
-        key = (id(track), round(x_lo, 6), round(x_hi, 6))
-        if key not in self._checked:
+        """Check the track where the wheels will go: finite, curvature below 1/r (cached per track object
+        and range; a freed track's entry goes with it, so another track is always checked)."""
+        ranges = self._checked.setdefault(track, set())
+        key = (round(x_lo, 6), round(x_hi, 6))
+        if key not in ranges:
             track.check_curvature(self.r, x_lo, x_hi)
-            self._checked.add(key)
+            ranges.add(key)
 
     def place(self, track, x_front, phi_r, phi_f, paired=False, guess=None) -> Pose:
         """The position problem. x_front (M,); phi_r, phi_f (P,) angle pairs: shapes (M, P). paired=True:

@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
+    if not debug:
+        import warnings
+
+        warnings.formatwarning = _warning_line
     try:
         args = build_parser().parse_args(argv)
         return run(args)
@@ -147,13 +151,15 @@ def main(argv=None) -> int:
         return 1
 
 
-def run(args) -> int:
-    import warnings
+def _warning_line(message, category, filename, lineno, line=None):
+    """A warning on the command line: one line `warning: ...` (the source line only with --debug)."""
+    return f"warning: {message}\n".replace("\n", " ").rstrip() + "\n"
 
+
+def run(args) -> int:
     from mechsym.loader import load_mechanism, model_commands, model_hooks
     from mechsym.system import derive
 
-    warnings.simplefilter("ignore", RuntimeWarning)
     commands = model_commands()
     if args.command in commands:
         return commands[args.command].run(args)

@@ -242,12 +242,10 @@ class FloatingSystem:
         body.check()
         if backend not in ("numpy", "c"):
             raise InputError(f"unknown backend '{backend}' (numpy or c)")
+        if backend == "c":  # (refused rather than run on numpy behind the caller's back)
+            raise InputError(f"body '{body.name}': a floating body's own functions run in numpy only; derive it with "
+                             "backend 'numpy' and run it on C under loads (FloatingSystem.loaded(loads, 'c'))")
         self.body = self.mechanism = body
-        if backend == "c":
-            import warnings
-
-            warnings.warn(f"body '{body.name}': its own functions run in numpy; the C backend serves the "
-                          "body under loads (FloatingSystem.loaded)", stacklevel=3)
         self.backend = "numpy"
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")
@@ -598,13 +596,11 @@ def _generated(system, loads, backend):
     import inspect
     from pathlib import Path
 
-    from mechsym.codegen import c_backend, c_source, program
+    from mechsym.codegen import c_backend, program
 
     body = system.body
-    modules = {inspect.getsourcefile(cls) for cls in (LoadedODE, *(type(load) for load in loads))}
-    modules |= {inspect.getsourcefile(c_source), inspect.getsourcefile(program)}
-    parts = [f"body {body.name} params={list(body.parameters)} m={body.mass} I={list(body.inertia)} "
-             f"g={list(body.gravity)}"]
+    modules = {inspect.getsourcefile(type(load)) for load in loads}  # (mechsym's own: in package_source)
+    parts = [c_backend.fingerprint(body), c_backend.package_source()]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
     parts += [Path(m).read_text() for m in sorted(modules)] + [backend]
