@@ -97,8 +97,13 @@ class System:
             theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
-    def kinematics_table(self, theta, params=None) -> Table:
-        """Body angles and centres of mass, and every named point, per sample (fixed frame)."""
+    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0) -> Table:
+        """Body angles and centres of mass, and every named point, per sample (fixed frame).
+
+        rates=True (one coordinate) adds the exact velocity and acceleration coefficients of each column
+        c: "c'" = dc/dtheta and "c''" = d2c/dtheta2; with `omega` (rad/s) and `alpha` (rad/s^2) the
+        rates themselves instead: per body BODY.vx, BODY.vy, BODY.omega, BODY.ax, BODY.ay, BODY.alpha
+        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay."""
         kin = self.kinematics(theta, params)
         cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
         units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
@@ -111,6 +116,12 @@ class System:
         for i, name in enumerate(self.kin.point_names):
             cols[f"{name}.x"], cols[f"{name}.y"] = pts[2 * i], pts[2 * i + 1]
             units.update({f"{name}.x": "m", f"{name}.y": "m"})
+        if rates or omega is not None:
+            from mechsym.rates import rate_columns
+
+            rate_cols, rate_units = rate_columns(self, kin, cols, omega, alpha)
+            cols.update(rate_cols)
+            units.update(rate_units)
         return Table(cols, units, f"{self.mechanism.name}: kinematics")
 
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:

@@ -1,0 +1,409 @@
+"""Design studies: one analysis over a grid or a list of parameter sets, on one core or on any executor.
+
+    table = sweep("fourbar", grid(density=[1, 2, 3], l_crank=[0.04, 0.05]),
+                  TableStudy("fourbar", "inverse", {"omega": [3.0]}, ["absmax:torque"]),
+                  executor=ProcessPoolExecutor(2))
+
+A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
+value). What travels to a worker is the model's reference (its shipped name, a model file's path, or a
+module-level build function), the study and a chunk of parameter sets, never the sympy model: each worker
+process derives the declaration once and loads the generated C from the content-keyed cache, which the
+calling process fills before the first task leaves (`ModelRef.system`).
+
+One chunk is one task: the sets of a chunk are evaluated one after the other in the worker, each set as
+one vectorised call over its samples (on the C backend the whole revolution of `inverse` is one call into
+the compiled library). A set that fails (a geometry that cannot assemble, a singular system, a non-finite
+figure) is reported in its own row (`status` error, its `message`, its figures empty) and the others are
+kept; a task lost with its worker is submitted again (`retries`), and since a task is a pure function of
+its arguments a retried task gives the same answer. Rows come back in grid order.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechsym.errors import InputError
+from mechsym.results import Table
+
+REDUCERS = {
+    "max": np.max,
+    "min": np.min,
+    "mean": np.mean,
+    "rms": lambda v: np.sqrt(np.mean(np.square(v))),
+    "ptp": np.ptp,
+    "absmax": lambda v: np.max(np.abs(v)),
+    "final": lambda v: v[-1],
+}
+MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
+
+
+# -- parameter sets ------------------------------------------------------------------------------------
+def axis(text: str):
+    """(name, values) from 'NAME=START:STOP:N' (N values, both ends included), 'NAME=a,b,c' or 'NAME=v'."""
+    name, sep, spec = str(text).partition("=")
+    name, spec = name.strip(), spec.strip()
+    if not sep or not name or not spec:
+        raise InputError(f"expected NAME=START:STOP:N or NAME=a,b,c, got '{text}'")
+    try:
+        if ":" in spec:
+            parts = spec.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count < 1:
+                raise InputError(f"parameter '{name}': N must be at least 1, got {count}")
+            values = np.linspace(start, stop, count) if count > 1 else np.array([start])
+        else:
+            values = np.array([float(v) for v in spec.split(",")])
+    except ValueError:
+        raise InputError(f"parameter '{name}': expected START:STOP:N or a,b,c with numbers, got '{spec}'") from None
+    if not np.all(np.isfinite(values)):
+        raise InputError(f"parameter '{name}': values must be finite, got '{spec}'")
+    return name, [float(v) for v in values]
+
+
+def grid(axes=None, **named) -> list:
+    """Every combination of the axes' values (name -> values), the first axis varying slowest (grid
+    order: the order of nested loops written in the order given)."""
+    axes = dict(axes or {}, **named)
+    for name, values in axes.items():
+        if len(values) == 0:
+            raise InputError(f"parameter '{name}' has no values")
+    names = list(axes)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(list(map(float, axes[n])) for n in names))]
+
+
+# -- studies -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reduction:
+    """One figure of a table: FUNC (max, min, mean, rms, ptp, absmax, final) of a column, named FUNC_COLUMN."""
+
+    func: str
+    column: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Reduction":
+        """From 'FUNC:COLUMN'."""
+        func, sep, column = str(text).partition(":")
+        if not sep or not column:
+            raise InputError(f"expected FUNC:COLUMN (e.g. absmax:torque), got '{text}'")
+        if func not in REDUCERS:
+            raise InputError(f"unknown reduction '{func}' (one of {', '.join(REDUCERS)})")
+        return cls(func, column)
+
+    @property
+    def name(self) -> str:
+        return f"{self.func}_{self.column}"
+
+    def __call__(self, table: Table) -> float:
+        if self.column not in table:
+            raise InputError(f"no column '{self.column}' to reduce (columns: {', '.join(table.names)})")
+        values = np.asarray(table[self.column], float)
+        if values.size == 0:
+            raise InputError(f"column '{self.column}' is empty")
+        return float(REDUCERS[self.func](values))
+
+
+@dataclass(frozen=True)
+class TableStudy:
+    """A generic analysis (inverse, kinematics or forward) with the command line's options, its table
+    reduced to figures. `options` are the command's options by their argparse names (omega, alpha,
+    samples, theta0, quasi_static, torque, t_end, ...); the rest take the command's defaults."""
+
+    model: str
+    command: str
+    options: dict = field(default_factory=dict)
+    reductions: tuple = ()
+
+    def __post_init__(self):
+        if self.command not in ("inverse", "kinematics", "forward"):
+            raise InputError(f"unknown analysis '{self.command}' (inverse, kinematics or forward)")
+        reds = tuple(r if isinstance(r, Reduction) else Reduction.parse(r) for r in self.reductions)
+        if not reds:
+            raise InputError("give at least one reduction FUNC:COLUMN (e.g. absmax:torque)")
+        object.__setattr__(self, "reductions", reds)
+        object.__setattr__(self, "options", dict(self.options))
+
+    @property
+    def names(self) -> list:
+        return [r.name for r in self.reductions]
+
+    def args(self, backend: str):
+        """The options as a parsed command line of the analysis (defaults filled in)."""
+        import argparse
+
+        values = dict(_defaults(self.command, self.model), **self.options, backend=backend, param=[])
+        return argparse.Namespace(**values)
+
+    def __call__(self, system, params) -> dict:
+        from mechsym.cli import compute
+
+        table, _ = compute(self.args(system.backend), system, dict(params))
+        return {r.name: r(table) for r in self.reductions}
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(command, model) -> dict:
+    """The command line's defaults of an analysis (placeholders for the options it requires, which the
+    study's own options replace)."""
+    from mechsym.cli import build_parser
+
+    required = {"inverse": ["--omega", "0"], "forward": ["--torque", "0", "--t-end", "1"]}.get(command, [])
+    return vars(build_parser().parse_args([command, model, *required]))
+
+
+# -- the model a worker loads --------------------------------------------------------------------------
+_SYSTEMS = {}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What travels to a worker: a shipped model's name, a model file's path or a module-level function
+    returning a Mechanism, and the backend. `system()` derives it once per process; on the C backend the
+    library is loaded from the content-keyed cache (compiled there by the first process that needed it)."""
+
+    source: object
+    backend: str = "c"
+    derived: bool = True  # False: the study needs only the declaration (system() returns the Mechanism)
+
+    def system(self):
+        key = (self.source, self.backend, self.derived)
+        if key not in _SYSTEMS:
+            import warnings
+
+            from mechsym.loader import load_mechanism
+            from mechsym.system import derive
+
+            mech = load_mechanism(self.source) if isinstance(self.source, str) else self.source()
+            if not self.derived:
+                _SYSTEMS[key] = mech
+                return mech
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                _SYSTEMS[key] = derive(mech, backend=self.backend)
+        return _SYSTEMS[key]
+
+
+def evaluate(model: ModelRef, study, sets) -> list:
+    """One task: the study at each parameter set of `sets`, in order; per set (figures, "") or (None,
+    the one-line error). Runs in the worker."""
+    import warnings
+
+    system = model.system()
+    rows = []
+    for params in sets:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore", RuntimeWarning)
+                figures = {k: float(v) for k, v in study(system, dict(params)).items()}
+            bad = [k for k, v in figures.items() if not math.isfinite(v)]
+            if bad:
+                raise InputError(f"figure '{bad[0]}' is not finite")
+            rows.append((figures, ""))
+        except InputError as exc:
+            rows.append((None, _one_line(exc)))
+        except (ArithmeticError, np.linalg.LinAlgError) as exc:
+            rows.append((None, _one_line(f"{type(exc).__name__}: {exc}")))
+    return rows
+
+
+def _one_line(message) -> str:
+    return " ".join(str(message).split())
+
+
+# -- the sweep -----------------------------------------------------------------------------------------
+def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk=None, retries=2,
+          max_sets=MAX_SETS, progress=None) -> Table:
+    """Evaluate `study` (f(system, params) -> {name: number}) at every parameter set; a Table in the
+    sets' order: the parameter columns, the study's figures, `status` (ok or error) and `message`.
+
+    model: a shipped model's name, a model file's path or a module-level function returning a Mechanism
+    (what a worker receives); a derived System also works without an executor. sets: a list of dicts
+    (name -> value) or a dict of axes (name -> values) for their grid. executor: any
+    concurrent.futures.Executor (a ProcessPoolExecutor, a dask.distributed Client's get_executor());
+    workers=N instead runs a process pool of N that this call owns (and restarts if a worker dies).
+    chunk: sets per task (default: about four tasks per worker). retries: how often a task lost with its
+    worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal)."""
+    from mechsym.system import System
+
+    sets = grid(sets) if isinstance(sets, dict) else [dict(s) for s in sets]
+    if not sets:
+        raise InputError("no parameter sets to sweep")
+    if len(sets) > max_sets:
+        raise InputError(f"the sweep has {len(sets)} parameter sets, more than max_sets = {max_sets} "
+                         "(raise max_sets, or --max-sets on the command line)")
+    names = list(sets[0])
+    if any(list(s) != names for s in sets):
+        raise InputError("every parameter set must name the same parameters in the same order")
+    if isinstance(model, System):
+        if executor is not None or workers:
+            raise InputError("a derived System does not travel to workers: pass the model's name, file or "
+                             "build function")
+        system, ref = model, None
+    else:
+        ref = ModelRef(model, backend, getattr(study, "needs_system", True))
+        system = ref.system()  # derived (and compiled into the cache) here, before any task leaves
+    mech = getattr(system, "mechanism", system)
+    mech.resolve_parameters(dict(sets[0]))  # unknown parameter names: bad input, up front
+    prepare = getattr(study, "prepare", None)
+    if prepare is not None:
+        prepare(system)
+    if executor is None and not workers:
+        rows = _serial(system, study, sets, progress)
+    else:
+        rows = _parallel(ref, study, sets, executor, workers, chunk, retries, progress)
+    return _table(names, sets, rows, getattr(study, "names", None), mech)
+
+
+def _serial(system, study, sets, progress):
+    ref = _Local(system)
+    rows = []
+    with _bar(len(sets), progress) as bar:
+        for params in sets:
+            rows += evaluate(ref, study, [params])
+            bar.update(1)
+    return rows
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A System already at hand (the serial route)."""
+
+    held: object
+
+    def system(self):
+        return self.held
+
+
+def _chunks(n, size):
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
+    owned = executor is None
+    pool = cf.ProcessPoolExecutor(workers) if owned else executor
+    width = workers or getattr(executor, "_max_workers", None) or 2
+    size = int(chunk) if chunk else max(1, math.ceil(len(sets) / (4 * width)))
+    if size < 1:
+        raise InputError(f"chunk must be at least 1, got {chunk}")
+    spans = _chunks(len(sets), size)
+    results, attempts = [None] * len(spans), [0] * len(spans)
+    pending = {}
+    try:
+        with _bar(len(sets), progress) as bar:
+            def submit(i):
+                lo, hi = spans[i]
+                attempts[i] += 1
+                pending[pool.submit(evaluate, ref, study, sets[lo:hi])] = i
+
+            for i in range(len(spans)):
+                submit(i)
+            while pending:
+                done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    if fut not in pending:  # already submitted again with a restarted pool
+                        continue
+                    i = pending.pop(fut)
+                    try:
+                        results[i] = fut.result()
+                        bar.update(spans[i][1] - spans[i][0])
+                        continue
+                    except Exception as exc:  # the task was lost (its worker died): submit it again
+                        failure = exc
+                    if attempts[i] > retries:
+                        lo, hi = spans[i]
+                        results[i] = [(None, _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: "
+                                                       f"{failure}"))] * (hi - lo)
+                        bar.update(hi - lo)
+                        continue
+                    if owned and isinstance(failure, cf.BrokenExecutor):  # a dead worker breaks the pool
+                        lost = [j for j in pending.values()]
+                        pending.clear()
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        pool = cf.ProcessPoolExecutor(workers)
+                        for j in lost:
+                            attempts[j] -= 1  # not their fault
+                            submit(j)
+                    submit(i)
+    finally:
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return [row for part in results for row in part]
+
+
+def _bar(total, progress):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="set", desc="sweep", disable=None if progress is None else not progress,
+                leave=False)
+
+
+def _table(names, sets, rows, study_names, mech) -> Table:
+    figure_names = list(study_names or [])
+    for figures, _ in rows:
+        for k in figures or ():
+            if k not in figure_names:
+                figure_names.append(k)
+    cols = {n: np.array([s[n] for s in sets], float) for n in names}
+    for k in figure_names:
+        cols[k] = np.array([f.get(k, np.nan) if f is not None else np.nan for f, _ in rows], float)
+    cols["status"] = np.array(["ok" if f is not None else "error" for f, _ in rows], dtype=object)
+    cols["message"] = np.array([m for _, m in rows], dtype=object)
+    units = {n: mech.parameters[n].unit for n in names if n in mech.parameters}
+    return Table(cols, {k: v for k, v in units.items() if v}, f"{mech.name}: sweep")
+
+
+def plot(table: Table, path, parameters, figures=None):
+    """A sweep's figures: a line per figure against the one swept parameter, or a heat map per figure
+    over two. Failed sets leave gaps. Returns the matplotlib Figure (also saved to `path` if given)."""
+    import matplotlib
+
+    if path:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = figures or [n for n in table.names if n not in parameters and n not in ("status", "message")]
+    varying = [p for p in parameters if len(np.unique(table[p])) > 1] or list(parameters[:1])
+    if len(varying) > 2:
+        raise InputError(f"a sweep plot shows one or two varying parameters, not {len(varying)} "
+                         f"({', '.join(varying)})")
+    if not figures:
+        raise InputError("the sweep has no figures to plot (every set failed)")
+    if len(varying) == 1:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        x = np.asarray(table[varying[0]])
+        for name in figures:
+            ax.plot(x, table[name], "o-", label=name)
+        ax.set_xlabel(_label(varying[0], table.units))
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+    else:
+        px, py = varying
+        xs, ys = np.unique(table[px]), np.unique(table[py])
+        fig, axes = plt.subplots(1, len(figures), figsize=(5.2 * len(figures), 4.2), squeeze=False)
+        ix, iy = np.searchsorted(xs, table[px]), np.searchsorted(ys, table[py])
+        for ax, name in zip(axes[0], figures):
+            z = np.full((len(ys), len(xs)), np.nan)
+            z[iy, ix] = table[name]
+            mesh = ax.pcolormesh(xs, ys, np.ma.masked_invalid(z), shading="nearest")
+            fig.colorbar(mesh, ax=ax, label=name)
+            ax.set_xlabel(_label(px, table.units))
+            ax.set_ylabel(_label(py, table.units))
+    fig.suptitle(table.title)
+    fig.tight_layout()
+    if path:
+        from mechsym.results import _makedirs
+
+        _makedirs(path)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig
+
+
+def _label(name, units):
+    return f"{name} [{units[name]}]" if units.get(name) else name
