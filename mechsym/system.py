@@ -73,6 +73,7 @@ class System:
         """Parameter vector (declaration order) with overrides by name, validated (once per set)."""
         key = tuple(sorted((k, repr(v)) for k, v in (overrides or {}).items()))
         if key not in self._param_cache:
+            _bound(self._param_cache)
             values = self.mechanism.resolve_parameters(overrides)
             self._param_cache[key] = np.array([values[name] for name in self.mechanism.parameters])
         return self._param_cache[key].copy()
@@ -81,6 +82,7 @@ class System:
         p = self.params(overrides)
         key = p.tobytes()
         if key not in self._solvers:
+            _bound(self._solvers)
             self._solvers[key] = Solver(self.kin, p)
         return self._solvers[key]
 
@@ -191,6 +193,12 @@ def derive(mech: Mechanism, backend: str = "numpy") -> System:
     if isinstance(mech, FloatingBody):
         return FloatingSystem(mech, backend)
     return System(mech, backend)
+
+
+def _bound(cache, size=64):
+    """Keep a per-parameter-set cache small: a sweep over many sets must not grow it without end."""
+    while len(cache) >= size:
+        cache.pop(next(iter(cache)))
 
 
 def _check_finite(values, what):
