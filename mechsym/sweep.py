@@ -337,10 +337,9 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
 
 
 def _bar(total, progress):
-    from tqdm.auto import tqdm
+    from mechsym.progress import bar
 
-    return tqdm(total=total, unit="set", desc="sweep", disable=None if progress is None else not progress,
-                leave=False)
+    return bar(total, "sweep", "set", progress)
 
 
 def _table(names, sets, rows, study_names, mech) -> Table:

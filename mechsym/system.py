@@ -26,15 +26,19 @@ class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend: str = "numpy"):
+        from mechsym.progress import stage
+
         self.mechanism = mech
         self.topology = analyse(mech)
-        self.constraints = con = derive_constraints(mech, self.topology)
-        self.equations = eqs = derive_equations(con)
+        with stage(f"{mech.name}: deriving"):
+            self.constraints = con = derive_constraints(mech, self.topology)
+            self.equations = eqs = derive_equations(con)
         self.library = None
         if check_backend(backend) == "c":
             from mechsym.codegen.c_backend import load_or_warn
 
-            self.library = load_or_warn(self)
+            with stage(f"{mech.name}: C library (cached, or generated and compiled)"):
+                self.library = load_or_warn(self)
         self.backend = "c" if self.library is not None else "numpy"
         if self.library is not None:
             lib = self.library
