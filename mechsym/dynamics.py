@@ -12,6 +12,7 @@ right-hand sides and combines them for every speed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -320,16 +321,27 @@ def _inverse_basis_c(system, theta, params):
     return u
 
 
-def reduced(system, kin: Kinematics):
+class Reduced(NamedTuple):
+    """The reduced form M thetadd + 1/2 M' thetad^2 + G = T at N samples, each an (N,) array: M the
+    generalised inertia [kg m^2, or kg for a sliding coordinate], half_dM = 1/2 dM/dtheta, G the
+    generalised force of gravity and the loads [N m or N]. Unpacks as (M, half_dM, G)."""
+
+    M: np.ndarray
+    half_dM: np.ndarray
+    G: np.ndarray
+
+
+def reduced(system, kin: Kinematics) -> Reduced:
     """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
-    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T. Uses only the
-    kinematic coefficients and the mass matrix: no reaction enters, so it checks the Newton-Euler route."""
+    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
+    only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
+    Newton-Euler route."""
     mass = system.mass(kin.params)
     d1 = kin.dq[:, :, 0]
     big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
     half_dm = np.einsum("ni,i,ni->n", d1, mass, kin.ddq)
     g = -np.einsum("ni,in->n", d1, system.applied(kin.q.T, kin.params))
-    return big_m, half_dm, g
+    return Reduced(big_m, half_dm, g)
 
 
 def reduced_ode(system, kin: Kinematics, omega, torque):

@@ -96,7 +96,12 @@ class System:
 
     # -- analyses -----------------------------------------------------------------------------------
     def kinematics(self, theta, params=None, start=None):
-        """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order."""
+        """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order: a
+        `mechsym.kinematics.Kinematics` with named fields. q (N, n): per moving body, in the order of
+        `self.constraints.bodies`, its centre of mass x, y [m] and angle [rad] (q[:, 3i:3i+3]); dq
+        (N, n, k): dq/dtheta per coordinate; ddq (N, n): d2q/dtheta2 (one coordinate; None otherwise);
+        theta (N, k); jac (N, n, n) the constraint Jacobian; params the parameter vector.
+        `kinematics_table` gives the same by name."""
         theta = np.asarray(theta, float)
         _check_finite(theta, "coordinate values")
         if theta.ndim <= 1:
@@ -143,7 +148,8 @@ class System:
         return dynamics.forward(self, torque, theta0, omega0, t_end, **options)
 
     def reduced(self, kin):
-        """Lagrange reduced form at solved kinematics; see mechsym.dynamics.reduced."""
+        """Lagrange reduced form at solved kinematics: a `mechsym.dynamics.Reduced` (M, half_dM, G), each
+        (N,), unpacking as a tuple; see mechsym.dynamics.reduced."""
         return dynamics.reduced(self, kin)
 
     def ode(self, theta, omega, torque=0.0, params=None):
