@@ -83,7 +83,7 @@ def main():
         print(f"  {name:42s} {t:7.2f} s   {n / t:6.2f} sets/s   speed-up vs serial {t1 / t:4.2f}x")
 
     # -- the figures of docs/scaling.md --------------------------------------------------------------
-    fb = TableStudy("fourbar", "inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
+    fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
     sweep("fourbar", {"density": [1.0]}, fb)
     m = 200 if QUICK else 1000
     tf, table = timed(lambda: sweep("fourbar", {"density": np.linspace(1, 2, m)}, fb))

@@ -68,14 +68,15 @@ class Table:
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
     def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
-        """Draw columns `ys` against column `x` into an image file (PNG or SVG); with `groups`, one line
-        per distinct value of that column."""
+        """Draw columns `ys` against column `x`, into an image file `path` (PNG or SVG) if given; with
+        `groups`, one line per distinct value of that column. Returns the matplotlib Figure."""
         import matplotlib
 
-        matplotlib.use("Agg")
+        from mechsym.plotting import headless
+
+        headless(matplotlib)
         import matplotlib.pyplot as plt
 
-        _makedirs(path)
         fig, ax = plt.subplots(figsize=(7, 4.2))
         x_values = np.asarray(self.columns[x])
         for y in ys:
@@ -95,8 +96,11 @@ class Table:
         ax.grid(True, alpha=0.3)
         ax.set_title(title or self.title)
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        if path:
+            _makedirs(path)
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+        return fig
 
 
 def read_csv(path) -> Table:

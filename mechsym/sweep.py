@@ -1,7 +1,7 @@
 """Design studies: one analysis over a grid or a list of parameter sets, on one core or on any executor.
 
     table = sweep("fourbar", grid(density=[1, 2, 3], l_crank=[0.04, 0.05]),
-                  TableStudy("fourbar", "inverse", {"omega": [3.0]}, ["absmax:torque"]),
+                  TableStudy("inverse", {"omega": [3.0]}, ["absmax:torque"]),
                   executor=ProcessPoolExecutor(2))
 
 A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
@@ -112,13 +112,15 @@ class Reduction:
 @dataclass(frozen=True)
 class TableStudy:
     """A generic analysis (inverse, kinematics or forward) with the command line's options, its table
-    reduced to figures. `options` are the command's options by their argparse names (omega, alpha,
-    samples, theta0, quasi_static, torque, t_end, ...); the rest take the command's defaults."""
+    reduced to figures (`reductions`: Reduction or 'FUNC:COLUMN'). `options` are the command's options by
+    their argparse names (omega as a list, alpha, samples, theta0, quasi_static, torque, t_end, ...);
+    the rest take the command's defaults. `model`: the shipped model's name where the model computes the
+    command itself (PASIBOT switches builds between supports); empty for any other mechanism."""
 
-    model: str
     command: str
     options: dict = field(default_factory=dict)
     reductions: tuple = ()
+    model: str = ""  # a shipped model's name selects its own computation of the command (PASIBOT's)
 
     def __post_init__(self):
         if self.command not in ("inverse", "kinematics", "forward"):
@@ -137,7 +139,7 @@ class TableStudy:
         """The options as a parsed command line of the analysis (defaults filled in)."""
         import argparse
 
-        values = dict(_defaults(self.command, self.model), **self.options, backend=backend, param=[])
+        values = dict(_defaults(self.command), **self.options, backend=backend, param=[], model=self.model)
         return argparse.Namespace(**values)
 
     def __call__(self, system, params) -> dict:
@@ -148,13 +150,13 @@ class TableStudy:
 
 
 @functools.lru_cache(maxsize=None)
-def _defaults(command, model) -> dict:
+def _defaults(command) -> dict:
     """The command line's defaults of an analysis (placeholders for the options it requires, which the
     study's own options replace)."""
     from mechsym.cli import build_parser
 
     required = {"inverse": ["--omega", "0"], "forward": ["--torque", "0", "--t-end", "1"]}.get(command, [])
-    return vars(build_parser().parse_args([command, model, *required]))
+    return vars(build_parser().parse_args([command, "model", *required]))
 
 
 # -- the model a worker loads --------------------------------------------------------------------------
@@ -362,8 +364,9 @@ def plot(table: Table, path, parameters, figures=None):
     over two. Failed sets leave gaps. Returns the matplotlib Figure (also saved to `path` if given)."""
     import matplotlib
 
-    if path:
-        matplotlib.use("Agg")
+    from mechsym.plotting import headless
+
+    headless(matplotlib)
     import matplotlib.pyplot as plt
 
     figures = figures or [n for n in table.names if n not in parameters and n not in ("status", "message")]

@@ -113,7 +113,7 @@ def _study(args):
     skip = {"analysis", "model", "param", "reduce", "workers", "scheduler", "chunk", "max_sets", "backend", "out",
             "plot", "debug", "command"}
     options = {k: v for k, v in vars(args).items() if k not in skip}
-    return TableStudy(args.model, args.analysis, options, tuple(args.reduce))
+    return TableStudy(args.analysis, options, tuple(args.reduce), args.model)
 
 
 def _check_folder(path):

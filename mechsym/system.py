@@ -157,6 +157,20 @@ class System:
         return dynamics.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
+    def _repr_latex_(self, max_rows=24):
+        """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
+        larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""
+        from mechsym.equations import inverse as inverse_analysis
+
+        a, u, c = symbolic_system(self.equations, inverse_analysis(self.mechanism))
+        name = self.mechanism.name.replace("_", r"\_")
+        if a.shape[0] > max_rows:
+            return (rf"$\text{{{name}: }} A\,U = C\text{{ with {a.shape[0]} Newton-Euler rows and "
+                    rf"{a.shape[1]} unknowns (see equations\_text(latex=True))}}$")
+        names = latex_names(self.constraints)
+        return (rf"$$\text{{{name}: }}\underbrace{{{sp.latex(a, symbol_names=names)}}}_{{A}}"
+                rf"{sp.latex(u)} = {sp.latex(c, symbol_names=names)}$$")
+
     def equations_text(self, latex=False, analysis=None) -> str:
         """The A U = C system and the reduced form, as text or LaTeX."""
         from mechsym.equations import inverse as inverse_analysis

@@ -15,7 +15,7 @@ def test_silent_without_a_terminal(capsys, monkeypatch):
 
 
 def test_shown_when_asked_and_results_unchanged(capsys, tmp_path, monkeypatch):
-    study = TableStudy("fourbar", "inverse", {"omega": [2.0], "samples": 36}, ("max:torque",))
+    study = TableStudy("inverse", {"omega": [2.0], "samples": 36}, ("max:torque",))
     quiet = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=False)
     assert capsys.readouterr().err == ""
     shown = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=True)

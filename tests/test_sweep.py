@@ -12,7 +12,7 @@ from mechsym.errors import InputError
 from mechsym.results import read_csv
 from mechsym.sweep import Reduction, TableStudy, axis, grid, sweep
 
-STUDY = TableStudy("fourbar", "inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
+STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
 SETS = {"density": [1.0, 2.0, 3.0], "l_crank": [0.05, 0.06, 1.5]}  # l_crank = 1.5 cannot assemble
 
 
@@ -108,7 +108,7 @@ def test_inputs():
         sweep("fourbar", {"bogus": [1.0]}, STUDY)
     with pytest.raises(InputError, match="max_sets"):
         sweep("fourbar", {"density": np.ones(11)}, STUDY, max_sets=10)
-    table = sweep("fourbar", {"density": [1.0]}, TableStudy("fourbar", "inverse", {"omega": [1.0]}, ["max:nosuch"]))
+    table = sweep("fourbar", {"density": [1.0]}, TableStudy("inverse", {"omega": [1.0]}, ["max:nosuch"]))
     assert table["status"][0] == "error" and "no column 'nosuch'" in table["message"][0]
 
 
