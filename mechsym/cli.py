@@ -33,6 +33,7 @@ def angle(text: str) -> float:
 
 
 def number(text: str) -> float:
+    """A finite number from the command line."""
     try:
         value = float(text)
     except ValueError:
@@ -43,6 +44,7 @@ def number(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
+    """A whole number of at least 1 from the command line."""
     try:
         value = int(text)
     except ValueError:
@@ -53,6 +55,7 @@ def positive_int(text: str) -> int:
 
 
 def param(text: str):
+    """(name, value text) from 'NAME=VALUE'."""
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
@@ -60,6 +63,7 @@ def param(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (generic, sweep and the shipped models' own)."""
     parser = _Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -145,6 +149,8 @@ def kinematics_options(p):
 
 
 def main(argv=None) -> int:
+    """Run the command line `argv` (default sys.argv[1:]); returns the exit code (0, 1 internal error, 2 bad input,
+    130 interrupted)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     try:
@@ -168,6 +174,7 @@ def main(argv=None) -> int:
 
 
 def run(args) -> int:
+    """Carry out one parsed command; returns its exit code."""
     import warnings
 
     from mechsym.loader import load_mechanism, model_commands, model_hooks

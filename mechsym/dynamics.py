@@ -54,6 +54,7 @@ class AnalysisFunctions:
 
 
 def analysis_functions(system, analysis):
+    """The compiled extra columns and rows of an analysis, made once per System."""
     if analysis not in system._analyses:
         system._analyses[analysis] = AnalysisFunctions(system, analysis)
     return system._analyses[analysis]
@@ -402,9 +403,11 @@ class Crossing:
 
     @property
     def component(self) -> int:
+        """The state component it watches: 0 the coordinate, 1 its speed."""
         return 1 if self.variable == "omega" else 0
 
     def as_solve_ivp(self):
+        """The event as a scipy.integrate.solve_ivp event function."""
         def event(t, y):
             return y[self.component] - self.value
 

@@ -34,6 +34,7 @@ class Parameter:
 
     @property
     def name(self) -> str:
+        """The parameter's name (its symbol's)."""
         return self.symbol.name
 
 
@@ -52,6 +53,7 @@ class Body:
     guess: float = 0.0
 
     def point(self, name: str) -> Vec2:
+        """A named point (x, y) in the body frame."""
         return self.points[name]
 
 

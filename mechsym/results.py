@@ -23,6 +23,7 @@ class Table:
 
     @property
     def names(self):
+        """The column names, in order."""
         return list(self.columns)
 
     def __len__(self):

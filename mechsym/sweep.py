@@ -98,6 +98,7 @@ class Reduction:
 
     @property
     def name(self) -> str:
+        """The figure's column name, FUNC_COLUMN."""
         return f"{self.func}_{self.column}"
 
     def __call__(self, table: Table) -> float:
@@ -133,6 +134,7 @@ class TableStudy:
 
     @property
     def names(self) -> list:
+        """The figures' column names, in order."""
         return [r.name for r in self.reductions]
 
     def args(self, backend: str):
@@ -174,6 +176,7 @@ class ModelRef:
     derived: bool = True  # False: the study needs only the declaration (system() returns the Mechanism)
 
     def system(self):
+        """The derived System (or the Mechanism when not derived), made once per process."""
         key = (self.source, self.backend, self.derived)
         if key not in _SYSTEMS:
             import warnings

@@ -18,6 +18,7 @@ def studies() -> dict:
 
 
 def configure(parser):
+    """Add the sweep's analyses and studies with their options to the `sweep` parser."""
     from mechsym import cli
 
     sub = parser.add_subparsers(dest="analysis", required=True, parser_class=type(parser))
@@ -53,6 +54,7 @@ def _common(p):
 
 
 def run(args) -> int:
+    """Carry out `mechsym sweep`; returns the exit code."""
     from mechsym import sweep as sw
 
     axes = dict(sw.axis(text) for text in args.param)

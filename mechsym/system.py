@@ -83,6 +83,7 @@ class System:
         return self._param_cache[key].copy()
 
     def solver(self, overrides=None) -> Solver:
+        """The kinematic Solver at a parameter set (cached for the last sets)."""
         p = self.params(overrides)
         key = p.tobytes()
         if key not in self._solvers:
@@ -92,6 +93,7 @@ class System:
 
     @property
     def coordinate_names(self):
+        """Names of the driven coordinates, in declaration order."""
         return [c.name for c in self.mechanism.coordinates]
 
     # -- analyses -----------------------------------------------------------------------------------
