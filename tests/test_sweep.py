@@ -89,6 +89,11 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
         killed = sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
         assert (tmp_path / "died").exists()
         assert np.array_equal(figures(killed), figures(serial), equal_nan=True)
+        out = tmp_path / "cli.csv"  # the command line on the same cluster
+        assert main(["sweep", "inverse", "fourbar", "--omega", "3", "--samples", "90", "--param", "density=1:3:3",
+                     "--param", "l_crank=0.05,0.06,1.5", "--reduce", "absmax:torque", "--reduce", "rms:torque",
+                     "--reduce", "final:B.fx", "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
+        assert np.array_equal(figures(read_csv(out)), figures(serial), equal_nan=True)
 
 
 def test_process_pool_executor_given_by_the_caller(serial):
