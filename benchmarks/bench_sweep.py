@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,26 @@ def start_torque_of(params):
     return start_torque({"density": float(params["density"])}, tol=TOL, backend="c")
 
 
+@dataclass(frozen=True)
+class Timed:
+    """The study with the CPU time of each set added as a figure (cpu_s): the work a sweep does,
+    independent of how many other programs share the cores."""
+
+    study: object
+
+    @property
+    def names(self):
+        return [*self.study.names, "cpu_s"]
+
+    def prepare(self, system):
+        self.study.prepare(system)
+
+    def __call__(self, system, params):
+        t = time.process_time()
+        out = self.study(system, params)
+        return dict(out, cpu_s=time.process_time() - t)
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -46,7 +67,7 @@ def main():
     from mechsym.sweep import TableStudy, sweep
 
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; PASIBOT start torque (tol {TOL:g} N m) at {len(DENSITIES)} densities")
-    study = StartTorque(tol=TOL)
+    study = Timed(StartTorque(tol=TOL))
     sets = {"density": list(DENSITIES)}
     sweep("pasibot", {"density": [DENSITIES[0]]}, study)  # the C libraries compiled and cached before timing
     rows = []
@@ -81,6 +102,8 @@ def main():
     n = len(DENSITIES)
     for name, t in rows:
         print(f"  {name:42s} {t:7.2f} s   {n / t:6.2f} sets/s   speed-up vs serial {t1 / t:4.2f}x")
+    for name, table in (("serial", serial), ("workers=1", pool1), ("workers=2", pool2), ("2 warmed", warm)):
+        print(f"  CPU time per set inside the study, {name:10s}: {np.mean(table['cpu_s']):.3f} s")
 
     # -- the figures of docs/scaling.md --------------------------------------------------------------
     fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))

@@ -285,6 +285,18 @@ class _Local:
         return self.held
 
 
+def _width(executor) -> int:
+    """How many tasks the executor runs at once: a pool's workers, a dask cluster's threads (else 2)."""
+    width = getattr(executor, "_max_workers", None)
+    client = getattr(executor, "_client", None)  # a dask.distributed ClientExecutor
+    if width is None and client is not None:
+        try:
+            width = sum(client.nthreads().values())
+        except Exception:  # a client that cannot say: the default
+            width = None
+    return max(int(width or 2), 1)
+
+
 def _chunks(n, size):
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
 
@@ -292,7 +304,7 @@ def _chunks(n, size):
 def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
     owned = executor is None
     pool = cf.ProcessPoolExecutor(workers) if owned else executor
-    width = workers or getattr(executor, "_max_workers", None) or 2
+    width = workers or _width(executor)
     size = int(chunk) if chunk else max(1, math.ceil(len(sets) / (4 * width)))
     if size < 1:
         raise InputError(f"chunk must be at least 1, got {chunk}")

@@ -82,6 +82,9 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        from mechsym.sweep import _width
+
+        assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
         table = sweep("fourbar", SETS, STUDY, executor=client.get_executor(), chunk=2)
         a, b = figures(table)[serial["status"] == "ok"], figures(serial)[serial["status"] == "ok"]
         assert np.max(np.abs(a - b)) <= 1e-14 * np.max(np.abs(b))
