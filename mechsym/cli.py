@@ -244,7 +244,9 @@ def compute(args, system, params):
         else:
             table = system.inverse(theta, args.omega, args.alpha, params)
     elif args.command == "kinematics":
-        table = system.kinematics_table(theta, params, rates=True, omega=args.omega, alpha=args.alpha)
+        one = len(system.coordinate_names) == 1  # coefficients d/dtheta exist for one driven coordinate
+        table = system.kinematics_table(theta, params, rates=one or args.omega is not None, omega=args.omega,
+                                        alpha=args.alpha)
     elif args.command == "forward":
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
                                atol=args.atol, params=params)
