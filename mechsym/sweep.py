@@ -5,8 +5,10 @@
                   executor=ProcessPoolExecutor(2))
 
 A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
-value). What travels to a worker is the model's reference (its shipped name, a model file's path, or a
-module-level build function), the study and a chunk of parameter sets, never the sympy model: each worker
+value); it reports a parameter set it cannot evaluate by raising mechsym.errors.InputError (any other
+exception is a failure of the study and ends the sweep, on one core as on many). What travels to a
+worker is the model's reference (its shipped name, a model file's path, or a module-level build
+function), the study and a chunk of parameter sets, never the sympy model: each worker
 process derives the declaration once and loads the generated C from the content-keyed cache, which the
 calling process fills before the first task leaves (`ModelRef.system`).
 
@@ -302,6 +304,10 @@ def _chunks(n, size):
 
 
 def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
+    """Run the chunks on the executor (or on a pool of `workers` processes owned here) and gather them in
+    order. A chunk lost with its worker is submitted again, at most `retries` times. A process pool fails
+    every task in flight when one worker dies, so after such a break the tasks then in flight are run
+    again one at a time: only a task that breaks the pool on its own is charged an attempt."""
     owned = executor is None
     pool = cf.ProcessPoolExecutor(workers) if owned else executor
     width = workers or _width(executor)
@@ -310,47 +316,73 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
         raise InputError(f"chunk must be at least 1, got {chunk}")
     spans = _chunks(len(sets), size)
     results, attempts = [None] * len(spans), [0] * len(spans)
-    pending = {}
+    queue, suspects = list(range(len(spans))), []
+    pending = {}  # future -> (chunk index, submitted alone)
     try:
         with _bar(len(sets), progress) as bar:
-            def submit(i):
+            def submit(i, alone=False):
                 lo, hi = spans[i]
-                attempts[i] += 1
-                pending[pool.submit(evaluate, ref, study, sets[lo:hi])] = i
+                pending[pool.submit(evaluate, ref, study, sets[lo:hi])] = (i, alone)
 
-            for i in range(len(spans)):
-                submit(i)
-            while pending:
+            def give_up(i, failure):
+                lo, hi = spans[i]
+                message = _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}")
+                results[i] = [(None, message)] * (hi - lo)
+                bar.update(hi - lo)
+
+            while queue or suspects or pending:
+                if suspects:
+                    if not pending:
+                        submit(suspects.pop(0), alone=True)
+                else:
+                    while queue:
+                        submit(queue.pop(0))
                 done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
                 for fut in done:
-                    if fut not in pending:  # already submitted again with a restarted pool
+                    if fut not in pending:  # failed with a pool already restarted
                         continue
-                    i = pending.pop(fut)
+                    i, alone = pending.pop(fut)
                     try:
                         results[i] = fut.result()
                         bar.update(spans[i][1] - spans[i][0])
                         continue
-                    except Exception as exc:  # the task was lost (its worker died): submit it again
+                    except Exception as exc:
+                        if not _lost(exc):  # the study itself failed (not with InputError): as on one core
+                            raise
                         failure = exc
-                    if attempts[i] > retries:
-                        lo, hi = spans[i]
-                        results[i] = [(None, _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: "
-                                                       f"{failure}"))] * (hi - lo)
-                        bar.update(hi - lo)
-                        continue
-                    if owned and isinstance(failure, cf.BrokenExecutor):  # a dead worker breaks the pool
-                        lost = [j for j in pending.values()]
+                    if isinstance(failure, cf.BrokenExecutor):
+                        if not owned:
+                            raise RuntimeError("the process pool broke (a worker died); pass workers=N for a pool "
+                                               "that the sweep restarts, or a dask.distributed executor") from failure
+                        in_flight = [j for j, _ in pending.values()]
                         pending.clear()
                         pool.shutdown(wait=False, cancel_futures=True)
                         pool = cf.ProcessPoolExecutor(workers)
-                        for j in lost:
-                            attempts[j] -= 1  # not their fault
-                            submit(j)
-                    submit(i)
+                        suspects += in_flight
+                        if not alone:  # not known to be this task's fault
+                            suspects.append(i)
+                            continue
+                    attempts[i] += 1  # this task lost its worker on its own
+                    if attempts[i] > retries:
+                        give_up(i, failure)
+                    elif isinstance(failure, cf.BrokenExecutor):
+                        suspects.append(i)
+                    else:
+                        submit(i)
     finally:
+        for fut in pending:
+            fut.cancel()
         if owned:
             pool.shutdown(wait=True, cancel_futures=True)
     return [row for part in results for row in part]
+
+
+def _lost(exc) -> bool:
+    """Whether a task's exception means its worker was lost (a dead process, a broken pool, a closed
+    connection, a cancelled or killed task) rather than an error of the study itself."""
+    if isinstance(exc, (cf.BrokenExecutor, cf.CancelledError, EOFError, ConnectionError)):
+        return True
+    return type(exc).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError", "StreamClosedError")
 
 
 def _bar(total, progress):

@@ -183,3 +183,37 @@ def test_model_studies_equal_their_direct_calls(tmp_path, capsys):
     assert table.names == ["m_body", "value_bump", "value_step", "status", "message"]
     direct = us.optimize("step", "peak-torque", samples=41, params={"m_body": 250.0}).value
     assert table["value_step"][0] == pytest.approx(direct, rel=1e-12)
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A study with a bug: it fails with an error that is not bad input."""
+
+    def __call__(self, system, params):
+        raise KeyError("a bug")
+
+
+def test_a_failing_study_ends_the_sweep_on_one_core_and_on_a_pool():
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, Broken())
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, Broken(), workers=2)
+
+
+@dataclass(frozen=True)
+class AlwaysDies:
+    """A study whose set density = 2 always ends its process."""
+
+    inner: object
+
+    def __call__(self, system, params):
+        if params["density"] == 2.0:
+            os._exit(3)
+        return self.inner(system, params)
+
+
+def test_a_task_that_always_kills_its_worker_is_reported_after_its_retries(serial):
+    table = sweep("fourbar", SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
+    dead = table["density"] == 2.0
+    assert list(table["status"][dead]) == ["error"] * 3 and all("task lost 2 times" in m for m in table["message"][dead])
+    assert np.array_equal(figures(table)[~dead], figures(serial)[~dead], equal_nan=True)
