@@ -25,6 +25,7 @@ import concurrent.futures as cf
 import functools
 import itertools
 import math
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,6 +153,106 @@ class TableStudy:
         table, _ = compute(self.args(system.backend), system, dict(params))
         return {r.name: r(table) for r in self.reductions}
 
+    def batch(self, system, sets):
+        """The figures (or the exception) of every set at once, or None where only set by set works.
+
+        An inverse analysis of a one-coordinate linkage is linear in the inertial parameters: sets that
+        share their geometry (the values of every parameter in the constraints) share one kinematic
+        solution and one factorisation of Phi_q, and their three right-hand sides each (per unit
+        thetadd, per unit thetad^2, static loads) are solved together, 3 x (sets) columns in one
+        transposed solve (in C on the C backend). Agrees with `__call__` to round-off."""
+        from mechsym.loader import model_hooks
+
+        if self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1:
+            return None
+        args = self.args(system.backend)
+        if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
+            return None  # the set-by-set route reports the bad option
+        return _inverse_batch(system, args, sets, self.reductions)
+
+
+def _inverse_batch(system, args, sets, reductions):
+    """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
+    from mechsym.dynamics import analysis_functions
+    from mechsym.equations import inverse as inverse_analysis
+    from mechsym.model import apply_overrides
+
+    mech = system.mechanism
+    analysis = inverse_analysis(mech, not args.quasi_static)
+    if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
+        return None
+    names = analysis_functions(system, analysis).names
+    theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
+    omegas = np.array([0.0] if args.quasi_static else args.omega, float)
+    alpha = 0.0 if args.quasi_static else args.alpha
+    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
+    geometry = _geometry_parameters(system)
+    out, groups = [None] * len(sets), {}
+    for k, params in enumerate(sets):
+        values, problems = apply_overrides(mech.parameters, params)
+        if problems:
+            out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(problems))
+            continue
+        p = np.array([values[n] for n in mech.parameters])
+        groups.setdefault(tuple(values[n] for n in geometry), []).append((k, p, params))
+    for members in groups.values():
+        try:
+            kin = system.kinematics(theta, members[0][2])
+        except _SET_ERRORS as exc:
+            for k, _, _ in members:
+                out[k] = exc
+            continue
+        if kin.factor is None:
+            return None
+        rhs, solved = [], []
+        for k, p, _ in members:
+            mass = system.mass(p)
+            negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(system.constraints.bodies)
+                        if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
+            if negative:
+                out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(
+                    f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
+                continue
+            scale = 0.0 if args.quasi_static else 1.0
+            rhs += [scale * mass * kin.dq[:, :, 0], scale * mass * kin.ddq, -system.applied(kin.q.T, p).T]
+            solved.append(k)
+        if not solved:
+            continue
+        basis = kin.factor.solve_t(np.stack(rhs, axis=2))  # (N, n, 3 sets)
+        coordinate = system.coordinate_names[0]
+        for j, k in enumerate(solved):
+            part = basis[:, :, 3 * j:3 * j + 3]
+            cols = {coordinate: np.tile(theta, len(omegas))}
+            if not args.quasi_static:
+                cols["omega"] = np.repeat(omegas, len(theta))
+            cols.update({n: (coef @ part[:, i, :].T).ravel() for i, n in enumerate(names)})
+            try:
+                out[k] = {r.name: r(Table(cols)) for r in reductions}
+            except InputError as exc:
+                out[k] = exc
+    return out
+
+
+_GEOMETRY = weakref.WeakKeyDictionary()
+
+
+def _geometry_parameters(system) -> list:
+    """Names of the parameters the constraints depend on (lengths, pivots, centres of mass); the others
+    (masses, inertias, densities, loads, g) do not change the kinematics. Found once per System."""
+    if system not in _GEOMETRY:
+        con = system.constraints
+        used = set().union(*(_free(e) for e in con.rows),
+                           *(_free(c) for point in con.points.values() for c in point))
+        _GEOMETRY[system] = [n for n, p in system.mechanism.parameters.items() if p.symbol in used]
+    return _GEOMETRY[system]
+
+
+def _free(expr) -> set:
+    """The free symbols of a sympy expression (or number)."""
+    import sympy
+
+    return sympy.sympify(expr).free_symbols
+
 
 @functools.lru_cache(maxsize=None)
 def _defaults(command) -> dict:
@@ -198,25 +299,40 @@ class ModelRef:
 
 def evaluate(model: ModelRef, study, sets) -> list:
     """One task: the study at each parameter set of `sets`, in order; per set (figures, "") or (None,
-    the one-line error). Runs in the worker."""
+    the one-line error). A study with a `batch(system, sets)` method evaluates the sets together where
+    it can (see TableStudy.batch). Runs in the worker."""
     import warnings
 
     system = model.system()
-    rows = []
-    for params in sets:
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore", RuntimeWarning)
-                figures = {k: float(v) for k, v in study(system, dict(params)).items()}
-            bad = [k for k, v in figures.items() if not math.isfinite(v)]
-            if bad:
-                raise InputError(f"figure '{bad[0]}' is not finite")
-            rows.append((figures, ""))
-        except InputError as exc:
-            rows.append((None, _one_line(exc)))
-        except (ArithmeticError, np.linalg.LinAlgError) as exc:
-            rows.append((None, _one_line(f"{type(exc).__name__}: {exc}")))
-    return rows
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        batch = getattr(study, "batch", None)
+        outcomes = batch(system, [dict(s) for s in sets]) if batch is not None else None
+        if outcomes is None:
+            outcomes = []
+            for params in sets:
+                try:
+                    outcomes.append(study(system, dict(params)))
+                except _SET_ERRORS as exc:
+                    outcomes.append(exc)
+    return [_row(outcome) for outcome in outcomes]
+
+
+_SET_ERRORS = (InputError, ArithmeticError, np.linalg.LinAlgError)  # a set that cannot be evaluated
+
+
+def _row(outcome):
+    """(figures, "") of a set's figures, or (None, the one-line error) of its exception or of a
+    non-finite figure."""
+    if isinstance(outcome, InputError):
+        return None, _one_line(outcome)
+    if isinstance(outcome, Exception):
+        return None, _one_line(f"{type(outcome).__name__}: {outcome}")
+    figures = {k: float(v) for k, v in outcome.items()}
+    bad = [k for k, v in figures.items() if not math.isfinite(v)]
+    if bad:
+        return None, f"figure '{bad[0]}' is not finite"
+    return figures, ""
 
 
 def _one_line(message) -> str:
@@ -261,19 +377,20 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     if prepare is not None:
         prepare(system)
     if executor is None and not workers:
-        rows = _serial(system, study, sets, progress)
+        rows = _serial(system, study, sets, progress, chunk)
     else:
         rows = _parallel(ref, study, sets, executor, workers, chunk, retries, progress)
     return _table(names, sets, rows, getattr(study, "names", None), mech)
 
 
-def _serial(system, study, sets, progress):
+def _serial(system, study, sets, progress, chunk=None):
+    """The chunks one after the other in this process (a chunk at a time, so a batched study batches)."""
     ref = _Local(system)
     rows = []
     with _bar(len(sets), progress) as bar:
-        for params in sets:
-            rows += evaluate(ref, study, [params])
-            bar.update(1)
+        for lo, hi in _chunks(len(sets), int(chunk or 256)):
+            rows += evaluate(ref, study, sets[lo:hi])
+            bar.update(hi - lo)
     return rows
 
 

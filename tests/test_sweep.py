@@ -24,11 +24,18 @@ class DiesOnce:
     marker: str
     inner: object
 
-    def __call__(self, system, params):
-        if params["density"] == 2.0 and not os.path.exists(self.marker):
+    def _die_once(self, sets):
+        if any(s["density"] == 2.0 for s in sets) and not os.path.exists(self.marker):
             open(self.marker, "w").close()
             os._exit(3)
+
+    def __call__(self, system, params):
+        self._die_once([params])
         return self.inner(system, params)
+
+    def batch(self, system, sets):
+        self._die_once(sets)
+        return self.inner.batch(system, sets)
 
 
 @pytest.fixture(scope="module")
@@ -211,9 +218,36 @@ class AlwaysDies:
             os._exit(3)
         return self.inner(system, params)
 
+    def batch(self, system, sets):
+        if any(s["density"] == 2.0 for s in sets):
+            os._exit(3)
+        return self.inner.batch(system, sets)
+
 
 def test_a_task_that_always_kills_its_worker_is_reported_after_its_retries(serial):
     table = sweep("fourbar", SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
     dead = table["density"] == 2.0
     assert list(table["status"][dead]) == ["error"] * 3 and all("task lost 2 times" in m for m in table["message"][dead])
     assert np.array_equal(figures(table)[~dead], figures(serial)[~dead], equal_nan=True)
+
+
+@dataclass(frozen=True)
+class SetBySet:
+    """The wrapped study without its batch: one set at a time."""
+
+    inner: object
+
+    def __call__(self, system, params):
+        return self.inner(system, params)
+
+
+@pytest.mark.parametrize("options", [{"omega": [3.0, 5.0], "alpha": 2.0, "samples": 90}, {"quasi_static": True}])
+def test_batched_inverse_equals_set_by_set(options):
+    study = TableStudy("inverse", options, ("absmax:torque", "mean:A.fy", "final:M.fx"))
+    sets = grid(density=[1.0, 2.5, -1.0], l_crank=[0.05, 0.06, 1.5], g=[9.81, 1.62])  # geometry, mass, gravity
+    batched, one_by_one = sweep("fourbar", sets, study), sweep("fourbar", sets, SetBySet(study))
+    assert list(batched["message"]) == list(one_by_one["message"])
+    ok = batched["status"] == "ok"
+    assert ok.sum() == 8 and "must be positive" in batched["message"][-1]
+    a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
+    assert np.max(np.abs(a - b)) <= 1e-13 * np.max(np.abs(b))
