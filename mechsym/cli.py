@@ -232,6 +232,10 @@ def compute(args, system, params):
         table, drawn = hook(_with_omega(args), params)
         if args.command == "inverse" and args.quasi_static:
             table.columns.pop("omega", None)
+        if args.command == "kinematics" and args.omega is not None:
+            from mechsym.rates import coefficients_to_rates
+
+            table = coefficients_to_rates(table, args.omega, args.alpha)
         return table, drawn
     if args.command in ("inverse", "kinematics"):
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples

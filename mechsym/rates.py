@@ -50,6 +50,11 @@ def rate_columns(system, kin, cols, omega=None, alpha=0.0):
             out[f"{name}'"], out[f"{name}''"] = first[name], second[name]
             units[f"{name}'"], units[f"{name}''"] = f"{unit(name)}/rad", f"{unit(name)}/rad^2"
         return out, units
+    return _rates(first, second, omega, alpha)
+
+
+def _rates(first, second, omega, alpha):
+    out, units = {}, {}
     for name in first:
         owner, _, c = name.rpartition(".")
         v, a = first[name] * omega, second[name] * omega**2 + first[name] * alpha
@@ -57,3 +62,21 @@ def rate_columns(system, kin, cols, omega=None, alpha=0.0):
         out[vname], out[aname] = v, a
         units[vname], units[aname] = ("rad/s", "rad/s^2") if c == "angle" else ("m/s", "m/s^2")
     return out, units
+
+
+def coefficients_to_rates(table, omega, alpha=0.0):
+    """A kinematics table with coefficient columns NAME' and NAME'' (a model's own, e.g. PASIBOT's) with
+    those replaced by the velocities and accelerations at `omega`, `alpha` (names as `rate_columns`)."""
+    if not (np.isfinite(omega) and np.isfinite(alpha)):
+        raise InputError(f"omega and alpha must be finite, got {omega}, {alpha}")
+    first = {n[:-1]: table[n] for n in table.names if n.endswith("'") and not n.endswith("''")}
+    second = {n: table[n + "''"] for n in first if n + "''" in table}
+    first = {n: v for n, v in first.items() if n in second}
+    rates, units = _rates(first, second, omega, alpha)
+    for n in first:
+        del table.columns[n + "'"], table.columns[n + "''"]
+        table.units.pop(n + "'", None)
+        table.units.pop(n + "''", None)
+    table.columns.update(rates)
+    table.units.update(units)
+    return table

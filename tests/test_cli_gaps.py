@@ -66,3 +66,13 @@ def test_theta0_names_the_driven_coordinate_whatever_its_name(tmp_path, capsys):
     out = tmp_path / "p.csv"
     assert main(["kinematics", "pasibot", "--samples", "4", "--theta0", "90deg", "--out", str(out)]) == 0
     assert read_csv(out)["theta8"][0] == pytest.approx(np.pi / 2, abs=1e-15)
+
+
+def test_a_models_own_kinematics_gives_rates_at_a_speed(tmp_path, capsys):
+    coef, rates = tmp_path / "c.csv", tmp_path / "r.csv"
+    assert main(["kinematics", "pasibot", "--samples", "6", "--out", str(coef)]) == 0
+    assert main(["kinematics", "pasibot", "--samples", "6", "--omega", "2", "--alpha", "0.5", "--out", str(rates)]) == 0
+    c, r = read_csv(coef), read_csv(rates)
+    assert "1.x'" in c.names and "1.x'" not in r.names
+    assert np.array_equal(r["1.vx"], 2 * c["1.x'"]) and np.allclose(r["1.ay"], 4 * c["1.y''"] + 0.5 * c["1.y'"])
+    assert np.array_equal(r["1.omega"], 2 * c["1.angle'"])
