@@ -196,31 +196,33 @@ def _inverse_batch(system, args, sets, reductions):
         p = np.array([values[n] for n in mech.parameters])
         groups.setdefault(tuple(values[n] for n in geometry), []).append((k, p, params))
     for members in groups.values():
-        try:
-            kin = system.kinematics(theta, members[0][2])
-        except _SET_ERRORS as exc:
-            for k, _, _ in members:
-                out[k] = exc
-            continue
-        if kin.factor is None:
-            return None
-        rhs, solved = [], []
-        for k, p, _ in members:
+        valid = []
+        for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
             mass = system.mass(p)
             negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(system.constraints.bodies)
                         if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
             if negative:
                 out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(
                     f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
-                continue
-            scale = 0.0 if args.quasi_static else 1.0
-            rhs += [scale * mass * kin.dq[:, :, 0], scale * mass * kin.ddq, -system.applied(kin.q.T, p).T]
-            solved.append(k)
-        if not solved:
+            else:
+                valid.append((k, p, params, mass))
+        if not valid:
             continue
+        try:
+            kin = system.kinematics(theta, valid[0][2])
+        except _SET_ERRORS as exc:
+            for k, *_ in valid:
+                out[k] = exc
+            continue
+        if kin.factor is None:
+            return None
+        scale = 0.0 if args.quasi_static else 1.0
+        rhs = []
+        for _, p, _, mass in valid:
+            rhs += [scale * mass * kin.dq[:, :, 0], scale * mass * kin.ddq, -system.applied(kin.q.T, p).T]
         basis = kin.factor.solve_t(np.stack(rhs, axis=2))  # (N, n, 3 sets)
         coordinate = system.coordinate_names[0]
-        for j, k in enumerate(solved):
+        for j, (k, *_) in enumerate(valid):
             part = basis[:, :, 3 * j:3 * j + 3]
             cols = {coordinate: np.tile(theta, len(omegas))}
             if not args.quasi_static:
