@@ -10,10 +10,15 @@ import os
 from contextlib import contextmanager
 
 
+_QUIET = [0]  # > 0 inside `quiet()`
+
+
 def _disable(force=None):
     """tqdm's `disable`: None lets tqdm decide by whether stderr is a terminal."""
     if force is not None:
         return not force
+    if _QUIET[0]:
+        return True
     setting = os.environ.get("MECHSYM_PROGRESS")
     return None if setting not in ("0", "1") else setting == "0"
 
@@ -33,6 +38,16 @@ def stage(desc, force=None):
     with bar(1, desc, "step", force) as b:
         yield
         b.update(1)
+
+
+@contextmanager
+def quiet():
+    """No progress bars of their own from the work inside (a sweep's sets: the sweep shows its own)."""
+    _QUIET[0] += 1
+    try:
+        yield
+    finally:
+        _QUIET[0] -= 1
 
 
 def bisection_steps(lo, hi, tol) -> int:

@@ -305,8 +305,10 @@ def evaluate(model: ModelRef, study, sets) -> list:
     it can (see TableStudy.batch). Runs in the worker."""
     import warnings
 
+    from mechsym.progress import quiet
+
     system = model.system()
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
         warnings.simplefilter("ignore", RuntimeWarning)
         batch = getattr(study, "batch", None)
         outcomes = batch(system, [dict(s) for s in sets]) if batch is not None else None
@@ -488,12 +490,22 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
                         suspects.append(i)
                     else:
                         submit(i)
-    finally:
+    except BaseException:  # an error or Ctrl-C: the owned workers end now, not after their tasks
         for fut in pending:
             fut.cancel()
         if owned:
-            pool.shutdown(wait=True, cancel_futures=True)
+            _terminate(pool)
+        raise
+    if owned:
+        pool.shutdown(wait=True)
     return [row for part in results for row in part]
+
+
+def _terminate(pool):
+    """End the worker processes of a pool this sweep started, and the pool."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _lost(exc) -> bool:

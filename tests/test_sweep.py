@@ -251,3 +251,24 @@ def test_batched_inverse_equals_set_by_set(options):
     assert ok.sum() == 8 and "must be positive" in batched["message"][-1]
     a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
     assert np.max(np.abs(a - b)) <= 1e-13 * np.max(np.abs(b))
+
+
+@dataclass(frozen=True)
+class SlowAndBroken:
+    """One set takes a minute, another has a bug."""
+
+    def __call__(self, system, params):
+        if params["density"] == 1.0:
+            import time
+
+            time.sleep(60)
+        raise KeyError("a bug")
+
+
+def test_an_error_ends_the_owned_workers_at_once():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
+    assert time.perf_counter() - start < 20  # the sleeping worker was not waited for
