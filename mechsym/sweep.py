@@ -358,12 +358,14 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal)."""
     from mechsym.system import System
 
+    count = math.prod(len(v) for v in sets.values()) if isinstance(sets, dict) else len(sets)
+    if count > max_sets:  # before the grid is expanded
+        raise InputError(f"the sweep has {count} parameter sets (about {count * 300 / 1e6:.0f} MB for the sets and "
+                         f"their rows), more than max_sets = {max_sets} (raise max_sets, or --max-sets on the "
+                         "command line)")
     sets = grid(sets) if isinstance(sets, dict) else [dict(s) for s in sets]
     if not sets:
         raise InputError("no parameter sets to sweep")
-    if len(sets) > max_sets:
-        raise InputError(f"the sweep has {len(sets)} parameter sets, more than max_sets = {max_sets} "
-                         "(raise max_sets, or --max-sets on the command line)")
     names = list(sets[0])
     if any(list(s) != names for s in sets):
         raise InputError("every parameter set must name the same parameters in the same order")

@@ -60,7 +60,6 @@ def run(args) -> int:
     axes = dict(sw.axis(text) for text in args.param)
     if len(axes) != len(args.param):
         raise InputError("a parameter is swept twice (one --param per name)")
-    sets = sw.grid(axes)
     study = _study(args)
     if args.plot and len([n for n, v in axes.items() if len(v) > 1]) > 2:
         raise InputError("--plot draws one or two varying parameters (a line or a heat map)")
@@ -80,7 +79,7 @@ def run(args) -> int:
             raise InputError(f"cannot reach the scheduler at '{args.scheduler}': {exc}") from None
         executor = client.get_executor()
     try:
-        table = sw.sweep(args.model, sets, study, backend=args.backend, executor=executor, workers=args.workers,
+        table = sw.sweep(args.model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
                          chunk=args.chunk, max_sets=args.max_sets)
     finally:
         if client is not None:

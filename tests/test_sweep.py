@@ -272,3 +272,10 @@ def test_an_error_ends_the_owned_workers_at_once():
     with pytest.raises(KeyError):
         sweep("fourbar", {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
     assert time.perf_counter() - start < 20  # the sleeping worker was not waited for
+
+
+def test_a_grid_too_large_is_refused_before_it_is_built(capsys):
+    code = main(["sweep", "inverse", "fourbar", "--omega", "1", "--param", "density=1:2:100000", "--param",
+                 "l_crank=0.04:0.06:100000", "--reduce", "max:torque"])
+    err = capsys.readouterr().err
+    assert code == 2 and "10000000000 parameter sets" in err and "--max-sets" in err
