@@ -226,9 +226,6 @@ def compute(args, system, params):
     if hook is not None:  # the model computes this command's table itself (e.g. switching between builds)
         if args.command == "inverse" and not args.quasi_static and not args.omega:
             raise InputError("inverse needs --omega (or --quasi-static)")
-        if args.command == "forward" and args.all:
-            raise InputError(f"model '{args.model}' computes its forward run itself and writes its own columns; "
-                             "--all is for declared linkages (run kinematics at the run's angles instead)")
         table, drawn = hook(_with_omega(args), params)
         if args.command == "inverse" and args.quasi_static:
             table.columns.pop("omega", None)

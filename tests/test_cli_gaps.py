@@ -76,3 +76,16 @@ def test_a_models_own_kinematics_gives_rates_at_a_speed(tmp_path, capsys):
     assert "1.x'" in c.names and "1.x'" not in r.names
     assert np.array_equal(r["1.vx"], 2 * c["1.x'"]) and np.allclose(r["1.ay"], 4 * c["1.y''"] + 0.5 * c["1.y'"])
     assert np.array_equal(r["1.omega"], 2 * c["1.angle'"])
+
+
+def test_pasibot_forward_all_in_the_ground_frame(tmp_path, capsys):
+    out = tmp_path / "f.csv"
+    assert main(["forward", "pasibot", "--torque", "1", "--theta0", "90deg", "--t-end", "0.3", "--dt", "0.05", "--all",
+                 "--out", str(out)]) == 0
+    f = read_csv(out)
+    assert f.names[:3] == ["t", "theta8", "omega"] and {"1.x", "9.angle", "support"} <= set(f.names)
+    assert not any(n.endswith("'") for n in f.names) and len(f) == 7
+    from mechanisms import pasibot as pb
+
+    kin = pb.kinematics_table(f["theta8"], frame="ground", backend="c")
+    assert np.array_equal(f["1.x"], kin["1.x"])
