@@ -105,7 +105,6 @@ class Optimize:
     criterion: str = "torque-variation"
     mu: float = 0.6
     samples: int = 81
-    backend: str = "c"
     MODEL = "ugv"
     needs_system = False  # the UGV's statics are their own build, not a derived linkage
     HELP = "UGV leg-angle optimisation over several tracks per parameter set"
@@ -132,7 +131,7 @@ class Optimize:
         unknown = [t for t in tracks if t not in SHIPPED]
         if not tracks or unknown:
             raise InputError(f"unknown track '{(unknown or [''])[0]}' (shipped: {', '.join(SHIPPED)})")
-        return cls(tracks, args.criterion, args.mu, args.samples, args.backend)
+        return cls(tracks, args.criterion, args.mu, args.samples)
 
     def __call__(self, system, params):
         from mechanisms import ugv_study as us
