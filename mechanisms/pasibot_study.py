@@ -31,7 +31,7 @@ from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics
-from mechsym.progress import bar, bisection_steps
+from mechsym.progress_bars import bar, bisection_steps
 from mechsym.results import Table
 from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
 

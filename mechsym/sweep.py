@@ -305,7 +305,7 @@ def evaluate(model: ModelRef, study, sets) -> list:
     it can (see TableStudy.batch). Runs in the worker."""
     import warnings
 
-    from mechsym.progress import quiet
+    from mechsym.progress_bars import quiet
 
     system = model.system()
     with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
@@ -519,7 +519,7 @@ def _lost(exc) -> bool:
 
 
 def _bar(total, progress):
-    from mechsym.progress import bar
+    from mechsym.progress_bars import bar
 
     return bar(total, "sweep", "set", progress)
 

@@ -26,7 +26,7 @@ class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend: str = "numpy"):
-        from mechsym.progress import stage
+        from mechsym.progress_bars import stage
 
         self.mechanism = mech
         self.topology = analyse(mech)

@@ -1,4 +1,4 @@
-"""Progress of long work on stderr (tqdm): derivations and compilations, figures, bisections, sweeps.
+"""Progress bars of long work on stderr (tqdm): derivations and compilations, figures, bisections, sweeps.
 
 Shown only when stderr is a terminal and the work lasts longer than half a second; never written into
 results or files. MECHSYM_PROGRESS=0 silences it, MECHSYM_PROGRESS=1 shows it even without a terminal.
