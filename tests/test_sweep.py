@@ -279,3 +279,37 @@ def test_a_grid_too_large_is_refused_before_it_is_built(capsys):
                  "l_crank=0.04:0.06:100000", "--reduce", "max:torque"])
     err = capsys.readouterr().err
     assert code == 2 and "10000000000 parameter sets" in err and "--max-sets" in err
+
+
+MODEL_FILE = '''
+from mechsym import Mechanism
+
+
+def build():
+    m = Mechanism("crank-rocker")
+    a = m.parameter("a", 0.04, "m", "crank")
+    b = m.parameter("b", 0.12, "m", "coupler")
+    c = m.parameter("c", 0.10, "m", "rocker")
+    d = m.parameter("d", 0.11, "m", "ground link")
+    rho = m.parameter("rho", 2.0, "kg/m", "bar density")
+    m.ground(points={"O": (0, 0), "Q": (d, 0)})
+    m.bar("crank", ("O", "A"), a, rho)
+    m.bar("coupler", ("A", "B"), b, rho, guess=0.9)
+    m.bar("rocker", ("Q", "B"), c, 2 * rho, guess=1.6)
+    m.revolute("O", "ground", "O", "crank")
+    m.revolute("A", "crank", "A", "coupler")
+    m.revolute("B", "coupler", "B", "rocker")
+    m.revolute("Q", "ground", "Q", "rocker")
+    m.coordinate("theta", "O", force="torque")
+    return m
+'''
+
+
+def test_a_model_file_travels_by_its_path(tmp_path):
+    path = tmp_path / "my_linkage.py"
+    path.write_text(MODEL_FILE)
+    study = TableStudy("inverse", {"omega": [10.0], "samples": 72}, ["absmax:torque"])
+    sets = {"rho": [1.0, 2.0], "a": [0.03, 0.04]}
+    serial_run, pooled = sweep(str(path), sets, study), sweep(str(path), sets, study, workers=2, chunk=1)
+    assert list(pooled["status"]) == ["ok"] * 4
+    assert np.array_equal(pooled["absmax_torque"], serial_run["absmax_torque"])
