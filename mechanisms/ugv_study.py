@@ -819,10 +819,23 @@ def _schedule(prob, criterion, phi_r, phi_f, best_constant, dp_value, refined, i
 def _pyplot():
     import matplotlib
 
-    matplotlib.use("Agg")
+    from mechsym.plotting import headless
+
+    headless(matplotlib)
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _finish(plt, fig, path):
+    """Save the figure to `path` (if given) and close it there; return it (a notebook shows it)."""
+    if path:
+        from mechsym.results import _makedirs
+
+        _makedirs(path)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return fig
 
 
 def _draw_vehicle(ax, vehicle, pose, k, color="k", alpha=1.0):
@@ -874,11 +887,7 @@ def figure_sweep(path, track="bump", vehicle=None, n_grid=6, x=None):
     a2.set_ylabel("phi_f [deg]")
     a2.set_title("peak torque per pair (blank: wheels overlap or hit the body)")
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return _finish(plt, fig, path)
 
 
 def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
@@ -920,11 +929,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a3.set_xlabel("x [m]")
     a3.set_title("the vehicle along the track")
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return _finish(plt, fig, path)
 
 
 def _schedule_track(schedule):
@@ -1001,11 +1006,7 @@ def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):
     for a in axes:
         a.grid(True, alpha=0.3)
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return _finish(plt, fig, path)
 
 
 def figures(out_dir, vehicle=None):
