@@ -121,8 +121,9 @@ def test_hyq_mass_matrix_symmetric_positive_definite(hyq):
 
 # -- random trees ------------------------------------------------------------------------------------
 
-def random_urdf(seed, n=7):
-    """A random tree: revolute, prismatic and fixed joints with offsets and rotated (unit, random) axes."""
+def random_urdf(seed, n=7, chain=False):
+    """A random tree (or a chain): revolute, prismatic and fixed joints with offsets and rotated (unit,
+    random) axes."""
     rng = np.random.default_rng(seed)
     kinds = ["revolute", "prismatic", "fixed"]
     links, joints = [], []
@@ -138,7 +139,7 @@ def random_urdf(seed, n=7):
 
     links.append(f'<link name="l0">{inertial()}</link>')
     for i in range(1, n):
-        parent = int(rng.integers(0, i))
+        parent = i - 1 if chain else int(rng.integers(0, i))
         kind = kinds[i % 3] if i > 2 else ("revolute" if i == 1 else "prismatic")
         xyz, rpy, axis = rng.uniform(-0.5, 0.5, 3), rng.uniform(-2, 2, 3), rng.standard_normal(3)
         if i == 3:
@@ -222,3 +223,114 @@ def test_bad_states_and_frames(hyq):
         system.params({"trunk.mass": 3})
     with pytest.raises(InputError, match="trunk.*negative mass"):
         system.params({"trunk.m": -3})
+
+
+# -- independent of Pinocchio ------------------------------------------------------------------------
+
+def test_free_tree_conserves_energy_without_gravity():
+    from mechsym.spatial.run import simulate
+
+    system = derive_tree(read_urdf(random_urdf(12), floating=True))
+    rng = np.random.default_rng(4)
+    q0 = np.zeros(system.nq)
+    q0[3:7] = rng.standard_normal(4)
+    q0[3:7] /= np.linalg.norm(q0[3:7])
+    v0 = rng.standard_normal(system.nv)
+    table = simulate(system, q0, v0, 2.0, dt=0.01, rtol=1e-12, atol=1e-12, params={"g": 0.0})
+    q = np.column_stack([table[n] for n in system.coordinate_names])
+    v = np.column_stack([table[n if n.startswith("base.") else f"{n}.v"] for n in system.speed_names])
+    T = system.kinetic_energy(q, v)
+    assert np.abs(T - T[0]).max() < 1e-9 * T[0]
+    assert np.abs(v - v0).max() > 0.1                         # the tree did move its joints
+    assert np.allclose(np.linalg.norm(q[:, 3:7], axis=1), 1, atol=1e-15)
+
+
+def _expanded(system, exprs):
+    """Expressions of the straight-line program with every temporary substituted (small trees only)."""
+    import sympy as sp
+
+    d = system.derivation
+    full = {}
+    for s, e in d.s.assignments:
+        full[s] = e.xreplace(full)
+    return [sp.sympify(e).xreplace(full) for e in exprs]
+
+
+def test_hdot_minus_2c_is_skew_with_exact_derivative():
+    import sympy as sp
+
+    system = derive_tree(read_urdf(random_urdf(21, n=5, chain=True), floating=False, symbolic=()), backend="numpy")
+    d = system.derivation
+    n = system.nv
+    H = sp.Matrix(n, n, _expanded(system, [e for row in d.mass_matrix() for e in row]))
+    p = {d.p[k]: v for k, v in zip(system.param_names, system.params())}
+    q = sp.symbols(f"q0:{n}")
+    v = sp.symbols(f"v0:{n}")
+    names = {**{d.q[i]: q[i] for i in range(n)}, **p}
+    H = H.xreplace(names)
+    Hdot = sum((H.diff(q[i]) * v[i] for i in range(n)), sp.zeros(n, n))
+    f = sp.lambdify([q, v], Hdot, "numpy")
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        qs, vs = rng.uniform(-1, 1, n), rng.standard_normal(n)
+        Hd = np.array(f(qs, vs), float)
+        C = system.coriolis(qs, vs)
+        S = Hd - 2 * C
+        assert np.abs(S + S.T).max() <= 1e-12 * np.abs(Hd).max() and np.abs(Hd).max() > 0.1
+        assert agree(C + C.T, Hd, 1e-12)
+        Hn = system.mass_matrix(qs)
+        assert np.array_equal(Hn, Hn.T) and np.linalg.eigvalsh(Hn).min() > 0
+        assert agree(C @ vs + system.gravity(qs), system.bias(qs, vs), 1e-12)
+
+
+def test_three_link_chain_against_sympy_mechanics():
+    import sympy as sp
+    from sympy.physics import mechanics as me
+
+    from mechsym.spatial import Revolute, Tree
+
+    l1, l2, g = 0.7, 0.5, 9.81
+    masses = (1.3, 0.9, 0.6)
+    coms = ((0.3, 0.05, 0.0), (0.2, 0.0, -0.04), (0.1, 0.03, 0.02))
+    inertias = ((0.02, 0.03, 0.025, 0.001, -0.002, 0.0015), (0.01, 0.012, 0.015, 0.0, 0.001, -0.0005),
+                (0.004, 0.005, 0.006, 0.0002, 0.0, 0.0003))
+    axis3 = np.array([1.0, 1.0, 0.0]) / np.sqrt(2)
+    tree = Tree("chain")
+    tree.body("ground")
+    tree.body("a", "ground", Revolute("j1", (0, 0, 1)), mass=masses[0], com=coms[0], inertia=inertias[0])
+    tree.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(l1, 0, 0), mass=masses[1], com=coms[1], inertia=inertias[1])
+    tree.body("c", "b", Revolute("j3", tuple(axis3)), xyz=(l2, 0, 0.1), mass=masses[2], com=coms[2],
+              inertia=inertias[2])
+    system = derive_tree(tree)
+
+    q = me.dynamicsymbols("q1:4")
+    qd = [me.dynamicsymbols(f"q{i}", 1) for i in range(1, 4)]
+    N = me.ReferenceFrame("N")
+    A, B, C = me.ReferenceFrame("A"), me.ReferenceFrame("B"), me.ReferenceFrame("C")
+    A.orient_axis(N, N.z, q[0])
+    B.orient_axis(A, A.y, q[1])
+    C.orient_axis(B, float(axis3[0]) * B.x + float(axis3[1]) * B.y, q[2])
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P1 = O.locatenew("P1", l1 * A.x)
+    P2 = P1.locatenew("P2", l2 * B.x + 0.1 * B.z)
+    bodies = []
+    for frame, origin, m, c, I in zip((A, B, C), (O, P1, P2), masses, coms, inertias):
+        mc = origin.locatenew("G", c[0] * frame.x + c[1] * frame.y + c[2] * frame.z)
+        mc.v2pt_theory(O, N, frame) if origin is O else None
+        body = me.RigidBody(str(frame), mc, frame, m, (me.inertia(frame, I[0], I[1], I[2], I[3], I[5], I[4]), mc))
+        body.potential_energy = m * g * mc.pos_from(O).dot(N.z)
+        bodies.append(body)
+    L = me.Lagrangian(N, *bodies)
+    lm = me.LagrangesMethod(L, q)
+    lm.form_lagranges_equations()
+    qs, us = sp.symbols("x0:3"), sp.symbols("u0:3")
+    rep = dict(zip(qd, us))
+    M = lm.mass_matrix.xreplace(rep).xreplace(dict(zip(q, qs)))
+    F = lm.forcing.xreplace(rep).xreplace(dict(zip(q, qs)))
+    fm, ff = sp.lambdify([qs, us], M), sp.lambdify([qs, us], F)
+    rng = np.random.default_rng(9)
+    for _ in range(10):
+        x, u = rng.uniform(-2, 2, 3), rng.standard_normal(3)
+        assert agree(system.mass_matrix(x), np.array(fm(x, u), float), 1e-10)
+        assert agree(system.bias(x, u), -np.array(ff(x, u), float).ravel(), 1e-10)

@@ -224,27 +224,6 @@ class Derivation:
         self._poses()
         self._cache = {}
 
-    # -- names ------------------------------------------------------------------------------------
-    @property
-    def coordinate_names(self):
-        names = []
-        for link in self.links:
-            if isinstance(link.joint, Free):
-                names += [f"{link.name}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
-            else:
-                names.append(link.joint.name)
-        return names
-
-    @property
-    def speed_names(self):
-        names = []
-        for link in self.links:
-            if isinstance(link.joint, Free):
-                names += [f"{link.name}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
-            else:
-                names.append(link.joint.name)
-        return names
-
     # -- building blocks -----------------------------------------------------------------------------
     def _inertias(self):
         L = self.s.let

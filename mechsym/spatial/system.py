@@ -12,6 +12,7 @@ and every result has the leading N axis exactly when q has it.
   com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
   contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
 
+Every entry point takes params= (name -> value overrides, or the vector params() returned).
 A floating base's quaternion must have unit norm to 1e-6 (a state further off is refused, naming the
 sample): the generated code uses the rotation of q/|q|, so round-off off the unit sphere does not matter.
 """
@@ -113,7 +114,7 @@ class TreeSystem:
         names = []
         for link in self.links:
             if isinstance(link.joint, Free):
-                names += [f"{link.name}.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+                names += [f"base.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
             else:
                 names.append(link.joint.name)
         return names
@@ -123,7 +124,7 @@ class TreeSystem:
         names = []
         for link in self.links:
             if isinstance(link.joint, Free):
-                names += [f"{link.name}.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
+                names += [f"base.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
             else:
                 names.append(link.joint.name)
         return names
@@ -222,7 +223,12 @@ class TreeSystem:
             as_, _ = self._states(a, self.nv, "a" if name == "inverse" else "tau")
             if len(as_) != n:
                 raise InputError(f"tree '{self.tree.name}': {len(as_)} accelerations for {n} configurations")
-        p = self._p if params is None else self.params(params)
+        if params is None:
+            p = self._p
+        elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
+            p = np.ascontiguousarray(params, float)     # a vector from params(): already checked
+        else:
+            p = self.params(params)
         if vs is None:
             vs = np.zeros((n, self.nv))
         if as_ is None:
