@@ -139,6 +139,20 @@ class TreeSystem:
         values = self.tree.resolve_parameters(overrides)
         return np.array([values[n] for n in self.param_names])
 
+    @property
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use (defaults, or what set_params gave)."""
+        return self._p.copy()
+
+    def source_text(self, group="main") -> str:
+        """The C source of a group of generated functions (see `functions`)."""
+        return render.c_source(self.derivation.s, list(self.functions(group).values()), self.nq, self.nv,
+                               f"tree '{self.tree.name}'")
+
+    def function_sizes(self, group="main") -> dict:
+        """name -> outputs per state of a group's generated functions."""
+        return {f.name: (self.nv if f.solve else len(f.outputs)) for f in self.functions(group).values()}
+
     def set_params(self, overrides=None):
         """Use these parameter values from now on (every entry point also takes params=)."""
         self._p = self.params(overrides)
@@ -175,7 +189,7 @@ class TreeSystem:
     def _generate(self, group):
         fns = list(self.functions(group).values())
         d = self.derivation
-        source = render.c_source(d.s, fns, self.nq, self.nv, f"tree '{self.tree.name}'")
+        source = self.source_text(group)
         meta = {"kind": "tree", "nq": self.nq, "nv": self.nv, "params": self.param_names,
                 "functions": {f.name: (self.nv if f.solve else len(f.outputs)) for f in fns},
                 "flops": {f.name: render.flops(d.s, f.outputs) for f in fns if f.name in ("contact", "mass", "bias")},
