@@ -185,15 +185,15 @@ def numpy_function(straight, fn: Function, nv):
 
 
 class CFunctions:
-    """ctypes wrappers of the compiled ms_NAME functions: call(name, ns, q, v, a, p, out)."""
+    """ctypes wrappers of the compiled ms_NAME functions, taking the arrays' addresses (arr.ctypes.data):
+    fn(ns, q, v, a, p, out)."""
 
     def __init__(self, compiled):
         self.dll, self.meta = compiled.dll, compiled.meta
-        ptr = ctypes.POINTER(ctypes.c_double)
         self._fns = {}
         for name in self.meta["functions"]:
             fn = getattr(self.dll, f"ms_{name}")
-            fn.argtypes = [ctypes.c_int, ptr, ptr, ptr, ptr, ptr]
+            fn.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * 5
             fn.restype = None
             self._fns[name] = fn
 

@@ -18,8 +18,8 @@ sample): the generated code uses the rotation of q/|q|, so round-off off the uni
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
+import math
 import warnings
 from pathlib import Path
 
@@ -34,7 +34,6 @@ from mechsym.spatial.derive import Derivation, merge
 __all__ = ["TreeSystem", "derive_tree"]
 
 QUAT_TOL = 1e-6
-_D = ctypes.POINTER(ctypes.c_double)
 
 
 def declaration_text(tree: Tree) -> str:
@@ -81,6 +80,9 @@ class TreeSystem:
         self.backend = backend
         self._numpy = {}
         self._libs = {}
+        self._c_functions = {}
+        self._zero1 = np.zeros(self.nv)
+        self._one = None
         if backend == "c":
             try:
                 self._library("main")
@@ -205,38 +207,52 @@ class TreeSystem:
                              f"{', '.join(self.frame_names)})") from None
 
     def _states(self, x, size, what):
-        x = np.asarray(x, float)
+        x = np.asarray(x, dtype=float)
         if x.ndim not in (1, 2) or x.shape[-1] != size:
             raise InputError(f"tree '{self.tree.name}': {what} must have shape ({size},) or (N, {size}), "
                              f"got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            bad = np.argwhere(~np.isfinite(np.atleast_2d(x)))[0]
-            raise InputError(f"tree '{self.tree.name}': {what} is not finite (sample {bad[0]}, entry {bad[1]})")
-        return np.ascontiguousarray(np.atleast_2d(x)), x.ndim == 1
+        if not math.isfinite(x.sum()):                 # one reduction; the search only on failure
+            bad = np.argwhere(~np.isfinite(np.atleast_2d(x)))
+            if len(bad):
+                raise InputError(f"tree '{self.tree.name}': {what} is not finite (sample {bad[0][0]}, "
+                                 f"entry {bad[0][1]})")
+        single = x.ndim == 1
+        return (x if x.flags.c_contiguous else np.ascontiguousarray(x)), single
 
     def _q(self, q):
         qs, single = self._states(q, self.nq, "q")
         if self.floating:
-            n = np.sqrt(np.einsum("ij,ij->i", qs[:, 3:7], qs[:, 3:7]))
+            if single:
+                quat = qs[3:7]
+                if abs(math.sqrt(quat @ quat) - 1) <= QUAT_TOL:
+                    return qs, single
+            quat = np.atleast_2d(qs)[:, 3:7]
+            n = np.sqrt(np.einsum("ij,ij->i", quat, quat))
             bad = np.abs(n - 1) > QUAT_TOL
             if bad.any():
                 i = int(np.argmax(bad))
-                raise InputError(f"tree '{self.tree.name}': the base quaternion of sample {i} has norm {n[i]:.9g}, "
-                                 f"not 1 (to {QUAT_TOL:g}); normalise it (mechsym.spatial.manifold.normalise)")
+                raise InputError(f"tree '{self.tree.name}': the base quaternion of sample {i} has norm "
+                                 f"{n[i]:.9g}, not 1 (to {QUAT_TOL:g}); normalise it "
+                                 f"(mechsym.spatial.manifold.normalise)")
         return qs, single
 
     def _call(self, name, q, v=None, a=None, params=None, shape=None):
+        if self.backend == "c" and params is None and np.ndim(q) == 1:
+            out = self._call_one(name, q, v, a)
+            if out is not None:
+                return out if shape is None else out.reshape(shape)
         qs, single = self._q(q)
-        n = len(qs)
+        n = 1 if single else len(qs)
         vs = as_ = None
         if v is not None:
             vs, s2 = self._states(v, self.nv, "v")
-            if len(vs) != n:
-                raise InputError(f"tree '{self.tree.name}': {len(vs)} velocities for {n} configurations")
+            if (1 if s2 else len(vs)) != n:
+                raise InputError(f"tree '{self.tree.name}': {1 if s2 else len(vs)} velocities for {n} configurations")
         if a is not None:
-            as_, _ = self._states(a, self.nv, "a" if name == "inverse" else "tau")
-            if len(as_) != n:
-                raise InputError(f"tree '{self.tree.name}': {len(as_)} accelerations for {n} configurations")
+            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau")
+            if (1 if s3 else len(as_)) != n:
+                raise InputError(f"tree '{self.tree.name}': {1 if s3 else len(as_)} accelerations for {n} "
+                                 f"configurations")
         if params is None:
             p = self._p
         elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
@@ -244,24 +260,73 @@ class TreeSystem:
         else:
             p = self.params(params)
         if vs is None:
-            vs = np.zeros((n, self.nv))
+            vs = self._zeros(n)
         if as_ is None:
-            as_ = np.zeros((n, self.nv))
+            as_ = self._zeros(n)
         if self.backend == "c":
-            lib = self._library("coriolis" if name == "coriolis" else "main")
-            size = lib.meta["functions"][name]
+            fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
             out = np.empty((n, size))
-            lib.function(name)(n, qs.ctypes.data_as(_D), vs.ctypes.data_as(_D), as_.ctypes.data_as(_D),
-                                     p.ctypes.data_as(_D), out.ctypes.data_as(_D))
+            fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
         else:
             fn = self._numpy.get(name)
             if fn is None:
                 group = "coriolis" if name == "coriolis" else "main"
                 fn = self._numpy[name] = render.numpy_function(self.derivation.s, self.functions(group)[name], self.nv)
-            out = np.ascontiguousarray(fn(qs.T, vs.T, as_.T, p, n).T)
+            out = np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p, n).T)
         if shape is not None:
             out = out.reshape((n,) + shape)
         return out[0] if single else out
+
+    def _call_one(self, name, q, v, a):
+        """One state through preallocated buffers whose addresses are known (a ctypes call with array
+        arguments costs more than HyQ's H). None when an input does not fit: the general path then
+        reports it."""
+        if self._one is None:
+            size = max(self.meta["functions"].values()) if self.backend == "c" else 0
+            bufs = [np.zeros(self.nq), np.zeros(self.nv), np.zeros(self.nv), np.zeros(self.nv), np.empty(max(size, 1))]
+            self._one = (bufs, [b.ctypes.data for b in bufs])
+        (qb, vb, ab, zb, ob), (qa, va, aa, za, oa) = self._one
+        try:
+            qb[:] = q
+            if v is not None:
+                vb[:] = v
+            if a is not None:
+                ab[:] = a
+        except (ValueError, TypeError):
+            return None
+        # non-finite inputs (and a quaternion off the unit sphere) go to the general path, which names them
+        if not math.isfinite(qb @ qb + (0.0 if v is None else vb @ vb) + (0.0 if a is None else ab @ ab)):
+            return None
+        if self.floating:
+            quat = qb[3:7]
+            if not abs(math.sqrt(quat @ quat) - 1) <= QUAT_TOL:
+                return None
+        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+        fn(1, qa, za if v is None else va, za if a is None else aa, self._p_address, oa)
+        out = ob[:size].copy()
+        if name == "forward" and not np.isfinite(out).all():
+            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qb.tolist()}")
+        return out
+
+    @property
+    def _p(self):
+        return self._p_vector
+
+    @_p.setter
+    def _p(self, value):
+        self._p_vector = np.ascontiguousarray(value, float)
+        self._p_address = self._p_vector.ctypes.data
+
+    def _zeros(self, n):
+        if n == 1:
+            return self._zero1
+        return np.zeros((n, self.nv))
+
+    def _c_function(self, name):
+        """(ctypes function taking addresses, outputs per state), looked up once."""
+        lib = self._library("coriolis" if name == "coriolis" else "main")
+        self._c_functions[name] = (lib.function(name), lib.meta["functions"][name])
+        return self._c_functions[name]
 
     def mass_matrix(self, q, params=None):
         return self._call("mass", q, params=params, shape=(self.nv, self.nv))

@@ -24,8 +24,12 @@ What becomes what (Pinocchio's reading of the same file, so that arrays compare 
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +73,46 @@ def _rpy(R):
 
 
 def read_urdf(source, floating=True, symbolic=KINDS, name=None, frames=None) -> Tree:
-    """A Tree from a URDF file path (or its XML text). `frames` (name -> (link, xyz, rpy)) adds frames."""
+    """A Tree from a URDF file path (or its XML text). `frames` (name -> (link, xyz, rpy)) adds frames.
+
+    The tree read from a file is kept in the mechsym cache (keyed by the file's bytes, the options and
+    this reader's source), so that a warm start does not import the parser (and trimesh with it)."""
+    key = _cache_key(source, floating, symbolic, name, frames)
+    path = None
+    if key is not None:
+        from mechsym.codegen import c_backend
+
+        path = c_backend.cache_dir() / "urdf-trees" / f"{key}.pickle"
+        try:
+            with open(path, "rb") as f:
+                return pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass
+    tree = _read(source, floating, symbolic, name, frames)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tree-")
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(tree, f)
+            os.replace(tmp, path)
+        except OSError:                       # a read-only cache: read the file every time
+            pass
+    return tree
+
+
+def _cache_key(source, floating, symbolic, name, frames):
+    if not isinstance(source, (str, os.PathLike)) or "<robot" in str(source) or not os.path.isfile(source):
+        return None
+    h = hashlib.sha256(Path(source).read_bytes())
+    h.update(repr((bool(floating), sorted(symbolic), name, sorted((frames or {}).items()))).encode())
+    here = Path(__file__).parent
+    for f in ("urdf.py", "declare.py"):
+        h.update((here / f).read_bytes())
+    return h.hexdigest()[:32]
+
+
+def _read(source, floating, symbolic, name, frames) -> Tree:
     robot, where = _load(source)
     symbolic = set(symbolic)
     unknown = symbolic - set(KINDS)
