@@ -334,3 +334,64 @@ def test_three_link_chain_against_sympy_mechanics():
         x, u = rng.uniform(-2, 2, 3), rng.standard_normal(3)
         assert agree(system.mass_matrix(x), np.array(fm(x, u), float), 1e-10)
         assert agree(system.bias(x, u), -np.array(ff(x, u), float).ravel(), 1e-10)
+
+
+def docs_arm():
+    """The arm of docs/trees.md, declared in Python as the page shows."""
+    from mechsym.spatial import Fixed, Revolute, Tree
+
+    arm = Tree("arm")
+    arm.parameter("l_upper", 0.4, "m")
+    arm.body("base")
+    arm.body("shoulder", "base", Revolute("shoulder_yaw", axis=(0, 0, 1)), xyz=(0, 0, 0.1),
+             mass=1.2, com=(0, 0, 0.05), inertia=(0.004, 0.004, 0.002, 0, 0, 0))
+    arm.body("upper_arm", "shoulder", Revolute("shoulder_pitch", axis=(0, 1, 0)), xyz=(0, 0, 0.1),
+             mass=2.0, com=(0.2, 0, 0), inertia=(0.002, 0.027, 0.027, 0, 0, 0))
+    arm.body("forearm", "upper_arm", Revolute("elbow", axis=(0, 1, 0)), xyz=("l_upper", 0, 0),
+             mass=1.0, com=(0.15, 0, 0), inertia=(0.0005, 0.0076, 0.0076, 0, 0, 0))
+    arm.body("tool", "forearm", Fixed("tool_mount"), xyz=(0.3, 0, 0), mass=0.3,
+             inertia=(0.0002, 0.0002, 0.0002, 0, 0, 0))
+    arm.frame("tip", "tool", xyz=(0.05, 0, 0))
+    return arm
+
+
+def test_docs_arm_python_equals_urdf_and_pinocchio():
+    from pathlib import Path
+
+    urdf = Path(__file__).resolve().parent.parent / "docs" / "examples" / "arm.urdf"
+    python, read = derive_tree(docs_arm(), contact_frames=("tip",)), derive_tree(read_urdf(str(urdf), floating=False))
+    model = pin.buildModelFromUrdf(str(urdf))
+    assert read.joint_names == python.joint_names == list(model.names)[1:]
+    check_against_pinocchio(read, model, ["tool", "forearm", "elbow"], seed=5)
+    q, v, _ = random_states(model, 20, 6)
+    assert agree(python.mass_matrix(q), read.mass_matrix(q), 1e-13)
+    assert agree(python.bias(q, v), read.bias(q, v), 1e-13)
+    assert agree(python.frame_jacobian(q, "tool"), read.frame_jacobian(q, "tool"), 1e-13)
+    longer = python.mass_matrix(q, params={"l_upper": 0.5})            # a link length as a parameter
+    assert not agree(longer, python.mass_matrix(q), 1e-3)
+    H, b, J, jb = python.contact_terms(q, v)
+    assert J.shape == (20, 1, 6, 3) and jb.shape == (20, 1, 6)
+
+
+def test_python_declaration_errors():
+    from mechsym.errors import ModelError
+    from mechsym.spatial import Free, Revolute, Tree
+
+    t = Tree("t")
+    t.body("base")
+    with pytest.raises(InputError, match="joint 'j' has a zero axis"):
+        t.body("a", "base", Revolute("j", axis=(0, 0, 0)), mass=1, inertia=(1, 1, 1, 0, 0, 0))
+    with pytest.raises(InputError, match="unknown parent body 'nowhere'"):
+        t.body("a", "nowhere", Revolute("j"), mass=1)
+    with pytest.raises(InputError, match="a tree has one root"):
+        t.body("b")
+    with pytest.raises(InputError, match="unknown parameter 'len'"):
+        t.body("a", "base", Revolute("j"), xyz=("len", 0, 0))
+    t.body("a", "base", Revolute("j"), mass=-2, inertia=(1, 1, 1, 0, 0, 0))
+    with pytest.raises(ModelError, match="body 'a' has a negative mass"):
+        derive_tree(t)
+    t2 = Tree("t2")
+    t2.body("base", joint=Free(), mass=1, inertia=(1, 1, 1, 0, 0, 0))
+    t2.body("a", "base", Revolute("j"), mass=1, inertia=(1, 1, -5, 0, 0, 0))
+    with pytest.raises(ModelError, match="body 'a' has an inertia that is not positive semi-definite"):
+        derive_tree(t2)
