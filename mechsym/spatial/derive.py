@@ -21,7 +21,9 @@ of the base's axes (linear, then angular). The frame bias is the classical accel
 joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)), then R0_i alpha.
 
 The Coriolis matrix is Pinocchio's factorisation C = sum_i J_i^T (I_i dJ_i + B_i J_i), world frame, with
-B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)] (pinocchio's computeCoriolisMatrix), so that
+B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)], summed as pinocchio's computeCoriolisMatrix does:
+with composites over subtrees (Yc, Bc), the rows of joint i are J_i^T (Yc_c dJ_c + Bc_c J_c) for the
+columns c of i's subtree and (Yc_i J_i)^T dJ_j + J_i^T Bc_i J_j for its ancestors' columns j. Then
 C v + g = bias and dH/dt - 2 C is skew-symmetric.
 """
 from __future__ import annotations
@@ -453,6 +455,17 @@ class Derivation:
             self._cache[key] = (R, o)
         return self._cache[key]
 
+    def _subtree_columns(self, k):
+        """The speed indices of moving body k and its descendants."""
+        key = ("subtree", k)
+        if key not in self._cache:
+            cols = set()
+            for j, link in enumerate(self.links):
+                if k in self.ancestors(j):
+                    cols.update(range(link.iv, link.iv + (6 if isinstance(link.joint, Free) else 1)))
+            self._cache[key] = cols
+        return self._cache[key]
+
     def ancestors(self, k):
         out = []
         while k >= 0:
@@ -567,48 +580,77 @@ class Derivation:
                 ds.append((dl, da))
             cols.append(cs)
             dcols.append(ds)
+        # world-frame spatial inertias at the world origin (m, h, Iw) and the matrices B_k, then their
+        # subtree sums (composites are plain sums in the world frame), as Pinocchio's backward pass
+        Y, Bm = [], []
         for k, link in enumerate(self.links):
             m = link.mass
             R0, p0 = self.R0[k], self.p0[k]
-            h = [L(e) for e in _add(_mv(R0, link.h), [m * x for x in p0])]   # world first moment
+            h = [L(e) for e in _add(_mv(R0, link.h), [m * x for x in p0])]
             RI = _mm(R0, link.Io)
             Ir = [[sum(RI[i][n] * R0[j][n] for n in range(3)) for j in range(3)] for i in range(3)]
-            # inertia about the world origin from the one about the body origin
-            c0 = _mv(R0, link.h)
+            c0 = _mv(R0, link.h)        # inertia about the world origin from the one about the body origin
             px = [[0, -p0[2], p0[1]], [p0[2], 0, -p0[0]], [-p0[1], p0[0], 0]]
             cx = [[0, -c0[2], c0[1]], [c0[2], 0, -c0[0]], [-c0[1], c0[0], 0]]
             pp, pc, cp = _mm(px, px), _mm(px, cx), _mm(cx, px)
-            Iw = [[L(Ir[i][j] - m * pp[i][j] - pc[i][j] - cp[i][j]) for j in range(3)] for i in range(3)]
-
-            def inert(lin, ang):
-                return _add([m * x for x in lin], _cross(ang, h)), _add(_cross(h, lin), _mv(Iw, ang))
-
+            Iw = [[L(Ir[i][j] - m * pp[i][j] - pc[i][j] - cp[i][j]) if j >= i else None for j in range(3)]
+                  for i in range(3)]
+            Iw = [[Iw[min(i, j)][max(i, j)] for j in range(3)] for i in range(3)]
             vl, va = world_v[k]
-            ml, ma = [L(e) for e in inert(vl, va)[0]], [L(e) for e in inert(vl, va)[1]]   # momentum I v
-
-            def B(lin, ang):
-                """B(I, v) times the motion (lin, ang)."""
-                il, ia = inert(lin, ang)                            # I x
-                t1 = (_cross(va, il), _add(_cross(va, ia), _cross(vl, il)))       # (v x*) I x
-                xl, xa = _add(_cross(va, lin), _cross(vl, ang)), _cross(va, ang)  # v x x
-                t2 = inert(xl, xa)                                  # I (v x) x
-                t3 = (_cross(ang, ml), _add(_cross(ang, ma), _cross(lin, ml)))    # x x* (I v)
-                return ([(a - b + c) / 2 for a, b, c in zip(t1[0], t2[0], t3[0])],
-                        [(a - b + c) / 2 for a, b, c in zip(t1[1], t2[1], t3[1])])
-
-            anc = self.ancestors(k)
-            Jc = [(self.links[j].iv + c, cols[j][c], dcols[j][c]) for j in anc for c in range(len(cols[j]))]
-            G = []
-            for idx, (cl, ca), (dl, da) in Jc:
-                il, ia = inert(dl, da)
-                bl, ba = B(cl, ca)
-                G.append((idx, [L(x + y) for x, y in zip(il, bl)], [L(x + y) for x, y in zip(ia, ba)]))
-            for r, (rl, ra), _ in Jc:
-                for c, gl, ga in G:
-                    C[r][c] = C[r][c] + _dot(rl, gl) + _dot(ra, ga)
+            Yk = (m, h, Iw)
+            ml, ma = [[L(e) for e in x] for x in _inertia_apply(Yk, vl, va)]          # momentum I v
+            cols6 = []
+            for e in range(6):                                  # B applied to the six unit motions
+                lin = [ONE if e == i else ZERO for i in range(3)]
+                ang = [ONE if e == 3 + i else ZERO for i in range(3)]
+                il, ia = _inertia_apply(Yk, lin, ang)
+                t1 = (_cross(va, il), _add(_cross(va, ia), _cross(vl, il)))        # v x* (I x)
+                xl, xa = _add(_cross(va, lin), _cross(vl, ang)), _cross(va, ang)   # v x x
+                t2 = _inertia_apply(Yk, xl, xa)                                    # I (v x x)
+                t3 = (_cross(ang, ml), _add(_cross(ang, ma), _cross(lin, ml)))     # x x* (I v)
+                cols6.append([(a - b + c) / 2 for a, b, c in zip(t1[0] + t1[1], t2[0] + t2[1], t3[0] + t3[1])])
+            Y.append(Yk)
+            Bm.append([[cols6[c][r] for c in range(6)] for r in range(6)])
+        F = {}                                                  # column -> Yc dJ + Bc J of its body's subtree
+        for k in reversed(range(len(self.links))):
+            m, h, Iw = Y[k]
+            Yk = (L(m), [L(e) for e in h], [[L(e) for e in row] for row in Iw])
+            Bk = [[L(e) for e in row] for row in Bm[k]]
+            own = [(self.links[k].iv + c, cols[k][c], dcols[k][c]) for c in range(len(cols[k]))]
+            for idx, (cl, ca), (dl, da) in own:
+                il, ia = _inertia_apply(Yk, dl, da)
+                x = cl + ca
+                F[idx] = [L(a + sum(Bk[r][n] * x[n] for n in range(6))) for r, a in enumerate(il + ia)]
+            sub = [c for c in F if c in self._subtree_columns(k)]
+            for r, (rl, ra), _ in own:
+                row = rl + ra
+                for c in sub:
+                    C[r][c] = _dot6(row, F[c])
+                yr = [L(e) for e in sum(_inertia_apply(Yk, rl, ra), [])]         # Yc J_r
+                rb = [L(sum(row[n] * Bk[n][c] for n in range(6))) for c in range(6)]   # J_r^T Bc
+                for j in self.ancestors(k)[:-1]:
+                    for c in range(len(cols[j])):
+                        jl, ja = cols[j][c]
+                        dl, da = dcols[j][c]
+                        C[r][self.links[j].iv + c] = _dot6(yr, dl + da) + _dot6(rb, jl + ja)
+            par = self.links[k].parent
+            if par >= 0:
+                pm, ph, pI = Y[par]
+                Y[par] = (pm + Yk[0], _add(ph, Yk[1]), [[pI[i][j] + Yk[2][i][j] for j in range(3)] for i in range(3)])
+                Bm[par] = [[Bm[par][i][j] + Bk[i][j] for j in range(6)] for i in range(6)]
         C = [[L(e) for e in row] for row in C]
         self._cache["C"] = C
         return C
+
+
+def _inertia_apply(Y, lin, ang):
+    """A spatial inertia (m, h, Io) times a motion (lin, ang): (m lin + ang x h, h x lin + Io ang)."""
+    m, h, Io = Y
+    return _add([m * x for x in lin], _cross(ang, h)), _add(_cross(h, lin), _mv(Io, ang))
+
+
+def _dot6(a, b):
+    return sum((x * y for x, y in zip(a, b)), ZERO)
 
 
 def derive_symbolic(tree: Tree) -> Derivation:
