@@ -11,8 +11,9 @@ Printed:
 3. Pinocchio (its Python bindings) per state for the same quantities: crba, nonLinearEffects,
    computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) for the four feet, and
    forwardKinematics(q, v, 0) + getFrameClassicalAcceleration for the four foot biases; each call
-   separately and the sum. A C++ loop over Pinocchio is built when its headers (and Eigen's) are
-   present; otherwise the line says why not.
+   separately and the sum. The same in C++ (benchmarks/pinocchio_hyq.cpp, header-only Pinocchio at -O3,
+   the flags of mechsym's C) when Eigen's headers are found (the bench extra's cmeel-eigen, or
+   EIGEN_INCLUDE); otherwise the line says why not. Building it takes a few minutes; --no-cpp skips it.
 4. The agreement of the two on the timed states (max difference, norm-wise).
 Times are the best of --repeat.
 """
@@ -47,6 +48,7 @@ def main():
     ap.add_argument("--states", type=int, default=10000)
     ap.add_argument("--single", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-cpp", action="store_true", help="skip the C++ loop over Pinocchio")
     args = ap.parse_args()
 
     import pinocchio as pin
@@ -116,8 +118,22 @@ def main():
         print(f"  pinocchio total for the same quantities:                     {total * 1e6:8.3f} us")
         print(f"ratio Pinocchio (Python) / mechsym batched: {total / batched:.1f}; / mechsym single: "
               f"{total / single:.2f}")
-        print("C++ loop over Pinocchio: not built (Eigen's headers are not installed here; Pinocchio's "
-              "shipped headers need them)" if not _has_eigen() else "C++ loop: Eigen present, not built by this script")
+        eigen = _eigen()
+        if args.no_cpp or eigen is None:
+            print("C++ loop over Pinocchio: not built (" + ("--no-cpp" if args.no_cpp else
+                  "Eigen's headers not found: pip install cmeel-eigen, or set EIGEN_INCLUDE") + ")")
+        else:
+            cpp = _pinocchio_cpp(model, eigen, n)
+            if isinstance(cpp, str):
+                print(f"C++ loop over Pinocchio: {cpp}")
+            else:
+                labels = ("crba", "nonLinearEffects", "computeJointJacobians + 4 getFrameJacobian",
+                          "forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration")
+                print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3), per state over {n} states:")
+                for label, t in zip(labels, cpp):
+                    print(f"  pinocchio {label:58s} {t:8.3f} us")
+                print(f"  pinocchio C++ total for the same quantities:                 {sum(cpp):8.3f} us")
+                print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / (batched * 1e6):.2f}")
 
         # 4. agreement on a few of the timed states
         k = 50
@@ -139,11 +155,43 @@ def main():
         print(f"agreement with Pinocchio on {k} timed states (largest norm-wise difference): {err:.2e}")
 
 
-def _has_eigen():
-    prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
-                          "site-packages", "cmeel.prefix", "include")
-    return any(os.path.exists(os.path.join(p, "Eigen", "Core"))
-               for p in (os.path.join(prefix, "eigen3"), prefix, "/usr/include/eigen3", "/usr/local/include/eigen3"))
+def _eigen():
+    """The folder holding Eigen/Core, or None."""
+    site = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                        "site-packages", "cmeel.prefix", "include")
+    for p in (os.environ.get("EIGEN_INCLUDE"), os.path.join(site, "eigen3"), "/usr/include/eigen3",
+              "/usr/local/include/eigen3"):
+        if p and os.path.exists(os.path.join(p, "Eigen", "Core")):
+            return p
+    return None
+
+
+def _pinocchio_cpp(model, eigen, n):
+    """Per-state microseconds (crba, nle, jacobians, biases) of benchmarks/pinocchio_hyq.cpp, or why not."""
+    import pinocchio as pin
+
+    prefix = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(pin.__file__))))), "cmeel.prefix")
+    if not os.path.isdir(os.path.join(prefix, "include", "pinocchio")):
+        prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                              "site-packages", "cmeel.prefix")
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = os.path.join(tmp, "hyq.bin")
+        model.saveToBinary(binary)
+        exe = os.path.join(tmp, "pinocchio_hyq")
+        defines = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
+                   "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-DNDEBUG"]
+        cmd = ["c++", "-O3", "-std=c++17", *defines, f"-I{prefix}/include", f"-I{eigen}",
+               os.path.join(ROOT, "benchmarks", "pinocchio_hyq.cpp"), "-o", exe, f"-L{prefix}/lib",
+               "-lpinocchio_default", "-lboost_serialization", f"-Wl,-rpath,{prefix}/lib"]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            last = [line for line in proc.stderr.splitlines() if "error" in line][:1]
+            return f"not built ({last[0] if last else 'compiler failed'})"
+        print(f"(C++ loop over Pinocchio built in {time.perf_counter() - t:.0f} s)")
+        out = subprocess.run([exe, binary, str(n)], capture_output=True, text=True, check=True).stdout
+        return [float(x) for x in out.split()]
 
 
 if __name__ == "__main__":

@@ -17,10 +17,12 @@ N = 100
 
 @pytest.fixture(scope="module")
 def hyq():
+    """The shipped HyQ (derived once per session: mechanisms.hyq.system is cached) and Pinocchio's model
+    of example-robot-data's URDF."""
     erd = pytest.importorskip("example_robot_data")
-    robot = erd.load("hyq")
-    tree = read_urdf(robot.urdf)
-    return derive_tree(tree, contact_frames=FEET), robot.model
+    from mechanisms import hyq as shipped
+
+    return shipped.system(), erd.load("hyq").model
 
 
 def random_states(model, n, seed):
@@ -171,6 +173,10 @@ def test_integrate_equals_pinocchio(hyq):
     sign = np.sign(np.sum(ours[:, 3:7] * ref[:, 3:7], axis=1))[:, None]
     ours[:, 3:7] *= sign
     assert agree(ours, ref, 1e-12)
+    tiny = manifold.integrate(q, v * 1e-8, 0.3)                      # the series branch of the exponential
+    ref = np.array([pin.integrate(model, qi, 0.3e-8 * vi) for qi, vi in zip(q, v)])
+    tiny[:, 3:7] *= np.sign(np.sum(tiny[:, 3:7] * ref[:, 3:7], axis=1))[:, None]
+    assert agree(tiny, ref, 1e-14)
     qd = manifold.qdot(q, v)
     assert agree(manifold.velocity(q, qd), v, 1e-13)
     assert np.allclose(np.linalg.norm(ours[:, 3:7], axis=1), 1, atol=1e-15)

@@ -34,9 +34,9 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import ModelError
-from mechsym.spatial.declare import Fixed, Free, Prismatic, Revolute, Tree
+from mechsym.spatial.declare import Fixed, Free, Revolute, Tree
 
-__all__ = ["Straight", "Derivation", "derive_symbolic"]
+__all__ = ["Straight", "Derivation", "merge"]
 
 ZERO = sp.Integer(0)
 ONE = sp.Integer(1)
@@ -652,6 +652,3 @@ def _inertia_apply(Y, lin, ang):
 def _dot6(a, b):
     return sum((x * y for x, y in zip(a, b)), ZERO)
 
-
-def derive_symbolic(tree: Tree) -> Derivation:
-    return Derivation(tree)

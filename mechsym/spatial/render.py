@@ -24,9 +24,6 @@ from mechsym.codegen.c_source import CPrinter
 
 __all__ = ["Function", "needed", "c_source", "numpy_function", "flops"]
 
-INPUTS = ("q", "v", "a")
-
-
 @dataclass
 class Function:
     name: str
