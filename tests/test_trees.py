@@ -319,11 +319,13 @@ def test_three_link_chain_against_sympy_mechanics():
     O = me.Point("O")
     O.set_vel(N, 0)
     P1 = O.locatenew("P1", l1 * A.x)
+    P1.v2pt_theory(O, N, A)
     P2 = P1.locatenew("P2", l2 * B.x + 0.1 * B.z)
+    P2.v2pt_theory(P1, N, B)
     bodies = []
     for frame, origin, m, c, I in zip((A, B, C), (O, P1, P2), masses, coms, inertias):
         mc = origin.locatenew("G", c[0] * frame.x + c[1] * frame.y + c[2] * frame.z)
-        mc.v2pt_theory(O, N, frame) if origin is O else None
+        mc.v2pt_theory(origin, N, frame)
         body = me.RigidBody(str(frame), mc, frame, m, (me.inertia(frame, I[0], I[1], I[2], I[3], I[5], I[4]), mc))
         body.potential_energy = m * g * mc.pos_from(O).dot(N.z)
         bodies.append(body)

@@ -210,6 +210,12 @@ class Tree:
         return next(iter(self.bodies.values()))
 
     @property
+    def limits(self) -> dict:
+        """joint name -> (lower, upper) of the joints that declare limits."""
+        return {b.joint.name: b.joint.limits for b in self.bodies.values()
+                if isinstance(b.joint, (Revolute, Prismatic)) and b.joint.limits is not None}
+
+    @property
     def floating(self) -> bool:
         return bool(self.bodies) and isinstance(self.root.joint, Free)
 

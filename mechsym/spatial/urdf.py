@@ -200,6 +200,4 @@ def _read(source, floating, symbolic, name, frames) -> Tree:
         if link not in tree.bodies:
             raise InputError(f"{where}: frame '{fname}' on unknown link '{link}'")
         tree.frame(fname, link, xyz, rpy)
-    tree.limits = {b.joint.name: b.joint.limits for b in tree.bodies.values()
-                   if isinstance(b.joint, (Revolute, Prismatic))}
     return tree
