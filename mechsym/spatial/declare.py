@@ -29,24 +29,78 @@ from mechsym.errors import InputError, ModelError
 __all__ = ["Tree", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
 
 
+def exact(x, tol=1e-10):
+    """A number of the declaration as sympy folds it: round-off of exact rotations removed (6e-17 -> 0,
+    1 - 1e-16 -> 1), so that zeros drop out of the generated code."""
+    x = float(x)
+    r = round(x)
+    if abs(x - r) < tol:
+        return sp.Integer(int(r))
+    return sp.Float(x)
+
+
+def _rotation_about(u, c, s):
+    """Rodrigues' rotation about the unit axis u, with c = cos and s = sin of the angle."""
+    ux = [[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]]
+    return [[sp.expand(c * (1 if i == j else 0) + s * ux[i][j] + (1 - c) * u[i] * u[j]) for j in range(3)]
+            for i in range(3)]
+
+
+_ZERO3 = (sp.Integer(0),) * 3
+_EYE = [[sp.Integer(int(i == j)) for j in range(3)] for i in range(3)]
+
+
+class _Joint:
+    """A joint's physics for the recursions: its coordinates and speeds (nq, nv), its motion subspace S
+    (nv columns (lin, ang) in the child frame), the motion it adds to the child frame at coordinates q
+    (R_J, p_J in the joint frame) and its columns in the world (kind "R" for a rotation about the unit
+    vector u through the joint origin, "P" for a translation along u)."""
+
+    def unit_axis(self):
+        return [exact(c) for c in self.axis]
+
+
 @dataclass(frozen=True)
-class Revolute:
+class Revolute(_Joint):
     """A hinge about the unit `axis` of the child frame; `limits` (lower, upper) in rad, informative."""
 
     name: str
     axis: tuple = (0.0, 0.0, 1.0)
     limits: tuple | None = None
     nq = 1
+    nv = 1
+
+    def subspace(self):
+        return [(list(_ZERO3), self.unit_axis())]
+
+    def motion(self, q, let):
+        c, s = let(sp.cos(q[0])), let(sp.sin(q[0]))
+        return _rotation_about(self.unit_axis(), c, s), list(_ZERO3)
+
+    def world_columns(self, R0, p0, vec):
+        u = self.unit_axis()
+        return [("R", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
 
 
 @dataclass(frozen=True)
-class Prismatic:
+class Prismatic(_Joint):
     """A slide along the unit `axis` of the child frame; `limits` (lower, upper) in m, informative."""
 
     name: str
     axis: tuple = (0.0, 0.0, 1.0)
     limits: tuple | None = None
     nq = 1
+    nv = 1
+
+    def subspace(self):
+        return [(self.unit_axis(), list(_ZERO3))]
+
+    def motion(self, q, let):
+        return _EYE, [u * q[0] for u in self.unit_axis()]
+
+    def world_columns(self, R0, p0, vec):
+        u = self.unit_axis()
+        return [("P", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
 
 
 @dataclass(frozen=True)
@@ -55,14 +109,33 @@ class Fixed:
 
     name: str
     nq = 0
+    nv = 0
 
 
 @dataclass(frozen=True)
-class Free:
-    """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (base frame)."""
+class Free(_Joint):
+    """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (linear and
+    angular velocity in the base frame), Pinocchio's free flyer."""
 
     name: str = "root_joint"
     nq = 7
+    nv = 6
+
+    def subspace(self):
+        e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
+        return [(e[k], list(_ZERO3)) for k in range(3)] + [(list(_ZERO3), e[k]) for k in range(3)]
+
+    def motion(self, q, let):
+        x, y, z, w = q[3], q[4], q[5], q[6]
+        s = let(2 / (x * x + y * y + z * z + w * w))        # the rotation of q/|q|
+        R = [[1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
+             [s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)],
+             [s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)]]
+        return [[let(e) for e in row] for row in R], list(q[:3])
+
+    def world_columns(self, R0, p0, vec):
+        cols = [[R0[i][c] for i in range(3)] for c in range(3)]
+        return [("P", u, p0) for u in cols] + [("R", u, p0) for u in cols]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import ModelError
-from mechsym.spatial.declare import Fixed, Free, Revolute, Tree
+from mechsym.spatial.declare import Fixed, Free, Tree, exact
 
 __all__ = ["Straight", "Derivation", "merge"]
 
@@ -60,15 +60,6 @@ class Straight:
 
     def vec(self, exprs):
         return [self.let(e) for e in exprs]
-
-
-def _num(x, tol=1e-10):
-    """A number from the declaration with round-off of exact rotations removed (6e-17 -> 0, 1 - 1e-16 -> 1)."""
-    x = float(x)
-    r = round(x)
-    if abs(x - r) < tol:
-        return sp.Integer(int(r))
-    return sp.Float(x)
 
 
 def _cross(a, b):
@@ -167,7 +158,7 @@ def merge(tree: Tree):
                 attach[name] = (-1, eye, [ZERO] * 3)
         else:
             k, Rp, pp = attach[b.parent]
-            Rj = [[_num(x) for x in row] for row in np.asarray(b.origin_R)]
+            Rj = [[exact(x) for x in row] for row in np.asarray(b.origin_R)]
             R = _mm(Rp, Rj)
             p = _add(_mv(Rp, list(b.origin_xyz)), pp)
             if isinstance(b.joint, Fixed):
@@ -187,13 +178,13 @@ def merge(tree: Tree):
     visit(root.name)
     for f in tree.frames.values():
         k, Rb, pb = attach[f.body]
-        Rf = [[_num(x) for x in row] for row in np.asarray(f.R)]
+        Rf = [[exact(x) for x in row] for row in np.asarray(f.R)]
         frames[f.name] = FramePlace(f.name, k, _mm(Rb, Rf), _add(_mv(Rb, list(f.xyz)), pb))
     iq = iv = 0
     for link in links:
         link.iq, link.iv = iq, iv
-        iq += 7 if isinstance(link.joint, Free) else 1
-        iv += 6 if isinstance(link.joint, Free) else 1
+        iq += link.joint.nq
+        iv += link.joint.nv
     if not links:
         raise ModelError(tree.name, ["no moving joint: nothing to derive"])
     return links, frames, iq, iv
@@ -242,27 +233,10 @@ class Derivation:
         L = self.s.let
         self.Rl, self.pl, self.R0, self.p0 = [], [], [], []
         for k, link in enumerate(self.links):
-            q = self.q[link.iq:link.iq + (7 if isinstance(link.joint, Free) else 1)]
-            if isinstance(link.joint, Free):
-                x, y, z, w = q[3], q[4], q[5], q[6]
-                s = L(2 / (x * x + y * y + z * z + w * w))
-                R = [[1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
-                     [s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)],
-                     [s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)]]
-                R = [[L(e) for e in row] for row in R]
-                p = list(q[:3])
-            elif isinstance(link.joint, Revolute):
-                u = [_num(c) for c in link.joint.axis]
-                c, sn = L(sp.cos(q[0])), L(sp.sin(q[0]))
-                ux = [[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]]
-                Rj = [[c * (1 if i == j else 0) + sn * ux[i][j] + (1 - c) * u[i] * u[j] for j in range(3)]
-                      for i in range(3)]
-                R = [[L(sp.expand(e)) for e in row] for row in _mm(link.R_place, Rj)]
-                p = [L(e) for e in link.p_place]
-            else:
-                u = [_num(c) for c in link.joint.axis]
-                R = link.R_place
-                p = [L(e) for e in _add(link.p_place, _mv(R, [ui * q[0] for ui in u]))]
+            q = self.q[link.iq:link.iq + link.joint.nq]
+            Rj, pj = link.joint.motion(q, L)
+            R = [[L(sp.expand(e)) for e in row] for row in _mm(link.R_place, Rj)]
+            p = [L(e) for e in _add(link.p_place, _mv(link.R_place, pj))]
             self.Rl.append(R)
             self.pl.append(p)
             if link.parent < 0:
@@ -275,11 +249,7 @@ class Derivation:
 
     def _S(self, link):
         """The joint's motion subspace columns, each a (lin, ang) pair of 3-vectors."""
-        if isinstance(link.joint, Free):
-            e = [[ONE if i == j else ZERO for i in range(3)] for j in range(3)]
-            return [(e[k], [ZERO] * 3) for k in range(3)] + [([ZERO] * 3, e[k]) for k in range(3)]
-        u = [_num(c) for c in link.joint.axis]
-        return [([ZERO] * 3, u)] if isinstance(link.joint, Revolute) else [(u, [ZERO] * 3)]
+        return link.joint.subspace()
 
     def _Sv(self, link, rates):
         """S qd as (lin, ang) from the joint's slice of `rates`."""
@@ -432,15 +402,8 @@ class Derivation:
         return H
 
     def _axes(self, k):
-        """World joint columns of moving body k: [(lin_unit, ang_unit, through_point, kind)] per speed."""
-        link = self.links[k]
-        R0, p0 = self.R0[k], self.p0[k]
-        if isinstance(link.joint, Free):
-            cols = [[R0[i][c] for i in range(3)] for c in range(3)]
-            return [("P", u, p0) for u in cols] + [("R", u, p0) for u in cols]
-        u = [_num(c) for c in link.joint.axis]
-        uw = self.s.vec(_mv(R0, u))
-        return [("R" if isinstance(link.joint, Revolute) else "P", uw, p0)]
+        """World joint columns of moving body k: [(kind, unit vector, point on the axis)] per speed."""
+        return self.links[k].joint.world_columns(self.R0[k], self.p0[k], self.s.vec)
 
     def frame_pose(self, name):
         """(world rotation 3x3, world origin 3) of a named frame."""
@@ -462,7 +425,7 @@ class Derivation:
             cols = set()
             for j, link in enumerate(self.links):
                 if k in self.ancestors(j):
-                    cols.update(range(link.iv, link.iv + (6 if isinstance(link.joint, Free) else 1)))
+                    cols.update(range(link.iv, link.iv + link.joint.nv))
             self._cache[key] = cols
         return self._cache[key]
 
