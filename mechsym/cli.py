@@ -194,6 +194,12 @@ def run(args) -> int:
     commands = model_commands()
     if args.command in commands:
         return commands[args.command].run(args)
+    from mechanisms import TREES
+
+    if args.model in TREES:  # a spatial tree: params and export (its simulations are its own commands)
+        from mechsym.spatial.export import tree_command
+
+        return tree_command(args, TREES[args.model])
     mech = load_mechanism(args.model)
     params = dict(args.param)
     if model_hooks(args.model).get(args.command) is not None:  # the model computes this command itself
