@@ -27,6 +27,8 @@ class Chain3Tree:
     planar = True
     actuated = ()
     frames = list(FRAMES)
+    q_names = ["theta1", "theta2", "theta3"]
+    v_names = ["theta1d", "theta2d", "theta3d"]
 
     def __init__(self, params=None):
         mech = chain3.build()

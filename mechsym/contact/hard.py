@@ -201,21 +201,25 @@ class HardContacts:
         pos = np.array([self.model.frame_position(q, c.frame) for c in self.contacts])
         return (pos - p0) @ n - self.radius
 
+    def jacobian_one(self, q, i):
+        """(3, nv): rows n, t1, t2 of the velocity of contact i's lowest point (the sphere's, or the frame's)."""
+        c = self.contacts[i]
+        J = np.asarray(self.model.frame_jacobian(q, c.frame), float)
+        return self.B @ (J[:3] + c.radius * self._nx @ J[3:]) if c.radius else self.B @ J[:3]
+
+    def bias_one(self, q, v, i):
+        """(3,): the rate of jacobian_one(q, i) v at v' = 0 (normal: n . c'')."""
+        c = self.contacts[i]
+        a = np.asarray(self.model.frame_bias(q, v, c.frame), float)
+        return self.B @ (a[:3] + c.radius * self._nx @ a[3:]) if c.radius else self.B @ a[:3]
+
     def jacobian(self, q):
-        """(nc, 3, nv): rows n, t1, t2 of the velocity of each sphere's lowest point."""
-        out = []
-        for c in self.contacts:
-            J = np.asarray(self.model.frame_jacobian(q, c.frame), float)
-            out.append(self.B @ (J[:3] + c.radius * self._nx @ J[3:]))
-        return np.array(out)
+        """(nc, 3, nv): `jacobian_one` of every contact."""
+        return np.array([self.jacobian_one(q, i) for i in range(self.n)])
 
     def bias(self, q, v):
-        """(nc, 3): the rate of the rows of `jacobian` times v at v' = 0 (normal: n . c'')."""
-        out = []
-        for c in self.contacts:
-            a = np.asarray(self.model.frame_bias(q, v, c.frame), float)
-            out.append(self.B @ (a[:3] + c.radius * self._nx @ a[3:]))
-        return np.array(out)
+        """(nc, 3): `bias_one` of every contact."""
+        return np.array([self.bias_one(q, v, i) for i in range(self.n)])
 
     def rates(self, q, v):
         """(nc, 3): normal gap rate and tangential velocities of the contact points."""

@@ -58,7 +58,16 @@ def lemke(M, q, max_pivots=None, tol=1e-13):
         row = _lex_min_ratio(tab, col, cand, basis, n)
     x = np.zeros(2 * n + 1)
     x[basis] = tab[:, -1]
-    return np.maximum(x[n:2 * n], 0.0), pivots
+    z = np.maximum(x[n:2 * n], 0.0)
+    # polish: the basic z solve M_SS z_S = -q_S directly (the tableau accumulates round-off over pivots)
+    S = np.zeros(n, bool)
+    S[basis[(basis >= n) & (basis < 2 * n)] - n] = True
+    if S.any():
+        polished = np.zeros(n)
+        polished[S] = np.linalg.lstsq(M[np.ix_(S, S)], -q[S], rcond=1e-12)[0]
+        if lcp_residual(M, q, polished)[1] < lcp_residual(M, q, z)[1]:
+            z = np.maximum(polished, 0.0)
+    return z, pivots
 
 
 def _pivot(tab, row, col):
