@@ -190,6 +190,9 @@ class HardContacts:
         mid = ang if self.planar else ang + np.pi / k
         self.facets = np.vstack([np.cos(mid), np.sin(mid)])
         self.facet_dist = 1.0 if self.planar else float(np.cos(np.pi / k))
+        frames = list(getattr(model, "contact_frames", ()))
+        self._ct_index = ([frames.index(c.frame) for c in contacts]
+                          if hasattr(model, "contact_terms") and all(c.frame in frames for c in contacts) else None)
         self._nx = np.array([[0, -self.B[0, 2], self.B[0, 1]], [self.B[0, 2], 0, -self.B[0, 0]],
                              [-self.B[0, 1], self.B[0, 0], 0]])   # [n]x
 
@@ -212,6 +215,22 @@ class HardContacts:
         c = self.contacts[i]
         a = np.asarray(self.model.frame_bias(q, v, c.frame), float)
         return self.B @ (a[:3] + c.radius * self._nx @ a[3:]) if c.radius else self.B @ a[:3]
+
+    def terms(self, q, v):
+        """(H, C v + g, Jc (nc, 3, nv), bc (nc, 3)): the dynamics and every contact's rows and biases, from the
+        model's `contact_terms` in one call where it has one covering these frames."""
+        model = self.model
+        if self._ct_index is not None:
+            H, C, J6, a6 = model.contact_terms(q, v)
+            J6, a6 = J6[self._ct_index], a6[self._ct_index]
+        else:
+            H, C = model.mass_matrix(q), model.bias(q, v)
+            J6 = np.array([model.frame_jacobian(q, c.frame) for c in self.contacts])
+            a6 = np.array([model.frame_bias(q, v, c.frame) for c in self.contacts])
+        r = self.radius
+        Jc = np.einsum("ab,nbk->nak", self.B, J6[:, :3] + r[:, None, None] * np.einsum("ab,nbk->nak", self._nx, J6[:, 3:]))
+        bc = (a6[:, :3] + r[:, None] * (a6[:, 3:] @ self._nx.T)) @ self.B.T
+        return np.asarray(H, float), np.asarray(C, float), Jc, bc
 
     def jacobian(self, q):
         """(nc, 3, nv): `jacobian_one` of every contact."""
@@ -372,12 +391,11 @@ def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_
     mask = hc._select(active)
     model = hc.model
     _check_state(model, q, v, tau)
-    H = np.asarray(model.mass_matrix(q), float)
+    H, C, Jc, bc = hc.terms(q, v)
     Hf = _factor(H)
-    Jc = hc.jacobian(q)
-    free = cho_solve(Hf, tau - np.asarray(model.bias(q, v), float))
+    free = cho_solve(Hf, tau - C)
     rate = Jc @ v
-    base = Jc @ free + hc.bias(q, v)                          # (nc, 3): accelerations at zero force
+    base = Jc @ free + bc                                     # (nc, 3): accelerations at zero force
     sliding, sdir = _sliding(rate, slip_tol, hc)
     act = list(np.flatnonzero(mask))
     M, qv, G, fr = _friction_problem(hc, Hf, Jc, act, mu, sliding, sdir, base)
@@ -386,7 +404,7 @@ def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_
         z, w = _min_norm_forces(hc, Jc, M, qv, G, z, w, act, fr)
     lam = _unpack(hc, z, act, fr, mu, sliding, sdir)
     qdd = free + cho_solve(Hf, G @ z)
-    accel = Jc[:, 0, :] @ qdd + hc.bias(q, v)[:, 0]
+    accel = Jc[:, 0, :] @ qdd + bc[:, 0]
     state = _states(lam, rate, mu, sliding, hc, slip_tol)
     info.update(z=z, w=w, M=M, qv=qv)
     return ContactSolution(lam, qdd, accel, state, info)

@@ -162,18 +162,17 @@ class _Modes:
         """(v', x (nc x 3 forces), rates (nc x 3)) in the held states; cached per (t, y)."""
         if self._key is not None and t == self._key[0] and np.array_equal(y, self._key[1]):
             return self._cached
-        model, hc = self.model, self.hc
+        hc = self.hc
         q, v = y[:self.nq], y[self.nq:]
         tau = self.controller(t, q, v)
-        H = np.asarray(model.mass_matrix(q), float)
+        H, C, Jall, ball = hc.terms(q, v)
         Hf = cho_factor(H)
-        free = cho_solve(Hf, tau - np.asarray(model.bias(q, v), float))
+        free = cho_solve(Hf, tau - C)
         on = np.flatnonzero(self.state != NO_CONTACT)
         lam = np.zeros((hc.n, 3))
+        self.rates = Jall @ v
         if len(on):
-            Jc = np.array([hc.jacobian_one(q, i) for i in on])           # (m, 3, nv)
-            b = np.array([hc.bias_one(q, v, i) for i in on])
-            rates = Jc @ v
+            Jc, b, rates = Jall[on], ball[on], self.rates[on]
             cols, rows, rhs, layout = [], [], [], []
             for j, i in enumerate(on):
                 col = Jc[j, 0].copy()
@@ -245,9 +244,8 @@ class _Modes:
         sl = (self.state == SLIP) & (self.mu > 0)
         if not sl.any():
             return 1.0
-        q, v = y[:self.nq], y[self.nq:]
-        idx = np.flatnonzero(sl)
-        speed = np.array([np.linalg.norm((self.hc.jacobian_one(q, i) @ v)[1:]) for i in idx])
+        self.solve(t, y)
+        speed = np.linalg.norm(self.rates[sl, 1:], axis=1)
         return float(np.min(speed - self.stick_speed))
 
     # ------------------------------------------------------------ events
