@@ -115,7 +115,7 @@ class FramePlace:
     p: list                # 3 expressions
 
 
-def merge(tree: Tree):
+def merge(tree: Tree, inertia=True):
     """The moving bodies in Pinocchio's depth-first order (children in declaration order), and every named
     frame (bodies, joints and declared frames) as a placement on one of them."""
     tree.check()
@@ -138,7 +138,7 @@ def merge(tree: Tree):
         return m, [m * ci for ci in c], Io
 
     def add_mass(k, b, R, p):
-        if k < 0:
+        if k < 0 or not inertia:             # (the structure alone: names, frames and sizes)
             return
         m, h, Io = inertia_terms(b, R, p)
         link = links[k]
