@@ -12,6 +12,7 @@ COMMANDS = {
     "cart": "mechanisms.cart",
     "chain3": "mechanisms.chain3",
     "disc": "mechanisms.disc",
+    "hyq": "mechanisms.hyq_contact",
     "pasibot": "mechanisms.pasibot_cli",
     "polydisc": "mechanisms.polydisc",
     "ugv": "mechanisms.ugv_cli",
