@@ -332,13 +332,15 @@ class _Modes:
                 speed = np.linalg.norm(vt)
                 # with hysteresis: a slide located at slow_slip changes between fast and slow
                 self.fast[i] = speed > self.slow * (1 + (1e-6 if self.fast[i] else -1e-6))
-                at = sol.tangential_accel[i]
+                at, ft = sol.tangential_accel[i], sol.lam[i, 1:]
                 if speed > self.stick_speed:
                     self.slide_dir[i] = vt / speed
-                elif np.linalg.norm(at) > 0:          # a slide starting from rest goes along its acceleration
+                elif np.linalg.norm(ft) > 0:
+                    # a slide starting from rest keeps the LCP's friction force (on the pyramid's boundary, so
+                    # -mu fn rho(s) s with s = -ft/|ft| is that force); it accelerates with s . a_t > 0
+                    self.slide_dir[i] = -ft / np.linalg.norm(ft)
+                elif np.linalg.norm(at) > 0:
                     self.slide_dir[i] = at / np.linalg.norm(at)
-                elif np.linalg.norm(sol.lam[i, 1:]) > 0:
-                    self.slide_dir[i] = -sol.lam[i, 1:] / np.linalg.norm(sol.lam[i, 1:])
         q, v = self._project(q, v, new)
         self.state = new
         gaps = hc.gaps(q)
