@@ -160,6 +160,9 @@ def _atomic(path, write):
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)                       # mkstemp's 0600 would stick to the result
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -193,7 +196,7 @@ def plot(table, path):
     plt.close(fig)
 
 
-def animate(result, path, frames=100, fps=25):
+def animate(result, path, frames=60, fps=20):
     """The robot as lines (trunk outline through the hips, each leg hip-knee-foot) over the plane."""
     from matplotlib import animation
 
@@ -210,7 +213,7 @@ def animate(result, path, frames=100, fps=25):
     allp = np.concatenate([np.concatenate(v) for v in chain.values()])
     lo, hi = allp.min(axis=0), allp.max(axis=0)
     centre, half = (lo + hi) / 2, max(hi - lo) / 2 + 0.1
-    fig = plt.figure(figsize=(6, 6))
+    fig = plt.figure(figsize=(4.5, 4.5))
     ax = fig.add_subplot(projection="3d")
     plane = result.contacts.plane
     n, p0 = np.asarray(plane.normal), np.asarray(plane.point)
@@ -236,5 +239,5 @@ def animate(result, path, frames=100, fps=25):
 
     anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
     writer = animation.PillowWriter(fps=fps) if str(path).lower().endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
+    anim.save(path, writer=writer, dpi=70)
     plt.close(fig)
