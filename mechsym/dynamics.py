@@ -12,6 +12,7 @@ right-hand sides and combines them for every speed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -53,6 +54,7 @@ class AnalysisFunctions:
 
 
 def analysis_functions(system, analysis):
+    """The compiled extra columns and rows of an analysis, made once per System."""
     if analysis not in system._analyses:
         system._analyses[analysis] = AnalysisFunctions(system, analysis)
     return system._analyses[analysis]
@@ -322,16 +324,27 @@ def _inverse_basis_c(system, theta, params):
     return u
 
 
-def reduced(system, kin: Kinematics):
+class Reduced(NamedTuple):
+    """The reduced form M thetadd + 1/2 M' thetad^2 + G = T at N samples, each an (N,) array: M the
+    generalised inertia [kg m^2, or kg for a sliding coordinate], half_dM = 1/2 dM/dtheta, G the
+    generalised force of gravity and the loads [N m or N]. Unpacks as (M, half_dM, G)."""
+
+    M: np.ndarray
+    half_dM: np.ndarray
+    G: np.ndarray
+
+
+def reduced(system, kin: Kinematics) -> Reduced:
     """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
-    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T. Uses only the
-    kinematic coefficients and the mass matrix: no reaction enters, so it checks the Newton-Euler route."""
+    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
+    only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
+    Newton-Euler route."""
     mass = system.mass(kin.params)
     d1 = kin.dq[:, :, 0]
     big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
     half_dm = np.einsum("ni,i,ni->n", d1, mass, kin.ddq)
     g = -np.einsum("ni,in->n", d1, system.applied(kin.q.T, kin.params))
-    return big_m, half_dm, g
+    return Reduced(big_m, half_dm, g)
 
 
 def reduced_ode(system, kin: Kinematics, omega, torque):
@@ -393,9 +406,11 @@ class Crossing:
 
     @property
     def component(self) -> int:
+        """The state component it watches: 0 the coordinate, 1 its speed."""
         return 1 if self.variable == "omega" else 0
 
     def as_solve_ivp(self):
+        """The event as a scipy.integrate.solve_ivp event function."""
         def event(t, y):
             return y[self.component] - self.value
 

@@ -105,9 +105,11 @@ class DenseFactor:
         return out
 
     def solve(self, b):
+        """x with Phi_q x = b, for b (N, n) or (N, n, m)."""
         return self._solve(b, 0)
 
     def solve_t(self, c):
+        """y with Phi_q^T y = c, for c (N, n) or (N, n, m)."""
         return self._solve(c, 1)
 
     def _solve(self, b, trans):
@@ -148,6 +150,7 @@ class Kinematics:
 
     @property
     def jac(self):
+        """The constraint Jacobian Phi_q (N, n, n), evaluated on first use."""
         if self._jac is None:
             self._jac = self._jac_fn(self.q.T, self.params)
         return self._jac
@@ -270,6 +273,8 @@ class Solver:
         return q
 
     def check_mobility(self, q):
+        """Raise InputError when the mechanism's mobility at q differs from its number of coordinates, naming the
+        loops."""
         con, mech = self.con, self.con.mechanism
         jac = self.scaled_jac(self.f.jac(q, self.params))
         joint_rank = np.linalg.matrix_rank(jac[: con.n_joint_rows], tol=1e-9)

@@ -6,10 +6,18 @@ import numpy as np
 from mechsym.results import _makedirs
 
 
+def headless(matplotlib):
+    """Draw off-screen (Agg), except inside a notebook kernel, whose inline backend shows the figures."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        matplotlib.use("Agg")
+
+
 def _pyplot():
     import matplotlib
 
-    matplotlib.use("Agg")
+    headless(matplotlib)
     import matplotlib.pyplot as plt
 
     return plt
@@ -28,10 +36,10 @@ def _body_segments(system, table, k):
     return segs
 
 
-def draw_kinematics(system, table, path, snapshots=4):
-    """Draw the mechanism at a few samples over the traces of its named points."""
+def draw_kinematics(system, table, path=None, snapshots=4):
+    """Draw the mechanism at a few samples over the traces of its named points; saved to `path` (PNG or
+    SVG) if given; returns the matplotlib Figure."""
     plt = _pyplot()
-    _makedirs(path)
     fig, ax = plt.subplots(figsize=(6, 6))
     for name in system.kin.point_names:
         ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6)
@@ -46,8 +54,11 @@ def draw_kinematics(system, table, path, snapshots=4):
     ax.set_ylabel("y [m]")
     ax.set_title(f"{system.mechanism.name}: links and point paths")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    if path:
+        _makedirs(path)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig
 
 
 def animate_kinematics(system, table, path, fps=25, trace=()):

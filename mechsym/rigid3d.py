@@ -125,9 +125,11 @@ class FloatingBody:
     # -- reading ----------------------------------------------------------------------------------
     @property
     def moving_bodies(self):
+        """The one moving body's name."""
         return [self.name]
 
     def defaults(self):
+        """Parameter defaults, name -> value (SI)."""
         return {n: p.default for n, p in self.parameters.items()}
 
     def check(self):
@@ -277,11 +279,13 @@ class FloatingSystem:
 
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:
+        """Parameter vector (declaration order) with overrides by name, validated."""
         values = self.body.resolve_parameters(overrides)
         return np.array([values[n] for n in self.body.parameters])
 
     @property
     def coordinate_names(self):
+        """Names of the state's components (position, quaternion, velocities)."""
         return list(STATE_NAMES)
 
     # -- the pieces a point-contact model needs (see mechsym.contact.points) -------------------------
@@ -409,9 +413,11 @@ class FloatingODE:
         self._plist = np.asarray(params, float).tolist()
 
     def coordinates(self, y):
+        """(position and quaternion, velocities) of a state y."""
         return y[:7], y[7:13]
 
     def rhs(self, t, y):
+        """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         gen = np.zeros(6)
         sdot = np.zeros(0)
         if self.load is not None:
@@ -425,6 +431,7 @@ class FloatingODE:
         return out
 
     def project(self, y):
+        """y with its quaternion normalised."""
         y = np.array(y, float)
         y[3:7] /= np.linalg.norm(y[3:7])
         return y
@@ -462,12 +469,15 @@ class BodyTorque:
         self.torque = t
 
     def parameters(self):
+        """The torque's components as parameters x, y, z [N m]."""
         return dict(zip(("x", "y", "z"), self.torque.tolist()))
 
     def structure(self):
+        """The text that the generated code's cache key takes from this load."""
         return "body-frame torque"
 
     def build(self, program, frame, p):
+        """(force, torque) on the body: no force, the body-frame torque turned to the world frame."""
         return sp.zeros(3, 1), frame.rotation * sp.Matrix([p["x"], p["y"], p["z"]])
 
 

@@ -287,11 +287,13 @@ class EquationsOfMotion:
         return q, jq, a0, self.system.applied(q, self.solver.params) if app is None else app
 
     def coordinates(self, y):
+        """(q, q') of the absolute coordinates at a state y = (theta, theta', ...)."""
         k = self.k
         q, jq, _, _ = self._state(y[:k], y[k:2 * k])
         return q, jq @ y[k:2 * k]
 
     def rhs(self, t, y):
+        """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         k = self.k
         th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
         q, jq, a0, applied = self._state(th, thd)

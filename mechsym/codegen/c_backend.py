@@ -58,6 +58,7 @@ def cache_dir() -> Path:
 
 
 def compiler() -> str | None:
+    """The C compiler to build with ($CC, cc, gcc or clang), or None."""
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
             return name
@@ -340,6 +341,7 @@ class CLibrary:
         return np.ascontiguousarray(np.asarray(p, float).reshape(self.npar))
 
     def phi(self, q, th, p):
+        """Constraint residuals Phi(q, theta, p): (nrow,) for one q, (nrow, N) for q of shape (nq, N)."""
         qs, single = self._samples(q, self.nq)
         ts, _ = self._samples(np.broadcast_to(th, (self.nth,) + np.shape(q)[1:]), self.nth)
         out = np.empty((len(qs), self.nrow))
@@ -347,12 +349,14 @@ class CLibrary:
         return out[0] if single else out.T
 
     def jac(self, q, p):
+        """Constraint Jacobian Phi_q: (nrow, nq) for one q, (N, nrow, nq) for N samples."""
         qs, single = self._samples(q, self.nq)
         out = np.empty((len(qs), self.nrow, self.nq))
         self.dll.ms_jac(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
         return out[0] if single else out
 
     def gamma(self, q, qd, p):
+        """gamma(q, q', p) with Phi_q q'' = -gamma: (nrow,) or (nrow, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), self.nrow))
@@ -360,6 +364,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def gamma3(self, q, qd, qdd, p):
+        """gamma3(q, q', q'', p) with Phi_q q''' = -gamma3: (nrow,) or (nrow, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         ws, _ = self._samples(qdd, self.nq)
@@ -368,6 +373,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def applied_rate(self, q, qd, p):
+        """q' . (dQ/dq) q', the rate of the applied forces along the motion: (1,) or (1, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), 1))
@@ -375,12 +381,14 @@ class CLibrary:
         return out[0] if single else out.T
 
     def applied(self, q, p):
+        """Applied generalised forces Q(q, p) (gravity and loads): (nq,) or (nq, N)."""
         qs, single = self._samples(q, self.nq)
         out = np.empty((len(qs), self.nq))
         self.dll.ms_applied(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
         return out[0] if single else out.T
 
     def energy(self, q, qd, p):
+        """Kinetic and potential energy: (2,) or (2, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), 2))
@@ -388,6 +396,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def mass(self, p):
+        """The diagonal of the mass matrix (nq,) at parameters p."""
         out = np.empty(self.nq)
         self.dll.ms_mass(_ptr(self._params(p)), _ptr(out))
         return out
@@ -400,9 +409,11 @@ class CLibrary:
         return out[0] if single else out.T
 
     def points(self, q, p):
+        """Every named point's x, y in the fixed frame: (2 n_points,) or (2 n_points, N)."""
         return self._width_call(self.dll.ms_points, 2 * self.meta["n_points"], q, p)
 
     def branches(self, q, p):
+        """The declared branch conditions' values (positive on the branch): (n_branches,) or (n_branches, N)."""
         return self._width_call(self.dll.ms_branches, self.meta["n_branches"], q, p)
 
     def factor(self, q, p) -> "CFactor":
@@ -515,9 +526,11 @@ class CFactor:
         return x[:, 0, :] if vector else np.swapaxes(x, 1, 2)
 
     def solve(self, b):
+        """x with Phi_q x = b, for b (N, n) or (N, n, m)."""
         return self._solve(b, False)
 
     def solve_t(self, c):
+        """y with Phi_q^T y = c, for c (N, n) or (N, n, m)."""
         return self._solve(c, True)
 
 
@@ -531,6 +544,7 @@ def load_or_warn(system, options=None):
 
 
 def check_backend(name: str) -> str:
+    """`name` if it is a backend (numpy or c), else InputError."""
     if name not in ("numpy", "c"):
         raise InputError(f"unknown backend '{name}' (numpy or c)")
     return name

@@ -24,6 +24,7 @@ CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 
 
 def c_name(name: str) -> str:
+    """A C identifier for a mechsym name (non-word characters to '_', no leading digit)."""
     ident = re.sub(r"\W", "_", name)
     return ident if not ident[0].isdigit() else f"m_{ident}"
 
