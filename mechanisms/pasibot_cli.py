@@ -64,7 +64,15 @@ def run(args) -> int:
     from mechanisms import pasibot_study as st
     from mechsym.errors import InputError
 
+    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+
     warnings.simplefilter("ignore", RuntimeWarning)
+    if args.study == "figures":
+        check_outputs(("--out", args.out, FOLDER))
+    elif args.study == "slip":
+        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
+    elif args.study == "animate":
+        check_outputs(("--out", args.out, ANIMATION))
     params = dict(args.param)
     pb.check_params(params)
     if args.study == "figures":

@@ -31,6 +31,7 @@ from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics
+from mechsym.output import save_animation, save_figure
 from mechsym.results import Table
 from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
 
@@ -606,7 +607,6 @@ def _plot(path, x, series, xlabel, ylabel, title):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for k, (label, (xs, ys)) in enumerate(series.items()):  # styles too, so that coincident curves show
         ax.plot(xs if xs is not None else x, ys, ("-", "--", "-.", ":")[k % 4], label=label)
@@ -616,8 +616,7 @@ def _plot(path, x, series, xlabel, ylabel, title):
     ax.legend(fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def _save(out_dir, name, table):
@@ -780,7 +779,6 @@ def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
     mech = pb.system("foot").mechanism
     bodies = [b for b in mech.bodies]
     chains = {b: [p for p in mech.bodies[b].points] for b in bodies}
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 7))
     xs = np.concatenate([table[f"{p}.x"] for b in bodies for p in chains[b]])
     ys = np.concatenate([table[f"{p}.y"] for b in bodies for p in chains[b]])
@@ -816,7 +814,8 @@ def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
         return list(lines.values()) + [joints, title]
 
     anim = animation.FuncAnimation(fig, frame, frames=frames, blit=False)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)
     return path

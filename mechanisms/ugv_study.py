@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechsym.errors import InputError
+from mechsym.output import save_animation, save_figure
 from mechsym.results import Table
 from mechsym.rolling import ContactStatics, rear_contact
 from mechsym.track import load_track
@@ -904,11 +905,7 @@ def figure_sweep(path, track="bump", vehicle=None, n_grid=6, x=None):
     a2.set_ylabel("phi_f [deg]")
     a2.set_title("peak torque per pair (blank: wheels overlap or hit the body)")
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
@@ -950,11 +947,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a3.set_xlabel("x [m]")
     a3.set_title("the vehicle along the track")
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def _schedule_track(schedule):
@@ -1002,12 +995,10 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
 
     fig.tight_layout()
     anim = animation.FuncAnimation(fig, frame, frames=len(x), blit=True)
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    writer = animation.PillowWriter(fps=fps) if str(path).lower().endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)
 
 
 def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):
@@ -1031,11 +1022,7 @@ def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):
     for a in axes:
         a.grid(True, alpha=0.3)
     fig.tight_layout()
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def figures(out_dir, vehicle=None):

@@ -127,9 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
+    from mechsym.output import transaction
+
     try:
         args = build_parser().parse_args(argv)
-        return run(args)
+        with transaction():  # every file of the command appears together, only when it has succeeded
+            return run(args)
     except InputError as exc:
         if debug:
             raise
@@ -157,6 +160,7 @@ def run(args) -> int:
     commands = model_commands()
     if args.command in commands:
         return commands[args.command].run(args)
+    _check_outputs(args)
     mech = load_mechanism(args.model)
     params = dict(args.param)
     hook = model_hooks(args.model).get(args.command)
@@ -194,6 +198,17 @@ def run(args) -> int:
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
                                atol=args.atol, params=params)
     return _output(args, table, system)
+
+
+def _check_outputs(args):
+    """The generic commands' output files, refused before any work if they cannot be written."""
+    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+
+    if args.command == "export":
+        check_outputs(("--out", args.out, FOLDER))
+    elif args.command in ("inverse", "forward", "kinematics"):
+        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE),
+                      ("--animate", getattr(args, "animate", None), ANIMATION))
 
 
 def _output(args, table, system):

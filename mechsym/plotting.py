@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.results import _makedirs
+from mechsym.output import save_animation, save_figure
 
 
 def _pyplot():
@@ -31,7 +31,6 @@ def _body_segments(system, table, k):
 def draw_kinematics(system, table, path, snapshots=4):
     """Draw the mechanism at a few samples over the traces of its named points."""
     plt = _pyplot()
-    _makedirs(path)
     fig, ax = plt.subplots(figsize=(6, 6))
     for name in system.kin.point_names:
         ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6)
@@ -46,8 +45,7 @@ def draw_kinematics(system, table, path, snapshots=4):
     ax.set_ylabel("y [m]")
     ax.set_title(f"{system.mechanism.name}: links and point paths")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def animate_kinematics(system, table, path, fps=25, trace=()):
@@ -55,7 +53,6 @@ def animate_kinematics(system, table, path, fps=25, trace=()):
     plt = _pyplot()
     from matplotlib import animation
 
-    _makedirs(path)
     fig, ax = plt.subplots(figsize=(6, 6))
     xs = np.concatenate([table[f"{n}.x"] for n in system.kin.point_names])
     ys = np.concatenate([table[f"{n}.y"] for n in system.kin.point_names])
@@ -74,6 +71,7 @@ def animate_kinematics(system, table, path, fps=25, trace=()):
         return lines
 
     anim = animation.FuncAnimation(fig, frame, frames=len(table), blit=True)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)

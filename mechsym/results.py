@@ -1,10 +1,12 @@
 """Results: named columns of samples with units, written as CSV and drawn with matplotlib."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from mechsym.errors import InputError
+from mechsym.output import atomic, save_figure
 
 
 @dataclass
@@ -29,10 +31,16 @@ class Table:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
     def to_csv(self, path):
-        """One header row, one row per sample, plain decimal numbers (round-trip precision)."""
-        _makedirs(path)
+        """One header row, one row per sample, plain decimal numbers (round-trip precision), written
+        atomically. A non-finite value is refused, naming its column and row: a CSV never holds NaN."""
         data = np.column_stack([np.asarray(v, float) for v in self.columns.values()])
-        np.savetxt(path, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
+        bad = ~np.isfinite(data)
+        if bad.any():
+            row, col = (int(i[0]) for i in np.nonzero(bad))
+            raise InputError(f"{self.title or 'the result'}: {self.names[col]} is {data[row, col]} at row {row + 1} "
+                             f"({int(bad.sum())} non-finite values); nothing written to '{path}'")
+        with atomic(path) as tmp:
+            np.savetxt(tmp, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
 
     def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
         """Draw columns `ys` against column `x` into an image file (PNG or SVG); with `groups`, one line
@@ -42,7 +50,6 @@ class Table:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        _makedirs(path)
         fig, ax = plt.subplots(figsize=(7, 4.2))
         x_values = np.asarray(self.columns[x])
         for y in ys:
@@ -62,8 +69,7 @@ class Table:
         ax.grid(True, alpha=0.3)
         ax.set_title(title or self.title)
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        save_figure(fig, path, dpi=120)
 
 
 def read_csv(path) -> Table:
@@ -77,7 +83,3 @@ def _label(name, units):
     unit = units.get(name)
     return f"{name} [{unit}]" if unit else name
 
-
-def _makedirs(path):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)

@@ -117,6 +117,15 @@ class ContactRun:
 
 
 
+def check_outputs(args) -> None:
+    """A contact command's --out, --timeline, --plot and --animate, refused before simulating if they
+    cannot be written (see mechsym.output)."""
+    from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs as check
+
+    check(("--out", args.out, CSV), ("--timeline", getattr(args, "timeline", None), CSV),
+          ("--plot", args.plot, FIGURE), ("--animate", args.animate, ANIMATION))
+
+
 def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
     """What a contact command writes: `table` to --out, and where asked the --timeline CSV, the --plot and
     the --animate files (drawn by the model's own `plot(run, path)` and `animate(run, path)`)."""
@@ -131,6 +140,7 @@ def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
         if path:
             draw(run, path)
             print(f"wrote {path}")
+
 
 class _Guards:
     """Point states, the two vectorised guards (one signal evaluation per state, cached) and the switch."""

@@ -1,0 +1,148 @@
+"""Reliability: interrupts, atomic outputs, faults of the user's world, budgets, non-finite values."""
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from mechsym.cli import main
+from mechsym.errors import InputError
+from mechsym.output import atomic, transaction
+from mechsym.results import Table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listing(folder):
+    return sorted(os.listdir(folder))
+
+
+# -- interrupts ---------------------------------------------------------------------------------------
+def _interrupt(args, delay, cwd):
+    """Run `mechsym ARGS` with SIGINT delivered as from a terminal after `delay` s; (exit code, seconds
+    from the signal to the exit)."""
+    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    try:
+        proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+    return proc.returncode, time.perf_counter() - start
+
+
+def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
+    """forward on the C backend runs minutes for t_end = 2000 s: SIGINT ends it within a second, exit
+    130, and the file that was there before is untouched (the C loop polls the interrupt flag)."""
+    out = tmp_path / "lf.csv"
+    out.write_text("previous\n")
+    warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
+                           "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
+    assert warm.returncode == 0, warm.stderr  # the library is compiled and cached: the long run is in C
+    code, after = _interrupt(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT)
+    assert code == 130 and after < 1.0, (code, after)
+    assert out.read_text() == "previous\n"
+    assert listing(tmp_path) == ["lf.csv", "warm.csv"]
+
+
+def test_c_call_restores_the_python_handler(fourbar):
+    """After a long C call, SIGINT is Python's again (the call put back the handler it replaced)."""
+    import numpy as np
+
+    from mechsym.system import derive
+
+    system = derive(fourbar.mechanism, backend="c")
+    system.inverse(np.linspace(0, 6, 50), [1.0], 0.0, {})
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
+
+
+# -- atomic outputs -----------------------------------------------------------------------------------
+def test_interrupted_write_keeps_the_previous_file(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("good\n")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic(path) as tmp:
+            with open(tmp, "w") as fh:
+                fh.write("half a ro")
+            raise KeyboardInterrupt
+    assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]
+
+
+def test_full_disk_is_an_error_naming_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "a.csv"
+    path.write_text("good\n")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(np, "savetxt", full)
+    with pytest.raises(InputError, match="cannot write .*a.csv.*No space left"):
+        Table({"t": np.arange(3.0)}).to_csv(path)
+    assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]
+
+
+def test_a_failed_command_leaves_every_output_as_it_was(tmp_path, capsys, monkeypatch):
+    """The CSV is complete before the plot fails; within the command's transaction neither replaces the
+    previous files."""
+    out, plot = tmp_path / "a.csv", tmp_path / "a.png"
+    out.write_text("old csv\n")
+    plot.write_text("old png\n")
+
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Table, "plot", broken)
+    code, _, _ = run(capsys, "inverse", "fourbar", "--omega", "1", "--backend", "numpy", "--out", str(out),
+                     "--plot", str(plot))
+    assert code == 130
+    assert out.read_text() == "old csv\n" and plot.read_text() == "old png\n"
+    assert listing(tmp_path) == ["a.csv", "a.png"]
+
+
+def test_transaction_renames_only_on_success(tmp_path):
+    path = tmp_path / "x.txt"
+    with transaction():
+        with atomic(path) as tmp:
+            open(tmp, "w").write("new")
+        assert not path.exists()
+    assert path.read_text() == "new"
+
+
+# -- budgets ------------------------------------------------------------------------------------------
+def test_periodic_coordinate_starts_one_period_away():
+    """theta0 three turns and a bit from the reference: the kinematics from the period shift equal the
+    continuation walked all the way (an independent route), and theta0 = 1e4 rad is fast; 1e17 rad,
+    whose rounding is 16 rad, is refused."""
+    from mechanisms import fourbar
+    from mechsym.system import derive
+
+    target = 0.3 + 6 * np.pi
+    walked = derive(fourbar.build()).kinematics_table(np.linspace(0.0, target, 400))
+    shifted_system = derive(fourbar.build())
+    shifted = shifted_system.kinematics_table(np.array([target]))
+    for name in walked.names:
+        assert abs(shifted[name][0] - walked[name][-1]) <= 1e-9 * max(1.0, abs(walked[name][-1])), name
+    period, shift = shifted_system.solver().period()
+    assert period == 2 * np.pi and shift[2] == 2 * np.pi  # the crank turns once per period, the others swing
+    start = time.perf_counter()
+    far = shifted_system.kinematics_table(1e4 + np.linspace(0, 1, 10))
+    assert time.perf_counter() - start < 2.0 and np.all(np.isfinite(far["rocker.angle"]))
+    with pytest.raises(InputError, match="too large to be resolved"):
+        shifted_system.kinematics_table(np.array([1e17]))
