@@ -101,8 +101,9 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import check_outputs, write_outputs
+    from mechsym.contact.run import check_outputs, contact_width, write_outputs
     from mechsym.results import Table
+    from mechsym.rigid3d import check_run
 
     check_outputs(args)
     if args.sides < 3:
@@ -113,6 +114,8 @@ def run(args) -> int:
         raise InputError(f"--max-step must be positive, got {args.max_step}")
     if args.mu < 0:
         raise InputError(f"--mu must be non-negative, got {args.mu}")
+    check_run(args.t_end, args.dt, {}, width=contact_width(2 * args.sides),  # before building the points
+              what=f"contact simulation of {2 * args.sides} points")
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
                    mu=args.mu)
     table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)

@@ -99,6 +99,10 @@ def run(args) -> int:
             _plot_torque(table, args.plot)
         _report(table.events)
     elif cmd == "sweep":
+        from mechsym.budget import check_memory
+
+        rows = args.grid**2 * args.samples
+        check_memory(f"ugv sweep of {args.grid}^2 angle pairs at {args.samples} positions ({rows} rows)", 8 * rows * 48)
         lo, hi = us.check_limits(limits)
         grid = np.linspace(lo, hi, args.grid)
         pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))

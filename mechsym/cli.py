@@ -121,17 +121,32 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=module.HELP)
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         module.configure(p)
+    _add_max_memory(parser)
     return parser
+
+
+def _add_max_memory(parser):
+    """--max-memory on every command (each parser without subcommands of its own)."""
+    from mechsym.budget import add_option
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in subs:
+        for child in dict.fromkeys(action.choices.values()):
+            _add_max_memory(child)
+    if not subs:
+        add_option(parser)
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
+    from mechsym.budget import limit_memory
     from mechsym.output import transaction
 
     try:
         args = build_parser().parse_args(argv)
-        with transaction():  # every file of the command appears together, only when it has succeeded
+        # every file of the command appears together, only when it has succeeded
+        with transaction(), limit_memory(getattr(args, "max_memory", None)):
             return run(args)
     except InputError as exc:
         if debug:
@@ -189,6 +204,7 @@ def run(args) -> int:
             print(f"{args.out} is up to date")
         return 0
     if args.command in ("inverse", "kinematics"):
+        _check_memory(args, system)
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
     if args.command == "inverse":
         table = system.inverse(theta, args.omega, args.alpha, params, inertia=not args.quasi_static)
@@ -198,6 +214,22 @@ def run(args) -> int:
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
                                atol=args.atol, params=params)
     return _output(args, table, system)
+
+
+def _check_memory(args, system):
+    """The memory of inverse or kinematics over --samples, refused before the samples are made."""
+    from mechsym.budget import check_memory
+    from mechsym.dynamics import inverse_memory
+    from mechsym.kinematics import sweep_memory
+
+    name, n = system.mechanism.name, args.samples
+    if args.command == "inverse":
+        check_memory(f"inverse of '{name}' at {n} samples x {len(args.omega)} speed{'s' * (len(args.omega) > 1)}",
+                     inverse_memory(system, n, len(args.omega)))
+    else:
+        columns = 1 + len(system.constraints.q) + 2 * len(system.kin.point_names)
+        check_memory(f"kinematics of '{name}' at {n} samples",
+                     sweep_memory(len(system.constraints.q), n) + 16 * n * columns)
 
 
 def _check_outputs(args):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.budget import check_memory
 from mechsym.codegen import SparseMatrixFunction, VectorFunction
 from mechsym.codegen.sparse_numpy import SparseLU
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
@@ -359,6 +360,8 @@ class Solver:
         theta = np.atleast_2d(np.asarray(theta, float))
         if theta.shape[1] != len(self.con.theta):
             raise InputError(f"expected {len(self.con.theta)} coordinate value(s) per sample, got {theta.shape[1]}")
+        check_memory(f"kinematics of '{self.con.mechanism.name}' at {len(theta)} samples",
+                     sweep_memory(len(self.con.q), len(theta)))
         turns, reduced = self._reduce(theta) if start is None else (0, theta)
         if turns:  # a periodic coordinate far from the reference: solve one period away, shift back exactly
             kin = self.sweep(reduced, None, step)
@@ -548,6 +551,12 @@ def _inverse(a):
             ok = np.abs(np.linalg.det(a)) > 0
         out[ok] = np.linalg.inv(a[ok])
         return out
+
+
+def sweep_memory(nq, n) -> int:
+    """Bytes a sweep of n samples keeps: q, its derivatives and predictions, the factorisations (about
+    nq^2 per sample) and the Newton work arrays."""
+    return 8 * n * (nq * nq + 10 * nq + 8)
 
 
 def _path_length(theta):

@@ -146,3 +146,72 @@ def test_periodic_coordinate_starts_one_period_away():
     assert time.perf_counter() - start < 2.0 and np.all(np.isfinite(far["rocker.angle"]))
     with pytest.raises(InputError, match="too large to be resolved"):
         shifted_system.kinematics_table(np.array([1e17]))
+
+
+@pytest.mark.parametrize("args, estimate", [
+    (["forward", "fourbar", "--torque", "0.1", "--t-end", "1", "--dt", "1e-9"], "1e+09 time points needs about"),
+    (["inverse", "fourbar", "--omega", "1", "--samples", "1000000000"], "1000000000 samples x 1 speed"),
+    (["kinematics", "fourbar", "--samples", "100000000"], "100000000 samples needs about"),
+    (["ugv", "sweep", "--grid", "10000"], "10000^2 angle pairs"),
+    (["polydisc", "--sides", "100000", "--out", "x.csv"], "200000 points at 1001 time points"),
+])
+def test_requests_beyond_the_memory_budget_are_refused_up_front(capsys, tmp_path, monkeypatch, args, estimate):
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    code, _, err = run(capsys, *args)
+    assert code == 2 and estimate in err and "--max-memory" in err and err.count("\n") == 1
+    assert time.perf_counter() - start < 10 and listing(tmp_path) == []
+
+
+def test_max_memory_sets_the_limit(capsys):
+    """The estimate is the same whatever the limit; --max-memory moves the limit both ways."""
+    from mechsym.budget import parse_size
+
+    code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "10K",
+                         "--backend", "numpy")
+    assert code == 2 and "above the limit of 10 KiB (set by --max-memory)" in err
+    code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "1G",
+                         "--backend", "numpy")
+    assert code == 0 and len(out.splitlines()) == 1001
+    assert parse_size("1.5G") == 3 * 2**29 and parse_size("512m") == 2**29 and parse_size("100") == 100
+
+
+def test_progress_reports_fraction_and_estimate():
+    import io
+
+    ticks = iter([0.0, 3.0, 3.5, 5.0])
+    stream = io.StringIO()
+    progress = __import__("mechsym.progress", fromlist=["Progress"]).Progress(
+        "run", 10.0, stream=stream, delay=2.0, every=1.0, clock=lambda: next(ticks))
+    progress.enabled = True
+    progress(2.5)   # t = 3 s: a quarter done in 3 s, about 9 s left
+    progress(3.0)   # t = 3.5 s: within a second of the last line, not shown
+    progress(5.0)   # t = 5 s: half done, about 5 s left
+    lines = stream.getvalue().splitlines()
+    assert lines == ["run: 2.5 of 10 s (25.0 %), 3 s so far, about 9 s left (Ctrl-C stops)",
+                     "run: 5 of 10 s (50.0 %), 5 s so far, about 5 s left (Ctrl-C stops)"]
+
+
+# -- non-finite values --------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["inverse", "fourbar", "--omega", "1", "--param", "density=1e308", "--out", "x.csv"],
+     "A.fx is nan at theta = 0, omega = 1: a speed, acceleration or parameter is too large"),
+    (["inverse", "fourbar", "--omega=-1e300", "--out", "x.csv"], "A.fx is -inf at theta = 0, omega = -1e+300"),
+    (["forward", "fourbar", "--torque", "1e300", "--t-end", "1", "--out", "x.csv"],
+     "torque 1e+300 and omega0 0 give the acceleration"),
+    (["disc", "--radius", "1", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5", "--v0",
+      "0,1e200,0", "--omega0", "0,0,0", "--t-end", "1", "--out", "x.csv"],
+     "body 'disc': the rate of vx at t = 0 is nan: an initial value or a parameter is too large"),
+])
+def test_non_finite_values_are_errors_naming_the_quantity(capsys, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *args)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert listing(tmp_path) == []
+
+
+def test_a_table_with_nan_is_never_written(tmp_path):
+    table = Table({"t": np.arange(3.0), "x": np.array([1.0, np.nan, 2.0])}, title="run")
+    with pytest.raises(InputError, match="run: x is nan at row 2"):
+        table.to_csv(tmp_path / "a.csv")
+    assert listing(tmp_path) == []
