@@ -752,9 +752,11 @@ FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17":
 def figures(out_dir, which=None, params=None, log=print, backend="numpy"):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
-    for name in which or FIGURES:
+    which = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked
+    for name in which:
         if name not in FIGURES:
             raise InputError(f"unknown figure '{name}' (choose from {', '.join(FIGURES)})")
+    for name in which:
         out[name] = FIGURES[name](out_dir, params=params, backend=backend)
         log(f"wrote {os.path.join(out_dir, f'fig{name}.png')} and fig{name}.csv")
     return out

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
 
     p = model_command("params", "parameters and body properties", evaluates=False)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
 
     p = model_command("equations", "the A U = C system and the reduced form", evaluates=False)
     p.add_argument("--latex", action="store_true")
@@ -143,10 +143,16 @@ def main(argv=None) -> int:
     from mechsym.budget import limit_memory
     from mechsym.output import transaction
 
+    import warnings
+
     try:
         args = build_parser().parse_args(argv)
-        # every file of the command appears together, only when it has succeeded
-        with transaction(), limit_memory(getattr(args, "max_memory", None)):
+        _check_explicit_backend(argv)
+        # every file of the command appears together, only when it has succeeded; a warning is one line
+        # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
+        with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
+            warnings.simplefilter("once", UserWarning)
+            warnings.showwarning = _one_line_warning
             return run(args)
     except InputError as exc:
         if debug:
@@ -163,6 +169,22 @@ def main(argv=None) -> int:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", file=sys.stderr)
         return 1
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _check_explicit_backend(argv):
+    """--backend c asked for explicitly needs a C compiler (the default falls back to numpy with a warning)."""
+    asked = [a.split("=", 1)[1] for a in argv if a.startswith("--backend=")]
+    asked += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--backend"]
+    if "c" in asked:
+        from mechsym.codegen.c_backend import compiler
+
+        if compiler() is None:
+            raise InputError("--backend c needs a C compiler (CC, cc, gcc or clang), and none was found; "
+                             "install one or give --backend numpy")
 
 
 def run(args) -> int:
@@ -187,11 +209,13 @@ def run(args) -> int:
                          f"only, not '{args.frame}'")
     if args.command == "params":
         values = mech.resolve_parameters(params)
-        print(json.dumps(_params_json(mech, values), indent=2))
+        data = _params_json(mech, values)
+        print(json.dumps(data, indent=2) if args.json else _params_text(data))
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
     if args.command == "equations":
+        system.solver(params).reference()  # a wrong mobility is refused here as by every other command
         print(system.equations_text(latex=args.latex))
         return 0
     if args.command == "export":
@@ -286,6 +310,20 @@ def _emit(table, out, names=None, quiet=False):
         print(",".join(table.names))
         for row in np.column_stack(list(table.columns.values())):
             print(",".join(f"{v:.17g}" for v in row))
+
+
+def _params_text(data):
+    """`params` without --json: the same content as lines to read."""
+    lines = [f"model {data['model']}", "parameters:"]
+    width = max((len(n) for n in data["parameters"]), default=0)
+    lines += [f"  {n:<{width}} = {v:.10g} {data['units'].get(n) or ''}".rstrip() for n, v in data["parameters"].items()]
+    lines.append("bodies:")
+    for name, b in data["bodies"].items():
+        com = ", ".join(f"{c:.6g}" for c in b["com"])
+        lines.append(f"  {name}: mass {b['mass']:.6g} kg, inertia {b['inertia']:.6g} kg m^2, centre of mass ({com}) m")
+    lines.append("coordinates:")
+    lines += [f"  {c['name']} ({c['unit']}) at joint {c['joint']}, force {c['force']}" for c in data["coordinates"]]
+    return "\n".join(lines)
 
 
 def _params_json(mech, values):

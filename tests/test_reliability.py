@@ -215,3 +215,119 @@ def test_a_table_with_nan_is_never_written(tmp_path):
     with pytest.raises(InputError, match="run: x is nan at row 2"):
         table.to_csv(tmp_path / "a.csv")
     assert listing(tmp_path) == []
+
+
+# -- track expressions and files ----------------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    ("Heaviside(x-4)*0.2", "uses the function 'Heaviside', which is not allowed"),
+    ("+".join(f"0.001*sin({i}*x)" for i in range(3000)), "is too long (52889 characters, at most 2000)"),
+    ("*".join(["(1+x)"] * 300), "is too large (more than 1000 operations"),
+    ("__import__('os').system('true')", "is not allowed"),
+    ("x.real", "'x.real' is not allowed"),
+    ("foo(x)", "uses the function 'foo'"),
+    ("0.1*y*x", "uses 'y', which is not allowed"),
+])
+def test_track_expressions_are_parsed_by_an_allow_list(text, message):
+    from mechsym.track import load_track
+
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")
+                       .replace("*", r"\*")):
+        load_track(text)
+
+
+def test_track_expression_within_the_limits_keeps_exact_derivatives():
+    """An allowed expression: its derivatives (sympy) against the closed form (an independent route)."""
+    from mechsym.track import load_track
+
+    x = np.linspace(0, 3, 7)
+    f, d1, d2 = load_track("0.05*sin(2*x)^2 + 0.01*x").eval(x)
+    assert np.allclose(f, 0.05 * np.sin(2 * x) ** 2 + 0.01 * x, rtol=1e-14, atol=1e-16)
+    assert np.allclose(d1, 0.2 * np.sin(2 * x) * np.cos(2 * x) + 0.01, rtol=1e-14, atol=1e-16)
+    assert np.allclose(d2, 0.4 * np.cos(4 * x), rtol=1e-13, atol=1e-15)
+
+
+def test_track_files_out_of_order_or_empty_are_refused(tmp_path):
+    from mechsym.track import load_track
+
+    rows = "x,y\n0,0\n1,0.1\n2,0.2\n1.5,0.1\n3,0\n4,0\n"
+    (tmp_path / "order.csv").write_text(rows)
+    with pytest.raises(InputError, match="row 5 has x = 1.5 after x = 2; x must increase"):
+        load_track(str(tmp_path / "order.csv"))
+    (tmp_path / "empty.csv").write_text("x,y\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning leaks
+        with pytest.raises(InputError, match="has no data rows"):
+            load_track(str(tmp_path / "empty.csv"))
+
+
+# -- smaller items ------------------------------------------------------------------------------------
+FIVEBAR = '''
+from mechsym.model import Mechanism
+
+
+def build():
+    m = Mechanism("fivebar")
+    m.gravity_down("g")
+    m.ground(points={"A": (0, 0), "B": (0.1, 0)})
+    m.bar("crank", ("A", "P"), 0.05, 1.0)
+    m.bar("coupler", ("P", "C"), 0.25, 1.0, guess=1.4)
+    m.bar("rocker", ("B", "M"), 0.125, 1.0, guess=1.8)
+    m.revolute("A", "ground", "A", "crank")
+    m.revolute("P", "crank", "P", "coupler")
+    m.revolute("B", "ground", "B", "rocker")
+    m.coordinate("theta", "A", force="torque")
+    return m
+'''
+
+
+def test_equations_refuses_a_wrong_mobility_as_kinematics_does(capsys, tmp_path):
+    model = tmp_path / "fivebar.py"
+    model.write_text(FIVEBAR)
+    outcomes = [run(capsys, command, str(model)) for command in ("equations", "kinematics")]
+    for code, out, err in outcomes:
+        assert code == 2 and out == "" and "mobility is 3" in err
+    assert outcomes[0][2] == outcomes[1][2]
+
+
+def test_sys_exit_in_a_model_file_is_an_error(capsys, tmp_path):
+    model = tmp_path / "leaves.py"
+    model.write_text("import sys\nsys.exit(3)\n")
+    code, _, err = run(capsys, "params", str(model))
+    assert code == 2 and err == f"error: model file '{model}' called sys.exit(3) while loading\n"
+
+
+def test_params_text_and_json_hold_the_same_values(capsys):
+    import json
+
+    code, text, _ = run(capsys, "params", "fourbar", "--param", "l_crank=0.06")
+    code_json, data, _ = run(capsys, "params", "fourbar", "--param", "l_crank=0.06", "--json")
+    data = json.loads(data)
+    assert code == code_json == 0 and not text.lstrip().startswith("{")
+    assert "l_crank   = 0.06 m" in text and f"mass {data['bodies']['crank']['mass']:.6g} kg" in text
+
+
+def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tmp_path, monkeypatch):
+    code, _, err = run(capsys, "pasibot", "slip", "--mu-s", "0.3", "--omega", "3", "--rtol", "0")
+    assert code == 2 and "--rtol must be positive, got 0.0" in err
+    from mechanisms import pasibot_study as st
+
+    calls = []
+    monkeypatch.setitem(st.FIGURES, "11", lambda out_dir, params=None, backend="numpy": calls.append(out_dir))
+    st.figures(str(tmp_path), ["11", "11", "11"], log=lambda *a: None)
+    assert len(calls) == 1
+
+
+def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, monkeypatch):
+    from mechsym.codegen import c_backend
+
+    def missing(*args, **kwargs):
+        raise c_backend.CompilerMissing("no C compiler found")
+
+    monkeypatch.setattr(c_backend, "build", missing)
+    monkeypatch.setattr(c_backend, "compiler", lambda: None)
+    code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4")
+    assert code == 0 and err == "warning: no C compiler found; falling back to the numpy backend\n"
+    code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4", "--backend", "c")
+    assert code == 2 and err.startswith("error: --backend c needs a C compiler") and err.count("\n") == 1
