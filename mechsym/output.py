@@ -51,6 +51,8 @@ def check_outputs(*outputs) -> None:
         if real in seen:
             raise InputError(f"{seen[real]} and {option} both name '{path}'; give each output its own file")
         seen[real] = option
+        if kind != FOLDER and os.path.isdir(path):
+            raise InputError(f"{option} '{path}' is a folder, not a file")
         ext = os.path.splitext(path)[1].lower()
         if kind == FIGURE and ext not in FIGURE_EXTENSIONS:
             raise InputError(f"{option} must be a .png or .svg file, got '{path}'")
@@ -64,8 +66,6 @@ def check_outputs(*outputs) -> None:
                 raise InputError(f"{option} '{path}' is a file, not a folder")
             _check_writable(option, path, path)
         else:
-            if os.path.isdir(path):
-                raise InputError(f"{option} '{path}' is a folder, not a file")
             _check_writable(option, path, os.path.dirname(os.path.abspath(path)))
 
 
