@@ -12,7 +12,13 @@ COMMANDS = {
     "cart": "mechanisms.cart",
     "chain3": "mechanisms.chain3",
     "disc": "mechanisms.disc",
+    "hyq": "mechanisms.hyq_cli",
     "pasibot": "mechanisms.pasibot_cli",
     "polydisc": "mechanisms.polydisc",
     "ugv": "mechanisms.ugv_cli",
+}
+
+# spatial trees (mechsym.spatial): `mechsym params NAME` and `mechsym export NAME`
+TREES = {
+    "hyq": "mechanisms.hyq",
 }

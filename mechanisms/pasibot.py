@@ -327,7 +327,12 @@ def _cli_forward(args, params):
         raise InputError(f"dt must be in (0, t_end], got {args.dt}")
     run = forward_run(args.torque, args.theta0, args.omega0, args.t_end, params, rtol=args.rtol, atol=args.atol,
                       backend=args.backend)
-    return sample_forward(run, args.dt), system("foot", "unprimed", args.backend)
+    table = sample_forward(run, args.dt)
+    if getattr(args, "all", False):  # every body and point in the ground frame along the run
+        kin = kinematics_table(table["theta8"], params, "ground", args.backend)
+        table.columns.update({k: v for k, v in kin.columns.items() if k not in table.columns and not k.endswith("'")})
+        table.units.update({k: u for k, u in kin.units.items() if k in table.columns})
+    return table, system("foot", "unprimed", args.backend)
 
 
 # kinematics: hip frame by default (--frame ground for Eq. 11); inverse and forward: in the ground frame,

@@ -32,6 +32,7 @@ from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics
 from mechsym.output import save_animation, save_figure
+from mechsym.progress_bars import bar, bisection_steps
 from mechsym.results import Table
 from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
 
@@ -256,12 +257,14 @@ def start_torque(params=None, lo=0.0, hi=None, tol=1e-5, backend="numpy"):
         hi = 2 * max(float(np.max(quasi)), 1e-3)
     if not reaches_step_end(hi, params, backend=backend)[0]:
         raise InputError(f"pasibot: even T8 = {hi:.4g} N m does not carry the crank through the step")
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if reaches_step_end(mid, params, backend=backend)[0]:
-            hi = mid
-        else:
-            lo = mid
+    with bar(bisection_steps(lo, hi, tol), "start torque: bisection", "run") as progress:
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            if reaches_step_end(mid, params, backend=backend)[0]:
+                hi = mid
+            else:
+                lo = mid
+            progress.update(1)
     return 0.5 * (lo + hi)
 
 
@@ -589,12 +592,14 @@ def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol
 
     if slips(hi):
         raise InputError(f"pasibot: the foot slips even with mu = {hi}")
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if slips(mid):
-            lo = mid
-        else:
-            hi = mid
+    with bar(bisection_steps(lo, hi, tol), "min friction: bisection", "run") as progress:
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            if slips(mid):
+                lo = mid
+            else:
+                hi = mid
+            progress.update(1)
     return 0.5 * (lo + hi)
 
 
@@ -752,13 +757,15 @@ FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17":
 def figures(out_dir, which=None, params=None, log=print, backend="numpy"):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
-    which = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked
-    for name in which:
+    names = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked
+    for name in names:
         if name not in FIGURES:
             raise InputError(f"unknown figure '{name}' (choose from {', '.join(FIGURES)})")
-    for name in which:
-        out[name] = FIGURES[name](out_dir, params=params, backend=backend)
-        log(f"wrote {os.path.join(out_dir, f'fig{name}.png')} and fig{name}.csv")
+    with bar(len(names), "pasibot figures", "figure") as progress:
+        for name in names:
+            out[name] = FIGURES[name](out_dir, params=params, backend=backend)
+            progress.update(1)
+            log(f"wrote {os.path.join(out_dir, f'fig{name}.png')} and fig{name}.csv")
     return out
 
 

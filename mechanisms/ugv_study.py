@@ -17,12 +17,14 @@ positive when moving +x. Angles in radians; SI units.
 from __future__ import annotations
 
 import functools
+import weakref
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mechsym.errors import InputError
+from mechsym.optimize import staged_dp
 from mechsym.output import save_animation, save_figure
 from mechsym.results import Table
 from mechsym.rolling import ContactStatics, rear_contact
@@ -134,7 +136,7 @@ class Vehicle:
         self.L, self.l, self.r = v["L"], v["l"], v["r"]
         self.mass = 2 * v["m_wheel"] + 2 * v["m_leg"] + v["m_body"]
         self.weight = v["g"] * self.mass
-        self._checked = set()
+        self._checked = weakref.WeakKeyDictionary()  # track -> checked ranges
         needed = set().union(*(st.solution[n].free_symbols for n in FORCES))
         self._q_needed = [s in needed for s in st.constraints.q]
 
@@ -157,11 +159,13 @@ class Vehicle:
         return out
 
     def prepare(self, track, x_lo, x_hi):
-        """Check the track where the wheels will go: finite, curvature below 1/r (cached per range)."""
-        key = (id(track), round(x_lo, 6), round(x_hi, 6))
-        if key not in self._checked:
+        """Check the track where the wheels will go: finite, curvature below 1/r (cached per track object
+        and range; a freed track's entry goes with it, so another track is always checked)."""
+        ranges = self._checked.setdefault(track, set())
+        key = (round(x_lo, 6), round(x_hi, 6))
+        if key not in ranges:
             track.check_curvature(self.r, x_lo, x_hi)
-            self._checked.add(key)
+            ranges.add(key)
 
     def place(self, track, x_front, phi_r, phi_f, paired=False, guess=None) -> Pose:
         """The position problem. x_front (M,); phi_r, phi_f (P,) angle pairs: shapes (M, P). paired=True:
@@ -462,40 +466,6 @@ class _Problem:
         return float(out) if np.ndim(out) == 0 else out
 
 
-def _dp(kind, n_stages, stage_cost, trans_cost, allowed, nbr):
-    """Dynamic programming over states s at stages k; predecessors of s' are nbr[s'] (-1: none).
-
-    kind 'sum': minimise the sum of trans_cost(k, s', m) (cost of moving from nbr[s', m] at k to s' at k+1);
-    kind 'max': minimise the maximum of stage_cost[k, s]. allowed[k, s]: admissible states. Returns (value, path)."""
-    S = nbr.shape[0]
-    valid = nbr >= 0
-    safe = np.where(valid, nbr, 0)
-    if kind == "max":
-        V = np.where(allowed[0], stage_cost[0], np.inf)
-    else:
-        V = np.where(allowed[0], 0.0, np.inf)
-    back = np.zeros((n_stages, S), dtype=np.int64)
-    for k in range(n_stages - 1):
-        prev = np.where(valid, V[safe], np.inf)  # (S, m)
-        if kind == "max":
-            j = np.argmin(prev, axis=1)
-            best = prev[np.arange(S), j]
-            V = np.where(allowed[k + 1], np.maximum(best, stage_cost[k + 1]), np.inf)
-        else:
-            tot = prev + np.where(valid, trans_cost(k, safe), np.inf)
-            j = np.argmin(tot, axis=1)
-            best = tot[np.arange(S), j]
-            V = np.where(allowed[k + 1], best, np.inf)
-        back[k + 1] = safe[np.arange(S), j]
-    end = int(np.argmin(V))
-    value = float(V[end])
-    path = np.empty(n_stages, dtype=np.int64)
-    path[-1] = end
-    for k in range(n_stages - 1, 0, -1):
-        path[k - 1] = back[k, path[k]]
-    return value, path
-
-
 def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to=8.0, samples=161, params=None,
              limits=LIMITS, rate=RATE, margin=MARGIN, angle_step=None, refine=True, vehicle=None, maxiter=40) -> Schedule:
     """Leg angles along the track minimising `criterion` (CRITERIA), subject to the angle limits, the rate
@@ -551,11 +521,11 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     K = len(x)
     allowed = np.broadcast_to(geometric, (K, n * n)) & (viol <= 0)
     feasible = True
-    if not np.isfinite(_dp("max", K, np.where(allowed, 0.0, np.inf), None, allowed, nbr)[0]):
+    if not np.isfinite(staged_dp("max", K, np.where(allowed, 0.0, np.inf), None, allowed, nbr)[0]):
         # no schedule avoids slip and rollover: minimise the worst violation, then the criterion among those
         feasible = False
         base = np.broadcast_to(geometric, (K, n * n))
-        worst, _ = _dp("max", K, np.where(base, viol, np.inf), None, base, nbr)
+        worst, _ = staged_dp("max", K, np.where(base, viol, np.inf), None, base, nbr)
         allowed = base & (viol <= worst * (1 + 1e-9) + 1e-15)
     # best constant pair on the grid (the DP optimum is never worse: constant paths are in the DP's set)
     const_ok = geometric & np.all(viol <= 0, axis=0)
@@ -582,15 +552,15 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
         return np.abs(m[k][safe]) * (rel_r + rel_f) + steady
 
     if criterion in ("torque-variation", "energy"):
-        _, path = _dp("sum", K, None, variation if criterion == "torque-variation" else energy, allowed, nbr)
+        _, path = staged_dp("sum", K, None, variation if criterion == "torque-variation" else energy, allowed, nbr)
     else:
         cost = prob.stage_cost(criterion, f)
-        value, _ = _dp("max", K, cost, None, allowed, nbr)
+        value, _ = staged_dp("max", K, cost, None, allowed, nbr)
         tie = allowed & (cost <= value * (1 + 1e-12) + 1e-12)
         var_ref = float(np.sum(np.diff(m[:, int(np.argmin(const_vals))]) ** 2)) if const_ok.any() else 1.0
         lam_tie = smooth * max(var_ref, 1e-12) / (2 * (K - 1))
         steady_tie = steady / lam * lam_tie
-        _, path = _dp("sum", K, None, lambda k, safe: (m[k + 1][:, None] - m[k][safe]) ** 2 + steady_tie, tie, nbr)
+        _, path = staged_dp("sum", K, None, lambda k, safe: (m[k + 1][:, None] - m[k][safe]) ** 2 + steady_tie, tie, nbr)
     states = path
     sched_r, sched_f = phi_r[states], phi_f[states]
     dp_value = _path_value(prob, criterion, sched_r, sched_f)
@@ -850,10 +820,19 @@ def _schedule(prob, criterion, phi_r, phi_f, best_constant, dp_value, refined, i
 def _pyplot():
     import matplotlib
 
-    matplotlib.use("Agg")
+    from mechsym.plotting import headless
+
+    headless(matplotlib)
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _finish(plt, fig, path):
+    """Save the figure to `path` (if given) and close it there; return it (a notebook shows it)."""
+    if path:
+        save_figure(fig, path, dpi=110)
+    return fig
 
 
 def _draw_vehicle(ax, vehicle, pose, k, color="k", alpha=1.0):
@@ -905,7 +884,7 @@ def figure_sweep(path, track="bump", vehicle=None, n_grid=6, x=None):
     a2.set_ylabel("phi_f [deg]")
     a2.set_title("peak torque per pair (blank: wheels overlap or hit the body)")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    return _finish(plt, fig, path)
 
 
 def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
@@ -947,7 +926,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a3.set_xlabel("x [m]")
     a3.set_title("the vehicle along the track")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    return _finish(plt, fig, path)
 
 
 def _schedule_track(schedule):
@@ -1022,7 +1001,7 @@ def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):
     for a in axes:
         a.grid(True, alpha=0.3)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    return _finish(plt, fig, path)
 
 
 def figures(out_dir, vehicle=None):

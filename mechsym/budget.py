@@ -31,6 +31,7 @@ def machine_memory() -> int:
 
 
 def memory_limit() -> int:
+    """The limit in bytes that applies here: limit_memory's, else a quarter of the machine's memory."""
     limit = _LIMIT.get()
     return machine_memory() // 4 if limit is None else limit
 
@@ -46,6 +47,7 @@ def limit_memory(nbytes):
 
 
 def format_size(nbytes) -> str:
+    """A byte count for a message: 5.89 GiB, 10 KiB, 12 B."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"

@@ -33,6 +33,7 @@ def angle(text: str) -> float:
 
 
 def number(text: str) -> float:
+    """A finite number from the command line."""
     try:
         value = float(text)
     except ValueError:
@@ -43,6 +44,7 @@ def number(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
+    """A whole number of at least 1 from the command line."""
     try:
         value = int(text)
     except ValueError:
@@ -53,6 +55,7 @@ def positive_int(text: str) -> int:
 
 
 def param(text: str):
+    """(name, value text) from 'NAME=VALUE'."""
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
@@ -60,6 +63,7 @@ def param(text: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (generic, sweep and the shipped models' own)."""
     parser = _Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -75,33 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
-    p = model_command("inverse", "driving torque and every reaction over one revolution")
-    p.add_argument("--omega", action="append", type=number, required=True, help="crank speed [rad/s] (repeatable)")
-    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration [rad/s^2]")
-    p.add_argument("--samples", type=positive_int, default=360)
-    p.add_argument("--theta0", type=angle, default=0.0)
-    p.add_argument("--quasi-static", action="store_true", help="drop the inertia terms")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-
-    p = model_command("forward", "motion under a constant driving torque")
-    p.add_argument("--torque", type=number, required=True)
-    p.add_argument("--theta0", type=angle, default=0.0)
-    p.add_argument("--omega0", type=number, default=0.0)
-    p.add_argument("--t-end", type=number, required=True)
-    p.add_argument("--dt", type=number)
-    p.add_argument("--rtol", type=number, default=1e-9)
-    p.add_argument("--atol", type=number)
-    p.add_argument("--out")
-    p.add_argument("--plot")
-
-    p = model_command("kinematics", "link angles, centres of mass and points over one revolution")
-    p.add_argument("--samples", type=positive_int, default=360)
-    p.add_argument("--theta0", type=angle, default=0.0)
-    p.add_argument("--frame", help="report in this frame (default: the fixed body's; a model may define others)")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    p.add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
+    inverse_options(model_command("inverse", "driving torque and every reaction over one revolution"))
+    forward_options(model_command("forward", "motion under a constant driving torque"))
+    kinematics_options(model_command("kinematics", "link angles, centres of mass and points over one revolution"))
+    for option in ("--out", "--plot"):
+        for name in ("inverse", "forward", "kinematics"):
+            sub.choices[name].add_argument(option)
+    sub.choices["kinematics"].add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
 
     p = model_command("params", "parameters and body properties", evaluates=False)
     p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
@@ -112,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = model_command("export", "standalone C99 code (header, source, example program)", evaluates=False)
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
+
+    from mechsym.sweep_cli import configure as configure_sweep
+
+    configure_sweep(sub.add_parser("sweep", help="one analysis or model study over a grid of parameter values"))
 
     # commands that belong to one shipped model (mechanisms.COMMANDS: name -> module with HELP,
     # configure(parser) and run(args) -> exit code)
@@ -137,14 +125,54 @@ def _add_max_memory(parser):
         add_option(parser)
 
 
+def inverse_options(p):
+    """The options of `inverse` (also those of `sweep inverse`)."""
+    p.add_argument("--omega", action="append", type=number,
+                   help="crank speed [rad/s] (repeatable; required unless --quasi-static)")
+    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration [rad/s^2]")
+    p.add_argument("--samples", type=positive_int, default=360)
+    p.add_argument("--theta0", type=angle, default=0.0,
+                   help="first sample of the driven coordinate, whatever its name (theta, theta8, ...)")
+    p.add_argument("--quasi-static", action="store_true", help="drop the inertia terms (no --omega, no omega column)")
+
+
+def forward_options(p):
+    """The options of `forward` (also those of `sweep forward`)."""
+    p.add_argument("--torque", type=number, required=True)
+    p.add_argument("--theta0", type=angle, default=0.0,
+                   help="start value of the driven coordinate, whatever its name (theta, theta8, ...)")
+    p.add_argument("--omega0", type=number, default=0.0)
+    p.add_argument("--t-end", type=number, required=True)
+    p.add_argument("--dt", type=number)
+    p.add_argument("--rtol", type=number, default=1e-9)
+    p.add_argument("--atol", type=number)
+    p.add_argument("--all", action="store_true",
+                   help="write every body coordinate and point along the run, not only t, the coordinate and omega")
+
+
+def kinematics_options(p):
+    """The options of `kinematics` (also those of `sweep kinematics`)."""
+    p.add_argument("--samples", type=positive_int, default=360)
+    p.add_argument("--theta0", type=angle, default=0.0,
+                   help="first sample of the driven coordinate, whatever its name (theta, theta8, ...)")
+    p.add_argument("--frame", help="report in this frame (default: the fixed body's; a model may define others)")
+    p.add_argument("--omega", type=number,
+                   help="write velocities and accelerations at this speed [rad/s] instead of the coefficients")
+    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
+
+
 def main(argv=None) -> int:
+    """Run the command line `argv` (default sys.argv[1:]); returns the exit code (0, 1 internal error, 2 bad input,
+    130 interrupted)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
+    import warnings
+
     from mechsym.budget import limit_memory
     from mechsym.output import transaction
 
-    import warnings
-
+    if not debug:
+        warnings.formatwarning = _warning_line
     try:
         args = build_parser().parse_args(argv)
         _check_explicit_backend(argv)
@@ -152,7 +180,8 @@ def main(argv=None) -> int:
         # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
         with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
             warnings.simplefilter("once", UserWarning)
-            warnings.showwarning = _one_line_warning
+            if not debug:
+                warnings.showwarning = _show_warning
             return run(args)
     except InputError as exc:
         if debug:
@@ -171,8 +200,8 @@ def main(argv=None) -> int:
         return 1
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"warning: {message}", file=sys.stderr)
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(_warning_line(message, category, filename, lineno))
 
 
 def _check_explicit_backend(argv):
@@ -187,23 +216,34 @@ def _check_explicit_backend(argv):
                              "install one or give --backend numpy")
 
 
-def run(args) -> int:
-    import warnings
+def _warning_line(message, category, filename, lineno, line=None):
+    """A warning on the command line: one line `warning: ...` (the source line only with --debug)."""
+    return f"warning: {message}\n".replace("\n", " ").rstrip() + "\n"
 
+
+def run(args) -> int:
+    """Carry out one parsed command; returns its exit code."""
     from mechsym.loader import load_mechanism, model_commands, model_hooks
     from mechsym.system import derive
 
-    warnings.simplefilter("ignore", RuntimeWarning)
+    if args.command == "sweep":
+        from mechsym.sweep_cli import run as run_sweep
+
+        return run_sweep(args)
     commands = model_commands()
     if args.command in commands:
         return commands[args.command].run(args)
     _check_outputs(args)
+    from mechanisms import TREES
+
+    if args.model in TREES:  # a spatial tree: params and export (its simulations are its own commands)
+        from mechsym.spatial.export import tree_command
+
+        return tree_command(args, TREES[args.model])
     mech = load_mechanism(args.model)
     params = dict(args.param)
-    hook = model_hooks(args.model).get(args.command)
-    if hook is not None:  # the model computes this command's table itself (e.g. switching between builds)
-        table, system = hook(args, params)
-        return _output(args, table, system)
+    if model_hooks(args.model).get(args.command) is not None:  # the model computes this command itself
+        return _output(args, *compute(args, None, params))
     if args.command == "kinematics" and args.frame not in (None, mech.fixed):
         raise InputError(f"model '{args.model}' reports kinematics in the frame of its fixed body '{mech.fixed}' "
                          f"only, not '{args.frame}'")
@@ -227,17 +267,59 @@ def run(args) -> int:
         if not written:
             print(f"{args.out} is up to date")
         return 0
+    table, system = compute(args, system, params)
+    return _output(args, table, system)
+
+
+def compute(args, system, params):
+    """(table, system to draw with) of a generic command (inverse, kinematics, forward) with its parsed
+    options: the model's own hook where it has one (any command), else the derived System's analysis."""
+    from mechsym.loader import model_hooks
+
+    hook = model_hooks(args.model).get(args.command)
+    if hook is not None:  # the model computes this command's table itself (e.g. switching between builds)
+        if args.command == "inverse" and not args.quasi_static and not args.omega:
+            raise InputError("inverse needs --omega (or --quasi-static)")
+        table, drawn = hook(_with_omega(args), params)
+        if args.command == "inverse" and args.quasi_static:
+            table.columns.pop("omega", None)
+        if args.command == "kinematics" and args.omega is not None:
+            from mechsym.rates import coefficients_to_rates
+
+            table = coefficients_to_rates(table, args.omega, args.alpha)
+        return table, drawn
     if args.command in ("inverse", "kinematics"):
         _check_memory(args, system)
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
     if args.command == "inverse":
-        table = system.inverse(theta, args.omega, args.alpha, params, inertia=not args.quasi_static)
+        if args.quasi_static:  # no inertia: the speed does not enter, and no omega column is written
+            table = system.inverse(theta, 0.0, 0.0, params, inertia=False)
+            del table.columns["omega"]
+        elif not args.omega:
+            raise InputError("inverse needs --omega (or --quasi-static)")
+        else:
+            table = system.inverse(theta, args.omega, args.alpha, params)
     elif args.command == "kinematics":
-        table = system.kinematics_table(theta, params)
+        one = len(system.coordinate_names) == 1  # coefficients d/dtheta exist for one driven coordinate
+        table = system.kinematics_table(theta, params, rates=one or args.omega is not None, omega=args.omega,
+                                        alpha=args.alpha)
     elif args.command == "forward":
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
                                atol=args.atol, params=params)
-    return _output(args, table, system)
+        if args.all:
+            kin = system.kinematics_table(table[system.coordinate_names[0]], params)
+            table.columns.update({k: v for k, v in kin.columns.items() if k not in table.columns})
+            table.units.update(kin.units)
+    return table, system
+
+
+def _with_omega(args):
+    """A model hook's arguments: a quasi-static inverse at omega 0 (its speed does not enter)."""
+    if args.command == "inverse" and args.quasi_static:
+        import argparse
+
+        return argparse.Namespace(**dict(vars(args), omega=[0.0], alpha=0.0))
+    return args
 
 
 def _check_memory(args, system):
@@ -275,7 +357,7 @@ def _output(args, table, system):
     if args.command == "inverse":
         _emit(table, args.out, quiet=bool(pictures))
         if args.plot:
-            table.plot(args.plot, coord, [mech.coordinates[0].force], groups="omega")
+            table.plot(args.plot, coord, [mech.coordinates[0].force], groups="omega" if "omega" in table else None)
     elif args.command == "kinematics":
         _emit(table, args.out, quiet=bool(pictures))
         if args.plot:
@@ -287,7 +369,7 @@ def _output(args, table, system):
 
             animate_kinematics(system, table, args.animate, trace=system.kin.point_names)
     elif args.command == "forward":
-        _emit(table, args.out, ["t", coord, "omega"], quiet=bool(pictures))
+        _emit(table, args.out, None if args.all else ["t", coord, "omega"], quiet=bool(pictures))
         if args.plot:
             table.plot(args.plot, "t", [coord])
     for path in pictures:

@@ -23,11 +23,13 @@ from mechsym.topology import Topology
 
 
 def rot(angle):
+    """The planar rotation matrix of `angle` (sympy)."""
     c, s = sp.cos(angle), sp.sin(angle)
     return sp.Matrix([[c, -s], [s, c]])
 
 
 def cross2(a, b):
+    """The planar cross product a_x b_y - a_y b_x (positive when b is counter-clockwise of a)."""
     return a[0] * b[1] - a[1] * b[0]
 
 
@@ -60,6 +62,7 @@ class Constraints:
 
     @property
     def n(self) -> int:
+        """The number of absolute coordinates (3 per moving body)."""
         return len(self.q)
 
     @cached_property
@@ -83,6 +86,7 @@ class Constraints:
         return tuple(sp.Matrix(self.gamma).jacobian(qv) * v + 3 * (self.jacobian * w).jacobian(qv) * v)
 
     def body_slice(self, body: str) -> slice:
+        """The slice of q holding `body`'s x, y and angle."""
         i = self.bodies.index(body)
         return slice(3 * i, 3 * i + 3)
 

@@ -12,6 +12,7 @@ right-hand sides and combines them for every speed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -54,6 +55,7 @@ class AnalysisFunctions:
 
 
 def analysis_functions(system, analysis):
+    """The compiled extra columns and rows of an analysis, made once per System."""
     if analysis not in system._analyses:
         system._analyses[analysis] = AnalysisFunctions(system, analysis)
     return system._analyses[analysis]
@@ -339,7 +341,9 @@ def _inverse_basis_c(system, theta, params):
 
     solver = system.solver(params)
     q0 = solver.sweep(theta[:1, None]).q[0]
-    failed, status, _, coef, branch, u = system.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL)
+    failed, status, _, coef, branch, u = system.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL,
+                                                                hmax=solver.step[0])
+    coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
     if failed >= 0 or (coef > SUSPECT).any() or (branch <= 0).any():
         # rare: let the numpy route name the sample and the reason (dead point, loop, branch)
         end = failed + 1 if failed >= 0 else len(theta)
@@ -352,16 +356,27 @@ def _inverse_basis_c(system, theta, params):
     return u
 
 
-def reduced(system, kin: Kinematics):
+class Reduced(NamedTuple):
+    """The reduced form M thetadd + 1/2 M' thetad^2 + G = T at N samples, each an (N,) array: M the
+    generalised inertia [kg m^2, or kg for a sliding coordinate], half_dM = 1/2 dM/dtheta, G the
+    generalised force of gravity and the loads [N m or N]. Unpacks as (M, half_dM, G)."""
+
+    M: np.ndarray
+    half_dM: np.ndarray
+    G: np.ndarray
+
+
+def reduced(system, kin: Kinematics) -> Reduced:
     """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
-    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T. Uses only the
-    kinematic coefficients and the mass matrix: no reaction enters, so it checks the Newton-Euler route."""
+    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
+    only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
+    Newton-Euler route."""
     mass = system.mass(kin.params)
     d1 = kin.dq[:, :, 0]
     big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
     half_dm = np.einsum("ni,i,ni->n", d1, mass, kin.ddq)
     g = -np.einsum("ni,in->n", d1, system.applied(kin.q.T, kin.params))
-    return big_m, half_dm, g
+    return Reduced(big_m, half_dm, g)
 
 
 def reduced_ode(system, kin: Kinematics, omega, torque):
@@ -403,7 +418,8 @@ def ode(system, theta, omega, torque=0.0, params=None):
 
         solver = system.solver(params)
         q0 = solver.sweep(theta[:1, None]).q[0]
-        failed, _, f, jac = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale, STEP_TOL)
+        failed, _, f, jac = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale, STEP_TOL,
+                                               hmax=solver.step[0])
         if failed < 0:
             return f, jac
         solver.sweep(theta[: failed + 1, None])  # let the numpy route name the sample and the reason
@@ -422,9 +438,11 @@ class Crossing:
 
     @property
     def component(self) -> int:
+        """The state component it watches: 0 the coordinate, 1 its speed."""
         return 1 if self.variable == "omega" else 0
 
     def as_solve_ivp(self):
+        """The event as a scipy.integrate.solve_ivp event function."""
         def event(t, y):
             return y[self.component] - self.value
 
@@ -442,9 +460,10 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
     functions, numpy route only). method: solve_ivp's method on the numpy route; the implicit ones
     (Radau, BDF, LSODA) get the exact Jacobian (mechsym.dynamics.reduced_ode) and need a constant
-    torque. On the C backend with a constant torque the whole run (reduced-form
-    right-hand side, Dormand-Prince 5(4) with dense output, event location) happens in C; otherwise
-    scipy's solve_ivp integrates the reduced form with kinematics warm-started between calls. Either way
+    torque. On the C backend with a constant torque the whole run (reduced-form right-hand side, DOP853
+    with scipy's coefficients and error control, dense output, event location) happens in C, and a
+    `method` other than DOP853 is refused; otherwise scipy's solve_ivp integrates the reduced form with
+    the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
     dense output; table.events lists (t, event index). reactions=True adds every reaction from the
     forward Newton-Euler system along the grid (and its thetadd: an independent check).
@@ -472,6 +491,9 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
                              f"give the acceleration {rate[1]:.6g} at the start, a travel of about {travel:.3g} rad "
                              f"in {t_end:.6g} s: too large to represent (at most {MAX_TRAVEL:.0e} rad)")
     in_c = system.library is not None and not callable(torque) and all(isinstance(e, Crossing) for e in events)
+    if in_c and method != "DOP853":
+        raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
+                         "for scipy's other methods")
     if in_c:
         y, hits, nfev = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol, q0, events)
     else:
@@ -495,10 +517,10 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
 
     spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
     y, hits, nfev, status = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol, solver.params,
-                                                   q0, solver.col_scale, STEP_TOL, spec)
+                                                   q0, solver.col_scale, STEP_TOL, spec, hmax=solver.step[0])
     if status:
         reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
-                  3: "the step size fell below its limit"}.get(status, f"status {status}")
+                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold"}.get(status, f"status {status}")
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
@@ -508,46 +530,45 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
 def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method):
     from scipy.integrate import solve_ivp
 
+    from mechsym.simulate import ConfigurationTracker, rejecting
+
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     implicit = method in ("Radau", "BDF", "LSODA")
     if implicit and callable(torque):
         raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
     mass = system.mass(solver.params)
-    start = np.array([[theta0]])
-    state = {"theta": start, "solved": (start, q0[None]) + solver.derivatives(q0[None], start)}
+    tracker = ConfigurationTracker(solver, [theta0], q0)
 
     def solved(theta):
-        """Configuration, constraint Jacobian and coefficients at theta, predicted from the last solved
-        state by its own Taylor coefficients, then corrected by Newton."""
-        th = np.array([[theta]])
-        last, (_, q_last, _, dq, ddq) = state["theta"], state["solved"]
-        step = (th - last)[0, 0]
-        q, ok = solver.newton(q_last + dq[:, :, 0] * step + 0.5 * ddq * step**2, th)
-        if not ok[0]:
-            q, ok = solver.newton(q_last, th)
-            if not ok[0]:
-                r = solver.f.phi(q[0], th[0], solver.params)
-                raise InputError(solver._describe_failure(th[0], r))
-        state["theta"], state["solved"] = th, (th, q) + solver.derivatives(q, th)
-        return state["solved"]
+        """Configuration, its factorisation and the coefficients dq, ddq at theta, tracked from the last
+        solved state (StepRejected if it cannot be reached)."""
+        q, fac, jq = tracker.at([theta])
+        ddq = fac.solve(-system.gamma(q, jq[:, 0], solver.params)[None])[0]
+        return q, fac, jq[:, 0], ddq
 
     def rhs(t, y):
-        th, q, jac, dq, ddq = solved(y[0])
-        d1 = dq[0, :, 0]
+        q, _, d1, ddq = solved(y[0])
         big_m = d1 @ (mass * d1)
-        rest = d1 @ (mass * ddq[0]) * y[1] ** 2 - d1 @ system.applied(q[0], solver.params)
-        return [y[1], (force(t, y[0], y[1]) - rest) / big_m]
+        rest = d1 @ (mass * ddq) * y[1] ** 2 - d1 @ system.applied(q, solver.params)
+        return np.array([y[1], (force(t, y[0], y[1]) - rest) / big_m])
 
     def jacobian(t, y):
-        th, q, jac, dq, ddq = solved(y[0])
-        return reduced_ode(system, Kinematics(th, q, dq, ddq, jac, solver.params), y[1], float(torque))[1][0]
+        q, fac, d1, ddq = solved(y[0])
+        kin = Kinematics(np.array([[y[0]]]), q[None], d1[None, :, None], ddq[None], None, solver.params,
+                         jac_fn=solver.f.jac)
+        kin.factor = fac
+        return reduced_ode(system, kin, y[1], float(torque))[1][0]
 
+    name = system.coordinate_names[0]
+    fun = rejecting(rhs, method, lambda y: f"{name} = {y[0]:.6g}")
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
-    sol = solve_ivp(rhs, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
-                    dense_output=True, events=funcs or None, **({"jac": jacobian} if implicit else {}))
+    sol = solve_ivp(fun, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
+                    dense_output=True, events=funcs or None,
+                    **({"jac": rejecting(jacobian, method, lambda y: f"{name} = {y[0]:.6g}")} if implicit else {}))
     if sol.status < 0:
-        raise InputError(f"integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
+        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: "
+                         f"{fun.failure or sol.message}")
     grid = grid[grid <= sol.t[-1]]
     hits = sorted((float(t), i) for i, ts in enumerate(sol.t_events or []) for t in ts)
     return sol.sol(grid).T, hits, sol.nfev

@@ -32,6 +32,7 @@ class Equations:
     potential: sp.Expr  # gravity only
 
     def unknown_symbol(self, name: str) -> sp.Symbol:
+        """The sympy symbol of an unknown by its name."""
         return sp.Symbol(name, real=True)
 
     @cached_property
@@ -42,6 +43,8 @@ class Equations:
 
 
 def derive_equations(con: Constraints) -> Equations:
+    """Newton-Euler rows (force x, force y, moment per moving body), the mass diagonal, the applied forces and the
+    energies of a mechanism's constraints."""
     mech = con.mechanism
     gx, gy = mech.gravity
     mass, applied, rows = [], [], []
@@ -90,6 +93,8 @@ class Analysis:
     unknown_forces: tuple = ()
 
     def unknown_names(self, con: Constraints) -> tuple:
+        """Names of the unknowns in A's column order: reactions, then per coordinate its force or (free) its
+        acceleration, then the extra unknowns."""
         names = list(con.reaction_names)
         for c in con.mechanism.coordinates:
             if c.name in self.free:
@@ -99,6 +104,8 @@ class Analysis:
         return tuple(names) + tuple(self.unknown_forces) + tuple(self.extra_unknowns)
 
     def validate(self, con: Constraints):
+        """Raise InputError naming every coordinate, force or parameter of this analysis the mechanism does not
+        have."""
         mech = con.mechanism
         problems = []
         coords = {c.name: c for c in mech.coordinates}

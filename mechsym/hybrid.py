@@ -43,6 +43,7 @@ class Transition:
     reset: Callable | None = None
 
     def next_mode(self, t, y):
+        """The mode entered at state (t, y)."""
         return self.target(t, y) if callable(self.target) else self.target
 
 
@@ -69,6 +70,7 @@ class Event:
     y: np.ndarray
 
     def describe(self) -> str:
+        """One line: the time, the modes left and entered and the transition."""
         return f"t={self.t:.9g}: {self.source} -> {self.target or 'end'} ({self.transition})"
 
 
@@ -120,6 +122,7 @@ class HybridResult:
         return out, modes
 
     def events_of(self, transition=None):
+        """The events of one transition (all with None), in time order."""
         return [e for e in self.timeline if transition is None or e.transition == transition]
 
 

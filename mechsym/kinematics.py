@@ -31,7 +31,10 @@ MAX_ITER = 30
 # A configuration counts as a dead point when its Jacobian's condition number exceeds SINGULAR. Newton
 # stops within about sqrt(TOL) of a fold, where the condition number is about 1e7, so the threshold
 # must lie below that; a velocity coefficient above SUSPECT triggers the (costlier) check.
+# Both are dimensionless: velocity coefficients relative to the coordinate scales, the condition number
+# of Phi_q with rows and columns scaled by the mechanism's size.
 SUSPECT, SINGULAR = 1e5, 1e6
+STEP = 0.1  # continuation step: 0.1 rad along an angle, 0.1 of the mechanism's size along a length
 
 
 class KinematicFunctions:
@@ -103,9 +106,11 @@ class DenseFactor:
         return out
 
     def solve(self, b):
+        """x with Phi_q x = b, for b (N, n) or (N, n, m)."""
         return self._solve(b, 0)
 
     def solve_t(self, c):
+        """y with Phi_q^T y = c, for c (N, n) or (N, n, m)."""
         return self._solve(c, 1)
 
     def _solve(self, b, trans):
@@ -146,6 +151,7 @@ class Kinematics:
 
     @property
     def jac(self):
+        """The constraint Jacobian Phi_q (N, n, n), evaluated on first use."""
         if self._jac is None:
             self._jac = self._jac_fn(self.q.T, self.params)
         return self._jac
@@ -160,10 +166,11 @@ def _parameter_values(con: Constraints, params) -> dict:
 
 
 def size_scale(con: Constraints, params: np.ndarray) -> float:
-    """A characteristic length: the largest point coordinate of any body frame."""
+    """A characteristic length: the largest point coordinate of any body frame (1 if every point is at
+    its frame's origin). Every tolerance and step on lengths is relative to it."""
     subs = _parameter_values(con, params)
     coords = [abs(float(c.xreplace(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
-    return max(coords + [1e-3])
+    return max(coords) if coords and max(coords) > 0 else 1.0
 
 
 def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
@@ -204,11 +211,16 @@ class Solver:
     def __init__(self, funcs: KinematicFunctions, params: np.ndarray):
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
-        self._nodes_theta = self._nodes_q = None
         self._period = False  # not yet looked for
         self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
         self.max_step = 0.5 * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
+        # the scale of each driven coordinate (a length's is the mechanism's size) and the continuation
+        # step along it: 0.1 rad, or a tenth of the size
+        self.coord_scale = np.array([self.scale if c.unit == "m" else 1.0 for c in self.con.mechanism.coordinates])
+        self.step = STEP * self.coord_scale
+        self._reference = None
+        self._lattice = {}  # continuation nodes at reference + j * step (one coordinate): j -> q
 
     def _is_angle_row(self, i):
         con = self.con
@@ -263,9 +275,11 @@ class Solver:
         return q
 
     def check_mobility(self, q):
+        """Raise InputError when the mechanism's mobility at q differs from its number of coordinates, naming the
+        loops."""
         con, mech = self.con, self.con.mechanism
-        jac = self.f.jac(q, self.params)
-        joint_rank = np.linalg.matrix_rank(jac[: con.n_joint_rows], tol=1e-9 * self.scale)
+        jac = self.scaled_jac(self.f.jac(q, self.params))
+        joint_rank = np.linalg.matrix_rank(jac[: con.n_joint_rows], tol=1e-9)
         mobility = con.n - joint_rank
         k = len(con.theta)
         loops = "; ".join(loop.describe() for loop in con.topology.loops) or "no loops"
@@ -279,6 +293,14 @@ class Solver:
             warnings.warn(
                 f"mechanism '{mech.name}': Grübler count {con.topology.grubler} differs from the mobility {mobility} "
                 f"found from the constraint Jacobian (over-constrained or special geometry); {loops}", stacklevel=3)
+
+    def _newton_failed(self, q, theta):
+        """Raise the reason Newton did not converge at theta from q: a dead point (SingularError) where the
+        loops close but Phi_q is singular, else an AssemblyError naming the loop that does not close."""
+        r = self.f.phi(q, theta, self.params)
+        if np.all(np.abs(r) <= 1e3 * TOL * self.row_scale):
+            self.derivatives(q[None], np.atleast_1d(theta)[None], second=False)
+        raise AssemblyError(self._describe_failure(theta, r))
 
     def _describe_failure(self, theta, r):
         con = self.con
@@ -333,30 +355,42 @@ class Solver:
             ddq = _solve(jac, -self.f.gamma(q.T, dq[:, :, 0].T, p).T)
         return jac, dq, ddq
 
+    def scaled_jac(self, jac):
+        """Phi_q with rows and columns in units of the mechanism's size (dimensionless): its rank and
+        condition number do not depend on the size."""
+        return jac * (self.col_scale / self.row_scale[:, None])
+
+    def coefficient_size(self, dq):
+        """The largest velocity coefficient per sample, dq (N, n, k), relative to the coordinate scales."""
+        rel = np.abs(dq) * (self.coord_scale / self.col_scale[:, None])
+        return rel.reshape(len(dq), -1).max(axis=1)
+
     def check_dead_points(self, q, theta, dq, jac=None):
-        """SingularError naming the first sample whose constraint Jacobian is singular."""
-        size = np.abs(dq).reshape(len(dq), -1).max(axis=1)
+        """SingularError naming the first sample whose constraint Jacobian is singular (relative to the
+        mechanism's size: velocity coefficients and the condition number are dimensionless)."""
+        size = self.coefficient_size(dq)
         bad = ~np.isfinite(size)
         suspect = np.flatnonzero(~bad & (size > SUSPECT))
         if suspect.size:  # the condition number only where the coefficients are large (cheap)
             j = self.f.jac(q[suspect].T, self.params) if jac is None else jac[suspect]
-            bad[suspect] = np.linalg.cond(j) > SINGULAR
+            bad[suspect] = np.linalg.cond(self.scaled_jac(j)) > SINGULAR
         if bad.any():
             i = int(np.argmax(bad))
-            ji = self.f.jac(q[i], self.params)
+            ji = self.scaled_jac(self.f.jac(q[i], self.params))
             cond = np.linalg.cond(ji) if np.all(np.isfinite(ji)) else np.inf
             names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, np.atleast_1d(theta[i])))
             raise SingularError(
                 f"mechanism '{self.con.mechanism.name}' is at a dead point at {names}: the constraint Jacobian "
                 f"is singular (condition number {cond:.3g})")
 
-    def sweep(self, theta, start=None, step=0.1) -> Kinematics:
+    def sweep(self, theta, start=None, step=None) -> Kinematics:
         """Kinematics at the samples `theta` (N, k), continued along their order.
 
-        The path starts from the nearest configuration solved before (at first, the assembly at the
-        coordinates' `guess_at` values, where the declared guess angles pick the branch), so every sample
-        lies on the branch of the declaration. `start` (coordinates at theta[0]) overrides that.
-        """
+        The path starts from the assembly at the coordinates' `guess_at` values (where the declared guess
+        angles pick the branch), continued to theta[0] over a fixed lattice of nodes (`_start`), so every
+        sample lies on the branch of the declaration and no result depends on the sweeps made before.
+        `start` (coordinates at theta[0]) overrides that. `step`: the continuation step (default
+        `self.step`, relative to the coordinates' scales)."""
         theta = np.atleast_2d(np.asarray(theta, float))
         if theta.shape[1] != len(self.con.theta):
             raise InputError(f"expected {len(self.con.theta)} coordinate value(s) per sample, got {theta.shape[1]}")
@@ -367,22 +401,21 @@ class Solver:
             kin = self.sweep(reduced, None, step)
             period, shift = self._period
             return Kinematics(theta, kin.q + turns * shift, kin.dq, kin.ddq, None, self.params, kin.factor, self.f.jac)
+        step = self.step if step is None else np.broadcast_to(np.asarray(step, float), self.step.shape)
         if start is not None:
             path = theta
             q0 = self.assemble(theta[0], start)
         else:
-            t0, q0 = self._nearest_node(theta[0])
+            t0, q0 = self._start(theta[0])
             path = np.vstack([t0[None], theta])
         nodes_theta, nodes_q = self._continue(path, q0, step)
-        self._remember(nodes_theta, nodes_q)
-        dist = _path_length(path)
+        dist = _path_length(path / step)
         node_dist = np.linspace(0.0, dist[-1], len(nodes_q))  # the nodes' distances along the path
-        q = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist[-len(theta):], theta)
+        q = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist[-len(theta):], theta, step)
         q, ok = self.newton(q, theta)
         if not ok.all():
             i = int(np.argmin(ok))
-            r = self.f.phi(q[i], theta[i], self.params)
-            raise AssemblyError(self._describe_failure(theta[i], r))
+            self._newton_failed(q[i], theta[i])
         self._check_branches(q, theta)
         fac = self.f.factor(q.T, self.params)
         with np.errstate(all="ignore"):
@@ -404,8 +437,7 @@ class Solver:
                              f"{np.spacing(big):.2g}); give it reduced by its period")
         if theta.shape[1] != 1:
             return 0, theta
-        self.reference()
-        ref = self._nodes_theta[0, 0]
+        ref = self.reference()[0][0]
         if np.all(np.abs(theta[:, 0] - ref) <= np.pi):
             return 0, theta
         found = self.period()
@@ -426,14 +458,13 @@ class Solver:
         coords = self.con.mechanism.coordinates
         if len(coords) != 1 or not isinstance(self.con.mechanism.joints[coords[0].joint], Revolute):
             return None
-        self.reference()
-        ref, q_ref = self._nodes_theta[0], self._nodes_q[0]
+        ref, q_ref = self.reference()
         angle = np.zeros(len(q_ref), bool)
         angle[2::3] = True
         q = q_ref
         for m in range(1, 13):
             try:
-                _, qs = self._continue(np.array([ref + 2 * np.pi * (m - 1), ref + 2 * np.pi * m]), q, 0.1)
+                _, qs = self._continue(np.array([ref + 2 * np.pi * (m - 1), ref + 2 * np.pi * m]), q, self.step)
             except (AssemblyError, SingularError):
                 return None
             q = qs[-1]
@@ -444,7 +475,7 @@ class Solver:
                 return self._period
         return None
 
-    def _predict_from_nodes(self, nodes_q, nodes_theta, node_dist, dist, theta):
+    def _predict_from_nodes(self, nodes_q, nodes_theta, node_dist, dist, theta, step):
         """Predicted q at every sample from the solved nodes (their derivatives are taken at the few nodes).
 
         One coordinate: between two nodes the path runs straight along, the quintic Hermite interpolant
@@ -465,7 +496,7 @@ class Solver:
         spacing = node_dist[nxt] - node_dist[idx]
         with np.errstate(all="ignore"):
             t = delta[:, 0] / h
-        straight = (nxt > idx) & (np.abs(h) >= (1 - 1e-9) * spacing) & (spacing > 0) & (t >= 0) & (t <= 1)
+        straight = (nxt > idx) & (np.abs(h) / step[0] >= (1 - 1e-9) * spacing) & (spacing > 0) & (t >= 0) & (t <= 1)
         pred = np.empty((len(theta), nodes_q.shape[1]))
         k = np.flatnonzero(~straight)
         if k.size:
@@ -485,23 +516,34 @@ class Solver:
         return pred
 
     def reference(self):
-        """Assemble at the coordinates' `guess_at` values (once): this checks the mobility, and every
-        sweep starts from here."""
-        if self._nodes_theta is None:
-            ref = np.array([c.guess_at for c in self.con.mechanism.coordinates])
-            self._remember(ref[None], self.assemble(ref)[None])
+        """The assembly at the coordinates' `guess_at` values (once): this checks the mobility, and every
+        sweep starts from here. Returns (theta, q)."""
+        if self._reference is None:
+            ref = np.array([c.guess_at for c in self.con.mechanism.coordinates], float)
+            q = self.assemble(ref)
+            self._reference = (ref, q, self.signature(q[None])[0])
+        return self._reference[:2]
 
-    def _nearest_node(self, theta):
-        self.reference()
-        i = int(np.argmin(np.linalg.norm(self._nodes_theta - theta, axis=1)))
-        return self._nodes_theta[i], self._nodes_q[i]
-
-    def _remember(self, nodes_theta, nodes_q, keep=4096):
-        if self._nodes_theta is None:
-            self._nodes_theta, self._nodes_q = nodes_theta, nodes_q
-        else:
-            self._nodes_theta = np.vstack([self._nodes_theta, nodes_theta])[-keep:]
-            self._nodes_q = np.vstack([self._nodes_q, nodes_q])[-keep:]
+    def _start(self, theta):
+        """A solved configuration near theta (k,) reached from the reference, the same whatever was
+        solved before: for one coordinate, the node of the lattice reference + j * step nearest theta
+        (nodes kept once solved, each continued from its neighbour towards the reference); for several,
+        theta itself, continued straight from the reference."""
+        ref, q_ref = self.reference()
+        if len(ref) > 1:
+            nodes_theta, nodes_q = self._continue(np.vstack([ref, theta]), q_ref, self.step)
+            return nodes_theta[-1], nodes_q[-1]
+        h = self.step[0]
+        target = int(np.rint((theta[0] - ref[0]) / h))
+        lattice = self._lattice
+        lattice.setdefault(0, q_ref)
+        direction = 1 if target >= 0 else -1
+        j = max((i for i in lattice if i * direction >= 0 and abs(i) <= abs(target)), key=abs)
+        while j != target:
+            a, b = ref + j * h, ref + (j + direction) * h
+            lattice[j + direction] = self._continue(np.vstack([a, b]), lattice[j], self.step)[1][-1]
+            j += direction
+        return ref + target * h, lattice[target]
 
     def _predict(self, q, theta, dtheta):
         """Second-order Taylor step from solved q at theta by dtheta (exact derivatives)."""
@@ -511,20 +553,41 @@ class Solver:
         return q + qd + 0.5 * acc
 
     def _continue(self, theta, q0, step):
-        """Coarse nodes along the piecewise-linear input path, solved one after another."""
-        dist = _path_length(theta)
-        count = max(1, int(np.ceil(dist[-1] / step)))
+        """Coarse nodes along the piecewise-linear input path, solved one after another, each checked to
+        stay on q0's assembly branch (`signature`)."""
+        dist = _path_length(theta / step)
+        count = max(1, int(np.ceil(dist[-1])))
         targets = np.linspace(0.0, dist[-1], count + 1)
         nodes = np.stack([np.interp(targets, dist, theta[:, i]) for i in range(theta.shape[1])], axis=1)
         qs = [q0]
+        sign = self.signature(q0[None])[0]
         for a, b in zip(nodes[:-1], nodes[1:]):
             guess = self._predict(qs[-1][None], a[None], (b - a)[None])
             q, ok = self.newton(guess, b[None])
             if not ok[0]:
-                r = self.f.phi(q[0], b, self.params)
-                raise AssemblyError(self._describe_failure(b, r))
+                self._newton_failed(q[0], b)
+            if not np.array_equal(self.signature(q)[0], sign):
+                raise AssemblyError(self._describe_branch_change(b))
             qs.append(q[0])
         return nodes, np.array(qs)
+
+    def signature(self, q):
+        """What must not change along a branch, per sample q (N, n): the signs of the declared branch
+        conditions, or where none is declared the sign of det Phi_q (it changes only through a dead
+        point, so a change between two solved states means the other assembly branch)."""
+        if self.con.mechanism.branches:
+            return np.asarray(self.f.branches(q.T, self.params)).T.reshape(len(q), -1) > 0
+        jac = self.f.jac(q.T, self.params)
+        jac = jac if jac.ndim == 3 else jac[None]
+        if jac.shape[-1] != jac.shape[-2]:
+            return np.ones((len(q), 1), bool)  # redundant rows: no determinant (and no branch to tell)
+        return (np.linalg.det(self.scaled_jac(jac)) > 0)[:, None]
+
+    def _describe_branch_change(self, theta):
+        names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, np.atleast_1d(theta)))
+        what = ("a declared branch condition changed sign" if self.con.mechanism.branches
+                else "det Phi_q changed sign: a dead point lies between")
+        return f"mechanism '{self.con.mechanism.name}' leaves its assembly branch at {names}: {what}"
 
     def _check_branches(self, q, theta):
         if not self.con.mechanism.branches:

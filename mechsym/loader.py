@@ -10,6 +10,7 @@ from mechsym.model import Mechanism
 
 
 def shipped_models() -> dict:
+    """The shipped models: name -> module."""
     from mechanisms import MODELS
 
     return dict(MODELS)

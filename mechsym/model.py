@@ -34,6 +34,7 @@ class Parameter:
 
     @property
     def name(self) -> str:
+        """The parameter's name (its symbol's)."""
         return self.symbol.name
 
 
@@ -52,6 +53,7 @@ class Body:
     guess: float = 0.0
 
     def point(self, name: str) -> Vec2:
+        """A named point (x, y) in the body frame."""
         return self.points[name]
 
 
@@ -202,7 +204,14 @@ class Mechanism:
 
     # -- bodies -------------------------------------------------------------------------------------
     def body(self, name, mass=0, inertia=0, com=(0, 0), points=None, guess=0.0, fixed=False):
-        """Declare a rigid body. `points` maps point names to (x, y) in the body frame."""
+        """Declare a rigid body; returns its name.
+
+        mass [kg] and inertia [kg m^2] (about the centre of mass) are numbers or expressions in parameters;
+        com is the centre of mass (x, y) [m] and `points` maps point names to (x, y) [m], both in the
+        body's own frame. guess: the body frame's approximate angle [rad] at the coordinates' guess_at
+        values (assembly starts there, so it picks the branch). fixed=True makes it the frame of
+        reference. A point mass is a body with inertia=0 (its com at the point); a massless link has
+        mass=0 and inertia=0."""
         if name in self.bodies:
             self._problems.append(f"body '{name}' declared twice")
         pts = {k: _vec(v) for k, v in (points or {}).items()}
@@ -216,14 +225,15 @@ class Mechanism:
 
     def bar(self, name, ends, length, density, points=None, guess=0.0):
         """A uniform slender bar along its frame's x axis from `ends[0]` (origin) to `ends[1]`:
-        mass density*length, centroidal inertia m l^2/12. `points` adds points along the bar."""
+        mass density*length [density in kg/m], centroidal inertia m l^2/12. `points` adds points (x, y)
+        [m] in the bar's frame; guess: the bar's approximate angle [rad]. Returns the name."""
         m = density * length
         pts = {ends[0]: (0, 0), ends[1]: (length, 0)}
         pts.update(points or {})
         return self.body(name, m, m * length**2 / 12, (length / 2, 0), pts, guess)
 
     def ground(self, name="ground", points=None):
-        """The fixed body (the frame of reference); `points` in that frame."""
+        """The fixed body (the frame of reference, massless); `points` (x, y) [m] in that frame."""
         return self.body(name, 0, 0, (0, 0), points, fixed=True)
 
     # -- joints -------------------------------------------------------------------------------------
@@ -232,10 +242,36 @@ class Mechanism:
         return self._joint(Revolute(name, body1, point1, body2, point2 or point1))
 
     def prismatic(self, name, body1, point1, body2, point2=None, axis=(1, 0), angle=0):
+        """A slide: `point2` (default: the same name as point1) of `body2` moves on the line through
+        `point1` of `body1` along `axis`, a direction (x, y) in body1's frame (it turns with body1; for
+        a guide on the ground it is in the fixed frame), and the two bodies keep the relative angle
+        `angle` [rad] (body2's angle minus body1's; 0: body2's frame parallel to body1's). Reactions:
+        JOINT.fn, the force of body1 on body2 along the axis turned +90 degrees, and JOINT.m, the moment.
+        As a coordinate its value is the travel of point2 along the axis [m]."""
         return self._joint(Prismatic(name, body1, point1, body2, point2 or point1, _vec(axis), sp.sympify(angle)))
 
     def slot(self, name, body1, point1, body2, point2=None, axis=(1, 0)):
+        """A pin in a slot: `point2` (default: point1's name) of `body2` moves on the line through
+        `point1` of `body1` along `axis` (x, y) in body1's frame, and turns freely. Reaction JOINT.fn,
+        frictionless, along the axis turned +90 degrees. A slot cannot be a coordinate."""
         return self._joint(Slot(name, body1, point1, body2, point2 or point1, _vec(axis)))
+
+    def plate(self, name, corners, density, points=None, guess=0.0):
+        """A uniform flat plate (a ternary or larger link) whose outline is the polygon through `corners`
+        (point name -> (x, y) [m] in the plate's frame, in order around the outline, three or more, not
+        self-intersecting); `density` is its mass per area [kg/m^2]. Mass density*area, the centre of
+        mass at the polygon's centroid and the centroidal inertia from the polygon's second moment
+        (Green's theorem over its edges; either orientation). `points` adds points that are not corners.
+        Returns the name."""
+        corners = {k: _vec(v) for k, v in dict(corners).items()}
+        if len(corners) < 3:
+            self._problems.append(f"plate '{name}' needs three or more corners, got {len(corners)}")
+            return self.body(name, 0, 0, (0, 0), {**corners, **(points or {})}, guess)
+        mass, com, inertia = polygon_properties(list(corners.values()), density, self._default_values())
+        return self.body(name, mass, inertia, com, {**corners, **(points or {})}, guess)
+
+    def _default_values(self) -> dict:
+        return {p.symbol: p.default for p in self.parameters.values()}
 
     def _joint(self, joint):
         if joint.name in self.joints:
@@ -254,9 +290,12 @@ class Mechanism:
         return sp.Symbol(name, real=True)
 
     def force(self, body, point, fx, fy):
+        """A force (fx, fy) [N], components in the fixed frame (numbers or parameter expressions), applied
+        at the named point of `body`."""
         self.loads.append(PointForce(body, point, _vec((fx, fy))))
 
     def torque(self, body, value):
+        """A pure torque [N m] on `body`, counter-clockwise positive (a number or parameter expression)."""
         self.loads.append(BodyTorque(body, sp.sympify(value)))
 
     @staticmethod
@@ -265,18 +304,23 @@ class Mechanism:
         return sp.Matrix(sp.symbols(f"{point}_x {point}_y", real=True))
 
     def branch(self, expr, description):
-        """State an assembly condition that must stay positive (e.g. a point above a line)."""
+        """State an assembly condition that must stay positive (e.g. a point above a line), in the point
+        coordinates of `at()`. It checks the branch that assembly reached (an error names the condition
+        when it fails) and never picks one: the bodies' guess angles pick the branch."""
         self.branches.append(Branch(sp.sympify(expr), description))
 
     # -- reading ------------------------------------------------------------------------------------
     @property
     def moving_bodies(self) -> list:
+        """Names of the bodies other than the fixed one."""
         return [b for b in self.bodies if b != self.fixed]
 
     def point_owner(self, point: str) -> list:
+        """Names of the bodies that declare a point of this name."""
         return [b.name for b in self.bodies.values() if point in b.points]
 
     def defaults(self) -> dict:
+        """Parameter defaults, name -> value (SI)."""
         return {name: p.default for name, p in self.parameters.items()}
 
     def resolve_parameters(self, overrides=None) -> dict:
@@ -341,6 +385,35 @@ class Mechanism:
                 problems.append(f"parameter '{name}' must not be negative (default {p.default})")
         if problems:
             raise ModelError(self.name, problems)
+
+
+def polygon_properties(vertices, density, defaults=None):
+    """(mass, centre of mass, centroidal inertia) of a uniform lamina bounded by the polygon `vertices`
+    ((x, y) in order), as expressions. With c_i = x_i y_(i+1) - x_(i+1) y_i over the edges:
+    2A = sum c_i, 6A C = sum (v_i + v_(i+1)) c_i, 12 J_O = sum c_i (x_i^2 + x_i x_(i+1) + x_(i+1)^2 +
+    y_i^2 + y_i y_(i+1) + y_(i+1)^2); I = density J_O - m |C|^2. A clockwise outline (negative area at
+    the parameters' `defaults`) is turned around."""
+    v = [(sp.sympify(x), sp.sympify(y)) for x, y in vertices]
+    try:
+        clockwise = float(_signed_area(v).xreplace(defaults or {})) < 0
+    except TypeError:  # undeclared symbols: Mechanism.check() names them
+        clockwise = False
+    if clockwise:
+        v = v[::-1]
+    area = _signed_area(v)
+    cx = cy = j_o = sp.Integer(0)
+    for (x0, y0), (x1, y1) in zip(v, v[1:] + v[:1]):
+        c = x0 * y1 - x1 * y0
+        cx, cy = cx + (x0 + x1) * c, cy + (y0 + y1) * c
+        j_o += c * (x0**2 + x0 * x1 + x1**2 + y0**2 + y0 * y1 + y1**2)
+    com = (sp.simplify(cx / (6 * area)), sp.simplify(cy / (6 * area)))
+    mass = sp.sympify(density) * area
+    inertia = sp.simplify(sp.sympify(density) * j_o / 12 - mass * (com[0] ** 2 + com[1] ** 2))
+    return sp.simplify(mass), com, inertia
+
+
+def _signed_area(v):
+    return sum((x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(v, v[1:] + v[:1])), sp.Integer(0)) / 2
 
 
 def apply_overrides(parameters: dict, overrides=None) -> tuple[dict, list]:

@@ -31,6 +31,7 @@ _STAGED = contextvars.ContextVar("mechsym_staged_outputs", default=None)
 
 
 def ffmpeg_available() -> bool:
+    """Whether matplotlib finds ffmpeg, which an .mp4 needs."""
     from matplotlib import animation
 
     return bool(animation.writers.is_available("ffmpeg"))

@@ -6,10 +6,18 @@ import numpy as np
 from mechsym.output import save_animation, save_figure
 
 
+def headless(matplotlib):
+    """Draw off-screen (Agg), except inside a notebook kernel, whose inline backend shows the figures."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        matplotlib.use("Agg")
+
+
 def _pyplot():
     import matplotlib
 
-    matplotlib.use("Agg")
+    headless(matplotlib)
     import matplotlib.pyplot as plt
 
     return plt
@@ -28,8 +36,9 @@ def _body_segments(system, table, k):
     return segs
 
 
-def draw_kinematics(system, table, path, snapshots=4):
-    """Draw the mechanism at a few samples over the traces of its named points."""
+def draw_kinematics(system, table, path=None, snapshots=4):
+    """Draw the mechanism at a few samples over the traces of its named points; saved to `path` (PNG or
+    SVG) if given; returns the matplotlib Figure."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 6))
     for name in system.kin.point_names:
@@ -45,7 +54,9 @@ def draw_kinematics(system, table, path, snapshots=4):
     ax.set_ylabel("y [m]")
     ax.set_title(f"{system.mechanism.name}: links and point paths")
     fig.tight_layout()
-    save_figure(fig, path, dpi=120)
+    if path:
+        save_figure(fig, path, dpi=120)
+    return fig
 
 
 def animate_kinematics(system, table, path, fps=25, trace=()):

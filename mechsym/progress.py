@@ -40,6 +40,7 @@ class Progress:
         self.shown = True
 
     def close(self):
+        """End the progress line (on a terminal, where it was rewritten in place)."""
         if self.shown and _isatty(self.stream):
             self.stream.write("\n")
             self.stream.flush()

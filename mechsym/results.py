@@ -25,6 +25,7 @@ class Table:
 
     @property
     def names(self):
+        """The column names, in order."""
         return list(self.columns)
 
     def __len__(self):
@@ -32,7 +33,13 @@ class Table:
 
     def to_csv(self, path):
         """One header row, one row per sample, plain decimal numbers (round-trip precision), written
-        atomically. A non-finite value is refused, naming its column and row: a CSV never holds NaN."""
+        atomically. A table with text columns (a sweep's `status` and `message`) is written with quoting
+        where a text needs it, and a missing figure (NaN: a failed set's) as an empty field; any other
+        non-finite value is refused, naming its column and row: a CSV never holds NaN."""
+        if self.text_columns():
+            with atomic(path) as tmp:
+                _write_text_csv(tmp, self.columns)
+            return
         data = np.column_stack([np.asarray(v, float) for v in self.columns.values()])
         bad = ~np.isfinite(data)
         if bad.any():
@@ -42,12 +49,42 @@ class Table:
         with atomic(path) as tmp:
             np.savetxt(tmp, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
 
+    def text_columns(self) -> list:
+        """Names of the columns that hold text, not numbers."""
+        return [n for n, v in self.columns.items() if np.asarray(v).dtype.kind in "OUS"]
+
+    def to_pandas(self):
+        """A pandas DataFrame with the same columns in the same order (units in `DataFrame.attrs`)."""
+        import pandas as pd
+
+        frame = pd.DataFrame({n: np.asarray(v) for n, v in self.columns.items()})
+        frame.attrs["units"], frame.attrs["title"] = dict(self.units), self.title
+        return frame
+
+    def _repr_html_(self, max_rows=20):
+        """An HTML table for notebooks: the header with units, the first and last rows of a long table."""
+        from html import escape
+
+        n = len(self)
+        rows = list(range(n)) if n <= max_rows else [*range(max_rows // 2), None, *range(n - max_rows // 2, n)]
+        head = "".join(f"<th>{escape(_label(k, self.units))}</th>" for k in self.columns)
+        body = []
+        for i in rows:
+            if i is None:
+                body.append(f"<tr><td colspan='{len(self.columns)}'>... {n - max_rows} more rows ...</td></tr>")
+                continue
+            body.append("<tr>" + "".join(f"<td>{escape(_cell(v[i]))}</td>" for v in self.columns.values()) + "</tr>")
+        caption = f"<caption>{escape(self.title)} ({n} rows)</caption>" if self.title else ""
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
     def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
-        """Draw columns `ys` against column `x` into an image file (PNG or SVG); with `groups`, one line
-        per distinct value of that column."""
+        """Draw columns `ys` against column `x`, into an image file `path` (PNG or SVG) if given; with
+        `groups`, one line per distinct value of that column. Returns the matplotlib Figure."""
         import matplotlib
 
-        matplotlib.use("Agg")
+        from mechsym.plotting import headless
+
+        headless(matplotlib)
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -69,14 +106,56 @@ class Table:
         ax.grid(True, alpha=0.3)
         ax.set_title(title or self.title)
         fig.tight_layout()
-        save_figure(fig, path, dpi=120)
+        if path:
+            save_figure(fig, path, dpi=120)
+        return fig
 
 
 def read_csv(path) -> Table:
+    """A CSV that mechsym wrote, back as a Table: numeric columns as float arrays (an empty field as
+    NaN), the text columns `status` and `message` as arrays of str."""
     with open(path) as fh:
         header = fh.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return Table({h: data[:, i] for i, h in enumerate(header)})
+    if not TEXT_COLUMNS & set(header):
+        data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        return Table({h: data[:, i] for i, h in enumerate(header)})
+    import csv
+
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))[1:]
+    cols = {}
+    for i, h in enumerate(header):
+        values = [r[i] for r in rows]
+        cols[h] = np.array(values, dtype=str) if h in TEXT_COLUMNS else \
+            np.array([float(v) if v else np.nan for v in values])
+    return Table(cols)
+
+
+TEXT_COLUMNS = {"status", "message"}  # the only text columns a mechsym CSV has (a sweep's)
+
+
+def _cell(value) -> str:
+    if isinstance(value, str):
+        return value
+    value = float(value)
+    return "" if np.isnan(value) else f"{value:.6g}"
+
+
+def write_text_csv(fh, columns):
+    """Write columns with text fields to an open file: quoted where needed, numbers at round-trip
+    precision, NaN (a missing figure) as an empty field."""
+    import csv
+
+    out = csv.writer(fh, lineterminator="\n")
+    out.writerow(list(columns))
+    arrays = [np.asarray(v) for v in columns.values()]
+    for i in range(len(arrays[0]) if arrays else 0):
+        out.writerow([a[i] if a.dtype.kind in "OUS" else ("" if np.isnan(a[i]) else f"{a[i]:.17g}") for a in arrays])
+
+
+def _write_text_csv(path, columns):
+    with open(path, "w", newline="") as fh:
+        write_text_csv(fh, columns)
 
 
 def _label(name, units):

@@ -126,9 +126,11 @@ class FloatingBody:
     # -- reading ----------------------------------------------------------------------------------
     @property
     def moving_bodies(self):
+        """The one moving body's name."""
         return [self.name]
 
     def defaults(self):
+        """Parameter defaults, name -> value (SI)."""
         return {n: p.default for n, p in self.parameters.items()}
 
     def check(self):
@@ -243,12 +245,10 @@ class FloatingSystem:
         body.check()
         if backend not in ("numpy", "c"):
             raise InputError(f"unknown backend '{backend}' (numpy or c)")
+        if backend == "c":  # (refused rather than run on numpy behind the caller's back)
+            raise InputError(f"body '{body.name}': a floating body's own functions run in numpy only; derive it with "
+                             "backend 'numpy' and run it on C under loads (FloatingSystem.loaded(loads, 'c'))")
         self.body = self.mechanism = body
-        if backend == "c":
-            import warnings
-
-            warnings.warn(f"body '{body.name}': its own functions run in numpy; the C backend serves the "
-                          "body under loads (FloatingSystem.loaded)", stacklevel=3)
         self.backend = "numpy"
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")
@@ -280,11 +280,13 @@ class FloatingSystem:
 
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:
+        """Parameter vector (declaration order) with overrides by name, validated."""
         values = self.body.resolve_parameters(overrides)
         return np.array([values[n] for n in self.body.parameters])
 
     @property
     def coordinate_names(self):
+        """Names of the state's components (position, quaternion, velocities)."""
         return list(STATE_NAMES)
 
     # -- the pieces a point-contact model needs (see mechsym.contact.points) -------------------------
@@ -414,9 +416,11 @@ class FloatingODE:
         self._plist = np.asarray(params, float).tolist()
 
     def coordinates(self, y):
+        """(position and quaternion, velocities) of a state y."""
         return y[:7], y[7:13]
 
     def rhs(self, t, y):
+        """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         gen = np.zeros(6)
         sdot = np.zeros(0)
         if self.load is not None:
@@ -430,6 +434,7 @@ class FloatingODE:
         return out
 
     def project(self, y):
+        """y with its quaternion normalised."""
         y = np.array(y, float)
         y[3:7] /= np.linalg.norm(y[3:7])
         return y
@@ -467,12 +472,15 @@ class BodyTorque:
         self.torque = t
 
     def parameters(self):
+        """The torque's components as parameters x, y, z [N m]."""
         return dict(zip(("x", "y", "z"), self.torque.tolist()))
 
     def structure(self):
+        """The text that the generated code's cache key takes from this load."""
         return "body-frame torque"
 
     def build(self, program, frame, p):
+        """(force, torque) on the body: no force, the body-frame torque turned to the world frame."""
         return sp.zeros(3, 1), frame.rotation * sp.Matrix([p["x"], p["y"], p["z"]])
 
 
@@ -612,13 +620,11 @@ def _generated(system, loads, backend):
     import inspect
     from pathlib import Path
 
-    from mechsym.codegen import c_backend, c_source, program
+    from mechsym.codegen import c_backend, program
 
     body = system.body
-    modules = {inspect.getsourcefile(cls) for cls in (LoadedODE, *(type(load) for load in loads))}
-    modules |= {inspect.getsourcefile(c_source), inspect.getsourcefile(program)}
-    parts = [f"body {body.name} params={list(body.parameters)} m={body.mass} I={list(body.inertia)} "
-             f"g={list(body.gravity)}"]
+    modules = {inspect.getsourcefile(type(load)) for load in loads}  # (mechsym's own: in package_source)
+    parts = [c_backend.fingerprint(body), c_backend.package_source()]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
     parts += [Path(m).read_text() for m in sorted(modules)] + [backend]

@@ -12,12 +12,32 @@ example contact deflections). scipy's solve_ivp integrates; events are solve_ivp
 """
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 from mechsym.dynamics import run_options
-from mechsym.errors import InputError
+from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 from mechsym.results import Table
+
+
+class StepRejected(InputError):
+    """The configuration cannot be followed from the last solved state to a trial state (the loops do not
+    close on the way, the branch would change, or a dead point lies between). An explicit Runge-Kutta
+    integrator rejects the step and tries a shorter one; `message` says why, should the run end there."""
+
+
+EXPLICIT = ("RK23", "RK45", "DOP853")
+# A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction
+# error along a branch: the branch is then checked (Solver.signature) before the state is accepted.
+FAR = 1e-2
+# A trial state farther than this many continuation steps from the last solved one is rejected rather
+# than walked to (as the C integrator does): an integrator's stages stay far closer.
+MAX_WALK = 64
+# Solved states kept to start from: a trial far from the last one (a rejected step's stages may have led
+# the tracker far away) starts from the nearest of these.
+RECENT = 16
 
 
 class ConfigurationTracker:
@@ -27,7 +47,11 @@ class ConfigurationTracker:
     second-order Taylor step from the previous configuration with its stored factorisation, Newton is the
     batched solver's rule (full steps until one is below CHORD_TOL, then one chord step), and the one
     factorisation at the solution serves both J = dq/dtheta and the caller's solves (`factor`). The C
-    backend factorises with its sparse elimination, numpy with LAPACK's dense LU."""
+    backend factorises with its sparse elimination, numpy with LAPACK's dense LU.
+
+    A state Newton cannot reach at once is approached in continuation steps (Solver.step); a state that
+    cannot be reached, lies on another branch or at a dead point raises StepRejected and leaves the
+    tracker at its last solved state."""
 
     def __init__(self, solver, theta0, q0=None):
         """q0: coordinates near the configuration at theta0 (handed over, e.g. from another build of the
@@ -38,27 +62,76 @@ class ConfigurationTracker:
         self.q = solver.sweep(self.theta[None]).q[0] if q0 is None else solver.correct(self.theta, q0)
         self.factor = solver.f.factor(self.q, solver.params)
         self.jq = self.factor.solve(solver.f.E[None])[0]
+        self.sign = solver.signature(self.q[None])[0]
+        self._recent = deque([(self.theta, self.q, self.factor, self.jq)], maxlen=RECENT)
 
     def at(self, theta):
-        """q, the factorisation of Phi_q and J at theta (k,)."""
-        s = self.solver
-        f, p = s.f, s.params
+        """q, the factorisation of Phi_q and J at theta (k,); StepRejected if it cannot be reached."""
         th = np.atleast_1d(np.asarray(theta, float))
-        v = self.jq @ (th - self.theta)
-        q = self.q + v + 0.5 * self.factor.solve(-f.gamma(self.q, v, p)[None])[0]
-        q = self._newton(q, th)
-        if q is None:                         # a poor prediction: the batched solver from the last solution
-            q, ok = s.newton(self.q[None], th[None])
-            if not ok[0]:
-                raise InputError(s._describe_failure(th, f.phi(q[0], th, p)))
-            q = q[0]
-        fac = f.factor(q, p)
+        s = self.solver
+        if not np.all(np.isfinite(th)):  # a stage after a rejected one
+            raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
+        if np.max(np.abs(th - self.theta) / s.step) > 1.0:  # start from the nearest recent state
+            near = min(self._recent, key=lambda state: np.max(np.abs(th - state[0])))
+            self.theta, self.q, self.factor, self.jq = near
+        pred = self._predict(self.q, self.theta, self.factor, self.jq, th)
+        q = self._newton(pred, th)
+        if q is not None and np.max(np.abs(q - pred) / s.col_scale) <= FAR:
+            return self._commit(th, q, check_branch=False)
+        if q is not None:
+            try:
+                return self._commit(th, q, check_branch=True)
+            except StepRejected:
+                pass
+        return self._walk(th)
+
+    def accept(self, theta, q):
+        """Make (theta, q) the tracker's state, q being solved there, if it lies on the tracked branch
+        and is no dead point; else StepRejected with the state unchanged. Returns q, factor, J."""
+        return self._commit(np.atleast_1d(np.asarray(theta, float)), np.asarray(q, float), check_branch=True)
+
+    def _predict(self, q, theta, fac, jq, th):
+        v = jq @ (th - theta)
+        return q + v + 0.5 * fac.solve(-self.solver.f.gamma(q, v, self.solver.params)[None])[0]
+
+    def _walk(self, th):
+        """From the last solved state to th in continuation steps, each checked; committed at the end."""
+        s = self.solver
+        count = int(np.ceil(np.max(np.abs(th - self.theta) / s.step)))
+        if not 0 < count <= MAX_WALK:
+            names = ", ".join(f"{c.name} = {v:.6g}" for c, v in zip(s.con.mechanism.coordinates, th))
+            raise StepRejected(f"mechanism '{s.con.mechanism.name}': the trial state {names} lies more than "
+                               f"{MAX_WALK} continuation steps from the last solved one")
+        q, theta, fac, jq = self.q, self.theta, self.factor, self.jq
+        for i in range(1, count + 1):
+            target = self.theta + (th - self.theta) * i / count
+            q_new = self._newton(self._predict(q, theta, fac, jq, target), target)
+            if q_new is None:
+                raise StepRejected(s._describe_failure(target, s.f.phi(q, target, s.params)))
+            q, theta, fac, jq = (q_new, target) + self._derivatives(q_new, target)
+            if not np.array_equal(s.signature(q[None])[0], self.sign):
+                raise StepRejected(s._describe_branch_change(target))
+        return self._commit(th, q, check_branch=False, solved=(fac, jq))
+
+    def _derivatives(self, q, th):
+        s = self.solver
+        fac = s.f.factor(q, s.params)
         with np.errstate(all="ignore"):
-            jq = fac.solve(f.E[None])[0]
-        size = np.abs(jq).max()
-        if not size <= SUSPECT:               # non-finite or large: a dead point is named there
-            s.check_dead_points(q[None], th[None], jq[None])
+            jq = fac.solve(s.f.E[None])[0]
+        if not s.coefficient_size(jq[None])[0] <= SUSPECT:  # non-finite or large: a dead point is named there
+            try:
+                s.check_dead_points(q[None], th[None], jq[None])
+            except SingularError as exc:
+                raise StepRejected(str(exc)) from None
+        return fac, jq
+
+    def _commit(self, th, q, check_branch, solved=None):
+        s = self.solver
+        if check_branch and not np.array_equal(s.signature(q[None])[0], self.sign):
+            raise StepRejected(s._describe_branch_change(th))
+        fac, jq = solved if solved is not None else self._derivatives(q, th)
         self.q, self.theta, self.factor, self.jq = q, th, fac, jq
+        self._recent.append((th, q, fac, jq))
         return q, fac, jq
 
     def _newton(self, q, th):
@@ -77,6 +150,24 @@ class ConfigurationTracker:
                 q = q - fac.solve(r[None])[0]
                 return q if np.all(np.abs(r) <= TOL * s.row_scale) else None
         return None
+
+
+def rejecting(rhs, method, describe):
+    """The right-hand side an integrator calls: StepRejected becomes a rejected step (NaN rates, which
+    the explicit Runge-Kutta methods reject, shortening the step) and is kept in `.failure` to explain a
+    run that ends there; for the implicit methods it is an error naming the time and the state
+    (`describe(y)`)."""
+    def wrapped(t, y):
+        try:
+            return rhs(t, y)
+        except StepRejected as exc:
+            if method not in EXPLICIT:
+                raise InputError(f"at t = {t:.6g} s, {describe(y)}: {exc}") from None
+            wrapped.failure = exc
+            return np.full(len(y), np.nan)
+
+    wrapped.failure = None
+    return wrapped
 
 
 def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, params=None, forces=None,
@@ -103,13 +194,16 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
             raise InputError(f"{name} must be finite, got {v}")
     dt, atol = run_options(t_end, dt, rtol, atol)
     ns = len(state0)
-    rhs = EquationsOfMotion(system, theta0, params, forces, load, ns).rhs
+    eom = EquationsOfMotion(system, theta0, params, forces, load, ns)
+    describe = lambda y: ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, y[:k]))
+    rhs = rejecting(eom.rhs, method, describe)
 
     y0 = np.concatenate([theta0, thetad0, state0])
     sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, dense_output=True,
                     events=list(events) or None)
     if sol.status < 0:
-        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
+        reason = rhs.failure or sol.message
+        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: {reason}")
     grid = np.arange(0.0, sol.t[-1] + 0.5 * dt, dt)
     grid[-1] = min(grid[-1], sol.t[-1])
     y = sol.sol(grid)
@@ -126,8 +220,9 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
 class CTracker:
     """ConfigurationTracker's job in one call of the C backend's ms_track per state: Newton from the
     first-order prediction off the previous solution, J, the acceleration offset a0, the applied forces
-    and the factorisation of Phi_q (`factor`, for the caller's solves). A state where C does not converge
-    goes through ConfigurationTracker, which names the failure."""
+    and the factorisation of Phi_q (`factor`, for the caller's solves). A state where C does not converge,
+    that lies far from its prediction on another branch, or where J is large goes through
+    ConfigurationTracker, which continues to it, rejects it (StepRejected) or names the failure."""
 
     def __init__(self, solver, library, theta0, q0=None):
         from mechsym.kinematics import STEP_TOL
@@ -136,17 +231,27 @@ class CTracker:
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
         self.factor = self.fallback.factor
+        self._inv_col = 1.0 / solver.col_scale
+        self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
 
     def state(self, theta, thetad):
         """q, J, a0 and the applied forces at (theta, thetad)."""
+        s = self.solver
         th = np.atleast_1d(np.asarray(theta, float))
-        status, q, jq, a0, app, fac = self.track(self.q + self.jq @ (th - self.theta), th, thetad)
-        if status or not np.abs(jq).max() <= SUSPECT:        # let the numpy route name the reason
-            self.fallback.q, self.fallback.theta = self.q, self.theta
-            self.fallback.factor = self.solver.f.factor(self.q, self.solver.params)
-            self.fallback.jq = self.jq
-            q, fac, jq = self.fallback.at(th)
-            a0 = fac.solve(-self.solver.f.gamma(q, jq @ thetad, self.solver.params)[None])[0]
+        pred = self.q + self.jq @ (th - self.theta)
+        status, q, jq, a0, app, fac = self.track(pred, th, thetad)
+        ok = not status and abs(jq).max() * self._rel_max <= SUSPECT  # (a bound of coefficient_size: cheap)
+        if not status and not ok:
+            ok = s.coefficient_size(jq[None])[0] <= SUSPECT
+        moved = (q - pred) * self._inv_col
+        if ok and max(moved.max(), -moved.min()) > FAR:
+            ok = np.array_equal(s.signature(q[None])[0], self.fallback.sign)
+        if not ok:                                          # the numpy route continues, rejects or names it
+            fb = self.fallback
+            fb.q, fb.theta, fb.jq = self.q, self.theta, self.jq
+            fb.factor = s.f.factor(self.q, s.params)
+            q, fac, jq = fb.at(th)
+            a0 = fac.solve(-s.f.gamma(q, jq @ thetad, s.params)[None])[0]
             app = None
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
         return q, jq, a0, app
@@ -182,11 +287,13 @@ class EquationsOfMotion:
         return q, jq, a0, self.system.applied(q, self.solver.params) if app is None else app
 
     def coordinates(self, y):
+        """(q, q') of the absolute coordinates at a state y = (theta, theta', ...)."""
         k = self.k
         q, jq, _, _ = self._state(y[:k], y[k:2 * k])
         return q, jq @ y[k:2 * k]
 
     def rhs(self, t, y):
+        """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         k = self.k
         th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
         q, jq, a0, applied = self._state(th, thd)

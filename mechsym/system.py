@@ -26,15 +26,19 @@ class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend: str = "numpy"):
+        from mechsym.progress_bars import stage
+
         self.mechanism = mech
         self.topology = analyse(mech)
-        self.constraints = con = derive_constraints(mech, self.topology)
-        self.equations = eqs = derive_equations(con)
+        with stage(f"{mech.name}: deriving"):
+            self.constraints = con = derive_constraints(mech, self.topology)
+            self.equations = eqs = derive_equations(con)
         self.library = None
         if check_backend(backend) == "c":
             from mechsym.codegen.c_backend import load_or_warn
 
-            self.library = load_or_warn(self)
+            with stage(f"{mech.name}: C library (cached, or generated and compiled)"):
+                self.library = load_or_warn(self)
         self.backend = "c" if self.library is not None else "numpy"
         if self.library is not None:
             lib = self.library
@@ -73,6 +77,7 @@ class System:
         """Parameter vector (declaration order) with overrides by name, validated (once per set)."""
         key = tuple(sorted((k, repr(v)) for k, v in (overrides or {}).items()))
         if key not in self._param_cache:
+            _bound(self._param_cache)
             values = self.mechanism.resolve_parameters(overrides)
             p = np.array([values[name] for name in self.mechanism.parameters])
             self._check_inertia(p, overrides)
@@ -92,27 +97,40 @@ class System:
                              "large to represent")
 
     def solver(self, overrides=None) -> Solver:
+        """The kinematic Solver at a parameter set (cached for the last sets)."""
         p = self.params(overrides)
         key = p.tobytes()
         if key not in self._solvers:
+            _bound(self._solvers)
             self._solvers[key] = Solver(self.kin, p)
         return self._solvers[key]
 
     @property
     def coordinate_names(self):
+        """Names of the driven coordinates, in declaration order."""
         return [c.name for c in self.mechanism.coordinates]
 
     # -- analyses -----------------------------------------------------------------------------------
     def kinematics(self, theta, params=None, start=None):
-        """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order."""
+        """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order: a
+        `mechsym.kinematics.Kinematics` with named fields. q (N, n): per moving body, in the order of
+        `self.constraints.bodies`, its centre of mass x, y [m] and angle [rad] (q[:, 3i:3i+3]); dq
+        (N, n, k): dq/dtheta per coordinate; ddq (N, n): d2q/dtheta2 (one coordinate; None otherwise);
+        theta (N, k); jac (N, n, n) the constraint Jacobian; params the parameter vector.
+        `kinematics_table` gives the same by name."""
         theta = np.asarray(theta, float)
         _check_finite(theta, "coordinate values")
         if theta.ndim <= 1:
             theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
-    def kinematics_table(self, theta, params=None) -> Table:
-        """Body angles and centres of mass, and every named point, per sample (fixed frame)."""
+    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0) -> Table:
+        """Body angles and centres of mass, and every named point, per sample (fixed frame).
+
+        rates=True (one coordinate) adds the exact velocity and acceleration coefficients of each column
+        c: "c'" = dc/dtheta and "c''" = d2c/dtheta2; with `omega` (rad/s) and `alpha` (rad/s^2) the
+        rates themselves instead: per body BODY.vx, BODY.vy, BODY.omega, BODY.ax, BODY.ay, BODY.alpha
+        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay."""
         kin = self.kinematics(theta, params)
         cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
         units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
@@ -125,6 +143,12 @@ class System:
         for i, name in enumerate(self.kin.point_names):
             cols[f"{name}.x"], cols[f"{name}.y"] = pts[2 * i], pts[2 * i + 1]
             units.update({f"{name}.x": "m", f"{name}.y": "m"})
+        if rates or omega is not None:
+            from mechsym.rates import rate_columns
+
+            rate_cols, rate_units = rate_columns(self, kin, cols, omega, alpha)
+            cols.update(rate_cols)
+            units.update(rate_units)
         return Table(cols, units, f"{self.mechanism.name}: kinematics")
 
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
@@ -140,7 +164,8 @@ class System:
         return dynamics.forward(self, torque, theta0, omega0, t_end, **options)
 
     def reduced(self, kin):
-        """Lagrange reduced form at solved kinematics; see mechsym.dynamics.reduced."""
+        """Lagrange reduced form at solved kinematics: a `mechsym.dynamics.Reduced` (M, half_dM, G), each
+        (N,), unpacking as a tuple; see mechsym.dynamics.reduced."""
         return dynamics.reduced(self, kin)
 
     def ode(self, theta, omega, torque=0.0, params=None):
@@ -148,6 +173,20 @@ class System:
         return dynamics.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
+    def _repr_latex_(self, max_rows=24):
+        """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
+        larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""
+        from mechsym.equations import inverse as inverse_analysis
+
+        a, u, c = symbolic_system(self.equations, inverse_analysis(self.mechanism))
+        name = self.mechanism.name.replace("_", r"\_")
+        if a.shape[0] > max_rows:
+            return (rf"$\text{{{name}: }} A\,U = C\text{{ with {a.shape[0]} Newton-Euler rows and "
+                    rf"{a.shape[1]} unknowns (see equations\_text(latex=True))}}$")
+        names = latex_names(self.constraints)
+        return (rf"$$\text{{{name}: }}\underbrace{{{sp.latex(a, symbol_names=names)}}}_{{A}}"
+                rf"{sp.latex(u)} = {sp.latex(c, symbol_names=names)}$$")
+
     def equations_text(self, latex=False, analysis=None) -> str:
         """The A U = C system and the reduced form, as text or LaTeX."""
         from mechsym.equations import inverse as inverse_analysis
@@ -194,6 +233,12 @@ def derive(mech: Mechanism, backend: str = "numpy") -> System:
     if isinstance(mech, FloatingBody):
         return FloatingSystem(mech, backend)
     return System(mech, backend)
+
+
+def _bound(cache, size=64):
+    """Keep a per-parameter-set cache small: a sweep over many sets must not grow it without end."""
+    while len(cache) >= size:
+        cache.pop(next(iter(cache)))
 
 
 def _check_finite(values, what):

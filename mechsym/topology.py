@@ -22,6 +22,7 @@ class Loop:
     joints: tuple
 
     def describe(self) -> str:
+        """One line: the loop's number, its bodies in order and its joints."""
         path = "-".join(self.bodies + self.bodies[:1])
         return f"loop {self.index} ({path}; joints {', '.join(self.joints)})"
 
@@ -34,6 +35,7 @@ class Topology:
     grubler: int
 
     def loops_through(self, joint: str) -> list:
+        """The independent loops that pass through a joint."""
         return [loop for loop in self.loops if joint in loop.joints]
 
 

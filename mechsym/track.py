@@ -380,6 +380,7 @@ SHIPPED = {"bump": bump, "step": step, "washboard": washboard, "ramp": ramp}
 
 
 def shipped(name: str) -> Track:
+    """A shipped track by name (bump, step, washboard, ramp)."""
     if name not in SHIPPED:
         raise InputError(f"unknown track '{name}' (shipped: {', '.join(SHIPPED)}; or a CSV file with columns x, y)")
     return SHIPPED[name]()

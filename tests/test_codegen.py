@@ -158,28 +158,41 @@ def test_cache_key_tracks_model_parameters_and_generator(monkeypatch):
     m = fourbar.build()
     m.torque("rocker", m.parameters["g"].symbol)
     assert c_backend.cache_key(m) != base  # another model
+    m = fourbar.build()
+    m.bodies["coupler"].points["M"] = m.bodies["coupler"].points["M"]  # (same text, same order)
+    assert c_backend.cache_key(m) == base
+    m.bodies["coupler"].points["N"] = m.bodies["coupler"].points.pop("M")
+    assert c_backend.cache_key(m) != base  # a renamed point
     assert c_backend.cache_key(fourbar.build(), {"option": 1}) != base
     import sympy
 
     monkeypatch.setattr(sympy, "__version__", "0.0")  # another printer of the same expressions
     assert c_backend.cache_key(fourbar.build()) != base
     monkeypatch.undo()
-    monkeypatch.setattr(c_backend, "generator_source", lambda: "changed generator")
+    monkeypatch.setattr(c_backend, "package_source", lambda: "changed generator")
     assert c_backend.cache_key(fourbar.build()) != base
 
 
-def test_corrupt_entry_is_rebuilt(tmp_path):
-    from mechsym.codegen.c_source import generate
+def test_fingerprint_refuses_what_it_cannot_describe():
+    m = fourbar.build()
+    m.loads.append(lambda q: q)
+    with pytest.raises(TypeError, match="cannot fingerprint"):
+        c_backend.fingerprint(m)
 
+
+def test_corrupt_entry_is_rebuilt(tmp_path):
     num = derive(fourbar.build())
-    entry = tmp_path / f"fourbar-{c_backend.cache_key(num.mechanism)}"
-    source, meta = generate(num)
-    c_backend.write_entry(entry, source, meta)  # as another process would leave it
+    first = c_backend.build(num, directory=tmp_path)
+    entry = first.path
     (entry / "lib.so").write_bytes(b"not a library")  # then damaged on disk
     lib = c_backend.build(num, directory=tmp_path)
     assert lib.path == entry
     assert (entry / "lib.so").read_bytes()[:4] == b"\x7fELF"
     assert lib.meta["lib_sha256"] == hashlib.sha256((entry / "lib.so").read_bytes()).hexdigest()
+    source = (entry / "source.c").read_text()
+    (entry / "source.c").write_text(source + "/* edited */\n")  # content no longer the one recorded
+    assert c_backend._intact(entry) is None
+    assert c_backend.build(num, directory=tmp_path).path == entry and (entry / "source.c").read_text() == source
 
 
 def test_two_processes_racing_on_one_entry(tmp_path):
@@ -192,7 +205,7 @@ def test_two_processes_racing_on_one_entry(tmp_path):
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     assert outs[0][0] == outs[1][0]
-    entries = [e for e in tmp_path.iterdir() if not e.name.startswith(".")]
+    entries = [e for e in tmp_path.iterdir() if not e.name.startswith(".") and e.name != "index"]
     assert len(entries) == 1
     # a third process reuses the entry: building is made impossible there, and it still loads
     reuse = "from mechsym.codegen import c_backend; c_backend.write_entry = None; " + code
@@ -249,7 +262,9 @@ def test_build_source_caches_any_generated_c(tmp_path, monkeypatch):
     other = c_backend.build_source("demo", "k2", lambda: generate(3.0), directory=tmp_path)
     other.dll.twice.restype, other.dll.twice.argtypes = ctypes.c_double, [ctypes.c_double]
     assert other.dll.twice(1.25) == 3.75 and calls == [2.0, 3.0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo-k1", "demo-k2"]
+    entries = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("."))
+    assert entries == sorted([first.path.name, other.path.name, "index"])
+    assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["demo-k1", "demo-k2"]
 
 
 def test_cache_hit_derives_no_symbolic_jacobian():

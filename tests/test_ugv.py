@@ -372,3 +372,21 @@ def test_cli_pictures(tmp_path):
     assert main(["ugv", "animate", "--out", str(tmp_path / "ugv.gif"), "--samples", "6", "--schedule", str(sched)]) == 0
     for name in ("fig25.png", "fig24.png", "ugv.gif"):
         assert (tmp_path / name).stat().st_size > 1000
+
+
+def test_curvature_check_is_not_keyed_on_a_reused_id():
+    """Vehicle.prepare remembered checked tracks by id(track): once a checked track was freed, a new track
+    given the same id (CPython reuses it at once) was placed unchecked even with curvature above 1/r."""
+    vehicle = us.Vehicle()
+    collided = 0
+    for _ in range(20):
+        checked = Track.from_callable(lambda x: (0 * x, 0 * x, 0 * x), name="flat")
+        vehicle.prepare(checked, 0.0, 1.0)
+        old = id(checked)
+        del checked
+        sharp = Track.from_callable(lambda x: (10 * x * x, 20 * x, 20 + 0 * x), name="sharp")
+        collided += id(sharp) == old
+        with pytest.raises(InputError, match="curvature"):
+            vehicle.prepare(sharp, 0.0, 1.0)
+        del sharp
+    assert collided, "no id was reused in 20 tries: this check did not exercise the case"

@@ -1,26 +1,37 @@
 """C backend: generate, compile and load C code in-process, through a cache that is never stale.
 
-`build_source(name, key, generate)` serves any generated C (a planar mechanism's library, a floating
-body's program): a cache entry is a folder NAME-KEY holding source.c, lib.so and meta.json, where KEY is
-a SHA-256 of everything the code depends on (`content_key`: the caller's parts, the compiler command
-and flags, and the version of sympy that prints it). meta.json records the library's own SHA-256, so a
-truncated or corrupted library is rebuilt rather than loaded. Entries are written to a temporary folder
-and renamed into place, so two processes building the same entry both succeed.
+The cache is keyed by construction, never by a hand-kept list of what the code depends on:
 
-A planar mechanism's key (`cache_key`) covers its declaration (bodies, joints, coordinates, loads,
-branches, parameter names; not the default values, which are run-time arguments), the generation
-options and the source of the code generator itself.
+- An entry `NAME-KEY/` (source.c, lib.so, meta.json) is named by `content_key` of the generated source
+  itself, the compiler, its flags and the machine: whatever the generated code depends on is in its
+  text. meta.json records the SHA-256 of source.c and of lib.so, checked on every load, so a truncated
+  or corrupted entry is rebuilt rather than loaded.
+- An index `index/NAME-LOOKUP` names the entry that a request produced before, so that a warm start
+  loads the library without generating (and, for a planar mechanism, without deriving) anything.
+  LOOKUP is the caller's key; a planar mechanism's (`cache_key`) is a hash of its whole declaration walked
+  generically (`fingerprint`: every attribute of every object, dicts in their order, sympy expressions by
+  srepr), the options, the source of every module of mechsym and the version of sympy: everything the
+  generation reads. The entry an index names must still hold the content recorded for it.
+
+Entries are written under a lock (a per-entry lock file) into a temporary folder and renamed into place;
+a damaged entry is replaced under the same lock, so concurrent processes repairing one entry all succeed
+and leave nothing behind. A cache folder that cannot be written falls back, with one warning, to a
+private temporary one.
 """
 from __future__ import annotations
 
 import ctypes
+import dataclasses
+import functools
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +41,7 @@ from mechsym.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
 _LOADED = {}
+_FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
 
 
 class CompilerMissing(RuntimeError):
@@ -46,50 +58,75 @@ def cache_dir() -> Path:
 
 
 def compiler() -> str | None:
+    """The C compiler to build with ($CC, cc, gcc or clang), or None."""
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
             return name
     return None
 
 
-def declaration_text(mech) -> str:
-    """A canonical text of everything in a declaration that generated code depends on."""
-    parts = [f"name={mech.name}", f"fixed={mech.fixed}", f"gravity={mech.gravity}"]
-    parts += [f"param {p.name} positive={p.positive}" for p in mech.parameters.values()]
-    for b in mech.bodies.values():
-        parts.append(f"body {b.name} m={b.mass} I={b.inertia} com={b.com} "
-                     f"points={sorted((k, str(v)) for k, v in b.points.items())}")
-    parts += [repr(j) for j in mech.joints.values()]
-    parts += [f"coordinate {c.name} {c.joint} {c.force}" for c in mech.coordinates]
-    parts += [repr(load) for load in mech.loads]
-    parts += [f"branch {b.expr}" for b in mech.branches]
-    return "\n".join(parts)
+def fingerprint(obj) -> str:
+    """A canonical text of a declaration, by construction: every attribute of every object reached from
+    `obj` (sorted by name; dicts and sequences in their order, which generated code follows), sympy
+    objects by srepr (names and assumptions). An object this cannot describe is a TypeError, so that a
+    caller never keys on a partial description."""
+    import sympy as sp
+
+    def walk(x):
+        if x is None or isinstance(x, (bool, int, str)):
+            return repr(x)
+        if isinstance(x, float):
+            return float.hex(x)
+        if isinstance(x, (sp.Basic, sp.MatrixBase)):
+            return sp.srepr(x)
+        if isinstance(x, dict):
+            return "{" + ", ".join(f"{walk(k)}: {walk(v)}" for k, v in x.items()) + "}"
+        if isinstance(x, (list, tuple)):
+            return f"{type(x).__name__}(" + ", ".join(walk(v) for v in x) + ")"
+        if isinstance(x, (set, frozenset)):
+            return "set(" + ", ".join(sorted(walk(v) for v in x)) + ")"
+        if isinstance(x, np.ndarray):
+            return f"array({x.dtype}, {x.shape}, {x.tobytes().hex()})"
+        if isinstance(x, np.generic):
+            return walk(x.item())
+        fields = vars(x) if hasattr(x, "__dict__") else (
+            {f.name: getattr(x, f.name) for f in dataclasses.fields(x)} if dataclasses.is_dataclass(x) else None)
+        if fields is None or callable(x):
+            raise TypeError(f"cannot fingerprint a {type(x).__qualname__}")
+        cls = type(x)
+        return f"{cls.__module__}.{cls.__qualname__}(" + ", ".join(
+            f"{k}={walk(v)}" for k, v in sorted(fields.items())) + ")"
+
+    return walk(obj)
 
 
-def generator_source() -> str:
-    here = Path(__file__).parent
-    files = ["c_source.py", "sparse_plan.py", "c_backend.py"]
-    core = Path(__file__).parent.parent
-    files_core = ["constraints.py", "equations.py"]
-    text = [(here / f).read_text() for f in files] + [(core / f).read_text() for f in files_core]
-    return "\n".join(text)
+@functools.lru_cache(maxsize=1)
+def package_source() -> str:
+    """A SHA-256 of the source of every module of mechsym (the generator and everything it calls)."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def content_key(*parts) -> str:
     """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
-    command and flags and the version of sympy that prints the code."""
+    command and flags, the machine (no flag depends on its CPU features today) and the version of sympy
+    that prints the code."""
     import sympy
 
     h = hashlib.sha256()
-    for part in (*parts, " ".join(CFLAGS), compiler() or "", f"sympy {sympy.__version__}"):
+    for part in (*parts, " ".join(CFLAGS), compiler() or "", platform.machine(), f"sympy {sympy.__version__}"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
 
 
 def cache_key(mech, options=None) -> str:
-    """The key of a planar mechanism's library: its declaration, the options and the generator's source."""
-    return content_key(declaration_text(mech), json.dumps(options or {}, sort_keys=True), generator_source())
+    """The lookup key of a planar mechanism's library: its whole declaration (`fingerprint`), the options
+    and the source of mechsym."""
+    return content_key(fingerprint(mech), json.dumps(options or {}, sort_keys=True), package_source())
 
 
 @dataclass(frozen=True)
@@ -114,21 +151,82 @@ def build(system, options=None, directory: Path | None = None) -> "CLibrary":
 
 
 def build_source(name: str, key: str, generate, directory: Path | None = None) -> Compiled:
-    """Any generated C, cached: the entry NAME-KEY of the cache folder (or `directory`), loaded if it is
-    intact, else built from `generate()` -> (source, metadata), compiled and renamed into place.
-    `key` must change with everything the source depends on (see `content_key`); `generate` runs only
-    on a miss. Raises CompilerMissing when there is no compiler to build with."""
-    entry = (directory or cache_dir()) / f"{_safe(name)}-{key}"
+    """Any generated C, cached: the entry that the index `NAME-key` of the cache folder (or `directory`)
+    names, loaded if intact; else `generate()` -> (source, metadata) runs, and the entry named by the
+    source's own content key is loaded or compiled, and indexed under `key`. `key` must change with
+    everything `generate` reads (see `cache_key`). Raises CompilerMissing when there is no
+    compiler to build with."""
+    root = _writable(directory or cache_dir())
+    index = root / "index" / f"{_safe(name)}-{key}"
+    try:
+        compiled = _load(root / _safe(index.read_text().strip()))
+    except OSError:
+        compiled = None
+    if compiled is not None:
+        return compiled
+    if compiler() is None:
+        raise CompilerMissing("no C compiler found (set CC, or install gcc)")
+    source, meta = generate()
+    entry = root / f"{_safe(name)}-{content_key(source)}"
     compiled = _load(entry)
     if compiled is None:
-        if compiler() is None:
-            raise CompilerMissing("no C compiler found (set CC, or install gcc)")
-        source, meta = generate()
-        write_entry(entry, source, meta)
-        compiled = _load(entry)
+        with _locked(entry):
+            compiled = _load(entry)  # another process may have repaired it meanwhile
+            if compiled is None:
+                write_entry(entry, source, meta)
+                compiled = _load(entry)
         if compiled is None:
             raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
+    _write_atomic(index, entry.name)
     return compiled
+
+
+def _writable(root: Path) -> Path:
+    """`root`, or (with one warning) a private temporary folder when `root` cannot be written."""
+    if root in _FALLBACK:
+        return _FALLBACK[root]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = Path(tempfile.mkstemp(prefix=".probe-", dir=root)[1])
+        probe.unlink()
+        return root
+    except OSError as exc:
+        fallback = Path(tempfile.gettempdir()) / f"mechsym-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+        fallback.mkdir(mode=0o700, exist_ok=True)
+        warnings.warn(f"the C cache folder {root} cannot be written ({exc.strerror or exc}); "
+                      f"using {fallback} instead (set MECHSYM_CACHE to a writable folder)", stacklevel=4)
+        _FALLBACK[root] = fallback
+        return fallback
+
+
+@contextmanager
+def _locked(entry: Path):
+    """An exclusive lock on `entry` across processes (a lock file beside it; no lock where fcntl is
+    missing, the rename into place still keeps a reader from seeing half an entry)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (not POSIX)
+        yield
+        return
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.parent / f".{entry.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _safe(name: str) -> str:
@@ -140,10 +238,11 @@ def _sha(path: Path) -> str:
 
 
 def _intact(entry: Path) -> dict | None:
-    """The metadata of an entry whose library matches its recorded SHA-256, else None."""
+    """The metadata of an entry whose source and library match their recorded SHA-256, else None."""
     try:
         meta = json.loads((entry / "meta.json").read_text())
-        return meta if meta.get("lib_sha256") == _sha(entry / "lib.so") else None
+        ok = meta.get("lib_sha256") == _sha(entry / "lib.so") and meta.get("source_sha256") == _sha(entry / "source.c")
+        return meta if ok else None
     except (OSError, ValueError):
         return None
 
@@ -164,44 +263,38 @@ def _load(entry: Path) -> Compiled | None:
 
 
 def write_entry(entry: Path, source: str, meta: dict):
-    """Compile `source` into the cache entry `entry` (source.c, lib.so, meta.json with the library's
-    SHA-256), built in a temporary folder and renamed into place: a broken entry is replaced, and of
-    two processes writing the same entry both succeed."""
+    """Compile `source` into the cache entry `entry` (source.c, lib.so, meta.json with the SHA-256 of
+    both), built in a temporary folder and renamed into place; a broken entry is first moved aside into
+    a temporary folder and removed. Call under `_locked(entry)` when other processes may use the entry."""
     cc = compiler()
     if cc is None:
         raise CompilerMissing("no C compiler found (set CC, or install gcc)")
     entry.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=entry.parent))
+    trash = None
     try:
         (tmp / "source.c").write_text(source)
         proc = subprocess.run([cc, *CFLAGS, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"C compilation failed:\n{proc.stderr[-4000:]}")
-        meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"))
+        meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"), source_sha256=_sha(tmp / "source.c"))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-        if entry.exists():  # a corrupt entry (or one another process just finished): replace it
-            old = entry.with_name(entry.name + f".old-{os.getpid()}")
-            try:
-                os.replace(entry, old)
-                shutil.rmtree(old, ignore_errors=True)
-            except OSError:
-                pass
-        try:
-            os.replace(tmp, entry)
-        except OSError:
-            if _intact(entry) is None:  # lost a race against a broken entry: try once more
-                shutil.rmtree(entry, ignore_errors=True)
-                os.replace(tmp, entry)
+        if entry.exists():  # a damaged entry: out of the way in one rename, then removed
+            trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=entry.parent))
+            os.replace(entry, trash / "entry")
+        os.replace(tmp, entry)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if trash is not None:
+            shutil.rmtree(trash, ignore_errors=True)
 
 
 _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
 
 
-INTERRUPTED = 4  # the status of a long C call that SIGINT stopped (see mechsym.codegen.c_source)
+INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (see mechsym.codegen.c_source)
 
 
 def _ptr(a):
@@ -260,6 +353,7 @@ class CLibrary:
         return np.ascontiguousarray(np.asarray(p, float).reshape(self.npar))
 
     def phi(self, q, th, p):
+        """Constraint residuals Phi(q, theta, p): (nrow,) for one q, (nrow, N) for q of shape (nq, N)."""
         qs, single = self._samples(q, self.nq)
         ts, _ = self._samples(np.broadcast_to(th, (self.nth,) + np.shape(q)[1:]), self.nth)
         out = np.empty((len(qs), self.nrow))
@@ -267,12 +361,14 @@ class CLibrary:
         return out[0] if single else out.T
 
     def jac(self, q, p):
+        """Constraint Jacobian Phi_q: (nrow, nq) for one q, (N, nrow, nq) for N samples."""
         qs, single = self._samples(q, self.nq)
         out = np.empty((len(qs), self.nrow, self.nq))
         self.dll.ms_jac(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
         return out[0] if single else out
 
     def gamma(self, q, qd, p):
+        """gamma(q, q', p) with Phi_q q'' = -gamma: (nrow,) or (nrow, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), self.nrow))
@@ -280,6 +376,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def gamma3(self, q, qd, qdd, p):
+        """gamma3(q, q', q'', p) with Phi_q q''' = -gamma3: (nrow,) or (nrow, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         ws, _ = self._samples(qdd, self.nq)
@@ -288,6 +385,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def applied_rate(self, q, qd, p):
+        """q' . (dQ/dq) q', the rate of the applied forces along the motion: (1,) or (1, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), 1))
@@ -295,12 +393,14 @@ class CLibrary:
         return out[0] if single else out.T
 
     def applied(self, q, p):
+        """Applied generalised forces Q(q, p) (gravity and loads): (nq,) or (nq, N)."""
         qs, single = self._samples(q, self.nq)
         out = np.empty((len(qs), self.nq))
         self.dll.ms_applied(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
         return out[0] if single else out.T
 
     def energy(self, q, qd, p):
+        """Kinetic and potential energy: (2,) or (2, N)."""
         qs, single = self._samples(q, self.nq)
         vs, _ = self._samples(qd, self.nq)
         out = np.empty((len(qs), 2))
@@ -308,6 +408,7 @@ class CLibrary:
         return out[0] if single else out.T
 
     def mass(self, p):
+        """The diagonal of the mass matrix (nq,) at parameters p."""
         out = np.empty(self.nq)
         self.dll.ms_mass(_ptr(self._params(p)), _ptr(out))
         return out
@@ -320,9 +421,11 @@ class CLibrary:
         return out[0] if single else out.T
 
     def points(self, q, p):
+        """Every named point's x, y in the fixed frame: (2 n_points,) or (2 n_points, N)."""
         return self._width_call(self.dll.ms_points, 2 * self.meta["n_points"], q, p)
 
     def branches(self, q, p):
+        """The declared branch conditions' values (positive on the branch): (n_branches,) or (n_branches, N)."""
         return self._width_call(self.dll.ms_branches, self.meta["n_branches"], q, p)
 
     def factor(self, q, p) -> "CFactor":
@@ -385,9 +488,12 @@ class CLibrary:
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000):
-        """Integrate the reduced one-coordinate ODE in C. events: (component, value, direction, terminal)."""
+        """Integrate the reduced one-coordinate ODE in C (DOP853). events: (component, value, direction,
+        terminal), at most 64."""
         grid = np.ascontiguousarray(grid, float)
         n_ev = len(events)
+        if n_ev > 64:
+            raise InputError(f"the C integrator locates at most 64 kinds of event, got {n_ev}")
         comp = np.array([e[0] for e in events] or [0], dtype=np.intc)
         value = np.array([e[1] for e in events] or [0.0])
         direc = np.array([e[2] for e in events] or [0], dtype=np.intc)
@@ -434,9 +540,11 @@ class CFactor:
         return x[:, 0, :] if vector else np.swapaxes(x, 1, 2)
 
     def solve(self, b):
+        """x with Phi_q x = b, for b (N, n) or (N, n, m)."""
         return self._solve(b, False)
 
     def solve_t(self, c):
+        """y with Phi_q^T y = c, for c (N, n) or (N, n, m)."""
         return self._solve(c, True)
 
 
@@ -450,6 +558,7 @@ def load_or_warn(system, options=None):
 
 
 def check_backend(name: str) -> str:
+    """`name` if it is a backend (numpy or c), else InputError."""
     if name not in ("numpy", "c"):
         raise InputError(f"unknown backend '{name}' (numpy or c)")
     return name

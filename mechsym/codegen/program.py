@@ -58,6 +58,7 @@ class Program:
         return self._assign(sp.Symbol(f"t{len(self.values)}", real=True), expr, grad)
 
     def vector(self, exprs):
+        """A column of intermediate symbols, one per expression (each a `let`)."""
         return sp.Matrix([self.let(e) for e in exprs])
 
     def norm(self, squared):
@@ -84,6 +85,7 @@ class Program:
         return symbol
 
     def output(self, exprs):
+        """Declare the program's outputs (the rates of its state), each a `let`."""
         self.outputs = tuple(self.let(e) for e in exprs)
 
     def jacobian(self):
@@ -207,10 +209,12 @@ class CProgram:
         return out, y.shape[1:]
 
     def rates(self, y, p):
+        """The outputs at states y (n,) or (n, ...) and parameters p, state axis first."""
         out, shape = self._call(self.dll.ms3_rhs, y, p, self.n)
         return np.moveaxis(out.reshape(shape + (self.n,)), -1, 0)
 
     def jacobians(self, y, p):
+        """d outputs / d state at states y: (n, n) or (n, n, ...)."""
         out, shape = self._call(self.dll.ms3_jac, y, p, self.n * self.n)
         return np.moveaxis(out.reshape(shape + (self.n, self.n)), (-2, -1), (0, 1))
 

@@ -341,6 +341,7 @@ class ContactPoints:
         return classify(*self.signals(ground, q, qd, u))
 
     def deflection_names(self):
+        """Column names of the tangential spring deflections, per axis and point (POINT.ux, POINT.uy)."""
         axes = ("x", "y")[: self.nd - 1]
         return [f"{name}.u{a}" for a in axes for name in self.names]
 
@@ -393,4 +394,5 @@ def laws_in_states(K, D, mu, p, pd, u, state):
 
 
 def classify(c, s):
+    """Contact state per point (NO_CONTACT, STICK, SLIP) from the signals c and s of `contact_signals`."""
     return np.where(c > 0, np.where(s >= 0, STICK, SLIP), NO_CONTACT)

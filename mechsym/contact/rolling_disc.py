@@ -158,6 +158,7 @@ class RollingDiscContact:
 
     @property
     def slip_speed(self):
+        """Magnitude of the contact point's slip velocity [m/s]."""
         return np.hypot(self.slip_lat, self.slip_long)
 
 
@@ -379,9 +380,12 @@ class RollingDisc:
         return out
 
     def structure(self) -> str:
+        """The text that the generated code's cache key takes from this contact."""
         return f"rolling disc no_tension={self.no_tension} active={self.active}"
 
     def build(self, prog, frame, p):
+        """The contact's force and torque on the body (world frame) as expressions in `prog`, for the body `frame`
+        and parameters `p`."""
         from sympy import Matrix, zeros
 
         if not self.active:

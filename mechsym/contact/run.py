@@ -71,6 +71,7 @@ class ContactEvent:
 
     @property
     def kind(self):
+        """What changed: contact made, contact lost, stick to slip or slip to stick."""
         b, a = self.before, self.after
         if b == NO_CONTACT:
             return "contact made"
@@ -79,6 +80,7 @@ class ContactEvent:
         return "stick->slip" if b == STICK else "slip->stick"
 
     def describe(self):
+        """One line: the time, the point and its states before and after."""
         return f"t={self.t:.9g}: {self.point} {STATE_NAMES[self.before]} -> {STATE_NAMES[self.after]}"
 
 
@@ -105,6 +107,7 @@ class ContactRun:
         return self.hybrid.sample(np.atleast_1d(np.asarray(t, float)))[0]
 
     def timeline_table(self) -> Table:
+        """The contact state changes as a Table (t, point index, state before and after)."""
         ev = self.timeline
         return Table({"t": np.array([e.t for e in ev]), "point": np.array([e.index for e in ev], float),
                       "before": np.array([e.before for e in ev], float), "after": np.array([e.after for e in ev], float)},

@@ -184,10 +184,12 @@ class ContactResult:
 
     @property
     def in_contact(self):
+        """Per point: touching the ground."""
         return self.state != NO_CONTACT
 
     @property
     def sticking(self):
+        """Per point: in contact and sticking."""
         return self.state == STICK
 
 

@@ -1,0 +1,198 @@
+"""Benchmark: HyQ's H, bias, the four foot Jacobians and foot biases per state, mechsym's generated C
+against Pinocchio in the same run.
+
+    python benchmarks/bench_hyq.py [--states 10000] [--single 2000] [--repeat 5]
+
+Printed:
+1. cold: derivation + C generation + compilation into an empty cache; warm: a fresh interpreter loading
+   HyQ from the cache (import included); the flop count of the generated functions.
+2. mechsym, per state: contact_terms over --states states in one call (the loop inside C), and one state
+   at a time from Python (the same entry point).
+3. Pinocchio (its Python bindings) per state for the same quantities: crba, nonLinearEffects,
+   computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) for the four feet, and
+   forwardKinematics(q, v, 0) + getFrameClassicalAcceleration for the four foot biases; each call
+   separately and the sum. The same in C++ (benchmarks/pinocchio_hyq.cpp, header-only Pinocchio at -O3,
+   the flags of mechsym's C) when Eigen's headers are found (the bench extra's cmeel-eigen, or
+   EIGEN_INCLUDE); otherwise the line says why not. Building it takes a few minutes; --no-cpp skips it.
+4. The agreement of the two on the timed states (max difference, norm-wise).
+Times are the best of --repeat.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+FEET = ("lf_foot", "lh_foot", "rf_foot", "rh_foot")
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--states", type=int, default=10000)
+    ap.add_argument("--single", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-cpp", action="store_true", help="skip the C++ loop over Pinocchio")
+    args = ap.parse_args()
+
+    import pinocchio as pin
+
+    from mechanisms import hyq
+    from mechsym.spatial import derive_tree
+
+    # 1. cold and warm
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["MECHSYM_CACHE"] = cache
+        t = time.perf_counter()
+        system = derive_tree(hyq.build(), contact_frames=FEET)
+        cold = time.perf_counter() - t
+        code = ("import time; t = time.perf_counter(); from mechanisms import hyq; s = hyq.system(); "
+                "print(time.perf_counter() - t)")
+        warm = min(float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                        env=dict(os.environ, PYTHONPATH=ROOT), check=True).stdout)
+                   for _ in range(3))
+        flops = system.flops
+        print(f"cold derivation + generation + compilation: {cold:.1f} s (target < 60 s)")
+        print(f"warm load in a fresh interpreter (imports included): {warm:.2f} s (target < 1 s)")
+        print(f"flops per state: H + bias + 4 foot Jacobians and biases {flops['contact']}, "
+              f"H alone {flops['mass']}, bias alone {flops['bias']}")
+
+        model = pin.buildModelFromUrdf(str(hyq.URDF), pin.JointModelFreeFlyer())
+        data = model.createData()
+        rng = np.random.default_rng(0)
+        n = args.states
+        q = np.array([pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)) for _ in range(n)])
+        v = rng.standard_normal((n, model.nv))
+
+        # 2. mechsym
+        batched = best(lambda: system.contact_terms(q, v), args.repeat) / n
+        m = args.single
+
+        def one_by_one():
+            for i in range(m):
+                system.contact_terms(q[i], v[i])
+
+        single = best(one_by_one, args.repeat) / m
+        print(f"mechsym C, batched over {n} states:    {batched * 1e6:8.3f} us per state")
+        print(f"mechsym C, one state per Python call:  {single * 1e6:8.3f} us per state")
+
+        # 3. Pinocchio through Python
+        ids = [model.getFrameId(f) for f in FEET]
+        W = pin.LOCAL_WORLD_ALIGNED
+        zero = np.zeros(model.nv)
+
+        def timed(label, fn):
+            def loop():
+                for i in range(m):
+                    fn(q[i], v[i])
+            t = best(loop, args.repeat) / m
+            print(f"  pinocchio {label:58s} {t * 1e6:8.3f} us")
+            return t
+
+        print(f"Pinocchio {pin.__version__} (Python bindings), per state over {m} states:")
+        t_crba = timed("crba", lambda qi, vi: pin.crba(model, data, qi))
+        t_nle = timed("nonLinearEffects", lambda qi, vi: pin.nonLinearEffects(model, data, qi, vi))
+        t_jac = timed("computeJointJacobians + 4 getFrameJacobian",
+                      lambda qi, vi: (pin.computeJointJacobians(model, data, qi),
+                                      [pin.getFrameJacobian(model, data, f, W) for f in ids]))
+        t_acc = timed("forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration",
+                      lambda qi, vi: (pin.forwardKinematics(model, data, qi, vi, zero),
+                                      [pin.getFrameClassicalAcceleration(model, data, f, W) for f in ids]))
+        total = t_crba + t_nle + t_jac + t_acc
+        print(f"  pinocchio total for the same quantities:                     {total * 1e6:8.3f} us")
+        print(f"ratio Pinocchio (Python) / mechsym batched: {total / batched:.1f}; / mechsym single: "
+              f"{total / single:.2f}")
+        eigen = _eigen()
+        if args.no_cpp or eigen is None:
+            print("C++ loop over Pinocchio: not built (" + ("--no-cpp" if args.no_cpp else
+                  "Eigen's headers not found: pip install cmeel-eigen, or set EIGEN_INCLUDE") + ")")
+        else:
+            cpp = _pinocchio_cpp(model, eigen, n)
+            if isinstance(cpp, str):
+                print(f"C++ loop over Pinocchio: {cpp}")
+            else:
+                labels = ("crba", "nonLinearEffects", "computeJointJacobians + 4 getFrameJacobian",
+                          "forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration")
+                print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3), per state over {n} states:")
+                for label, t in zip(labels, cpp):
+                    print(f"  pinocchio {label:58s} {t:8.3f} us")
+                print(f"  pinocchio C++ total for the same quantities:                 {sum(cpp):8.3f} us")
+                print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / (batched * 1e6):.2f}")
+
+        # 4. agreement on a few of the timed states
+        k = 50
+        H, b, J, jb = system.contact_terms(q[:k], v[:k])
+        err = 0.0
+        for i in range(k):
+            Hp = pin.crba(model, data, q[i])
+            Hp = np.triu(Hp) + np.triu(Hp, 1).T
+            err = max(err, np.abs(H[i] - Hp).max() / np.abs(Hp).max())
+            bp = pin.nonLinearEffects(model, data, q[i], v[i])
+            err = max(err, np.abs(b[i] - bp).max() / np.abs(bp).max())
+            pin.computeJointJacobians(model, data, q[i])
+            pin.forwardKinematics(model, data, q[i], v[i], zero)
+            pin.updateFramePlacements(model, data)
+            for c, f in enumerate(ids):
+                Jp = pin.getFrameJacobian(model, data, f, W)
+                ap = pin.getFrameClassicalAcceleration(model, data, f, W).vector
+                err = max(err, np.abs(J[i, c] - Jp).max() / np.abs(Jp).max(), np.abs(jb[i, c] - ap).max() / np.abs(ap).max())
+        print(f"agreement with Pinocchio on {k} timed states (largest norm-wise difference): {err:.2e}")
+
+
+def _eigen():
+    """The folder holding Eigen/Core, or None."""
+    site = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                        "site-packages", "cmeel.prefix", "include")
+    for p in (os.environ.get("EIGEN_INCLUDE"), os.path.join(site, "eigen3"), "/usr/include/eigen3",
+              "/usr/local/include/eigen3"):
+        if p and os.path.exists(os.path.join(p, "Eigen", "Core")):
+            return p
+    return None
+
+
+def _pinocchio_cpp(model, eigen, n):
+    """Per-state microseconds (crba, nle, jacobians, biases) of benchmarks/pinocchio_hyq.cpp, or why not."""
+    import pinocchio as pin
+
+    prefix = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.dirname(pin.__file__))))), "cmeel.prefix")
+    if not os.path.isdir(os.path.join(prefix, "include", "pinocchio")):
+        prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                              "site-packages", "cmeel.prefix")
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = os.path.join(tmp, "hyq.bin")
+        model.saveToBinary(binary)
+        exe = os.path.join(tmp, "pinocchio_hyq")
+        defines = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
+                   "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-DNDEBUG"]
+        cmd = ["c++", "-O3", "-std=c++17", *defines, f"-I{prefix}/include", f"-I{eigen}",
+               os.path.join(ROOT, "benchmarks", "pinocchio_hyq.cpp"), "-o", exe, f"-L{prefix}/lib",
+               "-lpinocchio_default", "-lboost_serialization", f"-Wl,-rpath,{prefix}/lib"]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            last = [line for line in proc.stderr.splitlines() if "error" in line][:1]
+            return f"not built ({last[0] if last else 'compiler failed'})"
+        print(f"(C++ loop over Pinocchio built in {time.perf_counter() - t:.0f} s)")
+        out = subprocess.run([exe, binary, str(n)], capture_output=True, text=True, check=True).stdout
+        return [float(x) for x in out.split()]
+
+
+if __name__ == "__main__":
+    main()

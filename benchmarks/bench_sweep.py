@@ -1,0 +1,152 @@
+"""Sweep benchmark: throughput of a PASIBOT start-torque sweep on 1 and 2 processes, mechsym.sweep against
+Exudyn's ParameterVariation (a multiprocessing pool, the peer the design study is usually run with) on the
+same study function, in one run; and the figures docs/scaling.md uses (cost per set of a four-bar inverse
+sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
+
+    python benchmarks/bench_sweep.py [--quick]
+
+The machine's core count bounds the speed-up (2 cores: at most 2x).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+QUICK = "--quick" in sys.argv
+DENSITIES = np.linspace(1.2, 1.8, 4 if QUICK else 8)
+TOL = 1e-3 if QUICK else 1e-4
+
+
+def start_torque_of(params):
+    """The study as Exudyn's ParameterVariation calls it: a dict of parameters in, a number out."""
+    from mechanisms.pasibot_study import start_torque
+
+    return start_torque({"density": float(params["density"])}, tol=TOL, backend="c")
+
+
+@dataclass(frozen=True)
+class Timed:
+    """The study with the CPU time of each set added as a figure (cpu_s): the work a sweep does,
+    independent of how many other programs share the cores."""
+
+    study: object
+
+    @property
+    def names(self):
+        return [*self.study.names, "cpu_s"]
+
+    def prepare(self, system):
+        self.study.prepare(system)
+
+    def __call__(self, system, params):
+        t = time.process_time()
+        out = self.study(system, params)
+        return dict(out, cpu_s=time.process_time() - t)
+
+
+@dataclass(frozen=True)
+class SetBySet:
+    """The study without its batch: one set at a time (the route of a study that cannot batch)."""
+
+    study: object
+
+    def __call__(self, system, params):
+        return self.study(system, params)
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def main():
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from mechanisms.sweep_studies import StartTorque
+    from mechsym.sweep import TableStudy, sweep
+
+    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; PASIBOT start torque (tol {TOL:g} N m) at {len(DENSITIES)} densities")
+    study = Timed(StartTorque(tol=TOL))
+    sets = {"density": list(DENSITIES)}
+    sweep("pasibot", {"density": [DENSITIES[0]]}, study)  # the C libraries compiled and cached before timing
+    rows = []
+    t1, serial = timed(lambda: sweep("pasibot", sets, study))
+    rows.append(("mechsym.sweep, 1 process (serial)", t1))
+    tp1, pool1 = timed(lambda: sweep("pasibot", sets, study, workers=1, chunk=1))
+    rows.append(("mechsym.sweep, workers=1 (pool)", tp1))
+    tp2, pool2 = timed(lambda: sweep("pasibot", sets, study, workers=2, chunk=1))
+    rows.append(("mechsym.sweep, workers=2 (pool)", tp2))
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:  # workers started and warmed (derived, C loaded) before timing
+        sweep("pasibot", {"density": list(DENSITIES[:2])}, study, executor=pool, chunk=1)
+        tw, warm = timed(lambda: sweep("pasibot", sets, study, executor=pool, chunk=1))
+    rows.append(("mechsym.sweep, 2 warmed processes", tw))
+    ref = serial["start_torque"]
+    for other in (pool1, pool2, warm):
+        assert np.max(np.abs(other["start_torque"] - ref)) <= 1e-14 * np.max(np.abs(ref)), "the pool's figures differ"
+    try:
+        from exudyn.processing import ParameterVariation
+
+        pv = {"density": list(DENSITIES)}
+        te1, (_, ex1) = timed(lambda: ParameterVariation(start_torque_of, pv, showProgress=False))
+        rows.append(("Exudyn ParameterVariation, serial", te1))
+        te2, (_, ex2) = timed(lambda: ParameterVariation(start_torque_of, pv, useMultiProcessing=True,
+                                                         numberOfThreads=2, showProgress=False))
+        rows.append(("Exudyn ParameterVariation, 2 processes", te2))
+        for ex in (ex1, ex2):
+            assert np.max(np.abs(np.ravel(ex) - ref)) <= 1e-14 * np.max(np.abs(ref)), "Exudyn's figures differ"
+    except ImportError:
+        print("(exudyn not installed: no peer rows)")
+    n = len(DENSITIES)
+    for name, t in rows:
+        print(f"  {name:42s} {t:7.2f} s   {n / t:6.2f} sets/s   speed-up vs serial {t1 / t:4.2f}x")
+    for name, table in (("serial", serial), ("workers=1", pool1), ("workers=2", pool2), ("2 warmed", warm)):
+        print(f"  CPU time per set inside the study, {name:10s}: {np.mean(table['cpu_s']):.3f} s")
+
+    # -- the figures of docs/scaling.md --------------------------------------------------------------
+    fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
+    sweep("fourbar", {"density": [1.0]}, fb)
+    m = 200 if QUICK else 1000
+    tf, table = timed(lambda: sweep("fourbar", {"density": np.linspace(1, 2, m)}, fb))
+    ts, _ = timed(lambda: sweep("fourbar", {"density": np.linspace(1, 2, m)}, SetBySet(fb)))
+    tg, _ = timed(lambda: sweep("fourbar", {"l_crank": np.linspace(0.04, 0.06, m // 50), "density": np.linspace(1, 2, 50)},
+                                fb))
+    from mechsym.loader import load_mechanism
+    from mechsym.system import derive
+
+    system = derive(load_mechanism("fourbar"), "c")
+    theta = 2 * np.pi * np.arange(360) / 360
+    th, _ = timed(lambda: [system.inverse(theta, [3.0], params={"density": d}) for d in np.linspace(1, 2, m)])
+    print(f"four-bar inverse sweep, 360 angles per set, ms per set: batched over densities {tf / m * 1e3:.2f}, "
+          f"batched over {m // 50} geometries x 50 densities {tg / m * 1e3:.2f}, set by set {ts / m * 1e3:.2f}; "
+          f"a hand-written loop of System.inverse {th / m * 1e3:.2f}")
+    code = ("import time; t = time.perf_counter(); from mechsym.sweep import ModelRef; "
+            "ModelRef('{}', 'c').system(); print(time.perf_counter() - t)")
+    for model in ("fourbar", "pasibot"):
+        out = subprocess.run([sys.executable, "-c", code.format(model)], cwd=ROOT, capture_output=True, text=True,
+                             check=True)
+        lib = sweep.__globals__["_SYSTEMS"].get((model, "c", True))
+        size = Path(lib.library.path, "lib.so").stat().st_size if lib is not None and lib.library else float("nan")
+        print(f"worker start-up ({model}: import, derive the declaration, load the cached C): "
+              f"{float(out.stdout.split()[-1]):.2f} s; cache entry lib.so {size / 1e3:.0f} kB")
+    path = ROOT / "benchmarks" / ".sweep_rows.csv"
+    table.to_csv(path)
+    print(f"result volume: {path.stat().st_size / len(table):.0f} bytes per CSV row (1 parameter, 2 figures, "
+          "status, empty message)")
+    path.unlink()
+
+
+if __name__ == "__main__":
+    main()

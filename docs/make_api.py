@@ -1,0 +1,108 @@
+"""Write docs/api.md from the docstrings and signatures of mechsym's public modules.
+
+    python docs/make_api.py
+
+Run it after changing a public name; tests/test_api_docs.py checks that every public class and function
+of the modules below is in the reference.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+INTRO = """# API reference
+
+The Python API, module by module: every public class and function with its arguments and what it
+returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); array shapes are given as
+(N, ...) with N the number of samples. The top-level names `mechsym.Mechanism`, `mechsym.derive`,
+`mechsym.System`, `mechsym.FloatingBody`, `mechsym.load_mechanism`, `mechsym.Table` and the errors are
+these modules' own, re-exported. The generated-code internals (`mechsym.codegen.c_backend`, `c_source`,
+`numpy_backend`, `program`, `sparse_numpy`, `sparse_plan`) and the command-line modules (`mechsym.cli`,
+`mechsym.sweep_cli`) are documented in their docstrings, not here. This page is written by
+`python docs/make_api.py` from the docstrings.
+"""
+
+MODULES = [
+    ("mechsym.model", "Declaring a mechanism"),
+    ("mechsym.loader", "Loading shipped models and model files"),
+    ("mechsym.system", "Deriving a mechanism and its analyses"),
+    ("mechsym.kinematics", "Kinematics"),
+    ("mechsym.rates", "Velocity and acceleration coefficients"),
+    ("mechsym.dynamics", "Dynamics: A U = C, the reduced form, forward runs"),
+    ("mechsym.equations", "Symbolic equations and analyses"),
+    ("mechsym.constraints", "Constraints"),
+    ("mechsym.topology", "Topology"),
+    ("mechsym.simulate", "Simulation of several coordinates"),
+    ("mechsym.hybrid", "Hybrid runs (modes and transitions)"),
+    ("mechsym.results", "Results"),
+    ("mechsym.sweep", "Sweeps and design studies"),
+    ("mechsym.progress_bars", "Progress bars"),
+    ("mechsym.progress", "Progress of long integrations"),
+    ("mechsym.output", "Output files: checked up front, written atomically"),
+    ("mechsym.budget", "Memory budgets"),
+    ("mechsym.plotting", "Pictures"),
+    ("mechsym.track", "Tracks (terrain profiles)"),
+    ("mechsym.rolling", "Rolling contact statics"),
+    ("mechsym.rigid3d", "Free 3-D rigid bodies"),
+    ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),
+    ("mechsym.contact.points", "Contact points on a mechanism"),
+    ("mechsym.contact.run", "Contact simulations"),
+    ("mechsym.contact.rolling_disc", "Penalty rolling-disc contact"),
+    ("mechsym.codegen.export", "Standalone C export"),
+    ("mechsym.errors", "Errors"),
+]
+
+
+def signature(obj) -> str:
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def members(cls):
+    for name, value in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, property):
+            yield name, value.fget, "property"
+        elif isinstance(value, (staticmethod, classmethod)):
+            yield name, value.__func__, "method"
+        elif inspect.isfunction(value):
+            yield name, value, "method"
+
+
+def doc(obj) -> str:
+    return inspect.cleandoc(obj.__doc__ or "").replace("\n", "\n")
+
+
+def render() -> str:
+    out = [INTRO]
+    for module_name, title in MODULES:
+        module = importlib.import_module(module_name)
+        out.append(f"## `{module_name}`: {title}\n\n{doc(module)}\n")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if obj.__module__ != module_name:
+                continue
+            kind = "class" if inspect.isclass(obj) else "function"
+            sig = signature(obj) if kind == "function" or not issubclass(obj, BaseException) else ""
+            out.append(f"### `{module_name}.{name}{sig}`\n\n*{kind}*. {doc(obj)}\n")
+            if inspect.isclass(obj):
+                for member, fn, what in members(obj):
+                    shown = member if what == "property" else f"{member}{signature(fn)}"
+                    first = doc(fn).replace("\n", " ")
+                    out.append(f"- `{shown}` ({what}): {first}")
+                out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    (ROOT / "docs" / "api.md").write_text(render())
+    print("wrote docs/api.md")

@@ -1,0 +1,431 @@
+"""Event-driven simulation with hard contacts (mechsym.contact.hard) on mechsym.hybrid's runner.
+
+Between events every contact keeps its state (NO_CONTACT, STICK or SLIP) and the right-hand side solves the
+equality-constrained dynamics of that set: for every contact in contact its normal gap acceleration is zero,
+for a sticking one also its tangential acceleration; a slipping one carries the kinetic force -mu fn s (s the
+sliding direction). With G the columns of the contact forces and R the constrained rows,
+
+    (R H^-1 G) x = -(R H^-1 (tau - C) + b_R),     v' = H^-1 (tau - C + G x)
+
+(least squares of minimum norm where the contacts are redundant). Events, one vectorised guard per kind,
+each a zero crossing located by solve_ivp on the dense output:
+
+* gain:   min gap of the free contacts (a gap reaching zero while approaching);
+* loss:   min fn of the contacts in contact (a force reaching zero: the contact would pull, its separating
+          acceleration takes over);
+* slip:   min over sticking contacts of the distance of ft to the friction pyramid (mu fn cos(pi/k) - max
+          facet component);
+* stick:  min over slipping contacts of |v_t| - stick_speed (the sliding stops).
+
+At an event: the contacts touching the plane (gap within `gap_tol`) and approaching receive the impulse of
+mechsym.contact.hard.impulse (restitution e per contact, friction mu); a rebound slower than `chatter_speed`
+(default 1e-3 m/s) is not kept: that contact gets e = 0 and stays in contact (the chatter rule: an infinite
+sequence of ever smaller bounces, a Zeno point, becomes persistent contact, as in Featherstone's and most
+event-driven simulators). Then the acceleration LCP (contact_forces) over the touching, non-separating
+contacts decides which stay (fn > 0) and which stick or slip. Drift correction by projection at every event:
+the configuration is moved (Gauss-Newton in v-space, H-weighted) so that the gaps of the contacts in contact
+are zero, and the velocity is projected H-orthogonally onto the constraints (zero normal rate, zero
+tangential rate for sticking contacts); between events the constraints hold at the acceleration level to
+the integration tolerance (no Baumgarte term alters the dynamics).
+
+The controller hook tau(t, q, v) is called at every right-hand side; `pd_hold` (kp 300 N m/rad, kd 10 N m
+s/rad) holds the initial joint angles of the model's actuated joints and is the default for models that
+have them; models without actuated joints get tau = 0.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from mechsym import hybrid
+from mechsym.contact.hard import HardContacts, contact_forces, impulse
+from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
+from mechsym.errors import InputError
+from mechsym.results import Table
+
+__all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold"]
+
+STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
+
+
+@dataclass(frozen=True)
+class HardEvent:
+    """At time t contact `contact` changed from `before` to `after` (0 none, 1 stick, 2 slip); `impulse` is
+    its normal impulse (N s) if the event was an impact; `kind`: 'impact', 'contact made', 'contact lost',
+    'stick->slip', 'slip->stick', 'rebound', 'persistent' (a rebound below the chatter speed)."""
+
+    t: float
+    contact: str
+    index: int
+    before: int
+    after: int
+    kind: str
+    impulse: float = 0.0
+
+    def describe(self):
+        extra = f", impulse {self.impulse:.6g} N s" if self.impulse else ""
+        return f"t={self.t:.9g}: {self.contact} {STATE_NAMES[self.before]} -> {STATE_NAMES[self.after]} ({self.kind}{extra})"
+
+
+@dataclass(frozen=True)
+class Impact:
+    """One impact: pre- and post-impact velocities at configuration q, impulses Lam (nc x 3)."""
+
+    t: float
+    q: np.ndarray
+    v_minus: np.ndarray
+    v_plus: np.ndarray
+    Lam: np.ndarray
+
+
+@dataclass
+class HardRun:
+    """Result of `simulate_hard`: the table on the uniform grid, the timeline, the impacts and counters."""
+
+    table: Table
+    timeline: list
+    impacts: list
+    hybrid: hybrid.HybridResult
+    contacts: HardContacts
+    seg_starts: np.ndarray
+    seg_states: np.ndarray
+    stats: dict = field(default_factory=dict)
+
+    def sample(self, t):
+        """States [q, v] (len(t), nq + nv) from the dense outputs."""
+        return self.hybrid.sample(np.atleast_1d(np.asarray(t, float)))[0]
+
+    def states_at(self, t):
+        idx = np.clip(np.searchsorted(self.seg_starts, np.atleast_1d(t), side="right") - 1, 0, len(self.seg_starts) - 1)
+        return self.seg_states[idx]
+
+    def timeline_table(self) -> Table:
+        ev = self.timeline
+        return Table({"t": np.array([e.t for e in ev]), "contact": np.array([e.index for e in ev], float),
+                      "before": np.array([e.before for e in ev], float), "after": np.array([e.after for e in ev], float),
+                      "impulse": np.array([e.impulse for e in ev])},
+                     {"t": "s", "impulse": "N s"}, "contact state changes (0 none, 1 stick, 2 slip)")
+
+    def counts(self, kind=None):
+        return sum(1 for e in self.timeline if kind is None or e.kind == kind)
+
+
+def pd_hold(model, q_ref, kp=300.0, kd=10.0):
+    """tau(t, q, v): kp (q_ref - q) - kd v on the model's actuated joints (v indices `model.actuated`, the
+    configuration's joint entries offset by nq - nv), zero elsewhere."""
+    idx = np.asarray(getattr(model, "actuated", ()), int)
+    offset = model.nq - model.nv
+    q_ref = np.asarray(q_ref, float)[idx + offset] if len(idx) else np.zeros(0)
+    if not (np.isfinite(kp) and kp >= 0 and np.isfinite(kd) and kd >= 0):
+        raise InputError(f"PD gains must be >= 0, got kp={kp}, kd={kd}")
+
+    def tau(t, q, v):
+        out = np.zeros(model.nv)
+        if len(idx):
+            out[idx] = kp * (q_ref - q[idx + offset]) - kd * v[idx]
+        return out
+
+    return tau
+
+
+def _qdot(model, q, v):
+    f = getattr(model, "qdot", None)
+    return f(q, v) if f is not None else v
+
+
+def _normalize(model, q):
+    f = getattr(model, "normalize", None)
+    return f(q) if f is not None else q
+
+
+class _Modes:
+    """Contact states, the constrained right-hand side, the guards and the switch."""
+
+    def __init__(self, hc, mu, e, controller, gap_tol, stick_speed, chatter_speed, t_label):
+        self.hc, self.model = hc, hc.model
+        self.mu, self.e = mu, e
+        self.controller = controller
+        self.gap_tol, self.stick_speed, self.chatter = gap_tol, stick_speed, chatter_speed
+        self.nq, self.nv = self.model.nq, self.model.nv
+        self.ntan = 1 if hc.planar else 2
+        self.timeline, self.impacts, self.seg_states = [], [], []
+        self.n_rhs = self.n_lcp = 0
+        self._key = None
+        self.drift = 0.0
+
+    # ------------------------------------------------------------ dynamics in the held states
+
+    def solve(self, t, y):
+        """(v', x (nc x 3 forces), rates (nc x 3)) in the held states; cached per (t, y)."""
+        if self._key is not None and t == self._key[0] and np.array_equal(y, self._key[1]):
+            return self._cached
+        hc = self.hc
+        q, v = y[:self.nq], y[self.nq:]
+        tau = self.controller(t, q, v)
+        H, C, Jall, ball = hc.terms(q, v)
+        Hf = cho_factor(H)
+        free = cho_solve(Hf, tau - C)
+        on = np.flatnonzero(self.state != NO_CONTACT)
+        lam = np.zeros((hc.n, 3))
+        self.rates = Jall @ v
+        if len(on):
+            Jc, b, rates = Jall[on], ball[on], self.rates[on]
+            cols, rows, rhs, layout = [], [], [], []
+            for j, i in enumerate(on):
+                col = Jc[j, 0].copy()
+                if self.state[i] == SLIP and self.mu[i] > 0:
+                    s = self._slide_dir(i, rates[j, 1:])
+                    col -= self.mu[i] * (s @ Jc[j, 1:])
+                cols.append(col)
+                rows.append(Jc[j, 0])
+                rhs.append(b[j, 0])
+                layout.append((i, 0))
+                if self.state[i] == STICK and self.mu[i] > 0:
+                    for a in range(1, 1 + self.ntan):
+                        cols.append(Jc[j, a])
+                        rows.append(Jc[j, a])
+                        rhs.append(b[j, a])
+                        layout.append((i, a))
+            G, R = np.array(cols).T, np.array(rows)
+            HiG = cho_solve(Hf, G)
+            A = R @ HiG
+            x = np.linalg.lstsq(A, -(R @ free + np.array(rhs)), rcond=1e-10)[0]
+            vdot = free + HiG @ x
+            for (i, a), val in zip(layout, x):
+                lam[i, a] = val
+            for j, i in enumerate(on):
+                if self.state[i] == SLIP and self.mu[i] > 0:
+                    lam[i, 1:] = -self.mu[i] * lam[i, 0] * self._slide_dir(i, rates[j, 1:])
+        else:
+            vdot = free
+        self._cached = (vdot, lam)
+        self._key = (t, np.array(y))
+        return self._cached
+
+    def _slide_dir(self, i, vt):
+        speed = np.linalg.norm(vt)
+        return vt / speed if speed > self.stick_speed else self.slide_dir[i]
+
+    def rhs(self, t, y):
+        self.n_rhs += 1
+        vdot, _ = self.solve(t, y)
+        q, v = y[:self.nq], y[self.nq:]
+        return np.concatenate([_qdot(self.model, q, v), vdot])
+
+    # ------------------------------------------------------------ guards
+
+    def gain_guard(self, t, y):
+        off = self.state == NO_CONTACT
+        if not off.any():
+            return 1.0
+        g = self.hc.gaps(y[:self.nq])
+        return float(np.min((g + self.bias_gap)[off]))
+
+    def loss_guard(self, t, y):
+        on = self.state != NO_CONTACT
+        if not on.any():
+            return 1.0
+        _, lam = self.solve(t, y)
+        return float(np.min(lam[on, 0]))
+
+    def slip_guard(self, t, y):
+        st = (self.state == STICK) & (self.mu > 0)
+        if not st.any():
+            return 1.0
+        _, lam = self.solve(t, y)
+        hc = self.hc
+        reach = (hc.facets.T @ lam[:, 1:].T).max(axis=0)
+        return float(np.min((self.mu * hc.facet_dist * lam[:, 0] - reach)[st]))
+
+    def stick_guard(self, t, y):
+        sl = (self.state == SLIP) & (self.mu > 0)
+        if not sl.any():
+            return 1.0
+        self.solve(t, y)
+        speed = np.linalg.norm(self.rates[sl, 1:], axis=1)
+        return float(np.min(speed - self.stick_speed))
+
+    # ------------------------------------------------------------ events
+
+    def start(self, t, y):
+        self.state = np.full(self.hc.n, NO_CONTACT)
+        self.slide_dir = np.zeros((self.hc.n, 2))
+        self.bias_gap = np.zeros(self.hc.n)
+        y = self.switch(t, y, first=True)
+        return y
+
+    def _record(self, t, old, new, kinds, Lam=None):
+        for i in np.flatnonzero((old != new) | np.array([k is not None for k in kinds])):
+            kind = kinds[i]
+            if kind is None:
+                b, a = old[i], new[i]
+                kind = ("contact made" if b == NO_CONTACT else "contact lost" if a == NO_CONTACT else
+                        "stick->slip" if b == STICK else "slip->stick")
+            imp = float(Lam[i, 0]) if Lam is not None else 0.0
+            self.timeline.append(HardEvent(float(t), self.hc.names[i], int(i), int(old[i]), int(new[i]), kind, imp))
+
+    def switch(self, t, y, first=False):
+        """At an event (and at the start): impulses, the contact LCP, projection, the new states."""
+        model, hc = self.model, self.hc
+        q = _normalize(model, np.array(y[:self.nq], float))
+        v = np.array(y[self.nq:], float)
+        old = self.state.copy()
+        kinds = [None] * hc.n
+        gaps = hc.gaps(q)
+        touching = (old != NO_CONTACT) | (gaps <= self.gap_tol)
+        if np.any(gaps < -1e-6):
+            bad = ", ".join(f"{hc.names[i]} ({gaps[i]:.3g} m)" for i in np.flatnonzero(gaps < -1e-6))
+            raise InputError(f"at t = {t:.9g} s contacts are below the plane: {bad}")
+        Jn = np.array([hc.jacobian_one(q, i)[0] for i in range(hc.n)])
+        rate = Jn @ v
+        vscale = 1e-9 * (1.0 + np.abs(v).max())
+        Lam = None
+        if np.any(touching & (rate < -vscale)):
+            act = touching.copy()
+            e = self.e.copy()
+            res = impulse(q, v, hc, e=e, mu=self.mu, active=act, t=t)
+            slow = act & (res.Lam[:, 0] > 0) & (res.rate_after > vscale) & (res.rate_after < self.chatter)
+            if slow.any():                      # the chatter rule: a slow rebound becomes persistent contact
+                e[slow] = 0.0
+                res = impulse(q, v, hc, e=e, mu=self.mu, active=act, t=t)
+                for i in np.flatnonzero(slow):
+                    kinds[i] = "persistent"
+            self.impacts.append(Impact(float(t), q.copy(), v.copy(), res.v_plus.copy(), res.Lam.copy()))
+            for i in np.flatnonzero(res.Lam[:, 0] > 0):
+                if kinds[i] is None:
+                    kinds[i] = "impact" if res.rate_after[i] <= vscale else "rebound"
+            Lam = res.Lam
+            v = res.v_plus
+            rate = Jn @ v
+        resting = touching & (rate <= vscale)
+        new = np.full(hc.n, NO_CONTACT)
+        if resting.any():
+            tau = self.controller(t, q, v)
+            self.n_lcp += 1
+            sol = contact_forces(q, v, tau, hc, mu=self.mu, active=resting, slip_tol=1.5 * self.stick_speed,
+                                 t=t)
+            keep = resting & (sol.lam[:, 0] > 0)
+            new[keep] = np.where(self.mu[keep] > 0, sol.state[keep], SLIP)
+            new[keep & (new == NO_CONTACT)] = SLIP
+            for i in np.flatnonzero(keep & (new == SLIP)):
+                vt = (hc.jacobian_one(q, i) @ v)[1:]
+                if np.linalg.norm(vt) > self.stick_speed:
+                    self.slide_dir[i] = vt / np.linalg.norm(vt)
+                elif np.linalg.norm(sol.lam[i, 1:]) > 0:
+                    self.slide_dir[i] = -sol.lam[i, 1:] / np.linalg.norm(sol.lam[i, 1:])
+        q, v = self._project(q, v, new)
+        self.state = new
+        gaps = hc.gaps(q)
+        self.bias_gap = np.where(new == NO_CONTACT, np.maximum(0.0, self.gap_tol - gaps), 0.0)
+        self._key = None
+        if not first or (old != new).any() or Lam is not None:
+            self._record(t, old, new, kinds, Lam)
+        self.seg_states.append(new.copy())
+        return np.concatenate([q, v])
+
+    def _project(self, q, v, state):
+        """Gaps of the contacts in contact to zero (Gauss-Newton, H-weighted minimum change), then the
+        velocity H-orthogonally onto zero normal rates (and zero tangential rates where sticking)."""
+        model, hc = self.model, self.hc
+        on = np.flatnonzero(state != NO_CONTACT)
+        if not len(on):
+            return q, v
+        for _ in range(5):
+            g = hc.gaps(q)[on]
+            self.drift = max(self.drift, float(np.abs(g).max()))
+            if np.abs(g).max() <= 1e-14 * (1 + np.abs(q).max()):
+                break
+            J = np.array([hc.jacobian_one(q, i)[0] for i in on])
+            H = np.asarray(model.mass_matrix(q), float)
+            HiJ = np.linalg.solve(H, J.T)
+            dv = -HiJ @ np.linalg.lstsq(J @ HiJ, g, rcond=1e-10)[0]
+            q = _normalize(model, q + _qdot(model, q, dv))
+        rows = []
+        for i in on:
+            Ji = hc.jacobian_one(q, i)
+            rows.append(Ji[0])
+            if state[i] == STICK:
+                rows.extend(Ji[1:1 + self.ntan])
+        R = np.array(rows)
+        H = np.asarray(model.mass_matrix(q), float)
+        HiR = np.linalg.solve(H, R.T)
+        v = v - HiR @ np.linalg.lstsq(R @ HiR, R @ v, rcond=1e-10)[0]
+        return q, v
+
+
+def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
+                  rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
+                  chatter_speed=1e-3, max_switches=100_000) -> HardRun:
+    """Event-driven simulation of `contacts.model` with hard contacts from (q0, v0) over [0, t_end].
+
+    mu: friction coefficient (one, or one per contact); e: restitution (one, or per contact, in [0, 1]).
+    controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0),
+    or a callable tau(t, q, v). The table holds the uniform grid 0..t_end (step dt, default t_end/1000):
+    t, the configuration (model.q_names, else q0..), the velocity (model.v_names, else v0..), and per
+    contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and CONTACT.impulse (N s, the normal
+    impulses of the impacts in (t_k - dt, t_k], on the first grid sample at or after each impact)."""
+    from mechsym.rigid3d import check_run, uniform_grid
+
+    if not isinstance(contacts, HardContacts):
+        raise InputError(f"contacts must be HardContacts, got {type(contacts).__name__}")
+    hc, model = contacts, contacts.model
+    q0, v0 = np.atleast_1d(np.asarray(q0, float)), np.atleast_1d(np.asarray(v0, float))
+    if q0.shape != (model.nq,) or v0.shape != (model.nv,):
+        raise InputError(f"q0 must have {model.nq} values and v0 {model.nv}, got {q0.shape} and {v0.shape}")
+    dt = check_run(t_end, dt, {"q0": q0, "v0": v0})
+    for name, value in (("rtol", rtol), ("atol", rtol if atol is None else atol), ("gap_tol", gap_tol),
+                        ("stick_speed", stick_speed), ("chatter_speed", chatter_speed)):
+        if not (np.isfinite(value) and value > 0):
+            raise InputError(f"{name} must be positive and finite, got {value}")
+    mu_arr, e_arr = hc.mu_array(mu), hc.e_array(e)
+    if controller == "default":
+        controller = pd_hold(model, q0) if len(getattr(model, "actuated", ())) else None
+    if controller is None:
+        def controller(t, q, v):
+            return np.zeros(model.nv)
+    elif not callable(controller):
+        raise InputError("controller must be 'default', None or a callable tau(t, q, v)")
+    modes = _Modes(hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, None)
+    wall = time.perf_counter()
+    y0 = modes.start(0.0, np.concatenate([q0, v0]))
+    mode = hybrid.Mode("contact", modes.rhs, (
+        hybrid.Transition("gain", modes.gain_guard, "contact", -1, modes.switch),
+        hybrid.Transition("loss", modes.loss_guard, "contact", -1, modes.switch),
+        hybrid.Transition("slip", modes.slip_guard, "contact", -1, modes.switch),
+        hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch)), max_step)
+    res = hybrid.run([mode], "contact", y0, (0.0, float(t_end)), rtol=rtol, atol=atol, method=method,
+                     max_switches=max_switches, max_chatter=max(8, 2 * hc.n + 2))
+    wall = time.perf_counter() - wall
+
+    grid = uniform_grid(res.t_end, dt)
+    y, _ = res.sample(grid)
+    seg_starts = np.array([s.t0 for s in res.segments])
+    seg_states = np.array(modes.seg_states[:len(seg_starts)])
+    idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
+    cols = {"t": grid}
+    q_names = list(getattr(model, "q_names", [f"q{i}" for i in range(model.nq)]))
+    v_names = list(getattr(model, "v_names", [f"v{i}" for i in range(model.nv)]))
+    cols.update({n: y[:, i] for i, n in enumerate(q_names)})
+    cols.update({n: y[:, model.nq + i] for i, n in enumerate(v_names)})
+    forces = np.zeros((len(grid), hc.n, 3))
+    for k in range(len(grid)):                       # output only: the held states' forces per sample
+        modes.state = seg_states[idx[k]]
+        modes._key = None
+        forces[k] = modes.solve(grid[k], y[k])[1]
+    impulses = np.zeros((len(grid), hc.n))
+    for imp in modes.impacts:
+        k = min(int(np.searchsorted(grid, imp.t - 1e-12 * max(1.0, imp.t))), len(grid) - 1)
+        impulses[k] += imp.Lam[:, 0]
+    for j, name in enumerate(hc.names):
+        cols[f"{name}.fn"], cols[f"{name}.ft1"], cols[f"{name}.ft2"] = forces[:, j, 0], forces[:, j, 1], forces[:, j, 2]
+        cols[f"{name}.impulse"] = impulses[:, j]
+    units = {"t": "s", **{f"{n}.{c}": "N" for n in hc.names for c in ("fn", "ft1", "ft2")},
+             **{f"{n}.impulse": "N s" for n in hc.names}}
+    table = Table(cols, units, "hard contact simulation")
+    stats = {"wall": wall, "rhs_evaluations": res.nfev, "lcp_solves": modes.n_lcp, "switches": len(res.timeline),
+             "events": len(modes.timeline), "impacts": len(modes.impacts), "pieces": len(res.segments),
+             "max_drift": modes.drift}
+    return HardRun(table, modes.timeline, modes.impacts, res, hc, seg_starts, seg_states, stats)

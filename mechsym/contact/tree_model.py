@@ -1,0 +1,73 @@
+"""A derived spatial tree (mechsym.spatial.TreeSystem) as a model of the hard-contact protocol.
+
+The tree already has the protocol's entry points (mass_matrix, bias, frame_position, frame_jacobian,
+frame_bias, with the free flyer's layout); this adds the names the contact code reads (frames, q_names with
+a floating base's columns base.x ... base.qw as CONTRACTS.md names them, v_names, the actuated joints: every
+joint speed), the configuration rate and normalisation of mechsym.spatial.manifold, and `contact_terms`
+(H, C, the contact frames' Jacobians and biases in one generated call) for the simulation's hot path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mechsym.spatial import manifold
+
+__all__ = ["TreeModel"]
+
+BASE_Q = ("x", "y", "z", "qx", "qy", "qz", "qw")
+BASE_V = ("vx", "vy", "vz", "wx", "wy", "wz")
+
+
+class TreeModel:
+    """`system`: a TreeSystem; `base`: the column prefix of a floating base (CONTRACTS: 'base')."""
+
+    def __init__(self, system, base="base"):
+        self.system = system
+        self.nq, self.nv = system.nq, system.nv
+        self.floating = system.floating
+        self.frames = list(system.frame_names)
+        self.contact_frames = tuple(system.contact_frames)
+        joints = [n for n in system.joint_names if n != system.joint_names[0] or not self.floating]
+        if self.floating:
+            self.q_names = [f"{base}.{c}" for c in BASE_Q] + joints
+            self.v_names = [f"{base}.{c}" for c in BASE_V] + [f"{j}d" for j in joints]
+            self.actuated = tuple(range(6, self.nv))
+        else:
+            self.q_names = list(joints)
+            self.v_names = [f"{j}d" for j in joints]
+            self.actuated = tuple(range(self.nv))
+        self.joint_names = joints
+
+    # The integrator carries the quaternion with round-off off the unit sphere; the generated code uses the
+    # rotation of q/|q| anyway, so each call gets the normalised q (the tree refuses |q| - 1 > 1e-6).
+    def mass_matrix(self, q):
+        return self.system.mass_matrix(self.normalize(q))
+
+    def bias(self, q, v):
+        return self.system.bias(self.normalize(q), v)
+
+    def frame_position(self, q, frame):
+        return self.system.frame_position(self.normalize(q), frame)
+
+    def frame_jacobian(self, q, frame):
+        return self.system.frame_jacobian(self.normalize(q), frame)
+
+    def frame_bias(self, q, v, frame):
+        return self.system.frame_bias(self.normalize(q), v, frame)
+
+    def contact_terms(self, q, v):
+        """(H, bias, J (nc, 6, nv), frame biases (nc, 6)) of `contact_frames`, one generated call."""
+        return self.system.contact_terms(self.normalize(q), v)
+
+    def com(self, q):
+        return self.system.com(self.normalize(q))
+
+    def qdot(self, q, v):
+        return manifold.qdot(q, v, self.floating)
+
+    def normalize(self, q):
+        return manifold.normalise(q, self.floating)
+
+    def energy(self, q, v):
+        q = self.normalize(q)
+        return self.system.kinetic_energy(q, v) + self.system.potential_energy(q)

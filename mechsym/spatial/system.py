@@ -1,0 +1,403 @@
+"""A derived tree: its numeric entry points, evaluated by generated C (or numpy), one state or N states.
+
+Arrays in, arrays out: q is (nq,) for one state or (N, nq) for N states (v, a and tau likewise with nv),
+and every result has the leading N axis exactly when q has it.
+
+  mass_matrix(q)            H (nv, nv)                      bias(q, v)        C(q, v) v + g(q)  (nonLinearEffects)
+  gravity(q)                g(q)                            inverse(q, v, a)  H a + bias  (rnea)
+  forward(q, v, tau)        H^-1 (tau - bias), Cholesky     coriolis(q, v)    C with C v + g = bias, dH/dt - 2C skew
+  frame_position(q, f)      origin (3,) in the world        frame_rotation(q, f)  (3, 3) frame-to-world
+  frame_jacobian(q, f)      (6, nv) world-aligned at the frame origin, linear rows first
+  frame_bias(q, v, f)       (6,) classical linear acceleration of the origin at zero accelerations, then angular
+  com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
+  contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
+
+Every entry point takes params= (name -> value overrides, or the vector params() returned).
+A floating base's quaternion must have unit norm to 1e-6 (a state further off is refused, naming the
+sample): the generated code uses the rotation of q/|q|, so round-off off the unit sphere does not matter.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from mechsym.codegen import c_backend
+from mechsym.errors import InputError
+from mechsym.spatial import render
+from mechsym.spatial.declare import Free, Tree
+from mechsym.spatial.derive import Derivation, merge
+
+__all__ = ["TreeSystem", "derive_tree"]
+
+QUAT_TOL = 1e-6
+
+
+def declaration_text(tree: Tree) -> str:
+    """A canonical text of everything in a tree the generated code depends on (values that fold in,
+    parameter names; not the parameter defaults, which are run-time inputs)."""
+    parts = [f"tree {tree.name}", "params " + " ".join(tree.parameters)]
+    for b in tree.bodies.values():
+        parts.append(f"body {b.name} parent={b.parent} joint={b.joint!r} xyz={b.origin_xyz} "
+                     f"R={np.asarray(b.origin_R).round(17).tolist()} m={b.mass} com={b.com} I={list(b.inertia)}")
+    for f in tree.frames.values():
+        parts.append(f"frame {f.name} {f.body} {f.xyz} {np.asarray(f.R).round(17).tolist()}")
+    return "\n".join(parts)
+
+
+def _generator_source() -> str:
+    here = Path(__file__).parent
+    return "\n".join((here / f).read_text() for f in ("declare.py", "derive.py", "render.py"))
+
+
+class TreeSystem:
+    """The entry points of a tree (see the module docstring). `contact_frames` are the frames whose
+    Jacobians and biases `contact_terms` returns together with H and the bias."""
+
+    def __init__(self, tree: Tree, contact_frames=(), backend="c"):
+        c_backend.check_backend(backend)
+        self.tree = tree
+        links, frames, self.nq, self.nv = merge(tree)
+        self.links = links
+        self.frame_names = list(frames)
+        # frames at one placement (a link and the joint that moves it) share their generated function
+        self._placement = {}
+        first = {}
+        for name, f in frames.items():
+            sig = (f.link, str(f.R), str(f.p))
+            self._placement[name] = first.setdefault(sig, len(first))
+        self._placement_frames = {k: n for n, k in reversed(list(self._placement.items()))}
+        self.floating = isinstance(links[0].joint, Free)
+        for f in contact_frames:
+            self._frame_index(f)
+        self.contact_frames = tuple(contact_frames)
+        self.param_names = list(tree.parameters)
+        self._derivation = None
+        self._p = self.params()
+        self.backend = backend
+        self._numpy = {}
+        self._libs = {}
+        self._c_functions = {}
+        self._zero1 = np.zeros(self.nv)
+        self._one = None
+        if backend == "c":
+            try:
+                self._library("main")
+            except c_backend.CompilerMissing as exc:
+                warnings.warn(f"{exc}; tree '{tree.name}': falling back to the numpy backend", stacklevel=2)
+                self.backend = "numpy"
+
+    def _library(self, group):
+        """The compiled functions of `group` ("main", or "coriolis": large, built on first use)."""
+        if group not in self._libs:
+            key = c_backend.content_key(declaration_text(self.tree), _generator_source(), group,
+                                        "contacts " + " ".join(self.contact_frames))
+            suffix = "" if group == "main" else f"-{group}"
+            compiled = c_backend.build_source(f"tree-{self.tree.name}{suffix}", key, lambda: self._generate(group))
+            self._libs[group] = render.CFunctions(compiled)
+            if group == "main":
+                self.meta = compiled.meta
+                self.source_path = compiled.path / "source.c"
+        return self._libs[group]
+
+    # -- names ---------------------------------------------------------------------------------------
+    @property
+    def derivation(self) -> Derivation:
+        """The symbolic derivation (made on first use: a warm C load never needs it)."""
+        if self._derivation is None:
+            self._derivation = Derivation(self.tree)
+        return self._derivation
+
+    @property
+    def coordinate_names(self):
+        names = []
+        for link in self.links:
+            if isinstance(link.joint, Free):
+                names += [f"base.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+            else:
+                names.append(link.joint.name)
+        return names
+
+    @property
+    def speed_names(self):
+        names = []
+        for link in self.links:
+            if isinstance(link.joint, Free):
+                names += [f"base.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
+            else:
+                names.append(link.joint.name)
+        return names
+
+    @property
+    def joint_names(self):
+        """The joints with coordinates, in the order of q (the free base first)."""
+        return [link.joint.name for link in self.links]
+
+    def params(self, overrides=None) -> np.ndarray:
+        """The run-time parameter vector: defaults with `overrides` (name -> value), checked."""
+        values = self.tree.resolve_parameters(overrides)
+        return np.array([values[n] for n in self.param_names])
+
+    @property
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use (defaults, or what set_params gave)."""
+        return self._p.copy()
+
+    def source_text(self, group="main") -> str:
+        """The C source of a group of generated functions (see `functions`)."""
+        return render.c_source(self.derivation.s, list(self.functions(group).values()), self.nq, self.nv,
+                               f"tree '{self.tree.name}'")
+
+    def function_sizes(self, group="main") -> dict:
+        """name -> outputs per state of a group's generated functions."""
+        return {f.name: (self.nv if f.solve else len(f.outputs)) for f in self.functions(group).values()}
+
+    def set_params(self, overrides=None):
+        """Use these parameter values from now on (every entry point also takes params=)."""
+        self._p = self.params(overrides)
+
+    # -- generation ------------------------------------------------------------------------------------
+    def functions(self, group="main"):
+        """The generated functions of `group` ("main" or "coriolis"): name -> render.Function."""
+        d = self.derivation
+        if group == "coriolis":
+            return {"coriolis": render.Function("coriolis", [e for row in d.coriolis() for e in row])}
+        H = [e for row in d.mass_matrix() for e in row]
+        bias = d.rnea(d.v, [0] * self.nv)
+        fns = [render.Function("mass", H), render.Function("bias", bias),
+               render.Function("gravity", d.rnea([0] * self.nv, [0] * self.nv)),
+               render.Function("inverse", d.rnea(d.v, d.a)),
+               render.Function("forward", H + bias, solve=True)]
+        com, jcom = d.com()
+        fns.append(render.Function("com", com + [e for row in jcom for e in row]))
+        fns.append(render.Function("energy", d.energies()))
+        poses = []
+        for name in self.frame_names:
+            R, o = d.frame_pose(name)
+            poses += list(o) + [e for row in R for e in row]
+        fns.append(render.Function("poses", poses))
+        for k, name in sorted(self._placement_frames.items()):
+            J = d.frame_jacobian(name)
+            fns.append(render.Function(f"frame{k}", [e for row in J for e in row] + d.frame_bias(name)))
+        contact = list(H) + list(bias)
+        for name in self.contact_frames:
+            contact += [e for row in d.frame_jacobian(name) for e in row] + d.frame_bias(name)
+        fns.append(render.Function("contact", contact))
+        return {f.name: f for f in fns}
+
+    def _generate(self, group):
+        fns = list(self.functions(group).values())
+        d = self.derivation
+        source = self.source_text(group)
+        meta = {"kind": "tree", "nq": self.nq, "nv": self.nv, "params": self.param_names,
+                "functions": {f.name: (self.nv if f.solve else len(f.outputs)) for f in fns},
+                "flops": {f.name: render.flops(d.s, f.outputs) for f in fns if f.name in ("contact", "mass", "bias")},
+                "source_sha256": hashlib.sha256(source.encode()).hexdigest()}
+        return source, meta
+
+    # -- evaluation ------------------------------------------------------------------------------------
+    def _frame_index(self, frame) -> int:
+        try:
+            return self.frame_names.index(frame)
+        except ValueError:
+            raise InputError(f"tree '{self.tree.name}': unknown frame '{frame}' (frames: "
+                             f"{', '.join(self.frame_names)})") from None
+
+    def _states(self, x, size, what):
+        x = np.asarray(x, dtype=float)
+        if x.ndim not in (1, 2) or x.shape[-1] != size:
+            raise InputError(f"tree '{self.tree.name}': {what} must have shape ({size},) or (N, {size}), "
+                             f"got {x.shape}")
+        if not math.isfinite(x.sum()):                 # one reduction; the search only on failure
+            bad = np.argwhere(~np.isfinite(np.atleast_2d(x)))
+            if len(bad):
+                raise InputError(f"tree '{self.tree.name}': {what} is not finite (sample {bad[0][0]}, "
+                                 f"entry {bad[0][1]})")
+        single = x.ndim == 1
+        return (x if x.flags.c_contiguous else np.ascontiguousarray(x)), single
+
+    def _q(self, q):
+        qs, single = self._states(q, self.nq, "q")
+        if self.floating:
+            if single:
+                quat = qs[3:7]
+                if abs(math.sqrt(quat @ quat) - 1) <= QUAT_TOL:
+                    return qs, single
+            quat = np.atleast_2d(qs)[:, 3:7]
+            n = np.sqrt(np.einsum("ij,ij->i", quat, quat))
+            bad = np.abs(n - 1) > QUAT_TOL
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise InputError(f"tree '{self.tree.name}': the base quaternion of sample {i} has norm "
+                                 f"{n[i]:.9g}, not 1 (to {QUAT_TOL:g}); normalise it "
+                                 f"(mechsym.spatial.manifold.normalise)")
+        return qs, single
+
+    def _call(self, name, q, v=None, a=None, params=None, shape=None):
+        if self.backend == "c" and params is None and np.ndim(q) == 1:
+            out = self._call_one(name, q, v, a)
+            if out is not None:
+                return out if shape is None else out.reshape(shape)
+        qs, single = self._q(q)
+        n = 1 if single else len(qs)
+        vs = as_ = None
+        if v is not None:
+            vs, s2 = self._states(v, self.nv, "v")
+            if (1 if s2 else len(vs)) != n:
+                raise InputError(f"tree '{self.tree.name}': {1 if s2 else len(vs)} velocities for {n} configurations")
+        if a is not None:
+            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau")
+            if (1 if s3 else len(as_)) != n:
+                raise InputError(f"tree '{self.tree.name}': {1 if s3 else len(as_)} accelerations for {n} "
+                                 f"configurations")
+        if params is None:
+            p = self._p
+        elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
+            p = np.ascontiguousarray(params, float)     # a vector from params(): already checked
+        else:
+            p = self.params(params)
+        if vs is None:
+            vs = self._zeros(n)
+        if as_ is None:
+            as_ = self._zeros(n)
+        if self.backend == "c":
+            fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+            out = np.empty((n, size))
+            fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
+        else:
+            fn = self._numpy.get(name)
+            if fn is None:
+                group = "coriolis" if name == "coriolis" else "main"
+                fn = self._numpy[name] = render.numpy_function(self.derivation.s, self.functions(group)[name], self.nv)
+            out = np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p, n).T)
+        if shape is not None:
+            out = out.reshape((n,) + shape)
+        return out[0] if single else out
+
+    def _call_one(self, name, q, v, a):
+        """One state through preallocated buffers whose addresses are known (a ctypes call with array
+        arguments costs more than HyQ's H). None when an input does not fit: the general path then
+        reports it."""
+        if self._one is None:
+            size = max(self.meta["functions"].values()) if self.backend == "c" else 0
+            bufs = [np.zeros(self.nq), np.zeros(self.nv), np.zeros(self.nv), np.zeros(self.nv), np.empty(max(size, 1))]
+            self._one = (bufs, [b.ctypes.data for b in bufs])
+        (qb, vb, ab, zb, ob), (qa, va, aa, za, oa) = self._one
+        try:
+            qb[:] = q
+            if v is not None:
+                vb[:] = v
+            if a is not None:
+                ab[:] = a
+        except (ValueError, TypeError):
+            return None
+        # non-finite inputs (and a quaternion off the unit sphere) go to the general path, which names them
+        if not math.isfinite(qb @ qb + (0.0 if v is None else vb @ vb) + (0.0 if a is None else ab @ ab)):
+            return None
+        if self.floating:
+            quat = qb[3:7]
+            if not abs(math.sqrt(quat @ quat) - 1) <= QUAT_TOL:
+                return None
+        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+        fn(1, qa, za if v is None else va, za if a is None else aa, self._p_address, oa)
+        out = ob[:size].copy()
+        if name == "forward" and not np.isfinite(out).all():
+            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qb.tolist()}")
+        return out
+
+    @property
+    def _p(self):
+        return self._p_vector
+
+    @_p.setter
+    def _p(self, value):
+        self._p_vector = np.ascontiguousarray(value, float)
+        self._p_address = self._p_vector.ctypes.data
+
+    def _zeros(self, n):
+        if n == 1:
+            return self._zero1
+        return np.zeros((n, self.nv))
+
+    def _c_function(self, name):
+        """(ctypes function taking addresses, outputs per state), looked up once."""
+        lib = self._library("coriolis" if name == "coriolis" else "main")
+        self._c_functions[name] = (lib.function(name), lib.meta["functions"][name])
+        return self._c_functions[name]
+
+    def mass_matrix(self, q, params=None):
+        return self._call("mass", q, params=params, shape=(self.nv, self.nv))
+
+    def bias(self, q, v, params=None):
+        return self._call("bias", q, v, params=params)
+
+    def gravity(self, q, params=None):
+        return self._call("gravity", q, params=params)
+
+    def inverse(self, q, v, a, params=None):
+        return self._call("inverse", q, v, a, params=params)
+
+    def forward(self, q, v, tau, params=None):
+        return self._call("forward", q, v, tau, params=params)
+
+    def coriolis(self, q, v, params=None):
+        return self._call("coriolis", q, v, params=params, shape=(self.nv, self.nv))
+
+    def com(self, q, params=None):
+        out = self._call("com", q, params=params)
+        return out[..., :3]
+
+    def com_jacobian(self, q, params=None):
+        out = self._call("com", q, params=params)
+        return out[..., 3:].reshape(out.shape[:-1] + (3, self.nv))
+
+    def kinetic_energy(self, q, v, params=None):
+        return self._call("energy", q, v, params=params)[..., 0]
+
+    def potential_energy(self, q, params=None):
+        return self._call("energy", q, params=params)[..., 1]
+
+    def frame_position(self, q, frame, params=None):
+        k = self._frame_index(frame)
+        return self._call("poses", q, params=params)[..., 12 * k:12 * k + 3]
+
+    def frame_rotation(self, q, frame, params=None):
+        k = self._frame_index(frame)
+        out = self._call("poses", q, params=params)[..., 12 * k + 3:12 * k + 12]
+        return out.reshape(out.shape[:-1] + (3, 3))
+
+    def frame_jacobian(self, q, frame, params=None):
+        k = self._placement[self.frame_names[self._frame_index(frame)]]
+        out = self._call(f"frame{k}", q, params=params)[..., :6 * self.nv]
+        return out.reshape(out.shape[:-1] + (6, self.nv))
+
+    def frame_bias(self, q, v, frame, params=None):
+        k = self._placement[self.frame_names[self._frame_index(frame)]]
+        return self._call(f"frame{k}", q, v, params=params)[..., 6 * self.nv:]
+
+    def contact_terms(self, q, v, params=None):
+        """(H, bias, J (.., nc, 6, nv), frame biases (.., nc, 6)) of the contact frames, one generated call."""
+        out = self._call("contact", q, v, params=params)
+        nv, nc = self.nv, len(self.contact_frames)
+        lead = out.shape[:-1]
+        H = out[..., :nv * nv].reshape(lead + (nv, nv))
+        b = out[..., nv * nv:nv * nv + nv]
+        rest = out[..., nv * nv + nv:].reshape(lead + (nc, 6 * nv + 6))
+        return H, b, rest[..., :6 * nv].reshape(lead + (nc, 6, nv)), rest[..., 6 * nv:]
+
+    @property
+    def flops(self) -> dict:
+        """Arithmetic operations per state of the generated contact, mass and bias functions."""
+        if self.backend == "c" and "flops" in self.meta:
+            return dict(self.meta["flops"])
+        d = self.derivation
+        fns = self.functions()
+        return {n: render.flops(d.s, fns[n].outputs) for n in ("contact", "mass", "bias")}
+
+
+def derive_tree(tree: Tree, contact_frames=(), backend="c") -> TreeSystem:
+    """The entry points of `tree`, generated (C, cached) or in numpy."""
+    return TreeSystem(tree, contact_frames, backend)

@@ -1,0 +1,589 @@
+"""Design studies: one analysis over a grid or a list of parameter sets, on one core or on any executor.
+
+    table = sweep("fourbar", grid(density=[1, 2, 3], l_crank=[0.04, 0.05]),
+                  TableStudy("inverse", {"omega": [3.0]}, ["absmax:torque"]),
+                  executor=ProcessPoolExecutor(2))
+
+A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
+value); it reports a parameter set it cannot evaluate by raising mechsym.errors.InputError (any other
+exception is a failure of the study and ends the sweep, on one core as on many). What travels to a
+worker is the model's reference (its shipped name, a model file's path, or a module-level build
+function), the study and a chunk of parameter sets, never the sympy model: each worker
+process derives the declaration once and loads the generated C from the content-keyed cache, which the
+calling process fills before the first task leaves (`ModelRef.system`).
+
+One chunk is one task: the sets of a chunk are evaluated one after the other in the worker, each set as
+one vectorised call over its samples (on the C backend the whole revolution of `inverse` is one call into
+the compiled library). A set that fails (a geometry that cannot assemble, a singular system, a non-finite
+figure) is reported in its own row (`status` error, its `message`, its figures empty) and the others are
+kept; a task lost with its worker is submitted again (`retries`), and since a task is a pure function of
+its arguments a retried task gives the same answer. Rows come back in grid order.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import itertools
+import math
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mechsym.errors import InputError
+from mechsym.results import Table
+
+REDUCERS = {
+    "max": np.max,
+    "min": np.min,
+    "mean": np.mean,
+    "rms": lambda v: np.sqrt(np.mean(np.square(v))),
+    "ptp": np.ptp,
+    "absmax": lambda v: np.max(np.abs(v)),
+    "final": lambda v: v[-1],
+}
+MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
+
+
+# -- parameter sets ------------------------------------------------------------------------------------
+def axis(text: str):
+    """(name, values) from 'NAME=START:STOP:N' (N values, both ends included), 'NAME=a,b,c' or 'NAME=v'."""
+    name, sep, spec = str(text).partition("=")
+    name, spec = name.strip(), spec.strip()
+    if not sep or not name or not spec:
+        raise InputError(f"expected NAME=START:STOP:N or NAME=a,b,c, got '{text}'")
+    try:
+        if ":" in spec:
+            parts = spec.split(":")
+            if len(parts) != 3:
+                raise ValueError
+            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+            if count < 1:
+                raise InputError(f"parameter '{name}': N must be at least 1, got {count}")
+            values = np.linspace(start, stop, count) if count > 1 else np.array([start])
+        else:
+            values = np.array([float(v) for v in spec.split(",")])
+    except ValueError:
+        raise InputError(f"parameter '{name}': expected START:STOP:N or a,b,c with numbers, got '{spec}'") from None
+    if not np.all(np.isfinite(values)):
+        raise InputError(f"parameter '{name}': values must be finite, got '{spec}'")
+    return name, [float(v) for v in values]
+
+
+def grid(axes=None, **named) -> list:
+    """Every combination of the axes' values (name -> values), the first axis varying slowest (grid
+    order: the order of nested loops written in the order given)."""
+    axes = dict(axes or {}, **named)
+    for name, values in axes.items():
+        if len(values) == 0:
+            raise InputError(f"parameter '{name}' has no values")
+    names = list(axes)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(list(map(float, axes[n])) for n in names))]
+
+
+# -- studies -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Reduction:
+    """One figure of a table: FUNC (max, min, mean, rms, ptp, absmax, final) of a column, named FUNC_COLUMN."""
+
+    func: str
+    column: str
+
+    @classmethod
+    def parse(cls, text: str) -> "Reduction":
+        """From 'FUNC:COLUMN'."""
+        func, sep, column = str(text).partition(":")
+        if not sep or not column:
+            raise InputError(f"expected FUNC:COLUMN (e.g. absmax:torque), got '{text}'")
+        if func not in REDUCERS:
+            raise InputError(f"unknown reduction '{func}' (one of {', '.join(REDUCERS)})")
+        return cls(func, column)
+
+    @property
+    def name(self) -> str:
+        """The figure's column name, FUNC_COLUMN."""
+        return f"{self.func}_{self.column}"
+
+    def __call__(self, table: Table) -> float:
+        if self.column not in table:
+            raise InputError(f"no column '{self.column}' to reduce (columns: {', '.join(table.names)})")
+        values = np.asarray(table[self.column], float)
+        if values.size == 0:
+            raise InputError(f"column '{self.column}' is empty")
+        return float(REDUCERS[self.func](values))
+
+
+@dataclass(frozen=True)
+class TableStudy:
+    """A generic analysis (inverse, kinematics or forward) with the command line's options, its table
+    reduced to figures (`reductions`: Reduction or 'FUNC:COLUMN'). `options` are the command's options by
+    their argparse names (omega as a list, alpha, samples, theta0, quasi_static, torque, t_end, ...);
+    the rest take the command's defaults. `model`: the shipped model's name where the model computes the
+    command itself (PASIBOT switches builds between supports); empty for any other mechanism."""
+
+    command: str
+    options: dict = field(default_factory=dict)
+    reductions: tuple = ()
+    model: str = ""  # a shipped model's name selects its own computation of the command (PASIBOT's)
+
+    def __post_init__(self):
+        if self.command not in ("inverse", "kinematics", "forward"):
+            raise InputError(f"unknown analysis '{self.command}' (inverse, kinematics or forward)")
+        reds = tuple(r if isinstance(r, Reduction) else Reduction.parse(r) for r in self.reductions)
+        if not reds:
+            raise InputError("give at least one reduction FUNC:COLUMN (e.g. absmax:torque)")
+        object.__setattr__(self, "reductions", reds)
+        object.__setattr__(self, "options", dict(self.options))
+
+    @property
+    def names(self) -> list:
+        """The figures' column names, in order."""
+        return [r.name for r in self.reductions]
+
+    def args(self, backend: str):
+        """The options as a parsed command line of the analysis (defaults filled in)."""
+        import argparse
+
+        values = dict(_defaults(self.command), **self.options, backend=backend, param=[], model=self.model)
+        return argparse.Namespace(**values)
+
+    def __call__(self, system, params) -> dict:
+        from mechsym.cli import compute
+
+        table, _ = compute(self.args(system.backend), system, dict(params))
+        return {r.name: r(table) for r in self.reductions}
+
+    def batch(self, system, sets):
+        """The figures (or the exception) of every set at once, or None where only set by set works.
+
+        An inverse analysis of a one-coordinate linkage is linear in the inertial parameters: sets that
+        share their geometry (the values of every parameter in the constraints) share one kinematic
+        solution and one factorisation of Phi_q, and their three right-hand sides each (per unit
+        thetadd, per unit thetad^2, static loads) are solved together, 3 x (sets) columns in one
+        transposed solve (in C on the C backend). Agrees with `__call__` to round-off."""
+        from mechsym.loader import model_hooks
+
+        if self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1:
+            return None
+        args = self.args(system.backend)
+        if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
+            return None  # the set-by-set route reports the bad option
+        return _inverse_batch(system, args, sets, self.reductions)
+
+
+def _inverse_batch(system, args, sets, reductions):
+    """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
+    from mechsym.dynamics import analysis_functions
+    from mechsym.equations import inverse as inverse_analysis
+    from mechsym.model import apply_overrides
+
+    mech = system.mechanism
+    analysis = inverse_analysis(mech, not args.quasi_static)
+    if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
+        return None
+    names = analysis_functions(system, analysis).names
+    theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
+    omegas = np.array([0.0] if args.quasi_static else args.omega, float)
+    alpha = 0.0 if args.quasi_static else args.alpha
+    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
+    geometry = _geometry_parameters(system)
+    out, groups = [None] * len(sets), {}
+    for k, params in enumerate(sets):
+        values, problems = apply_overrides(mech.parameters, params)
+        if problems:
+            out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(problems))
+            continue
+        p = np.array([values[n] for n in mech.parameters])
+        groups.setdefault(tuple(values[n] for n in geometry), []).append((k, p, params))
+    for members in groups.values():
+        valid = []
+        for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
+            mass = system.mass(p)
+            negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(system.constraints.bodies)
+                        if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
+            if negative:
+                out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(
+                    f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
+            else:
+                valid.append((k, p, params, mass))
+        if not valid:
+            continue
+        try:
+            kin = system.kinematics(theta, valid[0][2])
+        except _SET_ERRORS as exc:
+            for k, *_ in valid:
+                out[k] = exc
+            continue
+        if kin.factor is None:
+            return None
+        scale = 0.0 if args.quasi_static else 1.0
+        rhs = []
+        for _, p, _, mass in valid:
+            rhs += [scale * mass * kin.dq[:, :, 0], scale * mass * kin.ddq, -system.applied(kin.q.T, p).T]
+        basis = kin.factor.solve_t(np.stack(rhs, axis=2))  # (N, n, 3 sets)
+        coordinate = system.coordinate_names[0]
+        for j, (k, *_) in enumerate(valid):
+            part = basis[:, :, 3 * j:3 * j + 3]
+            cols = {coordinate: np.tile(theta, len(omegas))}
+            if not args.quasi_static:
+                cols["omega"] = np.repeat(omegas, len(theta))
+            cols.update({n: (coef @ part[:, i, :].T).ravel() for i, n in enumerate(names)})
+            try:
+                out[k] = {r.name: r(Table(cols)) for r in reductions}
+            except InputError as exc:
+                out[k] = exc
+    return out
+
+
+_GEOMETRY = weakref.WeakKeyDictionary()
+
+
+def _geometry_parameters(system) -> list:
+    """Names of the parameters the constraints depend on (lengths, pivots, centres of mass); the others
+    (masses, inertias, densities, loads, g) do not change the kinematics. Found once per System."""
+    if system not in _GEOMETRY:
+        con = system.constraints
+        used = set().union(*(_free(e) for e in con.rows),
+                           *(_free(c) for point in con.points.values() for c in point))
+        _GEOMETRY[system] = [n for n, p in system.mechanism.parameters.items() if p.symbol in used]
+    return _GEOMETRY[system]
+
+
+def _free(expr) -> set:
+    """The free symbols of a sympy expression (or number)."""
+    import sympy
+
+    return sympy.sympify(expr).free_symbols
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(command) -> dict:
+    """The command line's defaults of an analysis (placeholders for the options it requires, which the
+    study's own options replace)."""
+    from mechsym.cli import build_parser
+
+    required = {"inverse": ["--omega", "0"], "forward": ["--torque", "0", "--t-end", "1"]}.get(command, [])
+    return vars(build_parser().parse_args([command, "model", *required]))
+
+
+# -- the model a worker loads --------------------------------------------------------------------------
+_SYSTEMS = {}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What travels to a worker: a shipped model's name, a model file's path or a module-level function
+    returning a Mechanism, and the backend. `system()` derives it once per process; on the C backend the
+    library is loaded from the content-keyed cache (compiled there by the first process that needed it)."""
+
+    source: object
+    backend: str = "c"
+    derived: bool = True  # False: the study needs only the declaration (system() returns the Mechanism)
+
+    def system(self):
+        """The derived System (or the Mechanism when not derived), made once per process."""
+        key = (self.source, self.backend, self.derived)
+        if key not in _SYSTEMS:
+            import warnings
+
+            from mechsym.loader import load_mechanism
+            from mechsym.system import derive
+
+            mech = load_mechanism(self.source) if isinstance(self.source, str) else self.source()
+            if not self.derived:
+                _SYSTEMS[key] = mech
+                return mech
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                _SYSTEMS[key] = derive(mech, backend=self.backend)
+        return _SYSTEMS[key]
+
+
+def evaluate(model: ModelRef, study, sets) -> list:
+    """One task: the study at each parameter set of `sets`, in order; per set (figures, "") or (None,
+    the one-line error). A study with a `batch(system, sets)` method evaluates the sets together where
+    it can (see TableStudy.batch). Runs in the worker."""
+    import warnings
+
+    from mechsym.progress_bars import quiet
+
+    system = model.system()
+    with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        batch = getattr(study, "batch", None)
+        outcomes = batch(system, [dict(s) for s in sets]) if batch is not None else None
+        if outcomes is None:
+            outcomes = []
+            for params in sets:
+                try:
+                    outcomes.append(study(system, dict(params)))
+                except _SET_ERRORS as exc:
+                    outcomes.append(exc)
+    return [_row(outcome) for outcome in outcomes]
+
+
+_SET_ERRORS = (InputError, ArithmeticError, np.linalg.LinAlgError)  # a set that cannot be evaluated
+
+
+def _row(outcome):
+    """(figures, "") of a set's figures, or (None, the one-line error) of its exception or of a
+    non-finite figure."""
+    if isinstance(outcome, InputError):
+        return None, _one_line(outcome)
+    if isinstance(outcome, Exception):
+        return None, _one_line(f"{type(outcome).__name__}: {outcome}")
+    figures = {k: float(v) for k, v in outcome.items()}
+    bad = [k for k, v in figures.items() if not math.isfinite(v)]
+    if bad:
+        return None, f"figure '{bad[0]}' is not finite"
+    return figures, ""
+
+
+def _one_line(message) -> str:
+    return " ".join(str(message).split())
+
+
+# -- the sweep -----------------------------------------------------------------------------------------
+def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk=None, retries=2,
+          max_sets=MAX_SETS, progress=None) -> Table:
+    """Evaluate `study` (f(system, params) -> {name: number}) at every parameter set; a Table in the
+    sets' order: the parameter columns, the study's figures, `status` (ok or error) and `message`.
+
+    model: a shipped model's name, a model file's path or a module-level function returning a Mechanism
+    (what a worker receives); a derived System also works without an executor. sets: a list of dicts
+    (name -> value) or a dict of axes (name -> values) for their grid. executor: any
+    concurrent.futures.Executor (a ProcessPoolExecutor, a dask.distributed Client's get_executor());
+    workers=N instead runs a process pool of N that this call owns (and restarts if a worker dies).
+    chunk: sets per task (default: about four tasks per worker). retries: how often a task lost with its
+    worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal)."""
+    from mechsym.system import System
+
+    count = math.prod(len(v) for v in sets.values()) if isinstance(sets, dict) else len(sets)
+    if count > max_sets:  # before the grid is expanded
+        raise InputError(f"the sweep has {count} parameter sets (about {count * 300 / 1e6:.0f} MB for the sets and "
+                         f"their rows), more than max_sets = {max_sets} (raise max_sets, or --max-sets on the "
+                         "command line)")
+    sets = grid(sets) if isinstance(sets, dict) else [dict(s) for s in sets]
+    if not sets:
+        raise InputError("no parameter sets to sweep")
+    names = list(sets[0])
+    if any(list(s) != names for s in sets):
+        raise InputError("every parameter set must name the same parameters in the same order")
+    if isinstance(model, System):
+        if executor is not None or workers:
+            raise InputError("a derived System does not travel to workers: pass the model's name, file or "
+                             "build function")
+        system, ref = model, None
+    else:
+        ref = ModelRef(model, backend, getattr(study, "needs_system", True))
+        system = ref.system()  # derived (and compiled into the cache) here, before any task leaves
+    mech = getattr(system, "mechanism", system)
+    mech.resolve_parameters(dict(sets[0]))  # unknown parameter names: bad input, up front
+    prepare = getattr(study, "prepare", None)
+    if prepare is not None:
+        prepare(system)
+    if executor is None and not workers:
+        rows = _serial(system, study, sets, progress, chunk)
+    else:
+        rows = _parallel(ref, study, sets, executor, workers, chunk, retries, progress)
+    return _table(names, sets, rows, getattr(study, "names", None), mech)
+
+
+def _serial(system, study, sets, progress, chunk=None):
+    """The chunks one after the other in this process (a chunk at a time, so a batched study batches)."""
+    ref = _Local(system)
+    rows = []
+    with _bar(len(sets), progress) as bar:
+        for lo, hi in _chunks(len(sets), int(chunk or 256)):
+            rows += evaluate(ref, study, sets[lo:hi])
+            bar.update(hi - lo)
+    return rows
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A System already at hand (the serial route)."""
+
+    held: object
+
+    def system(self):
+        return self.held
+
+
+def _width(executor) -> int:
+    """How many tasks the executor runs at once: a pool's workers, a dask cluster's threads (else 2)."""
+    width = getattr(executor, "_max_workers", None)
+    client = getattr(executor, "_client", None)  # a dask.distributed ClientExecutor
+    if width is None and client is not None:
+        try:
+            width = sum(client.nthreads().values())
+        except Exception:  # a client that cannot say: the default
+            width = None
+    return max(int(width or 2), 1)
+
+
+def _chunks(n, size):
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
+    """Run the chunks on the executor (or on a pool of `workers` processes owned here) and gather them in
+    order. A chunk lost with its worker is submitted again, at most `retries` times. A process pool fails
+    every task in flight when one worker dies, so after such a break the tasks then in flight are run
+    again one at a time: only a task that breaks the pool on its own is charged an attempt."""
+    owned = executor is None
+    pool = cf.ProcessPoolExecutor(workers) if owned else executor
+    width = workers or _width(executor)
+    size = int(chunk) if chunk else max(1, math.ceil(len(sets) / (4 * width)))
+    if size < 1:
+        raise InputError(f"chunk must be at least 1, got {chunk}")
+    spans = _chunks(len(sets), size)
+    results, attempts = [None] * len(spans), [0] * len(spans)
+    queue, suspects = list(range(len(spans))), []
+    pending = {}  # future -> (chunk index, submitted alone)
+    try:
+        with _bar(len(sets), progress) as bar:
+            def submit(i, alone=False):
+                lo, hi = spans[i]
+                pending[pool.submit(evaluate, ref, study, sets[lo:hi])] = (i, alone)
+
+            def give_up(i, failure):
+                lo, hi = spans[i]
+                message = _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}")
+                results[i] = [(None, message)] * (hi - lo)
+                bar.update(hi - lo)
+
+            while queue or suspects or pending:
+                if suspects:
+                    if not pending:
+                        submit(suspects.pop(0), alone=True)
+                else:
+                    while queue:
+                        submit(queue.pop(0))
+                done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    if fut not in pending:  # failed with a pool already restarted
+                        continue
+                    i, alone = pending.pop(fut)
+                    try:
+                        results[i] = fut.result()
+                        bar.update(spans[i][1] - spans[i][0])
+                        continue
+                    except Exception as exc:
+                        if not _lost(exc):  # the study itself failed (not with InputError): as on one core
+                            raise
+                        failure = exc
+                    if isinstance(failure, cf.BrokenExecutor):
+                        if not owned:
+                            raise RuntimeError("the process pool broke (a worker died); pass workers=N for a pool "
+                                               "that the sweep restarts, or a dask.distributed executor") from failure
+                        in_flight = [j for j, _ in pending.values()]
+                        pending.clear()
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        pool = cf.ProcessPoolExecutor(workers)
+                        suspects += in_flight
+                        if not alone:  # not known to be this task's fault
+                            suspects.append(i)
+                            continue
+                    attempts[i] += 1  # this task lost its worker on its own
+                    if attempts[i] > retries:
+                        give_up(i, failure)
+                    elif isinstance(failure, cf.BrokenExecutor):
+                        suspects.append(i)
+                    else:
+                        submit(i)
+    except BaseException:  # an error or Ctrl-C: the owned workers end now, not after their tasks
+        for fut in pending:
+            fut.cancel()
+        if owned:
+            _terminate(pool)
+        raise
+    if owned:
+        pool.shutdown(wait=True)
+    return [row for part in results for row in part]
+
+
+def _terminate(pool):
+    """End the worker processes of a pool this sweep started, and the pool."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _lost(exc) -> bool:
+    """Whether a task's exception means its worker was lost (a dead process, a broken pool, a closed
+    connection, a cancelled or killed task) rather than an error of the study itself."""
+    if isinstance(exc, (cf.BrokenExecutor, cf.CancelledError, EOFError, ConnectionError)):
+        return True
+    return type(exc).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError", "StreamClosedError")
+
+
+def _bar(total, progress):
+    from mechsym.progress_bars import bar
+
+    return bar(total, "sweep", "set", progress)
+
+
+def _table(names, sets, rows, study_names, mech) -> Table:
+    figure_names = list(study_names or [])
+    for figures, _ in rows:
+        for k in figures or ():
+            if k not in figure_names:
+                figure_names.append(k)
+    cols = {n: np.array([s[n] for s in sets], float) for n in names}
+    for k in figure_names:
+        cols[k] = np.array([f.get(k, np.nan) if f is not None else np.nan for f, _ in rows], float)
+    cols["status"] = np.array(["ok" if f is not None else "error" for f, _ in rows], dtype=object)
+    cols["message"] = np.array([m for _, m in rows], dtype=object)
+    units = {n: mech.parameters[n].unit for n in names if n in mech.parameters}
+    return Table(cols, {k: v for k, v in units.items() if v}, f"{mech.name}: sweep")
+
+
+def plot(table: Table, path, parameters, figures=None):
+    """A sweep's figures: a line per figure against the one swept parameter, or a heat map per figure
+    over two. Failed sets leave gaps. Returns the matplotlib Figure (also saved to `path` if given)."""
+    import matplotlib
+
+    from mechsym.plotting import headless
+
+    headless(matplotlib)
+    import matplotlib.pyplot as plt
+
+    figures = figures or [n for n in table.names if n not in parameters and n not in ("status", "message")]
+    varying = [p for p in parameters if len(np.unique(table[p])) > 1] or list(parameters[:1])
+    if len(varying) > 2:
+        raise InputError(f"a sweep plot shows one or two varying parameters, not {len(varying)} "
+                         f"({', '.join(varying)})")
+    if not figures:
+        raise InputError("the sweep has no figures to plot (every set failed)")
+    if len(varying) == 1:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        x = np.asarray(table[varying[0]])
+        for name in figures:
+            ax.plot(x, table[name], "o-", label=name)
+        ax.set_xlabel(_label(varying[0], table.units))
+        ax.legend(fontsize=8)
+        ax.grid(True, alpha=0.3)
+    else:
+        px, py = varying
+        xs, ys = np.unique(table[px]), np.unique(table[py])
+        fig, axes = plt.subplots(1, len(figures), figsize=(5.2 * len(figures), 4.2), squeeze=False)
+        ix, iy = np.searchsorted(xs, table[px]), np.searchsorted(ys, table[py])
+        for ax, name in zip(axes[0], figures):
+            z = np.full((len(ys), len(xs)), np.nan)
+            z[iy, ix] = table[name]
+            mesh = ax.pcolormesh(xs, ys, np.ma.masked_invalid(z), shading="nearest")
+            fig.colorbar(mesh, ax=ax, label=name)
+            ax.set_xlabel(_label(px, table.units))
+            ax.set_ylabel(_label(py, table.units))
+    fig.suptitle(table.title)
+    fig.tight_layout()
+    if path:
+        from mechsym.output import save_figure
+
+        save_figure(fig, path, dpi=120)
+    return fig
+
+
+def _label(name, units):
+    return f"{name} [{units[name]}]" if units.get(name) else name

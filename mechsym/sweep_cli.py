@@ -1,0 +1,127 @@
+"""`mechsym sweep ANALYSIS MODEL ...`: one analysis (inverse, kinematics, forward, with their options and
+--reduce FUNC:COLUMN) or one model study over a grid of parameter values, on one core, a local process
+pool (--workers N) or a dask.distributed cluster (--scheduler ADDRESS); one CSV row per parameter set."""
+from __future__ import annotations
+
+import sys
+
+from mechsym.errors import InputError
+
+GENERIC = ("inverse", "kinematics", "forward")
+
+
+def studies() -> dict:
+    """The shipped models' studies: command name -> class (mechanisms.sweep_studies.STUDIES)."""
+    from mechanisms.sweep_studies import STUDIES
+
+    return dict(STUDIES)
+
+
+def configure(parser):
+    """Add the sweep's analyses and studies with their options to the `sweep` parser."""
+    from mechsym import cli
+
+    sub = parser.add_subparsers(dest="analysis", required=True, parser_class=type(parser))
+    options = {"inverse": cli.inverse_options, "kinematics": cli.kinematics_options, "forward": cli.forward_options}
+    for name in GENERIC:
+        p = sub.add_parser(name, help=f"the {name} analysis per parameter set, reduced to figures")
+        p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
+        options[name](p)
+        p.add_argument("--reduce", action="append", default=[], required=True, metavar="FUNC:COLUMN",
+                       help="a figure per set: max, min, mean, rms, ptp, absmax or final of a column (repeatable)")
+        _common(p)
+    for name, study in studies().items():
+        p = sub.add_parser(name, help=study.HELP)
+        p.add_argument("model", help=f"the model this study belongs to ({study.MODEL})")
+        study.configure(p)
+        _common(p)
+
+
+def _common(p):
+    from mechsym.cli import positive_int
+
+    p.add_argument("--param", action="append", default=[], required=True, metavar="NAME=START:STOP:N|NAME=a,b,c",
+                   help="a swept parameter: N values from START to STOP inclusive, or a list (repeat for a grid)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, help="run on a local pool of N processes")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed cluster (tcp://host:port)")
+    p.add_argument("--chunk", type=positive_int, help="parameter sets per task (default: about 4 tasks per worker)")
+    p.add_argument("--max-sets", type=positive_int, default=1_000_000, help="refuse larger grids (default 10^6)")
+    p.add_argument("--backend", choices=["numpy", "c"], default="c", help="evaluation backend (default c)")
+    p.add_argument("--out", help="CSV: the parameters, the figures, status, message (one row per set)")
+    p.add_argument("--plot", help="PNG/SVG: a line per figure over one parameter, a heat map per figure over two")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def run(args) -> int:
+    """Carry out `mechsym sweep`; returns the exit code."""
+    from mechsym import sweep as sw
+
+    axes = dict(sw.axis(text) for text in args.param)
+    if len(axes) != len(args.param):
+        raise InputError("a parameter is swept twice (one --param per name)")
+    study = _study(args)
+    if args.plot and len([n for n, v in axes.items() if len(v) > 1]) > 2:
+        raise InputError("--plot draws one or two varying parameters (a line or a heat map)")
+    for path in (args.out, args.plot):
+        if path:
+            _check_folder(path)
+    client = None
+    executor = None
+    if args.scheduler:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise InputError("--scheduler needs dask.distributed (pip install 'dask[distributed]')") from None
+        try:
+            client = Client(args.scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"cannot reach the scheduler at '{args.scheduler}': {exc}") from None
+        executor = client.get_executor()
+    try:
+        table = sw.sweep(args.model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
+                         chunk=args.chunk, max_sets=args.max_sets)
+    finally:
+        if client is not None:
+            client.close()
+    failed = [m for s, m in zip(table["status"], table["message"]) if s != "ok"]
+    if len(failed) == len(table):
+        raise InputError(f"every parameter set failed; the first: {failed[0]}")
+    if args.out:
+        table.to_csv(args.out)
+        print(f"wrote {args.out} ({len(table)} rows, {len(table.names)} columns)")
+    elif not args.plot:
+        from mechsym.results import write_text_csv
+
+        write_text_csv(sys.stdout, table.columns)
+    if args.plot:
+        sw.plot(table, args.plot, list(axes))
+        print(f"wrote {args.plot}")
+    if failed:
+        print(f"note: {len(failed)} of {len(table)} parameter sets failed (see status and message); the first: "
+              f"{failed[0]}", file=sys.stderr)
+    return 0
+
+
+def _study(args):
+    from mechsym.sweep import TableStudy
+
+    if args.analysis in studies():
+        cls = studies()[args.analysis]
+        if args.model != cls.MODEL:
+            raise InputError(f"study '{args.analysis}' belongs to model '{cls.MODEL}', not '{args.model}'")
+        return cls.from_args(args)
+    skip = {"analysis", "model", "param", "reduce", "workers", "scheduler", "chunk", "max_sets", "backend", "out",
+            "plot", "debug", "command"}
+    options = {k: v for k, v in vars(args).items() if k not in skip}
+    return TableStudy(args.analysis, options, tuple(args.reduce), args.model)
+
+
+def _check_folder(path):
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"cannot write '{path}': folder '{folder}' is not writable")

@@ -1,0 +1,53 @@
+"""Every public module, class, function, method and property of mechsym has a docstring, and docs/api.md
+names every public class and function of the modules it documents."""
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import mechsym
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def public_modules():
+    names = ["mechsym"] + [m.name for m in pkgutil.walk_packages(mechsym.__path__, "mechsym.")]
+    return [n for n in names if not any(part.startswith("_") for part in n.split(".")[1:])]
+
+
+def public_objects():
+    """(qualified name, object) of every public class and function defined in a public module, and of the
+    public methods and properties of those classes."""
+    for name in public_modules():
+        module = importlib.import_module(name)
+        yield name, module
+        for attr, obj in vars(module).items():
+            if attr.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            if obj.__module__ != name:
+                continue
+            yield f"{name}.{attr}", obj
+            if inspect.isclass(obj):
+                for member, value in vars(obj).items():
+                    fn = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+                    if not member.startswith("_") and inspect.isfunction(fn):
+                        yield f"{name}.{attr}.{member}", fn
+
+
+def test_every_public_name_has_a_docstring():
+    missing = [name for name, obj in public_objects() if not (obj.__doc__ or "").strip()]
+    assert not missing, "public names without a docstring:\n" + "\n".join(missing)
+
+
+def test_api_reference_names_every_public_class_and_function():
+    text = (ROOT / "docs" / "api.md").read_text()
+    documented = [line.split("`")[1] for line in text.splitlines() if line.startswith("### `")]
+    modules = {line[len("## `"):].split("`")[0] for line in text.splitlines() if line.startswith("## `")}
+    expected = []
+    for module in sorted(modules):
+        tree = ast.parse(Path(importlib.import_module(module).__file__).read_text())
+        expected += [f"{module}.{n.name}" for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")]
+    missing = [name for name in expected if not any(d.split("(")[0] == name for d in documented)]
+    assert modules and not missing, "not in docs/api.md:\n" + "\n".join(missing)

@@ -1,0 +1,35 @@
+"""Progress bars: silent without a terminal, shown when asked, and never a change to results or files."""
+import numpy as np
+
+from mechsym.cli import main
+from mechsym.progress_bars import bar, bisection_steps
+from mechsym.sweep import TableStudy, sweep
+
+
+def test_silent_without_a_terminal(capsys, monkeypatch):
+    monkeypatch.delenv("MECHSYM_PROGRESS", raising=False)
+    with bar(3, "work") as b:
+        b.update(3)
+        assert b.disable
+    assert capsys.readouterr().err == ""
+
+
+def test_shown_when_asked_and_results_unchanged(capsys, tmp_path, monkeypatch):
+    study = TableStudy("inverse", {"omega": [2.0], "samples": 36}, ("max:torque",))
+    quiet = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=False)
+    assert capsys.readouterr().err == ""
+    shown = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=True)
+    assert "sweep" in capsys.readouterr().err
+    assert np.array_equal(quiet["max_torque"], shown["max_torque"])
+    args = ["sweep", "inverse", "fourbar", "--omega", "2", "--samples", "36", "--param", "density=1,2", "--reduce",
+            "max:torque", "--out"]
+    main(args + [str(tmp_path / "a.csv")])
+    monkeypatch.setenv("MECHSYM_PROGRESS", "1")
+    main(args + [str(tmp_path / "b.csv")])
+    out, err = capsys.readouterr()
+    assert "sweep" in err and "\r" in err and "sweep" not in out
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_bisection_steps():
+    assert bisection_steps(0.0, 1.0, 1e-3) == 10 and bisection_steps(0.0, 1e-4, 1e-3) == 0

@@ -1,0 +1,315 @@
+"""Sweeps: grid order, failures in their rows, the same figures serially, on a process pool and on a
+dask.distributed cluster, and no result lost when a worker dies mid-sweep."""
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mechsym.cli import main
+from mechsym.errors import InputError
+from mechsym.results import read_csv
+from mechsym.sweep import Reduction, TableStudy, axis, grid, sweep
+
+STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
+SETS = {"density": [1.0, 2.0, 3.0], "l_crank": [0.05, 0.06, 1.5]}  # l_crank = 1.5 cannot assemble
+
+
+@dataclass(frozen=True)
+class DiesOnce:
+    """The wrapped study, except that the first task to meet density = 2 ends its process (a worker
+    killed in the middle); the marker file makes the second attempt proceed."""
+
+    marker: str
+    inner: object
+
+    def _die_once(self, sets):
+        if any(s["density"] == 2.0 for s in sets) and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(3)
+
+    def __call__(self, system, params):
+        self._die_once([params])
+        return self.inner(system, params)
+
+    def batch(self, system, sets):
+        self._die_once(sets)
+        return self.inner.batch(system, sets)
+
+
+@pytest.fixture(scope="module")
+def serial():
+    return sweep("fourbar", SETS, STUDY)
+
+
+def figures(table):
+    return np.column_stack([table[n] for n in STUDY.names])
+
+
+def test_grid_order_and_values_against_direct_calls(serial, fourbar):
+    assert serial.names == ["density", "l_crank", "absmax_torque", "rms_torque", "final_B.fx", "status", "message"]
+    assert list(serial["density"]) == [1.0] * 3 + [2.0] * 3 + [3.0] * 3  # first axis slowest
+    assert list(serial["l_crank"]) == [0.05, 0.06, 1.5] * 3
+    theta = 2 * np.pi * np.arange(90) / 90
+    for i in np.flatnonzero(serial["l_crank"] < 1):  # the numpy backend, called directly, set by set
+        t = fourbar.inverse(theta, 3.0, params={"density": serial["density"][i], "l_crank": serial["l_crank"][i]})
+        direct = [np.max(np.abs(t["torque"])), np.sqrt(np.mean(t["torque"] ** 2)), t["B.fx"][-1]]
+        assert np.allclose(figures(serial)[i], direct, rtol=1e-10, atol=1e-12)
+
+
+def test_a_set_that_cannot_assemble_is_reported_in_its_row(serial):
+    bad = serial["l_crank"] == 1.5
+    assert list(serial["status"][bad]) == ["error"] * 3 and list(serial["status"][~bad]) == ["ok"] * 6
+    assert all("cannot assemble" in m and "loop" in m for m in serial["message"][bad])
+    assert np.all(np.isnan(figures(serial)[bad])) and np.all(np.isfinite(figures(serial)[~bad]))
+    assert all(m == "" for m in serial["message"][~bad])
+
+
+def test_csv_round_trip_with_empty_figures(serial, tmp_path):
+    path = tmp_path / "s.csv"
+    serial.to_csv(path)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "density,l_crank,absmax_torque,rms_torque,final_B.fx,status,message"
+    assert lines[3].startswith("1,1.5,,,,error,") and "nan" not in path.read_text().lower()
+    back = read_csv(path)
+    assert np.array_equal(figures(back), figures(serial), equal_nan=True)
+    assert list(back["message"]) == list(serial["message"])
+
+
+def test_process_pool_with_a_worker_killed_equals_serial(serial, tmp_path):
+    study = DiesOnce(str(tmp_path / "died"), STUDY)
+    table = sweep("fourbar", SETS, study, workers=2, chunk=2)
+    assert (tmp_path / "died").exists()  # a worker did die
+    assert np.array_equal(figures(table), figures(serial), equal_nan=True)
+    assert list(table["status"]) == list(serial["status"])
+
+
+def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        from mechsym.sweep import _width
+
+        assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
+        table = sweep("fourbar", SETS, STUDY, executor=client.get_executor(), chunk=2)
+        a, b = figures(table)[serial["status"] == "ok"], figures(serial)[serial["status"] == "ok"]
+        assert np.max(np.abs(a - b)) <= 1e-14 * np.max(np.abs(b))
+        assert list(table["status"]) == list(serial["status"]) and list(table["message"]) == list(serial["message"])
+        killed = sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
+        assert (tmp_path / "died").exists()
+        assert np.array_equal(figures(killed), figures(serial), equal_nan=True)
+        out = tmp_path / "cli.csv"  # the command line on the same cluster
+        assert main(["sweep", "inverse", "fourbar", "--omega", "3", "--samples", "90", "--param", "density=1:3:3",
+                     "--param", "l_crank=0.05,0.06,1.5", "--reduce", "absmax:torque", "--reduce", "rms:torque",
+                     "--reduce", "final:B.fx", "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
+        assert np.array_equal(figures(read_csv(out)), figures(serial), equal_nan=True)
+
+
+def test_process_pool_executor_given_by_the_caller(serial):
+    with ProcessPoolExecutor(2) as pool:
+        table = sweep("fourbar", grid(SETS), STUDY, executor=pool)
+    assert np.array_equal(figures(table), figures(serial), equal_nan=True)
+
+
+def test_inputs():
+    assert axis("a=1:2:3") == ("a", [1.0, 1.5, 2.0]) and axis("b=0.1,-2") == ("b", [0.1, -2.0])
+    for bad in ("a", "a=1:2", "a=1:x:3", "a=1:2:0", "a=nan"):
+        with pytest.raises(InputError):
+            axis(bad)
+    with pytest.raises(InputError, match="unknown reduction"):
+        Reduction.parse("median:torque")
+    with pytest.raises(InputError, match="unknown parameter 'bogus'"):
+        sweep("fourbar", {"bogus": [1.0]}, STUDY)
+    with pytest.raises(InputError, match="max_sets"):
+        sweep("fourbar", {"density": np.ones(11)}, STUDY, max_sets=10)
+    table = sweep("fourbar", {"density": [1.0]}, TableStudy("inverse", {"omega": [1.0]}, ["max:nosuch"]))
+    assert table["status"][0] == "error" and "no column 'nosuch'" in table["message"][0]
+
+
+def test_reductions_against_numpy():
+    from mechsym.results import Table
+
+    v = np.array([1.0, -4.0, 2.5])
+    t = Table({"c": v})
+    expect = {"max": 2.5, "min": -4.0, "mean": -0.5 / 3, "rms": np.sqrt(23.25 / 3), "ptp": 6.5, "absmax": 4.0,
+              "final": 2.5}
+    for func, value in expect.items():
+        assert Reduction(func, "c")(t) == pytest.approx(value, rel=1e-15)
+
+
+def test_cli_sweep_csv_plot_and_errors(tmp_path, capsys, serial):
+    out, png = tmp_path / "s.csv", tmp_path / "s.png"
+    code = main(["sweep", "inverse", "fourbar", "--omega", "3", "--samples", "90", "--param", "density=1:3:3",
+                 "--param", "l_crank=0.05,0.06,1.5", "--reduce", "absmax:torque", "--reduce", "rms:torque",
+                 "--reduce", "final:B.fx", "--out", str(out), "--plot", str(png)])
+    _, err = capsys.readouterr()
+    assert code == 0 and "3 of 9 parameter sets failed" in err
+    table = read_csv(out)
+    assert np.array_equal(figures(table), figures(serial), equal_nan=True) and png.stat().st_size > 1000
+    code = main(["sweep", "inverse", "fourbar", "--omega", "3", "--param", "l_crank=1.5,2", "--reduce",
+                 "max:torque", "--out", str(tmp_path / "none.csv")])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("error: every parameter set failed") and not (tmp_path / "none.csv").exists()
+    code = main(["sweep", "start-torque", "fourbar", "--param", "density=1"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "belongs to model 'pasibot'" in err
+
+
+def test_cli_sweep_kinematics_quasi_static_and_forward(tmp_path, capsys, fourbar):
+    code = main(["sweep", "kinematics", "fourbar", "--samples", "36", "--param", "l_crank=0.04,0.05",
+                 "--reduce", "ptp:rocker.angle", "--out", str(tmp_path / "k.csv")])
+    assert code == 0
+    k = read_csv(tmp_path / "k.csv")
+    direct = fourbar.kinematics_table(2 * np.pi * np.arange(36) / 36, {"l_crank": 0.05})["rocker.angle"]
+    assert k["ptp_rocker.angle"][1] == pytest.approx(np.ptp(direct), rel=1e-9)
+    code = main(["sweep", "inverse", "fourbar", "--quasi-static", "--param", "density=1,2", "--reduce", "max:torque",
+                 "--out", str(tmp_path / "q.csv")])
+    q = read_csv(tmp_path / "q.csv")
+    assert code == 0 and q["max_torque"][1] == pytest.approx(2 * q["max_torque"][0], rel=1e-12)  # linear in density
+    code = main(["sweep", "forward", "fourbar", "--torque", "0.2", "--t-end", "0.2", "--param", "density=1,2",
+                 "--reduce", "final:theta", "--out", str(tmp_path / "f.csv")])
+    f = read_csv(tmp_path / "f.csv")
+    run = fourbar.forward(0.2, 0.0, 0.0, 0.2, params={"density": 2.0})
+    assert code == 0 and f["final_theta"][1] == pytest.approx(run["theta"][-1], rel=1e-7)
+
+
+def test_model_studies_equal_their_direct_calls(tmp_path, capsys):
+    from mechanisms import pasibot_study as st
+    from mechanisms import ugv_study as us
+
+    out = tmp_path / "st.csv"
+    assert main(["sweep", "start-torque", "pasibot", "--tol", "1e-3", "--param", "density=1.2,1.47", "--workers", "2",
+                 "--out", str(out)]) == 0
+    table = read_csv(out)
+    assert table["start_torque"][0] == st.start_torque({"density": 1.2}, tol=1e-3, backend="c")
+    out = tmp_path / "ugv.csv"
+    assert main(["sweep", "optimize", "ugv", "--criterion", "peak-torque", "--tracks", "bump,step", "--samples", "41",
+                 "--param", "m_body=250,300", "--out", str(out)]) == 0
+    table = read_csv(out)
+    assert table.names == ["m_body", "value_bump", "value_step", "status", "message"]
+    direct = us.optimize("step", "peak-torque", samples=41, params={"m_body": 250.0}).value
+    assert table["value_step"][0] == pytest.approx(direct, rel=1e-12)
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A study with a bug: it fails with an error that is not bad input."""
+
+    def __call__(self, system, params):
+        raise KeyError("a bug")
+
+
+def test_a_failing_study_ends_the_sweep_on_one_core_and_on_a_pool():
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, Broken())
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, Broken(), workers=2)
+
+
+@dataclass(frozen=True)
+class AlwaysDies:
+    """A study whose set density = 2 always ends its process."""
+
+    inner: object
+
+    def __call__(self, system, params):
+        if params["density"] == 2.0:
+            os._exit(3)
+        return self.inner(system, params)
+
+    def batch(self, system, sets):
+        if any(s["density"] == 2.0 for s in sets):
+            os._exit(3)
+        return self.inner.batch(system, sets)
+
+
+def test_a_task_that_always_kills_its_worker_is_reported_after_its_retries(serial):
+    table = sweep("fourbar", SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
+    dead = table["density"] == 2.0
+    assert list(table["status"][dead]) == ["error"] * 3 and all("task lost 2 times" in m for m in table["message"][dead])
+    assert np.array_equal(figures(table)[~dead], figures(serial)[~dead], equal_nan=True)
+
+
+@dataclass(frozen=True)
+class SetBySet:
+    """The wrapped study without its batch: one set at a time."""
+
+    inner: object
+
+    def __call__(self, system, params):
+        return self.inner(system, params)
+
+
+@pytest.mark.parametrize("options", [{"omega": [3.0, 5.0], "alpha": 2.0, "samples": 90}, {"quasi_static": True}])
+def test_batched_inverse_equals_set_by_set(options):
+    study = TableStudy("inverse", options, ("absmax:torque", "mean:A.fy", "final:M.fx"))
+    sets = grid(density=[1.0, 2.5, -1.0], l_crank=[0.05, 0.06, 1.5], g=[9.81, 1.62])  # geometry, mass, gravity
+    batched, one_by_one = sweep("fourbar", sets, study), sweep("fourbar", sets, SetBySet(study))
+    assert list(batched["message"]) == list(one_by_one["message"])
+    ok = batched["status"] == "ok"
+    assert ok.sum() == 8 and "must be positive" in batched["message"][-1]
+    a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
+    assert np.max(np.abs(a - b)) <= 1e-13 * np.max(np.abs(b))
+
+
+@dataclass(frozen=True)
+class SlowAndBroken:
+    """One set takes a minute, another has a bug."""
+
+    def __call__(self, system, params):
+        if params["density"] == 1.0:
+            import time
+
+            time.sleep(60)
+        raise KeyError("a bug")
+
+
+def test_an_error_ends_the_owned_workers_at_once():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(KeyError):
+        sweep("fourbar", {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
+    assert time.perf_counter() - start < 20  # the sleeping worker was not waited for
+
+
+def test_a_grid_too_large_is_refused_before_it_is_built(capsys):
+    code = main(["sweep", "inverse", "fourbar", "--omega", "1", "--param", "density=1:2:100000", "--param",
+                 "l_crank=0.04:0.06:100000", "--reduce", "max:torque"])
+    err = capsys.readouterr().err
+    assert code == 2 and "10000000000 parameter sets" in err and "--max-sets" in err
+
+
+MODEL_FILE = '''
+from mechsym import Mechanism
+
+
+def build():
+    m = Mechanism("crank-rocker")
+    a = m.parameter("a", 0.04, "m", "crank")
+    b = m.parameter("b", 0.12, "m", "coupler")
+    c = m.parameter("c", 0.10, "m", "rocker")
+    d = m.parameter("d", 0.11, "m", "ground link")
+    rho = m.parameter("rho", 2.0, "kg/m", "bar density")
+    m.ground(points={"O": (0, 0), "Q": (d, 0)})
+    m.bar("crank", ("O", "A"), a, rho)
+    m.bar("coupler", ("A", "B"), b, rho, guess=0.9)
+    m.bar("rocker", ("Q", "B"), c, 2 * rho, guess=1.6)
+    m.revolute("O", "ground", "O", "crank")
+    m.revolute("A", "crank", "A", "coupler")
+    m.revolute("B", "coupler", "B", "rocker")
+    m.revolute("Q", "ground", "Q", "rocker")
+    m.coordinate("theta", "O", force="torque")
+    return m
+'''
+
+
+def test_a_model_file_travels_by_its_path(tmp_path):
+    path = tmp_path / "my_linkage.py"
+    path.write_text(MODEL_FILE)
+    study = TableStudy("inverse", {"omega": [10.0], "samples": 72}, ["absmax:torque"])
+    sets = {"rho": [1.0, 2.0], "a": [0.03, 0.04]}
+    serial_run, pooled = sweep(str(path), sets, study), sweep(str(path), sets, study, workers=2, chunk=1)
+    assert list(pooled["status"]) == ["ok"] * 4
+    assert np.array_equal(pooled["absmax_torque"], serial_run["absmax_torque"])
