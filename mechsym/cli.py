@@ -330,8 +330,9 @@ def _check_memory(args, system):
 
     name, n = system.mechanism.name, args.samples
     if args.command == "inverse":
-        check_memory(f"inverse of '{name}' at {n} samples x {len(args.omega)} speed{'s' * (len(args.omega) > 1)}",
-                     inverse_memory(system, n, len(args.omega)))
+        speeds = len(args.omega or [0])  # --quasi-static: one set of forces, at no speed
+        check_memory(f"inverse of '{name}' at {n} samples x {speeds} speed{'s' * (speeds > 1)}",
+                     inverse_memory(system, n, speeds))
     else:
         columns = 1 + len(system.constraints.q) + 2 * len(system.kin.point_names)
         check_memory(f"kinematics of '{name}' at {n} samples",
