@@ -7,7 +7,8 @@ Printed:
 1. cold: derivation + C generation + compilation into an empty cache; warm: a fresh interpreter loading
    HyQ from the cache (import included); the flop count of the generated functions.
 2. mechsym, per state: contact_terms over --states states in one call (the loop inside C), and one state
-   at a time from Python (the same entry point).
+   at a time from Python (the same entry point); the same batched with every value folded into the
+   code (read_urdf's symbolic=(): no run-time parameters).
 3. Pinocchio (its Python bindings) per state for the same quantities: crba, nonLinearEffects,
    computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) for the four feet, and
    forwardKinematics(q, v, 0) + getFrameClassicalAcceleration for the four foot biases; each call
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--single", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ loop over Pinocchio")
+    ap.add_argument("--rounds", type=int, default=3, help="alternations of the C++ loop and mechsym")
     args = ap.parse_args()
 
     import pinocchio as pin
@@ -82,6 +84,8 @@ def main():
 
         # 2. mechsym
         batched = best(lambda: system.contact_terms(q, v), args.repeat) / n
+        folded = derive_tree(hyq.build(symbolic=()), contact_frames=FEET)
+        folded_time = best(lambda: folded.contact_terms(q, v), args.repeat) / n
         m = args.single
 
         def one_by_one():
@@ -91,6 +95,8 @@ def main():
         single = best(one_by_one, args.repeat) / m
         print(f"mechsym C, batched over {n} states:    {batched * 1e6:8.3f} us per state")
         print(f"mechsym C, one state per Python call:  {single * 1e6:8.3f} us per state")
+        print(f"mechsym C, every value folded into the code (symbolic=()), batched: {folded_time * 1e6:.3f} us "
+              f"per state, {folded.flops['contact']} flops")
 
         # 3. Pinocchio through Python
         ids = [model.getFrameId(f) for f in FEET]
@@ -123,17 +129,35 @@ def main():
             print("C++ loop over Pinocchio: not built (" + ("--no-cpp" if args.no_cpp else
                   "Eigen's headers not found: pip install cmeel-eigen, or set EIGEN_INCLUDE") + ")")
         else:
-            cpp = _pinocchio_cpp(model, eigen, n)
-            if isinstance(cpp, str):
-                print(f"C++ loop over Pinocchio: {cpp}")
+            run_cpp = _pinocchio_cpp(model, eigen, n, cache)
+            if isinstance(run_cpp, str):
+                print(f"C++ loop over Pinocchio: {run_cpp}")
             else:
+                # the machine is shared: C++ and mechsym alternate, and each keeps its best round
+                fn, size = system._c_function("contact")
+                out, acc = np.empty((n, size)), np.zeros((n, model.nv))
+                qc, vc, p = np.ascontiguousarray(q), np.ascontiguousarray(v), system.param_values
+
+                def c_alone():
+                    fn(n, qc.ctypes.data, vc.ctypes.data, acc.ctypes.data, p.ctypes.data, out.ctypes.data)
+
+                cpp, ours, ours_alone = None, [], []
+                for _ in range(args.rounds):
+                    times = run_cpp()
+                    cpp = times if cpp is None else [min(a, b) for a, b in zip(cpp, times)]
+                    ours.append(best(lambda: system.contact_terms(q, v), args.repeat) / n * 1e6)
+                    ours_alone.append(best(c_alone, args.repeat) / n * 1e6)
                 labels = ("crba", "nonLinearEffects", "computeJointJacobians + 4 getFrameJacobian",
                           "forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration")
-                print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3), per state over {n} states:")
+                print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3), per state over {n} states, "
+                      f"best of {args.rounds} rounds alternating with mechsym:")
                 for label, t in zip(labels, cpp):
                     print(f"  pinocchio {label:58s} {t:8.3f} us")
                 print(f"  pinocchio C++ total for the same quantities:                 {sum(cpp):8.3f} us")
-                print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / (batched * 1e6):.2f}")
+                print(f"mechsym C batched in the same rounds: {min(ours):.3f} us per state (contact_terms), "
+                      f"{min(ours_alone):.3f} us (the generated function into a preallocated array)")
+                print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / min(ours):.2f} "
+                      f"(preallocated: {sum(cpp) / min(ours_alone):.2f})")
 
         # 4. agreement on a few of the timed states
         k = 50
@@ -166,32 +190,33 @@ def _eigen():
     return None
 
 
-def _pinocchio_cpp(model, eigen, n):
-    """Per-state microseconds (crba, nle, jacobians, biases) of benchmarks/pinocchio_hyq.cpp, or why not."""
+def _pinocchio_cpp(model, eigen, n, folder):
+    """A function running benchmarks/pinocchio_hyq.cpp (built into `folder`) and returning its per-state
+    microseconds (crba, nle, jacobians, biases), or a string saying why it could not be built."""
     import pinocchio as pin
 
-    prefix = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.dirname(pin.__file__))))), "cmeel.prefix")
-    if not os.path.isdir(os.path.join(prefix, "include", "pinocchio")):
-        prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
-                              "site-packages", "cmeel.prefix")
-    with tempfile.TemporaryDirectory() as tmp:
-        binary = os.path.join(tmp, "hyq.bin")
-        model.saveToBinary(binary)
-        exe = os.path.join(tmp, "pinocchio_hyq")
-        defines = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
-                   "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-DNDEBUG"]
-        cmd = ["c++", "-O3", "-std=c++17", *defines, f"-I{prefix}/include", f"-I{eigen}",
-               os.path.join(ROOT, "benchmarks", "pinocchio_hyq.cpp"), "-o", exe, f"-L{prefix}/lib",
-               "-lpinocchio_default", "-lboost_serialization", f"-Wl,-rpath,{prefix}/lib"]
-        t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            last = [line for line in proc.stderr.splitlines() if "error" in line][:1]
-            return f"not built ({last[0] if last else 'compiler failed'})"
-        print(f"(C++ loop over Pinocchio built in {time.perf_counter() - t:.0f} s)")
+    prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
+                          "site-packages", "cmeel.prefix")
+    binary = os.path.join(folder, "hyq.bin")
+    model.saveToBinary(binary)
+    exe = os.path.join(folder, "pinocchio_hyq")
+    defines = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
+               "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-DNDEBUG"]
+    cmd = ["c++", "-O3", "-std=c++17", *defines, f"-I{prefix}/include", f"-I{eigen}",
+           os.path.join(ROOT, "benchmarks", "pinocchio_hyq.cpp"), "-o", exe, f"-L{prefix}/lib",
+           "-lpinocchio_default", "-lboost_serialization", f"-Wl,-rpath,{prefix}/lib"]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = [line for line in proc.stderr.splitlines() if "error" in line][:1]
+        return f"not built with Pinocchio {pin.__version__} ({last[0] if last else 'compiler failed'})"
+    print(f"(C++ loop over Pinocchio built in {time.perf_counter() - t:.0f} s)")
+
+    def run():
         out = subprocess.run([exe, binary, str(n)], capture_output=True, text=True, check=True).stdout
         return [float(x) for x in out.split()]
+
+    return run
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ HELP = "HyQ quadruped (spatial tree from its URDF): simulations"
 
 SUBCOMMANDS = {
     "fall": "mechanisms.hyq_fall",
+    "drop": "mechanisms.hyq_contact",
+    "tilted": "mechanisms.hyq_contact",
 }
 
 
@@ -15,7 +17,7 @@ def configure(parser):
     sub = parser.add_subparsers(dest="hyq_command", required=True, parser_class=type(parser))
     for name, module in SUBCOMMANDS.items():
         mod = importlib.import_module(module)
-        p = sub.add_parser(name, help=mod.HELP)
+        p = sub.add_parser(name, help=getattr(mod, "HELPS", {}).get(name, mod.HELP))
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         mod.configure(p)
 

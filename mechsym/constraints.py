@@ -18,7 +18,8 @@ from functools import cached_property
 
 import sympy as sp
 
-from mechsym.model import Mechanism, Prismatic, Revolute, Slot
+from mechsym.errors import ModelError
+from mechsym.model import Mechanism
 from mechsym.topology import Topology
 
 
@@ -40,6 +41,28 @@ def point_position(mech, poses, body_name, point_name) -> sp.Matrix:
         return sp.Matrix(body.points[point_name])
     x, y, th = poses[body_name]
     return sp.Matrix([x, y]) + rot(th) * (sp.Matrix(body.points[point_name]) - sp.Matrix(body.com))
+
+
+class Placement:
+    """The bodies placed by their symbolic coordinates: what a joint writes its rows with."""
+
+    def __init__(self, mech, poses):
+        self.mechanism, self.poses = mech, poses
+
+    def point(self, body, point) -> sp.Matrix:
+        """World position of a named point of a body."""
+        return point_position(self.mechanism, self.poses, body, point)
+
+    def angle(self, body):
+        """The angle of a body's frame (0 for the fixed body)."""
+        return self.poses[body][2]
+
+    def slide(self, body, axis):
+        """Unit vectors along `axis` (given in the body's frame) and normal to it (the axis turned +90
+        degrees), in the world frame."""
+        axis = sp.Matrix(axis)
+        u = rot(self.angle(body)) * axis / sp.sqrt(axis.dot(axis))
+        return u, sp.Matrix([-u[1], u[0]])
 
 
 @dataclass(frozen=True)
@@ -104,26 +127,13 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
     zero = sp.Integer(0)
     poses[mech.fixed] = (zero, zero, zero)
 
-    def point(body_name, point_name):
-        return point_position(mech, poses, body_name, point_name)
-
-    def slide_frame(joint):
-        th1 = poses[joint.body1][2]
-        axis = sp.Matrix(joint.axis)
-        u = rot(th1) * axis / sp.sqrt(axis.dot(axis))
-        return u, sp.Matrix([-u[1], u[0]])
-
+    placed = Placement(mech, poses)
     rows, row_joint, reactions = [], [], []
     for j in mech.joints.values():
-        p1, p2 = point(j.body1, j.point1), point(j.body2, j.point2)
-        if isinstance(j, Revolute):
-            new = [p2[0] - p1[0], p2[1] - p1[1]]
-        elif isinstance(j, Prismatic):
-            _, n = slide_frame(j)
-            new = [n.dot(p2 - p1), poses[j.body2][2] - poses[j.body1][2] - j.angle]
-        elif isinstance(j, Slot):
-            _, n = slide_frame(j)
-            new = [n.dot(p2 - p1)]
+        new = list(j.rows(placed))
+        if len(new) != j.constraint_count or len(j.reaction_names) != len(new):
+            raise ModelError(mech.name, [f"joint '{j.name}' ({type(j).__name__}) gives {len(new)} rows for "
+                                         f"{j.constraint_count} constraints and {len(j.reaction_names)} reactions"])
         rows += new
         row_joint += [j.name] * len(new)
         reactions += [f"{j.name}.{r}" for r in j.reaction_names]
@@ -134,18 +144,13 @@ def derive_constraints(mech: Mechanism, topo: Topology) -> Constraints:
         j = mech.joints[c.joint]
         sym = sp.Symbol(c.name, real=True)
         theta.append(sym)
-        if isinstance(j, Revolute):
-            d = poses[j.body2][2] - poses[j.body1][2]
-        else:
-            u, _ = slide_frame(j)
-            d = u.dot(point(j.body2, j.point2) - point(j.body1, j.point1))
-        rows.append(d - sym)
+        rows.append(j.drive(placed) - sym)
         row_joint.append(j.name)
 
     points = {}
     for bname, body in mech.bodies.items():
         for pname in body.points:
-            points.setdefault(pname, tuple(point(bname, pname)))
+            points.setdefault(pname, tuple(placed.point(bname, pname)))
 
     params = tuple(p.symbol for p in mech.parameters.values())
     return Constraints(

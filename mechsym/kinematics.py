@@ -20,7 +20,7 @@ from mechsym.codegen.sparse_numpy import SparseLU
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.constraints import Constraints
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
-from mechsym.model import Prismatic, Revolute, numeric_subs
+from mechsym.model import Revolute, numeric_subs
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
@@ -194,9 +194,9 @@ def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
         j = mech.joints[jname]
         here, there = (j.point2, j.point1) if j.body2 == body else (j.point1, j.point2)
         angle = mech.bodies[body].guess
-        if isinstance(j, Prismatic):
+        if j.relative_angle is not None:  # the joint holds the angle relative to the parent
             sign = 1 if j.body2 == body else -1
-            angle = pose[parent][2] + sign * num(j.angle)
+            angle = pose[parent][2] + sign * num(sp.sympify(j.relative_angle))
         b = mech.bodies[body]
         target = world(parent, there)
         sx, sy = num(b.points[here][0]) - num(b.com[0]), num(b.points[here][1]) - num(b.com[1])
@@ -226,9 +226,9 @@ class Solver:
         con = self.con
         j = con.mechanism.joints[con.row_joint[i]]
         if i >= con.n_joint_rows:
-            return isinstance(j, Revolute)
+            return j.drive_unit == "rad"
         first = [k for k in range(con.n_joint_rows) if con.row_joint[k] == j.name][0]
-        return isinstance(j, Prismatic) and i == first + 1
+        return i - first in j.angle_rows
 
     # -- single configuration ------------------------------------------------------------------------
     def assemble(self, theta, guess=None) -> np.ndarray:

@@ -57,8 +57,37 @@ class Body:
         return self.points[name]
 
 
+class JointType:
+    """What every joint type gives (a new joint type is one subclass, see docs/joints.md): its bodies and
+    points (`body1`, `point1`, `body2`, `point2`: its place in the joint graph), `rows(placed)` its
+    constraint rows, written "second body minus first", `reaction_names` the unknowns that are their
+    multipliers (the reactions, one per row, in the rows' order), `angle_rows` which of the rows are angles
+    (the others are lengths), and, if it can be a generalised coordinate, `drive(placed)` the relative
+    motion it drives with its `drive_unit` ("rad" or "m"). `placed` gives the bodies' symbolic placement
+    (mechsym.constraints.Placement). `problems()` lists what is wrong in the joint itself; `relative_angle`
+    is the fixed angle of body2 relative to body1 if the joint holds one (None if the angle is free)."""
+
+    constraint_count = 0
+    reaction_names = ()
+    angle_rows = ()
+    drive_unit = None  # None: the joint cannot be a generalised coordinate
+    relative_angle = None
+
+    def rows(self, placed) -> list:
+        """The constraint rows (sympy expressions that vanish when the joint holds), constraint_count of them."""
+        raise NotImplementedError
+
+    def drive(self, placed):
+        """The relative motion this joint drives as a generalised coordinate (types with a drive_unit)."""
+        raise NotImplementedError
+
+    def problems(self) -> list:
+        """What is wrong in the joint itself (none by default)."""
+        return []
+
+
 @dataclass(frozen=True)
-class Revolute:
+class Revolute(JointType):
     """A pin: point `point1` of `body1` coincides with point `point2` of `body2`. Unknowns fx, fy."""
 
     name: str
@@ -69,10 +98,20 @@ class Revolute:
 
     constraint_count = 2
     reaction_names = ("fx", "fy")
+    drive_unit = "rad"
+
+    def rows(self, placed):
+        """The two points coincide: x and y of point2 minus point1."""
+        p1, p2 = placed.point(self.body1, self.point1), placed.point(self.body2, self.point2)
+        return [p2[0] - p1[0], p2[1] - p1[1]]
+
+    def drive(self, placed):
+        """The angle of body2 relative to body1."""
+        return placed.angle(self.body2) - placed.angle(self.body1)
 
 
 @dataclass(frozen=True)
-class Prismatic:
+class Prismatic(JointType):
     """A slide: `point2` of `body2` moves on the line through `point1` of `body1` along `axis` (body1
     frame) and the two bodies keep their relative angle `angle`. Unknowns fn (along the slide normal) and m."""
 
@@ -86,10 +125,32 @@ class Prismatic:
 
     constraint_count = 2
     reaction_names = ("fn", "m")
+    angle_rows = (1,)
+    drive_unit = "m"
+
+    @property
+    def relative_angle(self):
+        """The held angle of body2 relative to body1."""
+        return self.angle
+
+    def rows(self, placed):
+        """point2 on the slide line (its offset along the normal), and the relative angle held."""
+        _, n = placed.slide(self.body1, self.axis)
+        p1, p2 = placed.point(self.body1, self.point1), placed.point(self.body2, self.point2)
+        return [n.dot(p2 - p1), placed.angle(self.body2) - placed.angle(self.body1) - self.angle]
+
+    def drive(self, placed):
+        """The travel of point2 from point1 along the axis."""
+        u, _ = placed.slide(self.body1, self.axis)
+        return u.dot(placed.point(self.body2, self.point2) - placed.point(self.body1, self.point1))
+
+    def problems(self):
+        """A zero slide axis."""
+        return _axis_problems(self)
 
 
 @dataclass(frozen=True)
-class Slot:
+class Slot(JointType):
     """A pin in a slot: `point2` of `body2` moves on the line through `point1` of `body1` along `axis`
     (body1 frame); rotation is free. Unknown fn (frictionless, along the slot normal)."""
 
@@ -102,6 +163,19 @@ class Slot:
 
     constraint_count = 1
     reaction_names = ("fn",)
+
+    def rows(self, placed):
+        """point2 on the slot's line (its offset along the normal)."""
+        _, n = placed.slide(self.body1, self.axis)
+        return [n.dot(placed.point(self.body2, self.point2) - placed.point(self.body1, self.point1))]
+
+    def problems(self):
+        """A zero slot axis."""
+        return _axis_problems(self)
+
+
+def _axis_problems(joint):
+    return [f"joint '{joint.name}' has a zero slide axis"] if all(sp.sympify(a) == 0 for a in joint.axis) else []
 
 
 Joint = Revolute | Prismatic | Slot
@@ -256,6 +330,12 @@ class Mechanism:
         frictionless, along the axis turned +90 degrees. A slot cannot be a coordinate."""
         return self._joint(Slot(name, body1, point1, body2, point2 or point1, _vec(axis)))
 
+    def add_joint(self, joint: JointType) -> str:
+        """Declare a joint of any type (a JointType); revolute(), prismatic() and slot() call this."""
+        if not isinstance(joint, JointType):
+            raise InputError(f"mechanism '{self.name}': {joint!r} is not a joint (a mechsym.model.JointType)")
+        return self._joint(joint)
+
     def plate(self, name, corners, density, points=None, guess=0.0):
         """A uniform flat plate (a ternary or larger link) whose outline is the polygon through `corners`
         (point name -> (x, y) [m] in the plate's frame, in order around the outline, three or more, not
@@ -284,8 +364,7 @@ class Mechanism:
         """Make the relative motion of `joint` a generalised coordinate named `name`, driven by the
         generalised force `force` (a torque for a revolute, a force for a prismatic), or passive.
         `guess_at` is the coordinate value at which the bodies' guess angles describe the mechanism."""
-        kind = type(self.joints.get(joint))
-        unit = "m" if kind is Prismatic else "rad"
+        unit = getattr(self.joints.get(joint), "drive_unit", None) or "rad"
         self.coordinates.append(Coordinate(name, joint, force, unit, float(guess_at)))
         return sp.Symbol(name, real=True)
 
@@ -353,14 +432,14 @@ class Mechanism:
                     problems.append(f"joint '{j.name}' names unknown point '{point}' of body '{body}'")
             if j.body1 == j.body2:
                 problems.append(f"joint '{j.name}' joins body '{j.body1}' to itself")
-            if isinstance(j, (Prismatic, Slot)) and all(sp.sympify(a) == 0 for a in j.axis):
-                problems.append(f"joint '{j.name}' has a zero slide axis")
+            problems += j.problems()
         for c in self.coordinates:
             joint = self.joints.get(c.joint)
             if joint is None:
                 problems.append(f"coordinate '{c.name}' names unknown joint '{c.joint}'")
-            elif isinstance(joint, Slot):
-                problems.append(f"coordinate '{c.name}': joint '{c.joint}' is a slot; drive a revolute or prismatic")
+            elif joint.drive_unit is None:
+                problems.append(f"coordinate '{c.name}': joint '{c.joint}' is a {type(joint).__name__.lower()}, "
+                                "which cannot be driven; drive a revolute or prismatic")
         names = [c.name for c in self.coordinates]
         if len(set(names)) != len(names):
             problems.append("a coordinate is declared twice")

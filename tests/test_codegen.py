@@ -180,17 +180,25 @@ def test_fingerprint_refuses_what_it_cannot_describe():
         c_backend.fingerprint(m)
 
 
+def _damage(path, data):
+    """Replace a cache file's content by another inode, as a damaged or edited file: this process maps the
+    library it loaded, and truncating that mapping in place would crash it (SIGBUS) when it next touches it."""
+    tmp = path.with_name(path.name + ".damaged")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def test_corrupt_entry_is_rebuilt(tmp_path):
     num = derive(fourbar.build())
     first = c_backend.build(num, directory=tmp_path)
     entry = first.path
-    (entry / "lib.so").write_bytes(b"not a library")  # then damaged on disk
+    _damage(entry / "lib.so", b"not a library")  # then damaged on disk
     lib = c_backend.build(num, directory=tmp_path)
     assert lib.path == entry
     assert (entry / "lib.so").read_bytes()[:4] == b"\x7fELF"
     assert lib.meta["lib_sha256"] == hashlib.sha256((entry / "lib.so").read_bytes()).hexdigest()
     source = (entry / "source.c").read_text()
-    (entry / "source.c").write_text(source + "/* edited */\n")  # content no longer the one recorded
+    _damage(entry / "source.c", (source + "/* edited */\n").encode())  # content no longer the one recorded
     assert c_backend._intact(entry) is None
     assert c_backend.build(num, directory=tmp_path).path == entry and (entry / "source.c").read_text() == source
 

@@ -70,6 +70,10 @@ def test_export_compiles_standalone_and_reproduces(system, tmp_path, capsys):
     assert agree(out, system.bias(q, v), 1e-14)
     assert main(["export", "hyq", "--out", str(tmp_path)]) == 0
     assert "up to date" in capsys.readouterr().out
+    (tmp_path / "hyq.h").write_text("/* edited */\n")
+    assert main(["export", "hyq", "--out", str(tmp_path)]) == 2             # refuses to replace an edit
+    assert "differs" in capsys.readouterr().err and (tmp_path / "hyq.h").read_text() == "/* edited */\n"
+    assert main(["export", "hyq", "--out", str(tmp_path), "--force"]) == 0
 
 
 def test_fall_holds_the_pose_while_falling(tmp_path):

@@ -403,3 +403,20 @@ def test_python_declaration_errors():
     t2.body("a", "base", Revolute("j"), mass=1, inertia=(1, 1, -5, 0, 0, 0))
     with pytest.raises(ModelError, match="body 'a' has an inertia that is not positive semi-definite"):
         derive_tree(t2)
+
+
+@pytest.mark.parametrize("backend", ["c", "numpy"])
+def test_forward_with_a_massless_link(backend):
+    """A massless last link makes H singular: NaN for those states in a batch, an error for one state."""
+    from mechsym.spatial import Revolute, Tree
+
+    t = Tree("massless")
+    t.body("base")
+    t.body("a", "base", Revolute("j1", (0, 0, 1)), mass=1.0, com=(0.3, 0, 0), inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+    t.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(0.5, 0, 0))
+    system = derive_tree(t, backend=backend)
+    out = system.forward(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 2)))
+    assert out.shape == (3, 2) and np.isnan(out).all()
+    if backend == "c":
+        with pytest.raises(InputError, match="not positive definite"):
+            system.forward(np.zeros(2), np.zeros(2), np.ones(2))

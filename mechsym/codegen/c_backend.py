@@ -3,9 +3,9 @@
 The cache is keyed by construction, never by a hand-kept list of what the code depends on:
 
 - An entry `NAME-KEY/` (source.c, lib.so, meta.json) is named by `content_key` of the generated source
-  itself, the compiler, its flags and the machine: whatever the generated code depends on is in its
-  text. meta.json records the SHA-256 of source.c and of lib.so, checked on every load, so a truncated
-  or corrupted entry is rebuilt rather than loaded.
+  it was built from, the compiler, its flags and the machine: whatever the generated code depends on is
+  in its text. meta.json records the SHA-256 of source.c and of lib.so, checked on every load, so a
+  truncated or corrupted entry is rebuilt (in place, when an index names it) rather than loaded.
 - An index `index/NAME-LOOKUP` names the entry that a request produced before, so that a warm start
   loads the library without generating (and, for a planar mechanism, without deriving) anything.
   LOOKUP is the caller's key; a planar mechanism's (`cache_key`) is a hash of its whole declaration walked
@@ -42,6 +42,7 @@ from mechsym.errors import InputError
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
 _LOADED = {}
 _FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
+_WRITABLE = set()  # cache folders found writable (probed once per process)
 
 
 class CompilerMissing(RuntimeError):
@@ -159,15 +160,18 @@ def build_source(name: str, key: str, generate, directory: Path | None = None) -
     root = _writable(directory or cache_dir())
     index = root / "index" / f"{_safe(name)}-{key}"
     try:
-        compiled = _load(root / _safe(index.read_text().strip()))
+        named = root / _safe(index.read_text().strip())
     except OSError:
-        compiled = None
+        named = None
+    compiled = _load(named) if named is not None else None
     if compiled is not None:
         return compiled
     if compiler() is None:
         raise CompilerMissing("no C compiler found (set CC, or install gcc)")
     source, meta = generate()
-    entry = root / f"{_safe(name)}-{content_key(source)}"
+    # a damaged entry the index names is repaired in place (a generator whose printing varies between
+    # runs would otherwise leave it behind); else the entry is named by the source's content
+    entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content_key(source)}"
     compiled = _load(entry)
     if compiled is None:
         with _locked(entry):
@@ -185,10 +189,13 @@ def _writable(root: Path) -> Path:
     """`root`, or (with one warning) a private temporary folder when `root` cannot be written."""
     if root in _FALLBACK:
         return _FALLBACK[root]
+    if root in _WRITABLE:
+        return root
     try:
         root.mkdir(parents=True, exist_ok=True)
         probe = Path(tempfile.mkstemp(prefix=".probe-", dir=root)[1])
         probe.unlink()
+        _WRITABLE.add(root)
         return root
     except OSError as exc:
         fallback = Path(tempfile.gettempdir()) / f"mechsym-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"

@@ -34,7 +34,8 @@ contact, ft = sum beta_j d_j) and the slip rate gamma, with
     w_n = J_n v' + b_n  _|_ fn,   w_beta = D^T (J_t v' + b_t) + gamma  _|_ beta,   mu fn - sum beta  _|_ gamma
 
 for contacts at rest on the plane (stick, or start of slip); a contact already sliding (tangential speed
-above slip_tol) gets the kinetic force -mu fn s, s the unit sliding direction, folded into its normal column.
+above slip_tol) gets the kinetic force -mu fn rho(s) s on the pyramid's boundary (s the unit sliding direction,
+rho(s) the polygon's radius along it: 1 at its vertices), folded into its normal column.
 The same structure at the velocity level gives frictional impulses. Lemke's method solves all of them
 (mechsym.contact.lcp); a ray (no solution, as in Painleve's paradox) raises ContactError naming the contacts.
 """
@@ -216,6 +217,12 @@ class HardContacts:
         a = np.asarray(self.model.frame_bias(q, v, c.frame), float)
         return self.B @ (a[:3] + c.radius * self._nx @ a[3:]) if c.radius else self.B @ a[:3]
 
+    def reach(self, s):
+        """Distance from the centre to the friction pyramid's boundary along unit tangential directions s
+        (..., 2), per unit mu fn: the kinetic force of a sliding contact is -mu fn reach(s) s, on the same
+        polygon as the sticking forces (1 on a planar model and at the pyramid's vertices)."""
+        return self.facet_dist / np.max(np.asarray(s) @ self.facets, axis=-1)
+
     def terms(self, q, v):
         """(H, C v + g, Jc (nc, 3, nv), bc (nc, 3)): the dynamics and every contact's rows and biases, from the
         model's `contact_terms` in one call where it has one covering these frames."""
@@ -308,7 +315,7 @@ def _friction_problem(hc, Hf, Jc, act, mu, sliding, sdir, base_rate):
     Gn = Jn.T.copy()                                          # force of fn on the model
     for j, i in enumerate(act):
         if mu[i] > 0 and sliding[i]:
-            Gn[:, j] -= mu[i] * (Jc[i, 1:, :].T @ sdir[i])
+            Gn[:, j] -= mu[i] * hc.reach(sdir[i]) * (Jc[i, 1:, :].T @ sdir[i])
     Jd = np.zeros((k * nf, nv))
     for j, i in enumerate(fr):
         Jd[k * j:k * (j + 1)] = D.T @ Jc[i, 1:, :]
@@ -365,7 +372,7 @@ def _unpack(hc, z, act, fr, mu, sliding, sdir):
     for j, i in enumerate(act):
         lam[i, 0] = z[j]
         if mu[i] > 0 and sliding[i]:
-            lam[i, 1:] = -mu[i] * z[j] * sdir[i]
+            lam[i, 1:] = -mu[i] * hc.reach(sdir[i]) * z[j] * sdir[i]
     for j, i in enumerate(fr):
         lam[i, 1:] = hc.D @ z[na + k * j:na + k * (j + 1)]
     return lam
@@ -407,7 +414,9 @@ def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_
     accel = Jc[:, 0, :] @ qdd + bc[:, 0]
     state = _states(lam, rate, mu, sliding, hc, slip_tol)
     info.update(z=z, w=w, M=M, qv=qv)
-    return ContactSolution(lam, qdd, accel, state, info)
+    sol = ContactSolution(lam, qdd, accel, state, info)
+    sol.tangential_accel = np.einsum("nak,k->na", Jc[:, 1:, :], qdd) + bc[:, 1:]
+    return sol
 
 
 def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None) -> ImpulseSolution:

@@ -15,7 +15,11 @@ each a zero crossing located by solve_ivp on the dense output:
           acceleration takes over);
 * slip:   min over sticking contacts of the distance of ft to the friction pyramid (mu fn cos(pi/k) - max
           facet component);
-* stick:  min over slipping contacts of |v_t| - stick_speed (the sliding stops).
+* stick:  a slipping contact's slide stopping. A fast slide (|v_t| > slow_slip, 1e-3 m/s) follows the
+          direction of v_t and ends its piece when |v_t| falls to slow_slip; a slow slide keeps the direction
+          s0 it had where the piece started (near zero speed the direction of v_t can turn arbitrarily fast,
+          which would make the equations stiff) and ends when s0 . v_t reaches zero (the slide stops: exactly
+          where v_t does on a straight slide) or when |v_t| grows past slow_slip.
 
 At an event: the contacts touching the plane (gap within `gap_tol`) and approaching receive the impulse of
 mechsym.contact.hard.impulse (restitution e per contact, friction mu); a rebound slower than `chatter_speed`
@@ -144,11 +148,11 @@ def _normalize(model, q):
 class _Modes:
     """Contact states, the constrained right-hand side, the guards and the switch."""
 
-    def __init__(self, hc, mu, e, controller, gap_tol, stick_speed, chatter_speed, t_label):
+    def __init__(self, hc, mu, e, controller, gap_tol, stick_speed, chatter_speed, slow_slip):
         self.hc, self.model = hc, hc.model
         self.mu, self.e = mu, e
         self.controller = controller
-        self.gap_tol, self.stick_speed, self.chatter = gap_tol, stick_speed, chatter_speed
+        self.gap_tol, self.stick_speed, self.chatter, self.slow = gap_tol, stick_speed, chatter_speed, slow_slip
         self.nq, self.nv = self.model.nq, self.model.nv
         self.ntan = 1 if hc.planar else 2
         self.timeline, self.impacts, self.seg_states = [], [], []
@@ -178,7 +182,7 @@ class _Modes:
                 col = Jc[j, 0].copy()
                 if self.state[i] == SLIP and self.mu[i] > 0:
                     s = self._slide_dir(i, rates[j, 1:])
-                    col -= self.mu[i] * (s @ Jc[j, 1:])
+                    col -= self.mu[i] * hc.reach(s) * (s @ Jc[j, 1:])
                 cols.append(col)
                 rows.append(Jc[j, 0])
                 rhs.append(b[j, 0])
@@ -198,7 +202,8 @@ class _Modes:
                 lam[i, a] = val
             for j, i in enumerate(on):
                 if self.state[i] == SLIP and self.mu[i] > 0:
-                    lam[i, 1:] = -self.mu[i] * lam[i, 0] * self._slide_dir(i, rates[j, 1:])
+                    s = self._slide_dir(i, rates[j, 1:])
+                    lam[i, 1:] = -self.mu[i] * hc.reach(s) * lam[i, 0] * s
         else:
             vdot = free
         self._cached = (vdot, lam)
@@ -206,8 +211,10 @@ class _Modes:
         return self._cached
 
     def _slide_dir(self, i, vt):
-        speed = np.linalg.norm(vt)
-        return vt / speed if speed > self.stick_speed else self.slide_dir[i]
+        """The kinetic force's direction: v_t's own on a fast slide, the piece's fixed s0 on a slow one (the
+        direction of a slide slower than slow_slip is not followed: near zero speed it turns arbitrarily
+        fast, which would make the equations stiff)."""
+        return vt / np.linalg.norm(vt) if self.fast[i] else self.slide_dir[i]
 
     def rhs(self, t, y):
         self.n_rhs += 1
@@ -224,35 +231,51 @@ class _Modes:
         g = self.hc.gaps(y[:self.nq])
         return float(np.min((g + self.bias_gap)[off]))
 
-    def loss_guard(self, t, y):
-        on = self.state != NO_CONTACT
-        if not on.any():
-            return 1.0
+    def _loss_values(self, t, y):
         _, lam = self.solve(t, y)
-        return float(np.min(lam[on, 0]))
+        return np.where(self.state != NO_CONTACT, lam[:, 0], np.inf)
 
-    def slip_guard(self, t, y):
-        st = (self.state == STICK) & (self.mu > 0)
-        if not st.any():
-            return 1.0
+    def _slip_values(self, t, y):
         _, lam = self.solve(t, y)
         hc = self.hc
         reach = (hc.facets.T @ lam[:, 1:].T).max(axis=0)
-        return float(np.min((self.mu * hc.facet_dist * lam[:, 0] - reach)[st]))
+        st = (self.state == STICK) & (self.mu > 0)
+        return np.where(st, self.mu * hc.facet_dist * lam[:, 0] - reach, np.inf)
+
+    def _stick_values(self, t, y):
+        self.solve(t, y)
+        vt = self.rates[:, 1:]
+        speed = np.linalg.norm(vt, axis=1)
+        along = np.einsum("ij,ij->i", self.slide_dir, vt)
+        # fast: the slide slowing below slow_slip; slow: stopping (s0 . v_t = 0) or speeding past slow_slip
+        g = np.where(self.fast, speed - self.slow, np.minimum(along, self.slow - speed))
+        return np.where((self.state == SLIP) & (self.mu > 0), g, np.inf)
+
+    def loss_guard(self, t, y):
+        return float(min(1.0, np.min(self._loss_values(t, y) + self.bias_loss)))
+
+    def slip_guard(self, t, y):
+        return float(min(1.0, np.min(self._slip_values(t, y) + self.bias_slip)))
 
     def stick_guard(self, t, y):
-        sl = (self.state == SLIP) & (self.mu > 0)
-        if not sl.any():
-            return 1.0
-        self.solve(t, y)
-        speed = np.linalg.norm(self.rates[sl, 1:], axis=1)
-        return float(np.min(speed - self.stick_speed))
+        return float(min(1.0, np.min(self._stick_values(t, y) + self.bias_stick)))
+
+    def _arm(self, t, y):
+        """Biases that lift every guard's per-contact value to at least a tiny positive level where a piece
+        starts (a value at or just below zero there, as for a slide starting from rest, would otherwise hide
+        the crossings of the other contacts in the guard's minimum)."""
+        self._key = None
+        for name, values, tol in (("loss", self._loss_values, 1e-9), ("slip", self._slip_values, 1e-9),
+                                  ("stick", self._stick_values, 1e-12)):
+            val = values(t, y)
+            setattr(self, f"bias_{name}", np.where(np.isfinite(val), np.maximum(0.0, tol - val), 0.0))
 
     # ------------------------------------------------------------ events
 
     def start(self, t, y):
         self.state = np.full(self.hc.n, NO_CONTACT)
         self.slide_dir = np.zeros((self.hc.n, 2))
+        self.fast = np.zeros(self.hc.n, bool)
         self.bias_gap = np.zeros(self.hc.n)
         y = self.switch(t, y, first=True)
         return y
@@ -284,23 +307,15 @@ class _Modes:
         vscale = 1e-9 * (1.0 + np.abs(v).max())
         Lam = None
         if np.any(touching & (rate < -vscale)):
-            act = touching.copy()
-            e = self.e.copy()
-            res = impulse(q, v, hc, e=e, mu=self.mu, active=act, t=t)
-            slow = act & (res.Lam[:, 0] > 0) & (res.rate_after > vscale) & (res.rate_after < self.chatter)
-            if slow.any():                      # the chatter rule: a slow rebound becomes persistent contact
-                e[slow] = 0.0
-                res = impulse(q, v, hc, e=e, mu=self.mu, active=act, t=t)
-                for i in np.flatnonzero(slow):
-                    kinds[i] = "persistent"
+            res = impulse(q, v, hc, e=self.e, mu=self.mu, active=touching, t=t)
             self.impacts.append(Impact(float(t), q.copy(), v.copy(), res.v_plus.copy(), res.Lam.copy()))
             for i in np.flatnonzero(res.Lam[:, 0] > 0):
-                if kinds[i] is None:
-                    kinds[i] = "impact" if res.rate_after[i] <= vscale else "rebound"
+                kinds[i] = "impact" if res.rate_after[i] <= vscale else "rebound"
             Lam = res.Lam
             v = res.v_plus
             rate = Jn @ v
-        resting = touching & (rate <= vscale)
+        # the chatter rule: a touching contact leaving slower than chatter_speed joins the LCP as if at rest
+        resting = touching & (rate <= self.chatter)
         new = np.full(hc.n, NO_CONTACT)
         if resting.any():
             tau = self.controller(t, q, v)
@@ -310,17 +325,27 @@ class _Modes:
             keep = resting & (sol.lam[:, 0] > 0)
             new[keep] = np.where(self.mu[keep] > 0, sol.state[keep], SLIP)
             new[keep & (new == NO_CONTACT)] = SLIP
+            for i in np.flatnonzero(keep & (rate > vscale)):
+                kinds[i] = "persistent"
             for i in np.flatnonzero(keep & (new == SLIP)):
                 vt = (hc.jacobian_one(q, i) @ v)[1:]
-                if np.linalg.norm(vt) > self.stick_speed:
-                    self.slide_dir[i] = vt / np.linalg.norm(vt)
-                elif np.linalg.norm(sol.lam[i, 1:]) > 0:
-                    self.slide_dir[i] = -sol.lam[i, 1:] / np.linalg.norm(sol.lam[i, 1:])
+                speed = np.linalg.norm(vt)
+                # with hysteresis: a slide located at slow_slip changes between fast and slow
+                self.fast[i] = speed > self.slow * (1 + (1e-6 if self.fast[i] else -1e-6))
+                at, ft = sol.tangential_accel[i], sol.lam[i, 1:]
+                if speed > self.stick_speed:
+                    self.slide_dir[i] = vt / speed
+                elif np.linalg.norm(ft) > 0:
+                    # a slide starting from rest keeps the LCP's friction force (on the pyramid's boundary, so
+                    # -mu fn rho(s) s with s = -ft/|ft| is that force); it accelerates with s . a_t > 0
+                    self.slide_dir[i] = -ft / np.linalg.norm(ft)
+                elif np.linalg.norm(at) > 0:
+                    self.slide_dir[i] = at / np.linalg.norm(at)
         q, v = self._project(q, v, new)
         self.state = new
         gaps = hc.gaps(q)
         self.bias_gap = np.where(new == NO_CONTACT, np.maximum(0.0, self.gap_tol - gaps), 0.0)
-        self._key = None
+        self._arm(t, np.concatenate([q, v]))
         if not first or (old != new).any() or Lam is not None:
             self._record(t, old, new, kinds, Lam)
         self.seg_states.append(new.copy())
@@ -358,7 +383,7 @@ class _Modes:
 
 def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
                   rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
-                  chatter_speed=1e-3, max_switches=100_000) -> HardRun:
+                  chatter_speed=1e-3, slow_slip=1e-3, max_switches=100_000) -> HardRun:
     """Event-driven simulation of `contacts.model` with hard contacts from (q0, v0) over [0, t_end].
 
     mu: friction coefficient (one, or one per contact); e: restitution (one, or per contact, in [0, 1]).
@@ -377,7 +402,7 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
         raise InputError(f"q0 must have {model.nq} values and v0 {model.nv}, got {q0.shape} and {v0.shape}")
     dt = check_run(t_end, dt, {"q0": q0, "v0": v0})
     for name, value in (("rtol", rtol), ("atol", rtol if atol is None else atol), ("gap_tol", gap_tol),
-                        ("stick_speed", stick_speed), ("chatter_speed", chatter_speed)):
+                        ("stick_speed", stick_speed), ("chatter_speed", chatter_speed), ("slow_slip", slow_slip)):
         if not (np.isfinite(value) and value > 0):
             raise InputError(f"{name} must be positive and finite, got {value}")
     mu_arr, e_arr = hc.mu_array(mu), hc.e_array(e)
@@ -388,7 +413,7 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
             return np.zeros(model.nv)
     elif not callable(controller):
         raise InputError("controller must be 'default', None or a callable tau(t, q, v)")
-    modes = _Modes(hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, None)
+    modes = _Modes(hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, slow_slip)
     wall = time.perf_counter()
     y0 = modes.start(0.0, np.concatenate([q0, v0]))
     mode = hybrid.Mode("contact", modes.rhs, (

@@ -136,7 +136,8 @@ def solve_lcp(M, q, guess=None, min_norm=True, check_tol=1e-9, what="LCP", keep=
     if min_norm and n:
         S = w <= check_tol * (float(np.max(np.abs(q), initial=0.0)) + float(np.max(np.abs(M), initial=0.0))
                               * float(np.max(np.abs(z), initial=0.0)) + 1e-300)
-        if S.any():
+        unique = np.array_equal(S, z > 0) and np.linalg.cond(M[np.ix_(S, S)]) < 1e10 if S.any() else True
+        if S.any() and not unique:  # another support, or a singular block: other solutions may exist
             zs = np.zeros(n)
             A = M if keep is None else np.asarray(keep, float)
             zs[S] = np.linalg.lstsq(A[:, S], A @ z, rcond=1e-10)[0]

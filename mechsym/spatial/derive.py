@@ -11,14 +11,15 @@ origin; a body's spatial inertia is (m, h = m c, Io = inertia about the body ori
 parent l, the joint gives the rotation R = lR_i and the translation p = lp_i of i's frame in l's:
 
   velocity        v_i = iX_l v_l + S_i qd_i
-  acceleration    a_i = iX_l a_l + S_i qdd_i + v_i x S_i qd_i       (gravity: + [R0_i^T (0, 0, g); 0])
+  acceleration    a_i = iX_l a_l + S_i qdd_i + v_i x S_i qd_i       (the world's a_0 = [(0, 0, g); 0]: gravity)
   force           f_i = I_i a_i + v_i x* I_i v_i,   f_l += lX_i^* f_i,   tau_i = S_i^T f_i       (RNEA)
   composite       Ic_l += lX_i^* Ic_i iX_l,   H_ij = S_j^T (jX_i^* Ic_i S_i) for j an ancestor of i (CRBA)
 
 Frame quantities are world-aligned at the frame origin o: a Jacobian column of a revolute joint with world
 axis u through p is [u x (o - p); u], of a prismatic one [u; 0]; the free base's six columns are those
 of the base's axes (linear, then angular). The frame bias is the classical acceleration of o at zero
-joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)), then R0_i alpha.
+joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)) - (0, 0, g), then R0_i alpha (the
+accelerations are those of the RNEA, gravity included, which adds (0, 0, g) to every point).
 
 The Coriolis matrix is Pinocchio's factorisation C = sum_i J_i^T (I_i dJ_i + B_i J_i), world frame, with
 B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)], summed as pinocchio's computeCoriolisMatrix does:
@@ -114,7 +115,7 @@ class FramePlace:
     p: list                # 3 expressions
 
 
-def merge(tree: Tree):
+def merge(tree: Tree, inertia=True):
     """The moving bodies in Pinocchio's depth-first order (children in declaration order), and every named
     frame (bodies, joints and declared frames) as a placement on one of them."""
     tree.check()
@@ -137,7 +138,7 @@ def merge(tree: Tree):
         return m, [m * ci for ci in c], Io
 
     def add_mass(k, b, R, p):
-        if k < 0:
+        if k < 0 or not inertia:             # (the structure alone: names, frames and sizes)
             return
         m, h, Io = inertia_terms(b, R, p)
         link = links[k]
@@ -286,9 +287,11 @@ class Derivation:
         self._cache[key] = out
         return out
 
-    def accelerations(self, v, a):
-        """Body spatial accelerations (no gravity) for speeds v and accelerations a (lists or zeros)."""
-        key = ("acc", tuple(v), tuple(a))
+    def accelerations(self, v, a, gravity=True):
+        """Body spatial accelerations for speeds v and accelerations a (lists or zeros); with gravity, the
+        world's acceleration is (0, 0, g) (Featherstone's fictitious base acceleration: gravity enters
+        once at the root and every transform carries it on)."""
+        key = ("acc", tuple(v), tuple(a), gravity)
         if key in self._cache:
             return self._cache[key]
         L = self.s.vec
@@ -300,10 +303,10 @@ class Derivation:
             ql, qa = self._Sv(link, v)
             cl = _add(_cross(va, ql), _cross(vl, qa))     # v x S qd  (motion cross product)
             ca = _cross(va, qa)
-            if link.parent < 0:
+            if link.parent < 0 and not gravity:
                 al, aa = _add(sl, cl), _add(sa, ca)
             else:
-                pl, pa = out[link.parent]
+                pl, pa = out[link.parent] if link.parent >= 0 else ([ZERO, ZERO, self.g], [ZERO] * 3)
                 R, p = self.Rl[k], self.pl[k]
                 aa = _add(_add(_mtv(R, pa), sa), ca)
                 al = _add(_add(_mtv(R, _add(pl, _cross(pa, p))), sl), cl)
@@ -317,12 +320,10 @@ class Derivation:
         if key in self._cache:
             return self._cache[key]
         L = self.s.vec
-        vel, acc = self.velocities(v), self.accelerations(v, a)
+        vel, acc = self.velocities(v), self.accelerations(v, a, gravity)
         forces = []
         for k, link in enumerate(self.links):
             al, aa = acc[k]
-            if gravity:
-                al = _add(al, [self.g * self.R0[k][2][i] for i in range(3)])
             vl, va = vel[k]
             fl, fa = self._inertia_times(link, al, aa)
             if any(x != 0 for x in vl + va):
@@ -462,12 +463,13 @@ class Derivation:
             return [ZERO] * 6
         zero = [ZERO] * self.nv
         vl, va = self.velocities(self.v)[f.link]
-        al, aa = self.accelerations(self.v, zero)[f.link]
-        r = f.p
+        al, aa = self.accelerations(self.v, zero)[f.link]     # shared with the bias: gravity included,
+        r = f.p                                              # which adds exactly (0, 0, g) in the world
         vp = self.s.vec(_add(vl, _cross(va, r)))
         lin = _add(_add(al, _cross(aa, r)), _cross(va, vp))
         R0 = self.R0[f.link]
-        return self.s.vec(_mv(R0, self.s.vec(lin))) + self.s.vec(_mv(R0, aa))
+        world = _mv(R0, self.s.vec(lin))
+        return self.s.vec(world[:2] + [world[2] - self.g]) + self.s.vec(_mv(R0, aa))
 
     def _moments(self):
         """World first moments m_i c_i and masses of the moving bodies, and their subtree sums."""

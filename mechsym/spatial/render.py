@@ -122,8 +122,8 @@ def c_source(straight, functions, nq, nv, title) -> str:
         head, body = _split(straight, order)
         uses = _uses(straight, order, fn.outputs)
         nout = nv if fn.solve else len(fn.outputs)
-        lines.append(f"void ms_{fn.name}(int ns, const double *Q, const double *V, const double *A, "
-                     f"const double *p, double *OUT) {{")
+        lines.append(f"void ms_{fn.name}(int ns, const double *restrict Q, const double *restrict V, "
+                     f"const double *restrict A, const double *restrict p, double *restrict OUT) {{")
         lines.append("  (void)Q; (void)V; (void)A; (void)p;")
         lines += [f"  const double {straight.assignments[i][0]} = {printed(i)};" for i in head]
         lines.append("  for (int k = 0; k < ns; k++) {")
@@ -173,8 +173,12 @@ def numpy_function(straight, fn: Function, nv):
         rhs = (a - out[nv * nv:]).T
         try:
             L = np.linalg.cholesky(H)
-        except np.linalg.LinAlgError:
-            return np.full((nv, N), np.nan)
+        except np.linalg.LinAlgError:              # NaN for the samples that are not positive definite
+            ok = np.array([np.all(np.linalg.eigvalsh(h) > 0) for h in H])
+            out = np.full((N, nv), np.nan)
+            if ok.any():
+                out[ok] = forward(q[:, ok], v[:, ok], a[:, ok], p, int(ok.sum())).T
+            return out.T
         y = np.linalg.solve(L, rhs[..., None])
         return np.linalg.solve(np.swapaxes(L, 1, 2), y)[..., 0].T
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -36,23 +35,6 @@ __all__ = ["TreeSystem", "derive_tree"]
 QUAT_TOL = 1e-6
 
 
-def declaration_text(tree: Tree) -> str:
-    """A canonical text of everything in a tree the generated code depends on (values that fold in,
-    parameter names; not the parameter defaults, which are run-time inputs)."""
-    parts = [f"tree {tree.name}", "params " + " ".join(tree.parameters)]
-    for b in tree.bodies.values():
-        parts.append(f"body {b.name} parent={b.parent} joint={b.joint!r} xyz={b.origin_xyz} "
-                     f"R={np.asarray(b.origin_R).round(17).tolist()} m={b.mass} com={b.com} I={list(b.inertia)}")
-    for f in tree.frames.values():
-        parts.append(f"frame {f.name} {f.body} {f.xyz} {np.asarray(f.R).round(17).tolist()}")
-    return "\n".join(parts)
-
-
-def _generator_source() -> str:
-    here = Path(__file__).parent
-    return "\n".join((here / f).read_text() for f in ("declare.py", "derive.py", "render.py"))
-
-
 class TreeSystem:
     """The entry points of a tree (see the module docstring). `contact_frames` are the frames whose
     Jacobians and biases `contact_terms` returns together with H and the bias."""
@@ -60,7 +42,7 @@ class TreeSystem:
     def __init__(self, tree: Tree, contact_frames=(), backend="c"):
         c_backend.check_backend(backend)
         self.tree = tree
-        links, frames, self.nq, self.nv = merge(tree)
+        links, frames, self.nq, self.nv = merge(tree, inertia=False)
         self.links = links
         self.frame_names = list(frames)
         # frames at one placement (a link and the joint that moves it) share their generated function
@@ -93,7 +75,9 @@ class TreeSystem:
     def _library(self, group):
         """The compiled functions of `group` ("main", or "coriolis": large, built on first use)."""
         if group not in self._libs:
-            key = c_backend.content_key(declaration_text(self.tree), _generator_source(), group,
+            # the lookup key of the cache's index, by construction: the whole declaration walked generically
+            # and the source of every mechsym module (the entry itself is named by the source it holds)
+            key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
                                         "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
             compiled = c_backend.build_source(f"tree-{self.tree.name}{suffix}", key, lambda: self._generate(group))

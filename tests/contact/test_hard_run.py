@@ -100,23 +100,28 @@ def test_plastic_impacts_lose_exactly_the_closed_form(chain):
 
 
 def test_sliding_box_stops_at_the_closed_form_instant():
-    """A box sliding flat with friction: decelerates at mu g, sticks at v/(mu g) after v^2/(2 mu g)."""
+    """A box sliding flat with friction along s: the kinetic force lies on the pyramid |ft1| + |ft2| <= mu fn
+    (k = 4), so it is mu fn rho s with rho = 1/(|s1| + |s2|); the box decelerates at mu g rho and sticks at
+    v/(mu g rho) after v^2/(2 mu g rho)."""
     box, hc = flat_box()
-    mu, vx, vy = 0.5, 2.0, 0.5
-    run = simulate_hard(hc, [0, 0, 0.1, 0, 0, 0, 1], [vx, vy, 0, 0, 0, 0], 1.0, mu=mu, rtol=1e-11)
-    speed = np.hypot(vx, vy)
-    stops = [ev for ev in run.timeline if ev.kind == "slip->stick"]
-    assert {ev.contact for ev in stops} == set(BOTTOM)
-    np.testing.assert_allclose(stops[0].t, speed / (mu * G), rtol=1e-6)
-    np.testing.assert_allclose(np.hypot(run.table["q0"][-1], run.table["q1"][-1]), speed ** 2 / (2 * mu * G), rtol=1e-6)
-    k = len(run.table) // 4                                  # sliding: |ft| = mu fn, opposing the motion
-    fn = np.array([run.table[f"{n}.fn"][k] for n in BOTTOM])
-    ft = np.array([[run.table[f"{n}.ft1"][k], run.table[f"{n}.ft2"][k]] for n in BOTTOM])
-    np.testing.assert_allclose(np.linalg.norm(ft, axis=1), mu * fn, rtol=1e-9)
-    np.testing.assert_allclose(fn.sum(), box.mass * G, rtol=1e-9)
-    assert np.all(ft @ [vx, vy] < 0)
-    for n in BOTTOM:                                         # at rest: no friction needed
-        assert abs(run.table[f"{n}.ft1"][-1]) < 1e-9
+    mu = 0.5
+    for vx, vy in ((2.0, 0.5), (-1.5, 0.0)):
+        run = simulate_hard(hc, [0, 0, 0.1, 0, 0, 0, 1], [vx, vy, 0, 0, 0, 0], 1.0, mu=mu, rtol=1e-11)
+        speed = np.hypot(vx, vy)
+        rho = speed / (abs(vx) + abs(vy))
+        stops = [ev for ev in run.timeline if ev.kind == "slip->stick"]
+        assert {ev.contact for ev in stops} == set(BOTTOM)
+        np.testing.assert_allclose(stops[0].t, speed / (mu * G * rho), rtol=1e-6)
+        np.testing.assert_allclose(np.hypot(run.table["q0"][-1], run.table["q1"][-1]), speed ** 2 / (2 * mu * G * rho),
+                                   rtol=1e-6)
+        k = len(run.table) // 4                              # sliding: |ft1| + |ft2| = mu fn, opposing the motion
+        fn = np.array([run.table[f"{n}.fn"][k] for n in BOTTOM])
+        ft = np.array([[run.table[f"{n}.ft1"][k], run.table[f"{n}.ft2"][k]] for n in BOTTOM])
+        np.testing.assert_allclose(np.abs(ft).sum(axis=1), mu * fn, rtol=1e-9)
+        np.testing.assert_allclose(fn.sum(), box.mass * G, rtol=1e-9)
+        np.testing.assert_allclose(ft / np.linalg.norm(ft, axis=1)[:, None], np.tile([-vx / speed, -vy / speed], (4, 1)), atol=1e-9)
+        for n in BOTTOM:                                     # at rest: no friction needed
+            assert abs(run.table[f"{n}.ft1"][-1]) < 1e-9
 
 
 def test_default_controller_is_the_pd_hold(chain):

@@ -1,0 +1,153 @@
+"""Hard contact on HyQ: the per-state contact solve against Pinocchio, the 2 s drop against MuJoCo.
+
+1. Per state, four feet on the ground: mechsym's contact_forces (H, C, the feet's Jacobians and biases from
+   one generated call, M = J H^-1 J^T, d, Lemke with a check) against Pinocchio's forwardDynamics with the
+   four normal rows (computeAllTerms, frame Jacobians and classical accelerations, the KKT solve), on the
+   same state; their q'' agree.
+2. Scenario 1 (`mechsym hyq drop`, frictionless and mu = 0.8): wall time of the event-driven run for 2 s with
+   its right-hand-side, LCP and event counts, beside MuJoCo (its URDF import with the meshes removed, a free
+   joint, spheres of 0.02175 m at the feet, position actuators kp 300 kv 10 holding the standing pose;
+   condim 1 frictionless, 3 with mu = 0.8) stepping the same 2 s at 1 ms and 0.1 ms.
+
+Run: python benchmarks/bench_hard_contact.py  (needs the bench extra: mujoco)
+"""
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import example_robot_data as erd  # noqa: E402
+import pinocchio as pin  # noqa: E402
+
+from mechanisms import hyq_contact  # noqa: E402
+from mechsym.contact.hard import contact_forces  # noqa: E402
+
+
+def per_state(n=2000):
+    contacts, _ = hyq_contact.initial_state("drop")
+    q = hyq_contact.robot()[1].copy()
+    q[2] -= contacts.gaps(q).min()
+    model = erd.load("hyq").model
+    data = model.createData()
+    rng = np.random.default_rng(1)
+    v = 0.05 * rng.standard_normal(model.nv)
+    v[:6] = 0
+    tau = np.concatenate([np.zeros(6), rng.standard_normal(12)])
+    fids = [model.getFrameId(f) for f in hyq_contact.FEET]
+
+    def pinocchio_solve():
+        pin.computeAllTerms(model, data, q, v)
+        pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
+        pin.updateFramePlacements(model, data)
+        J = np.array([pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)[2] for f in fids])
+        gamma = np.array([pin.getFrameClassicalAcceleration(model, data, f, pin.LOCAL_WORLD_ALIGNED).linear[2]
+                          for f in fids])
+        return pin.forwardDynamics(model, data, tau, J, gamma)
+
+    sol = contact_forces(q, v, tau, contacts)
+    ref = pinocchio_solve()
+    print(f"per-state contact solve, HyQ, 4 feet: lam = {np.round(sol.lam[:, 0], 3)} N, "
+          f"max |q''(mechsym) - q''(pinocchio)| = {np.abs(sol.qdd - ref).max():.2e}")
+    guess = sol.info["z"] > 0
+    for name, fn in (("mechsym contact_forces, cold (generated C terms + Lemke)", lambda: contact_forces(q, v, tau, contacts)),
+                     ("mechsym contact_forces, warm start from the previous active set",
+                      lambda: contact_forces(q, v, tau, contacts, guess=guess)),
+                     ("pinocchio forwardDynamics (+ Jacobians, drifts)", pinocchio_solve)):
+        fn()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        print(f"  {name}: {1e6 * (time.perf_counter() - t0) / n:.1f} us per state")
+    terms_only = lambda: contacts.terms(q, v)  # noqa: E731
+    t0 = time.perf_counter()
+    for _ in range(n):
+        terms_only()
+    print(f"  of which mechsym's H, C, J, biases (one generated call + projection): "
+          f"{1e6 * (time.perf_counter() - t0) / n:.1f} us")
+
+
+def mujoco_model(mu):
+    import mujoco
+
+    robot = erd.load("hyq")
+    text = open(robot.urdf).read()
+    text = re.sub(r"<visual>.*?</visual>", "", text, flags=re.S)
+    text = re.sub(r"<collision>.*?</collision>", "", text, flags=re.S)
+    for link in ("base_link", "floating_base", "trunk_imu") + hyq_contact.FEET:   # massless links: no inertial
+        text = re.sub(rf'<link name="{link}">.*?</link>', f'<link name="{link}"/>', text, flags=re.S)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.option.timestep = 1e-3
+    base = spec.body("trunk")                                   # base_link is massless, fixed to the trunk
+    base.add_freejoint()
+    for f in hyq_contact.FEET:
+        g = spec.body(f).add_geom()
+        g.type = mujoco.mjtGeom.mjGEOM_SPHERE
+        g.size = [hyq_contact.RADIUS, 0, 0]
+        g.condim = 3 if mu > 0 else 1
+        g.friction = [mu, 0.005, 0.0001]
+    floor = spec.worldbody.add_geom()
+    floor.type = mujoco.mjtGeom.mjGEOM_PLANE
+    floor.size = [5, 5, 0.1]
+    floor.condim = 3 if mu > 0 else 1
+    floor.friction = [mu, 0.005, 0.0001]
+    model_pin = robot.model
+    joints = [model_pin.names[i] for i in range(2, model_pin.njoints)]
+    for j in joints:
+        a = spec.add_actuator()
+        a.target = j
+        a.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        a.set_to_position(kp=300.0, kv=10.0)
+    m = spec.compile()
+    return m, joints
+
+
+def mujoco_run(mu, q0, dt, t_end=2.0):
+    import mujoco
+
+    m, joints = mujoco_model(mu)
+    m.opt.timestep = dt
+    d = mujoco.MjData(m)
+    d.qpos[:3] = q0[:3]
+    d.qpos[3:7] = [q0[6], q0[3], q0[4], q0[5]]                 # MuJoCo's quaternion is (w, x, y, z)
+    for k, j in enumerate(joints):
+        adr = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)]
+        d.qpos[adr] = q0[7 + k]
+    d.ctrl[:] = q0[7:]                                         # actuators in the order of `joints`
+    steps = int(round(t_end / dt))
+    mujoco.mj_forward(m, d)
+    t0 = time.perf_counter()
+    first = None
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        if first is None and d.ncon:
+            first = d.time
+    wall = time.perf_counter() - t0
+    com = d.subtree_com[0]
+    return wall, steps, first, com
+
+
+def scenario():
+    contacts, q0 = hyq_contact.initial_state("drop")
+    for mu in (0.0, 0.8):
+        try:
+            run, table = hyq_contact.simulate("drop", mu=mu, t_end=2.0)
+            st = run.stats
+            first = run.timeline[0].t
+            print(f"mechsym hyq drop, mu = {mu}: {st['wall']:.2f} s for 2 s ({st['rhs_evaluations']} rhs, "
+                  f"{st['lcp_solves']} LCPs, {st['impacts']} impacts, {st['events']} contact events); "
+                  f"first touchdown {first:.6f} s; com at 2 s = {np.round([table['com.x'][-1], table['com.y'][-1], table['com.z'][-1]], 4)}")
+        except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
+            print(f"mechsym hyq drop, mu = {mu}: failed: {exc}")
+        for dt in (1e-3, 1e-4):
+            wall, steps, first, com = mujoco_run(mu, q0, dt)
+            print(f"  MuJoCo, mu = {mu}, dt = {dt:g}: {wall:.2f} s for {steps} steps; first contact "
+                  f"{first:.4f} s; com at 2 s = {np.round(com, 4)}")
+
+
+if __name__ == "__main__":
+    per_state()
+    scenario()
