@@ -18,9 +18,6 @@ twelve joint angles by name, com.x/y/z, and per foot FOOT.fn, FOOT.ft1, FOOT.ft2
 """
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
 from mechsym.errors import InputError
@@ -114,17 +111,9 @@ def configure(s):
 
 def run(args) -> int:
     """`mechsym hyq drop|tilted`: simulate and write the CSV (and the optional timeline, plot, animation)."""
-    paths = [p for p in (args.out, args.timeline, args.plot, args.animate) if p]
-    if len(set(map(os.path.abspath, paths))) != len(paths):
-        raise InputError("two outputs of one command name the same file")
-    for path, exts in ((args.plot, (".png", ".svg")), (args.animate, (".gif", ".mp4"))):
-        if path and not str(path).lower().endswith(exts):
-            raise InputError(f"unsupported file type '{path}' (use {' or '.join(exts)})")
-    for path in paths:
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        if not os.access(folder, os.W_OK):
-            raise InputError(f"cannot write to folder '{folder}'")
+    from mechsym.contact.run import check_outputs
+
+    check_outputs(args)  # same path twice, file types, ffmpeg, folders: before the simulation
     result, table = simulate(args.hyq_command, args.mu, args.restitution, args.t_end, args.dt, args.rtol, args.atol,
                              args.kp, args.kd)
     _atomic(args.out, table.to_csv)
@@ -144,20 +133,12 @@ def run(args) -> int:
 
 
 def _atomic(path, write):
-    """write(tmp) into a temporary file beside `path` (same extension), then rename it into place."""
-    folder = os.path.dirname(os.path.abspath(path))
-    ext = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=ext, dir=folder)
-    os.close(fd)
-    try:
+    """write(tmp) into a temporary file beside `path` (same extension), renamed into place by the one
+    writer (mechsym.output.atomic: with the command's other files, once it has succeeded)."""
+    from mechsym.output import atomic
+
+    with atomic(path) as tmp:
         write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)                       # mkstemp's 0600 would stick to the result
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def plot(table, path):

@@ -47,7 +47,9 @@ def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5
 
 def run(args) -> int:
     from mechsym.cli import _emit
+    from mechsym.output import CSV, FIGURE, check_outputs
 
+    check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     table = fall(args.t_end, args.dt, args.rtol, args.atol, args.kp, args.kd, args.height, dict(args.param),
                  args.backend)
     _emit(table, args.out, quiet=bool(args.plot))

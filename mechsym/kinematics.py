@@ -20,7 +20,7 @@ from mechsym.codegen.sparse_numpy import SparseLU
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.constraints import Constraints
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
-from mechsym.model import numeric_subs
+from mechsym.model import Revolute, numeric_subs
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
@@ -502,14 +502,15 @@ class Solver:
         if k.size:
             i, d = idx[k], delta[k]
             pred[k] = nodes_q[i] + dq[i, :, 0] * d + 0.5 * ddq[i] * d**2
-        k = np.flatnonzero(straight)
-        if k.size:
-            t, h = t[k], h[k]
-            t2, t3 = t * t, t * t * t
-            h0 = 1 - t3 * (10 - 15 * t + 6 * t2)
-            weights = np.stack([h0, h * (t - t3 * (6 - 8 * t + 3 * t2)), 0.5 * h * h * (t2 - t3 * (3 - 3 * t + t2)),
-                                1 - h0, -h * t3 * (4 - 7 * t + 3 * t2), 0.5 * h * h * t3 * (1 - 2 * t + t2)], axis=1)
-            data = np.stack([nodes_q, dq[:, :, 0], ddq], axis=1)  # (nodes, 3, n): q, q', q''
+        data = np.stack([nodes_q, dq[:, :, 0], ddq], axis=1)  # (nodes, 3, n): q, q', q''
+        straight_k = np.flatnonzero(straight)
+        for start in range(0, straight_k.size, BLOCK):  # in blocks: bounded memory, Ctrl-C between blocks
+            k = straight_k[start:start + BLOCK]
+            tk, hk = t[k], h[k]
+            t2, t3 = tk * tk, tk * tk * tk
+            h0 = 1 - t3 * (10 - 15 * tk + 6 * t2)
+            weights = np.stack([h0, hk * (tk - t3 * (6 - 8 * tk + 3 * t2)), 0.5 * hk * hk * (t2 - t3 * (3 - 3 * tk + t2)),
+                                1 - h0, -hk * t3 * (4 - 7 * tk + 3 * t2), 0.5 * hk * hk * t3 * (1 - 2 * tk + t2)], axis=1)
             pair = data[np.stack([idx[k], nxt[k]], axis=1)].reshape(k.size, 6, -1)
             pred[k] = np.einsum("sk,skn->sn", weights, pair)
         return pred
@@ -614,6 +615,9 @@ def _inverse(a):
             ok = np.abs(np.linalg.det(a)) > 0
         out[ok] = np.linalg.inv(a[ok])
         return out
+
+
+BLOCK = 65536  # samples per block of the interpolation
 
 
 def sweep_memory(nq, n) -> int:

@@ -114,7 +114,10 @@ class Progress:
 
 
 def tracked(rhs, progress):
-    """The right-hand side rhs(t, y) reporting t to `progress` (one clock read per call)."""
+    """The right-hand side rhs(t, y) reporting t to `progress` (one clock read per call); rhs itself
+    where nothing is shown (stderr not a terminal)."""
+    if not progress.enabled:
+        return rhs
 
     def f(t, y, *args):
         progress(t)

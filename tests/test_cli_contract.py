@@ -35,6 +35,10 @@ COMMANDS = {
     "ugv optimize": (["ugv", "optimize", "--criterion", "energy"], ("--out", "o.csv"), "--x-to", "--plot", None,
                      False),
     "ugv animate": (["ugv", "animate"], ("--out", "a.gif"), "--x-to", None, None, False),
+    "sweep": (["sweep", "inverse", "fourbar", "--param", "l_crank=0.05,0.06", "--omega", "1", "--reduce", "max:torque"],
+              ("--out", "o.csv"), "--samples", "--plot", None, False),
+    "hyq fall": (["hyq", "fall"], ("--out", "o.csv"), "--t-end", "--plot", None, False),
+    "hyq drop": (["hyq", "drop", "--t-end", "0.1"], ("--out", "o.csv"), "--t-end", "--plot", "--animate", False),
 }
 
 

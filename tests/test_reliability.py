@@ -331,3 +331,20 @@ def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, mo
     assert code == 0 and err == "warning: no C compiler found; falling back to the numpy backend\n"
     code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4", "--backend", "c")
     assert code == 2 and err.startswith("error: --backend c needs a C compiler") and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_a_large_csv_is_written_keeps_the_previous_file(tmp_path):
+    """kinematics of 2,000,000 samples, interrupted at several instants (computing, writing): the CSV is
+    either the previous one or complete, never cut, and no temporary file is left. (A single numpy
+    operation over 2e6 samples may take a second on a loaded machine, hence the 2 s bound.)"""
+    out = tmp_path / "k.csv"
+    for delay in (2.0, 5.0, 12.0):
+        out.write_text("previous\n")
+        code, after = _interrupt(["kinematics", "fourbar", "--samples", "2000000", "--out", str(out)], delay, ROOT)
+        assert after < 2.0, after
+        text = out.read_text() if code == 130 else None
+        assert code == 0 or text == "previous\n", (delay, code)
+        if code == 0:
+            assert sum(1 for _ in open(out)) == 2_000_001
+        assert listing(tmp_path) == ["k.csv"]
