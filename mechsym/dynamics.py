@@ -492,6 +492,18 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
     mass = system.mass(solver.params)
     tracker = ConfigurationTracker(solver, [theta0], q0)
+    scalar = None if implicit else getattr(system, "scalar_tracker", None)
+    if scalar is not None:                       # one state per call on floats (the C tracker's interface)
+        from mechsym.simulate import CTracker
+
+        fast = CTracker(solver, scalar, [theta0], q0)
+
+        def rhs(t, y):
+            q, jq, a0, app = fast.state(y[:1], y[1:2])
+            app = system.applied(q, solver.params) if app is None else app  # (None: the numpy tracker's state)
+            d1 = jq[:, 0]
+            md1 = mass * d1
+            return np.array([y[1], (force(t, y[0], y[1]) - md1 @ a0 + d1 @ app) / (md1 @ d1)])
 
     def solved(theta):
         """Configuration, its factorisation and the coefficients dq, ddq at theta, tracked from the last
@@ -500,7 +512,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         ddq = fac.solve(-system.gamma(q, jq[:, 0], solver.params)[None])[0]
         return q, fac, jq[:, 0], ddq
 
-    def rhs(t, y):
+    def tracked_rhs(t, y):
         q, _, d1, ddq = solved(y[0])
         big_m = d1 @ (mass * d1)
         rest = d1 @ (mass * ddq) * y[1] ** 2 - d1 @ system.applied(q, solver.params)
@@ -514,7 +526,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         return reduced_ode(system, kin, y[1], float(torque))[1][0]
 
     name = system.coordinate_names[0]
-    fun = rejecting(rhs, method, lambda y: f"{name} = {y[0]:.6g}")
+    fun = rejecting(rhs if scalar is not None else tracked_rhs, method, lambda y: f"{name} = {y[0]:.6g}")
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
     sol = solve_ivp(fun, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
                     dense_output=True, events=funcs or None,

@@ -72,6 +72,17 @@ class System:
         con = self.constraints
         return VectorFunction((con.q, con.qd, con.params), [self.equations.applied_rate])
 
+    @cached_property
+    def scalar_tracker(self):
+        """The tracker of one state on floats (mechsym.codegen.scalar_python) for the numpy backend's
+        simulations, when Phi_q is square; None on the C backend (its ms_track does that job)."""
+        con = self.constraints
+        if self.library is not None or len(con.rows) != con.n:
+            return None
+        from mechsym.codegen.scalar_python import ScalarTracker
+
+        return ScalarTracker(self)
+
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:
         """Parameter vector (declaration order) with overrides by name, validated (once per set)."""
