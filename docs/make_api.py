@@ -41,7 +41,7 @@ MODULES = [
     ("mechsym.hybrid", "Hybrid runs (modes and transitions)"),
     ("mechsym.results", "Results"),
     ("mechsym.sweep", "Sweeps and design studies"),
-    ("mechsym.progress_bars", "Progress bars"),
+    ("mechsym.progress", "Progress"),
     ("mechsym.plotting", "Pictures"),
     ("mechsym.track", "Tracks (terrain profiles)"),
     ("mechsym.rolling", "Rolling contact statics"),

@@ -21,6 +21,7 @@ import numpy as np
 
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.model import Mechanism
+from mechsym.output import save_animation, save_figure
 
 K, D, MU = 1e6, 2000.0, 0.5
 CONTACT_POINTS = {"A": ("link1", "A"), "B": ("link2", "B"), "C": ("link3", "C")}
@@ -107,9 +108,10 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import write_outputs
+    from mechsym.contact.run import check_outputs, write_outputs
     from mechsym.errors import InputError
 
+    check_outputs(args)
     if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
         raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
@@ -134,10 +136,8 @@ def plot(result, path, snapshots=6):
     """Left: the chain at a few instants over the paths of B and C and the ground; right: the heights of
     A, B, C and the contact counts."""
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
 
     plt = _pyplot()
-    _makedirs(path)
     t = result.table
     base = _base(result)
     fig = plt.figure(figsize=(11, 5))
@@ -169,8 +169,7 @@ def plot(result, path, snapshots=6):
     counts.legend(fontsize=8)
     counts.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def animate(result, path, frames=150, fps=25):
@@ -178,10 +177,8 @@ def animate(result, path, frames=150, fps=25):
     from matplotlib import animation
 
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
 
     plt = _pyplot()
-    _makedirs(path)
     t = result.table
     base = _base(result)
     k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
@@ -203,6 +200,7 @@ def animate(result, path, frames=150, fps=25):
         return [line, title]
 
     anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)

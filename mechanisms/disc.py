@@ -25,6 +25,7 @@ import numpy as np
 
 from mechsym.contact.rolling_disc import PARALLEL_TOLERANCE, RollingDisc
 from mechsym.errors import InputError
+from mechsym.output import save_animation, save_figure
 
 G = 9.81
 COLUMNS = ("t", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz",
@@ -213,18 +214,10 @@ def configure(p):
 
 
 def check_outputs(args):
-    """--plot must be PNG or SVG and --animate GIF or MP4 (with ffmpeg), checked before simulating."""
-    if args.plot and not str(args.plot).lower().endswith((".png", ".svg")):
-        raise InputError(f"--plot must be a .png or .svg file, got '{args.plot}'")
-    if args.animate:
-        path = str(args.animate).lower()
-        if not path.endswith((".gif", ".mp4")):
-            raise InputError(f"--animate must be a .gif or .mp4 file, got '{args.animate}'")
-        if path.endswith(".mp4"):
-            from matplotlib import animation
+    """--out, --plot (PNG or SVG) and --animate (GIF, or MP4 with ffmpeg), checked before simulating."""
+    from mechsym.contact.run import check_outputs as check
 
-            if not animation.writers.is_available("ffmpeg"):
-                raise InputError("--animate to .mp4 needs ffmpeg, which is not installed (write a .gif)")
+    check(args)
 
 
 def disc_from_args(args) -> Disc:
@@ -281,10 +274,8 @@ def run(args) -> int:
 def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-disc contact)"):
     """Velocities, contact forces and slips against time (one set of force and slip lines per prefix)."""
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
 
     plt = _pyplot()
-    _makedirs(path)
     t = cols["t"]
     fig, axes = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
     for c in ("vx", "vy", "vz", "wx", "wy", "wz"):
@@ -305,8 +296,7 @@ def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-
         ax.grid(True, alpha=0.3)
     axes[0].set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def rims(cols, discs, k, n=48):
@@ -340,10 +330,8 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     from matplotlib import animation
 
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
 
     plt = _pyplot()
-    _makedirs(path)
     t = cols["t"]
     k = np.unique(np.linspace(0, len(t) - 1, min(frames, len(t))).astype(int))
     reach = max(r + np.linalg.norm(c) for c, _, r in discs)
@@ -377,6 +365,7 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
         return [*(line for pair in lines for line in pair), axle, label]
 
     anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)

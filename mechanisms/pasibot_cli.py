@@ -64,7 +64,15 @@ def run(args) -> int:
     from mechanisms import pasibot_study as st
     from mechsym.errors import InputError
 
+    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+
     warnings.simplefilter("ignore", RuntimeWarning)
+    if args.study == "figures":
+        check_outputs(("--out", args.out, FOLDER))
+    elif args.study == "slip":
+        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
+    elif args.study == "animate":
+        check_outputs(("--out", args.out, ANIMATION))
     params = dict(args.param)
     pb.check_params(params)
     if args.study == "figures":
@@ -86,6 +94,8 @@ def run(args) -> int:
         print(f"max |f01x| / f01y over a step without slip: {demand:.6f}")
         print(f"min_friction={value:.4g}")
     elif args.study == "slip":
+        if not args.rtol > 0:
+            raise InputError(f"--rtol must be positive, got {args.rtol}")
         mu_k = args.mu_s if args.mu_k is None else args.mu_k
         st.check_friction(args.mu_s, mu_k)
         if (args.omega is None) == (args.torque is None):

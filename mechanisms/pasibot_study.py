@@ -31,7 +31,8 @@ from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics
-from mechsym.progress_bars import bar, bisection_steps
+from mechsym.output import save_animation, save_figure
+from mechsym.progress import bar, bisection_steps
 from mechsym.results import Table
 from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
 
@@ -611,7 +612,6 @@ def _plot(path, x, series, xlabel, ylabel, title):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for k, (label, (xs, ys)) in enumerate(series.items()):  # styles too, so that coincident curves show
         ax.plot(xs if xs is not None else x, ys, ("-", "--", "-.", ":")[k % 4], label=label)
@@ -621,8 +621,7 @@ def _plot(path, x, series, xlabel, ylabel, title):
     ax.legend(fontsize=8)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def _save(out_dir, name, table):
@@ -758,7 +757,7 @@ FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17":
 def figures(out_dir, which=None, params=None, log=print, backend="numpy"):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
-    names = list(which or FIGURES)
+    names = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked
     for name in names:
         if name not in FIGURES:
             raise InputError(f"unknown figure '{name}' (choose from {', '.join(FIGURES)})")
@@ -789,7 +788,6 @@ def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
     mech = pb.system("foot").mechanism
     bodies = [b for b in mech.bodies]
     chains = {b: [p for p in mech.bodies[b].points] for b in bodies}
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 7))
     xs = np.concatenate([table[f"{p}.x"] for b in bodies for p in chains[b]])
     ys = np.concatenate([table[f"{p}.y"] for b in bodies for p in chains[b]])
@@ -825,7 +823,8 @@ def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
         return list(lines.values()) + [joints, title]
 
     anim = animation.FuncAnimation(fig, frame, frames=frames, blit=False)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)
     return path

@@ -23,6 +23,7 @@ import sympy as sp
 
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.errors import InputError
+from mechsym.output import save_animation, save_figure
 from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
 
 K, D, MU = 1e6, 2000.0, 0.1
@@ -100,9 +101,11 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import write_outputs
+    from mechsym.contact.run import check_outputs, contact_width, write_outputs
     from mechsym.results import Table
+    from mechsym.rigid3d import check_run
 
+    check_outputs(args)
     if args.sides < 3:
         raise InputError(f"--sides must be at least 3, got {args.sides}")
     if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
@@ -111,6 +114,8 @@ def run(args) -> int:
         raise InputError(f"--max-step must be positive, got {args.max_step}")
     if args.mu < 0:
         raise InputError(f"--mu must be non-negative, got {args.mu}")
+    check_run(args.t_end, args.dt, {}, width=contact_width(2 * args.sides),  # before building the points
+              what=f"contact simulation of {2 * args.sides} points")
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
                    mu=args.mu)
     table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)
@@ -130,10 +135,8 @@ def axis_angles(table):
 def plot(run, path):
     """Height, tilt and heading of the disc (the wobble), its rates and the contact counts against time."""
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
 
     plt = _pyplot()
-    _makedirs(path)
     tab = run.table
     t = tab["t"]
     fig, axes = plt.subplots(4, 1, figsize=(7, 9.5), sharex=True)
@@ -157,8 +160,7 @@ def plot(run, path):
         ax.grid(True, alpha=0.3)
     axes[0].set_title("polygonal disc on compliant ground (spatial_v2 example 7)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def animate(run, path, frames=150, fps=25):
@@ -167,11 +169,9 @@ def animate(run, path, frames=150, fps=25):
     from matplotlib import animation
 
     from mechsym.plotting import _pyplot
-    from mechsym.results import _makedirs
     from mechsym.rigid3d import rotation_matrix
 
     plt = _pyplot()
-    _makedirs(path)
     tab = run.table
     k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
     local = run.points.local  # 3 x 2 sides
@@ -212,6 +212,7 @@ def animate(run, path, frames=150, fps=25):
         return faces + [spoke, trace]
 
     anim = animation.FuncAnimation(fig, frame, frames=len(k), blit=False)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from mechsym.output import save_figure
+
 HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, optimal leg angles, animation"
 
 
@@ -77,7 +79,13 @@ def run(args) -> int:
     from mechsym.errors import InputError
     from mechsym.results import Table
 
+    from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs
+
     cmd = args.ugv_command
+    if cmd == "animate":
+        check_outputs(("--out", args.out, ANIMATION))
+    elif cmd != "equations":
+        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     if cmd == "equations":
         print(us.statics().equations_text(latex=args.latex))
         return 0
@@ -91,6 +99,10 @@ def run(args) -> int:
             _plot_torque(table, args.plot)
         _report(table.events)
     elif cmd == "sweep":
+        from mechsym.budget import check_memory
+
+        rows = args.grid**2 * args.samples
+        check_memory(f"ugv sweep of {args.grid}^2 angle pairs at {args.samples} positions ({rows} rows)", 8 * rows * 48)
         lo, hi = us.check_limits(limits)
         grid = np.linspace(lo, hi, args.grid)
         pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))
@@ -171,9 +183,6 @@ def _plot_torque(table, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
     a1.plot(table["x_front"], table["torque"])
     a1.set_ylabel("drive torque [N m]")
@@ -186,5 +195,4 @@ def _plot_torque(table, path):
     a2.legend(fontsize=8)
     a2.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)

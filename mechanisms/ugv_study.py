@@ -25,6 +25,7 @@ import numpy as np
 
 from mechsym.errors import InputError
 from mechsym.optimize import staged_dp
+from mechsym.output import save_animation, save_figure
 from mechsym.results import Table
 from mechsym.rolling import ContactStatics, rear_contact
 from mechsym.track import load_track
@@ -828,13 +829,9 @@ def _pyplot():
 
 
 def _finish(plt, fig, path):
-    """Save the figure to `path` (if given) and close it there; return it (a notebook shows it)."""
+    """Save the figure to `path` (if given, atomically) and close it there; return it (a notebook shows it)."""
     if path:
-        from mechsym.results import _makedirs
-
-        _makedirs(path)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        save_figure(fig, path, dpi=110)
     return fig
 
 
@@ -977,12 +974,10 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
 
     fig.tight_layout()
     anim = animation.FuncAnimation(fig, frame, frames=len(x), blit=True)
-    from mechsym.results import _makedirs
-
-    _makedirs(path)
-    writer = animation.PillowWriter(fps=fps) if str(path).lower().endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)
 
 
 def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.choices["kinematics"].add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
 
     p = model_command("params", "parameters and body properties", evaluates=False)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
 
     p = model_command("equations", "the A U = C system and the reduced form", evaluates=False)
     p.add_argument("--latex", action="store_true")
@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=module.HELP)
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         module.configure(p)
+    _add_max_memory(parser)
     return parser
 
 
@@ -148,18 +149,38 @@ def kinematics_options(p):
     p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
 
 
+def _add_max_memory(parser):
+    """--max-memory on every command (each parser without subcommands of its own)."""
+    from mechsym.budget import add_option
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for action in subs:
+        for child in dict.fromkeys(action.choices.values()):
+            _add_max_memory(child)
+    if not subs:
+        add_option(parser)
+
+
 def main(argv=None) -> int:
     """Run the command line `argv` (default sys.argv[1:]); returns the exit code (0, 1 internal error, 2 bad input,
     130 interrupted)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
-    if not debug:
-        import warnings
+    from mechsym.budget import limit_memory
+    from mechsym.output import transaction
 
-        warnings.formatwarning = _warning_line
+    import warnings
+
     try:
         args = build_parser().parse_args(argv)
-        return run(args)
+        _check_explicit_backend(argv)
+        # every file of the command appears together, only when it has succeeded; a warning is one line
+        # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
+        with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
+            warnings.simplefilter("once", UserWarning)
+            if not debug:  # with --debug, Python's own form (file, line and source)
+                warnings.showwarning = _one_line_warning
+            return run(args)
     except InputError as exc:
         if debug:
             raise
@@ -182,6 +203,23 @@ def _warning_line(message, category, filename, lineno, line=None):
     return f"warning: {message}\n".replace("\n", " ").rstrip() + "\n"
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """showwarning on the command line: `_warning_line` on stderr."""
+    (file or sys.stderr).write(_warning_line(message, category, filename, lineno, line))
+
+
+def _check_explicit_backend(argv):
+    """--backend c asked for explicitly needs a C compiler (the default falls back to numpy with a warning)."""
+    asked = [a.split("=", 1)[1] for a in argv if a.startswith("--backend=")]
+    asked += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--backend"]
+    if "c" in asked:
+        from mechsym.codegen.c_backend import compiler
+
+        if compiler() is None:
+            raise InputError("--backend c needs a C compiler (CC, cc, gcc or clang), and none was found; "
+                             "install one or give --backend numpy")
+
+
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
     from mechsym.loader import load_mechanism, model_commands, model_hooks
@@ -194,6 +232,7 @@ def run(args) -> int:
     commands = model_commands()
     if args.command in commands:
         return commands[args.command].run(args)
+    _check_outputs(args)
     from mechanisms import TREES
 
     if args.model in TREES:  # a spatial tree: params and export (its simulations are its own commands)
@@ -209,11 +248,13 @@ def run(args) -> int:
                          f"only, not '{args.frame}'")
     if args.command == "params":
         values = mech.resolve_parameters(params)
-        print(json.dumps(_params_json(mech, values), indent=2))
+        data = _params_json(mech, values)
+        print(json.dumps(data, indent=2) if args.json else _params_text(data))
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
     if args.command == "equations":
+        system.solver(params).reference()  # a wrong mobility is refused here as by every other command
         print(system.equations_text(latex=args.latex))
         return 0
     if args.command == "export":
@@ -247,6 +288,7 @@ def compute(args, system, params):
             table = coefficients_to_rates(table, args.omega, args.alpha)
         return table, drawn
     if args.command in ("inverse", "kinematics"):
+        _check_memory(args, system)
         theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
     if args.command == "inverse":
         if args.quasi_static:  # no inertia: the speed does not enter, and no omega column is written
@@ -277,6 +319,34 @@ def _with_omega(args):
 
         return argparse.Namespace(**dict(vars(args), omega=[0.0], alpha=0.0))
     return args
+
+
+def _check_memory(args, system):
+    """The memory of inverse or kinematics over --samples, refused before the samples are made."""
+    from mechsym.budget import check_memory
+    from mechsym.dynamics import inverse_memory
+    from mechsym.kinematics import sweep_memory
+
+    name, n = system.mechanism.name, args.samples
+    if args.command == "inverse":
+        speeds = 1 if args.quasi_static or not args.omega else len(args.omega)  # quasi-static: one, at rest
+        check_memory(f"inverse of '{name}' at {n} samples x {speeds} speed{'s' * (speeds > 1)}",
+                     inverse_memory(system, n, speeds))
+    else:
+        columns = 1 + len(system.constraints.q) + 2 * len(system.kin.point_names)
+        check_memory(f"kinematics of '{name}' at {n} samples",
+                     sweep_memory(len(system.constraints.q), n) + 16 * n * columns)
+
+
+def _check_outputs(args):
+    """The generic commands' output files, refused before any work if they cannot be written."""
+    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+
+    if args.command == "export":
+        check_outputs(("--out", args.out, FOLDER))
+    elif args.command in ("inverse", "forward", "kinematics"):
+        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE),
+                      ("--animate", getattr(args, "animate", None), ANIMATION))
 
 
 def _output(args, table, system):
@@ -322,6 +392,20 @@ def _emit(table, out, names=None, quiet=False):
         print(",".join(table.names))
         for row in np.column_stack(list(table.columns.values())):
             print(",".join(f"{v:.17g}" for v in row))
+
+
+def _params_text(data):
+    """`params` without --json: the same content as lines to read."""
+    lines = [f"model {data['model']}", "parameters:"]
+    width = max((len(n) for n in data["parameters"]), default=0)
+    lines += [f"  {n:<{width}} = {v:.10g} {data['units'].get(n) or ''}".rstrip() for n, v in data["parameters"].items()]
+    lines.append("bodies:")
+    for name, b in data["bodies"].items():
+        com = ", ".join(f"{c:.6g}" for c in b["com"])
+        lines.append(f"  {name}: mass {b['mass']:.6g} kg, inertia {b['inertia']:.6g} kg m^2, centre of mass ({com}) m")
+    lines.append("coordinates:")
+    lines += [f"  {c['name']} ({c['unit']}) at joint {c['joint']}, force {c['force']}" for c in data["coordinates"]]
+    return "\n".join(lines)
 
 
 def _params_json(mech, values):

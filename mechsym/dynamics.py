@@ -17,10 +17,11 @@ from typing import NamedTuple
 import numpy as np
 import sympy as sp
 
+from mechsym.budget import check_memory
 from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import AssemblyError, InputError, SingularError
-from mechsym.kinematics import Kinematics, _solve
+from mechsym.kinematics import Kinematics, _solve, sweep_memory
 from mechsym.results import Table
 
 def chunk_size(system) -> int:
@@ -266,6 +267,9 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     omegas = np.atleast_1d(np.asarray(omega, float))
     _finite(omegas, "omega")
     _finite(np.atleast_1d(alpha), "alpha")
+    n = np.size(theta)
+    check_memory(f"inverse of '{system.mechanism.name}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
+                 inverse_memory(system, n, len(omegas)))
     analysis = analysis or inverse_analysis(system.mechanism, inertia)
     theta = np.asarray(theta, float).ravel()
     system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
@@ -277,10 +281,38 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     else:
         basis = _inverse_basis(system, theta, params, analysis)
     # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
-    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
-    cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-    cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})  # contiguous columns
+    with np.errstate(over="ignore", invalid="ignore"):
+        coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
+        cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+        cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})  # contiguous columns
+    _check_result(system, cols, names)
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
+
+
+def _check_result(system, cols, names):
+    """A non-finite force is an error naming it and where (a speed, acceleration or load too large to
+    represent), never a NaN in the table."""
+    coord = system.coordinate_names[0]
+    for n in names:
+        bad = ~np.isfinite(cols[n])
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise InputError(f"mechanism '{system.mechanism.name}': {n} is {cols[n][k]} at {coord} = "
+                             f"{cols[coord][k]:.6g}, omega = {cols['omega'][k]:.6g}: a speed, acceleration or "
+                             "parameter is too large to represent")
+
+
+def inverse_memory(system, n, speeds) -> int:
+    """Bytes of an inverse analysis at n samples and `speeds` speeds: the kinematics sweep, the three
+    solutions per sample and the table (each unknown per sample and speed, and its CSV copy)."""
+    m = len(system.constraints.rows) + 1
+    return sweep_memory(len(system.constraints.q), n) + 8 * n * 3 * m + 8 * 2 * n * speeds * (m + 2)
+
+
+def forward_memory(rows, width) -> int:
+    """Bytes of a time run written at `rows` time points with `width` values kept per point (the grid,
+    the states, the columns and their CSV copy)."""
+    return 8 * rows * (width + 8)
 
 
 def _inverse_basis(system, theta, params, analysis):
@@ -418,6 +450,9 @@ class Crossing:
         return event
 
 
+MAX_TRAVEL = 1e12  # rad: beyond this a coordinate keeps no useful digits of its motion
+
+
 def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
             events=(), method="DOP853", reactions=False) -> Table:
     """Integrate a one-coordinate mechanism under a driving force.
@@ -438,11 +473,23 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end), ("rtol", rtol)):
         _finite(np.atleast_1d(v), name)
     dt, atol = run_options(t_end, dt, rtol, atol)
+    width = 8 + (2 * len(system.constraints.rows) if reactions else 0)
+    check_memory(f"forward dynamics of '{system.mechanism.name}' at {t_end / dt + 1:.6g} time points",
+                 forward_memory(t_end / dt + 1, width))
     events = list(events or ())
     grid = np.arange(0.0, t_end + 0.5 * dt, dt)
     grid[-1] = min(grid[-1], t_end)
     solver = system.solver(params)
     q0 = solver.sweep(np.array([[theta0]])).q[0]
+    if not callable(torque):  # a torque or speed too large to represent is no dead point
+        with np.errstate(all="ignore"):
+            rate = ode(system, np.array([theta0]), np.array([omega0]), float(torque), params)[0][0]
+        with np.errstate(all="ignore"):
+            travel = abs(omega0) * t_end + 0.5 * abs(rate[1]) * t_end**2
+        if not (np.all(np.isfinite(rate)) and travel <= MAX_TRAVEL):
+            raise InputError(f"mechanism '{system.mechanism.name}': torque {float(torque):.6g} and omega0 {omega0:.6g} "
+                             f"give the acceleration {rate[1]:.6g} at the start, a travel of about {travel:.3g} rad "
+                             f"in {t_end:.6g} s: too large to represent (at most {MAX_TRAVEL:.0e} rad)")
     in_c = system.library is not None and not callable(torque) and all(isinstance(e, Crossing) for e in events)
     if in_c and method != "DOP853":
         raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "

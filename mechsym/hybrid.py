@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from mechsym.errors import InputError
+from mechsym.progress import Progress, tracked
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,6 @@ def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_swi
     (status "stopped"). Raises InputError for an unknown mode, a failed integration, more than
     `max_switches` switches, or more than `max_chatter` switches in a row without time advancing.
     """
-    from scipy.integrate import solve_ivp
-
     modes = dict(modes) if isinstance(modes, dict) else {m.name: m for m in modes}
     t0, t_end = map(float, t_span)
     if not (np.isfinite(t0) and np.isfinite(t_end)) or t_end <= t0:
@@ -145,6 +144,17 @@ def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_swi
         raise InputError(f"hybrid run: the initial state must be finite, got {y}")
     atol = rtol if atol is None else atol
     name = mode0(t0, y) if callable(mode0) else mode0
+    progress = Progress("simulation", t_end)
+    try:
+        return _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatter, progress)
+    finally:
+        progress.close()
+
+
+def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatter, progress):
+    """run()'s loop over the pieces between switches, reporting the time reached to `progress`."""
+    from scipy.integrate import solve_ivp
+
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
     while True:
@@ -158,14 +168,15 @@ def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_swi
 
             event.terminal, event.direction = True, tr.direction
             events.append(event)
-        sol = solve_ivp(mode.rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
+        rhs = tracked(mode.rhs, progress)
+        sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
                         events=events or None, max_step=mode.max_step)
         if sol.status == 1 and _spurious_start(sol, mode, t, y):
             # a guard that is zero where the mode starts "fired" on a first step too short to move it: take a
             # real first step (the guard then leaves zero on the side its direction allows, or fires for good)
             nfev += sol.nfev
             first = 1e-6 * min(mode.max_step, t_end - t)
-            sol = solve_ivp(mode.rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
+            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
                             events=events or None, max_step=mode.max_step, first_step=first)
         nfev += sol.nfev
         if sol.status < 0:

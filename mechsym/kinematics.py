@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.budget import check_memory
 from mechsym.codegen import SparseMatrixFunction, VectorFunction
 from mechsym.codegen.sparse_numpy import SparseLU
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
@@ -210,6 +211,7 @@ class Solver:
     def __init__(self, funcs: KinematicFunctions, params: np.ndarray):
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
+        self._period = False  # not yet looked for
         self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
         self.max_step = 0.5 * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
@@ -393,6 +395,13 @@ class Solver:
         if theta.shape[1] != len(self.con.theta):
             raise InputError(f"expected {len(self.con.theta)} coordinate value(s) per sample, got {theta.shape[1]}")
         step = self.step if step is None else np.broadcast_to(np.asarray(step, float), self.step.shape)
+        check_memory(f"kinematics of '{self.con.mechanism.name}' at {len(theta)} samples",
+                     sweep_memory(len(self.con.q), len(theta)))
+        turns, reduced = self._reduce(theta) if start is None else (0, theta)
+        if turns:  # a periodic coordinate far from the reference: solve one period away, shift back exactly
+            kin = self.sweep(reduced, None, step)
+            period, shift = self._period
+            return Kinematics(theta, kin.q + turns * shift, kin.dq, kin.ddq, None, self.params, kin.factor, self.f.jac)
         if start is not None:
             path = theta
             q0 = self.assemble(theta[0], start)
@@ -416,6 +425,55 @@ class Solver:
         if dq.shape[2] == 1:
             ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
         return Kinematics(theta, q, dq, ddq, None, self.params, fac, self.f.jac)
+
+    def _reduce(self, theta):
+        """(turns, theta - turns * period): a single revolute coordinate farther than half a period from
+        the reference configuration is continued from the reference shifted by whole periods, not walked
+        there (which takes a Newton step per 0.1 rad, and loses all precision for huge values)."""
+        big = np.max(np.abs(theta))
+        if big > 1e6:
+            name = self.con.mechanism.coordinates[0].name
+            raise InputError(f"coordinate value {name} = {big:.6g} is too large to be resolved (its rounding is "
+                             f"{np.spacing(big):.2g}); give it reduced by its period")
+        if theta.shape[1] != 1:
+            return 0, theta
+        ref = self.reference()[0][0]
+        if np.all(np.abs(theta[:, 0] - ref) <= np.pi):
+            return 0, theta
+        found = self.period()
+        if found is None:
+            return 0, theta
+        turns = int(np.round((theta[0, 0] - ref) / found[0]))
+        return turns, theta - turns * found[0]
+
+    def period(self):
+        """(T, shift) for a mechanism driven by one revolute coordinate: the smallest whole number of crank
+        turns T = 2 pi m (m <= 12; a gear pair may need several) after which the configuration repeats, and
+        the change of q over it (whole turns of the body angles, zero for positions), so that
+        q(theta + k T) = q(theta) + k shift exactly. None if the coordinate is not a revolute angle, the
+        crank cannot turn fully, or no period up to 12 turns exists."""
+        if self._period is not False:
+            return self._period
+        self._period = None
+        coords = self.con.mechanism.coordinates
+        if len(coords) != 1 or not isinstance(self.con.mechanism.joints[coords[0].joint], Revolute):
+            return None
+        ref, q_ref = self.reference()
+        angle = np.zeros(len(q_ref), bool)
+        angle[2::3] = True
+        q = q_ref
+        for m in range(1, 13):
+            try:
+                _, qs = self._continue(np.array([ref + 2 * np.pi * (m - 1), ref + 2 * np.pi * m]), q, self.step)
+            except (AssemblyError, SingularError):
+                return None
+            q = qs[-1]
+            delta = q - q_ref
+            turns = np.round(delta / (2 * np.pi))
+            if np.all(np.abs(np.where(angle, delta - 2 * np.pi * turns, delta)) <= 1e-8 * self.col_scale):
+                self._period = (2 * np.pi * m, np.where(angle, 2 * np.pi * turns, 0.0))
+                return self._period
+        return None
 
     def _predict_from_nodes(self, nodes_q, nodes_theta, node_dist, dist, theta, step):
         """Predicted q at every sample from the solved nodes (their derivatives are taken at the few nodes).
@@ -556,6 +614,12 @@ def _inverse(a):
             ok = np.abs(np.linalg.det(a)) > 0
         out[ok] = np.linalg.inv(a[ok])
         return out
+
+
+def sweep_memory(nq, n) -> int:
+    """Bytes a sweep of n samples keeps: q, its derivatives and predictions, the factorisations (about
+    nq^2 per sample) and the Newton work arrays."""
+    return 8 * n * (nq * nq + 10 * nq + 8)
 
 
 def _path_length(theta):

@@ -50,6 +50,8 @@ def load_mechanism(name_or_path: str) -> Mechanism:
             mech = module.build()
         except InputError:
             raise
+        except SystemExit as exc:
+            raise InputError(f"{where}: build() called sys.exit({exc.code!r})") from None
         except Exception as exc:  # a user's declaration failing is bad input, not a mechsym failure
             raise InputError(f"{where}: build() failed: {type(exc).__name__}: {exc}") from exc
     elif isinstance(getattr(module, "mechanism", None), Mechanism):
@@ -70,6 +72,8 @@ def _import_file(path: str):
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise InputError(f"model file '{path}' is malformed: line {exc.lineno}: {exc.msg}") from exc
+    except SystemExit as exc:  # a model file must not end the program
+        raise InputError(f"model file '{path}' called sys.exit({exc.code!r}) while loading") from None
     except Exception as exc:
         raise InputError(f"model file '{path}' failed to load: {type(exc).__name__}: {exc}") from exc
     return module

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.results import _makedirs
+from mechsym.output import save_animation, save_figure
 
 
 def headless(matplotlib):
@@ -55,9 +55,7 @@ def draw_kinematics(system, table, path=None, snapshots=4):
     ax.set_title(f"{system.mechanism.name}: links and point paths")
     fig.tight_layout()
     if path:
-        _makedirs(path)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        save_figure(fig, path, dpi=120)
     return fig
 
 
@@ -66,7 +64,6 @@ def animate_kinematics(system, table, path, fps=25, trace=()):
     plt = _pyplot()
     from matplotlib import animation
 
-    _makedirs(path)
     fig, ax = plt.subplots(figsize=(6, 6))
     xs = np.concatenate([table[f"{n}.x"] for n in system.kin.point_names])
     ys = np.concatenate([table[f"{n}.y"] for n in system.kin.point_names])
@@ -85,6 +82,7 @@ def animate_kinematics(system, table, path, fps=25, trace=()):
         return lines
 
     anim = animation.FuncAnimation(fig, frame, frames=len(table), blit=True)
-    writer = animation.PillowWriter(fps=fps) if str(path).endswith(".gif") else animation.FFMpegWriter(fps=fps)
-    anim.save(path, writer=writer)
-    plt.close(fig)
+    try:
+        save_animation(anim, path, fps)
+    finally:
+        plt.close(fig)

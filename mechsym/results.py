@@ -1,10 +1,12 @@
 """Results: named columns of samples with units, written as CSV and drawn with matplotlib."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from mechsym.errors import InputError
+from mechsym.output import atomic, save_figure
 
 
 @dataclass
@@ -30,15 +32,27 @@ class Table:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
     def to_csv(self, path):
-        """One header row, one row per sample, plain decimal numbers (round-trip precision). A table with
-        text columns (a sweep's `status` and `message`) is written with quoting where a text needs it, and
-        a missing figure (NaN: a failed set's) as an empty field."""
-        _makedirs(path)
-        if self.text_columns():
-            _write_text_csv(path, self.columns)
+        """One header row, one row per sample, plain decimal numbers (round-trip precision), written
+        atomically. A non-finite value is refused, naming its column and row: a CSV never holds NaN or inf.
+        A table with text columns (a sweep's `status` and `message`) is written with quoting where a text
+        needs it; there a missing figure of a failed row (status other than ok: NaN) is an empty field."""
+        text = self.text_columns()
+        numeric = [n for n in self.columns if n not in text]
+        data = np.column_stack([np.asarray(self.columns[n], float) for n in numeric]) if numeric \
+            else np.zeros((len(self), 0))
+        bad = ~np.isfinite(data)
+        if "status" in text:  # a failed row's figures are missing, not wrong
+            bad &= ~((np.asarray(self.columns["status"]) != "ok")[:, None] & np.isnan(data))
+        if bad.any():
+            row, col = (int(i[0]) for i in np.nonzero(bad))
+            raise InputError(f"{self.title or 'the result'}: {numeric[col]} is {data[row, col]} at row {row + 1} "
+                             f"({int(bad.sum())} non-finite values); nothing written to '{path}'")
+        if text:
+            with atomic(path) as tmp, open(tmp, "w", newline="") as fh:
+                write_text_csv(fh, self.columns)
             return
-        data = np.column_stack([np.asarray(v, float) for v in self.columns.values()])
-        np.savetxt(path, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
+        with atomic(path) as tmp:
+            np.savetxt(tmp, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
 
     def text_columns(self) -> list:
         """Names of the columns that hold text, not numbers."""
@@ -98,9 +112,7 @@ class Table:
         ax.set_title(title or self.title)
         fig.tight_layout()
         if path:
-            _makedirs(path)
-            fig.savefig(path, dpi=120)
-            plt.close(fig)
+            save_figure(fig, path, dpi=120)
         return fig
 
 
@@ -146,16 +158,7 @@ def write_text_csv(fh, columns):
         out.writerow([a[i] if a.dtype.kind in "OUS" else ("" if np.isnan(a[i]) else f"{a[i]:.17g}") for a in arrays])
 
 
-def _write_text_csv(path, columns):
-    with open(path, "w", newline="") as fh:
-        write_text_csv(fh, columns)
-
-
 def _label(name, units):
     unit = units.get(name)
     return f"{name} [{unit}]" if unit else name
 
-
-def _makedirs(path):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)

@@ -51,6 +51,7 @@ from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
 from mechsym.model import Parameter, apply_overrides
+from mechsym.progress import Progress, tracked
 from mechsym.results import Table
 
 K_STAB = 0.1
@@ -383,9 +384,11 @@ class FloatingSystem:
             raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
         dt = check_run(t_end, dt, {"state0": y0, "extra0": extra0})
         ode = self.ode(params, load, len(extra0))
-        sol = solve_ivp(ode.rhs, (0.0, t_end), np.concatenate([self.normalise(y0), extra0]), method=method,
-                        rtol=rtol, atol=rtol if atol is None else atol, dense_output=True,
+        progress = Progress(f"body '{self.body.name}'", t_end)
+        sol = solve_ivp(tracked(ode.rhs, progress), (0.0, t_end), np.concatenate([self.normalise(y0), extra0]),
+                        method=method, rtol=rtol, atol=rtol if atol is None else atol, dense_output=True,
                         events=list(events) or None)
+        progress.close()
         if sol.status < 0:
             raise InputError(f"body '{self.body.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
         grid = uniform_grid(sol.t[-1], dt)
@@ -538,11 +541,22 @@ class LoadedODE:
         y0 = self.system.normalise(y0)
         self.check_state(y0[:, None])
         p = self.params() if params is None else np.asarray(params, float)
+        raw = self._code.single(p)[0]
+        with np.errstate(all="ignore"):
+            start = np.asarray(raw(0.0, y0), float)
+        if not np.all(np.isfinite(start)):  # an initial value or a parameter too large to represent
+            names = ["x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz"]
+            i = int(np.argmax(~np.isfinite(start)))
+            raise InputError(f"body '{self.system.body.name}': the rate of {names[i] if i < 13 else f'state {i}'} "
+                             f"at t = 0 is {start[i]}: an initial value or a parameter is too large to represent "
+                             f"(largest initial value {np.max(np.abs(y0)):.3g})")
         fun, jac = (self._guarded(f, what) for f, what in zip(self._code.single(p), ("rates", "Jacobian")))
         options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
         wall = time.perf_counter()
-        sol = solve_ivp(fun, (0.0, float(t_end)), y0, method=method, rtol=rtol, atol=rtol if atol is None else atol,
-                        dense_output=True, **options)
+        progress = Progress(f"body '{self.system.body.name}'", t_end)
+        sol = solve_ivp(tracked(fun, progress), (0.0, float(t_end)), y0, method=method, rtol=rtol,
+                        atol=rtol if atol is None else atol, dense_output=True, **options)
+        progress.close()
         wall = time.perf_counter() - wall
         if sol.status < 0:
             self.check_state(sol.y[:, -1:])
@@ -622,8 +636,9 @@ def _generated(system, loads, backend):
 
 # ---------------------------------------------------------------- shared run checks
 
-def check_run(t_end, dt, arrays):
-    """Validate t_end, dt and finite initial arrays (CONTRACTS); returns dt (default t_end/1000)."""
+def check_run(t_end, dt, arrays, width=60, what="simulation"):
+    """Validate t_end, dt and finite initial arrays (CONTRACTS) and the memory of the run's output
+    (`width` values kept per time point); returns dt (default t_end/1000)."""
     try:
         t_end = float(t_end)
     except (TypeError, ValueError):
@@ -636,6 +651,9 @@ def check_run(t_end, dt, arrays):
     dt = t_end / 1000 if dt is None else dt
     if not (0 < dt <= t_end):
         raise InputError(f"dt must be in (0, t_end], got {dt}")
+    from mechsym.budget import check_memory
+
+    check_memory(f"{what} at {t_end / dt + 1:.6g} time points", 8 * (t_end / dt + 1) * (width + 8))
     return dt
 
 

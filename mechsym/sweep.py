@@ -305,7 +305,7 @@ def evaluate(model: ModelRef, study, sets) -> list:
     it can (see TableStudy.batch). Runs in the worker."""
     import warnings
 
-    from mechsym.progress_bars import quiet
+    from mechsym.progress import quiet
 
     system = model.system()
     with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
@@ -519,7 +519,7 @@ def _lost(exc) -> bool:
 
 
 def _bar(total, progress):
-    from mechsym.progress_bars import bar
+    from mechsym.progress import bar
 
     return bar(total, "sweep", "set", progress)
 
@@ -579,11 +579,9 @@ def plot(table: Table, path, parameters, figures=None):
     fig.suptitle(table.title)
     fig.tight_layout()
     if path:
-        from mechsym.results import _makedirs
+        from mechsym.output import save_figure
 
-        _makedirs(path)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        save_figure(fig, path, dpi=120)
     return fig
 
 

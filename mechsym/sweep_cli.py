@@ -63,9 +63,9 @@ def run(args) -> int:
     study = _study(args)
     if args.plot and len([n for n, v in axes.items() if len(v) > 1]) > 2:
         raise InputError("--plot draws one or two varying parameters (a line or a heat map)")
-    for path in (args.out, args.plot):
-        if path:
-            _check_folder(path)
+    from mechsym.output import CSV, FIGURE, check_outputs
+
+    check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     client = None
     executor = None
     if args.scheduler:
@@ -112,16 +112,7 @@ def _study(args):
             raise InputError(f"study '{args.analysis}' belongs to model '{cls.MODEL}', not '{args.model}'")
         return cls.from_args(args)
     skip = {"analysis", "model", "param", "reduce", "workers", "scheduler", "chunk", "max_sets", "backend", "out",
-            "plot", "debug", "command"}
+            "plot", "debug", "command", "max_memory"}
     options = {k: v for k, v in vars(args).items() if k not in skip}
     return TableStudy(args.analysis, options, tuple(args.reduce), args.model)
 
-
-def _check_folder(path):
-    import os
-
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write '{path}': folder '{folder}' is not writable")

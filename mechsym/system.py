@@ -26,7 +26,7 @@ class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend: str = "numpy"):
-        from mechsym.progress_bars import stage
+        from mechsym.progress import stage
 
         self.mechanism = mech
         self.topology = analyse(mech)
@@ -90,8 +90,22 @@ class System:
         if key not in self._param_cache:
             _bound(self._param_cache)
             values = self.mechanism.resolve_parameters(overrides)
-            self._param_cache[key] = np.array([values[name] for name in self.mechanism.parameters])
+            p = np.array([values[name] for name in self.mechanism.parameters])
+            self._check_inertia(p, overrides)
+            self._param_cache[key] = p
         return self._param_cache[key].copy()
+
+    def _check_inertia(self, p, overrides):
+        """Masses and inertias from parameters that overflow (density=1e308) are refused, naming the body."""
+        with np.errstate(all="ignore"):
+            mass = np.asarray(self.mass(p), float).ravel()
+        bad = ~np.isfinite(mass)
+        if bad.any():
+            i = int(np.argmax(bad))
+            given = ", ".join(f"{k}={v}" for k, v in (overrides or {}).items()) or "the defaults"
+            raise InputError(f"mechanism '{self.mechanism.name}': the {('mass', 'mass', 'inertia')[i % 3]} of body "
+                             f"'{self.constraints.bodies[i // 3]}' is {mass[i]} with {given}: a parameter is too "
+                             "large to represent")
 
     def solver(self, overrides=None) -> Solver:
         """The kinematic Solver at a parameter set (cached for the last sets)."""

@@ -40,6 +40,71 @@ def _gauss(order):
     return np.polynomial.legendre.leggauss(order)
 
 
+# what a track expression may use: x, numbers, + - * / ** (or ^), these functions and constants; each
+# function has derivatives of every order that numpy evaluates (a step such as Heaviside has not)
+FUNCTIONS = {name: getattr(sp, name) for name in
+             ("sin", "cos", "tan", "exp", "log", "sqrt", "sinh", "cosh", "tanh", "asin", "acos", "atan")}
+CONSTANTS = {"x": X, "pi": sp.pi, "E": sp.E}
+MAX_LENGTH, MAX_NODES, MAX_DEPTH = 2000, 1000, 200
+
+
+def parse_expression(text: str) -> sp.Expr:
+    """A track expression in x, parsed by an allow-list (never eval of arbitrary names): numbers, x, pi,
+    E, + - * / ** ^ and the functions of FUNCTIONS, within MAX_LENGTH characters, MAX_NODES operations
+    and MAX_DEPTH levels of nesting. Anything else is an InputError naming it."""
+    import ast
+
+    source = str(text).strip()
+    if not source:
+        raise InputError("track expression is empty")
+    if len(source) > MAX_LENGTH:
+        raise InputError(f"track expression is too long ({len(source)} characters, at most {MAX_LENGTH}); "
+                         "give a long profile as a CSV file of points")
+    try:
+        tree = ast.parse(source.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise InputError(f"track expression '{source}' does not parse: {getattr(exc, 'msg', exc)}") from None
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
+    count = [0]
+
+    def build(node, depth):
+        count[0] += 1
+        if count[0] > MAX_NODES or depth > MAX_DEPTH:
+            raise InputError(f"track expression '{source[:60]}...' is too large (more than {MAX_NODES} operations "
+                             f"or {MAX_DEPTH} levels of nesting); give a long profile as a CSV file of points")
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return sp.Float(node.value) if isinstance(node.value, float) else sp.Integer(node.value)
+        if isinstance(node, ast.Name):
+            if node.id not in CONSTANTS:
+                raise InputError(f"track expression '{source}' uses '{node.id}', which is not allowed "
+                                 f"(allowed: {', '.join(CONSTANTS)} and the functions {', '.join(FUNCTIONS)})")
+            return CONSTANTS[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](build(node.left, depth + 1), build(node.right, depth + 1))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = build(node.operand, depth + 1)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            name = node.func.id
+            if name not in FUNCTIONS:
+                hint = " (a step has no second derivative: use a smooth one, e.g. (1 + tanh((x - 4)/0.05))/2)" \
+                    if name in ("Heaviside", "Piecewise", "Abs", "abs", "Min", "Max", "sign") else ""
+                raise InputError(f"track expression '{source}' uses the function '{name}', which is not allowed "
+                                 f"(allowed: {', '.join(FUNCTIONS)}){hint}")
+            if len(node.args) != 1:
+                raise InputError(f"track expression '{source}': {name} takes one argument, got {len(node.args)}")
+            return FUNCTIONS[name](build(node.args[0], depth + 1))
+        what = f"'{ast.unparse(node)[:60]}'" if not isinstance(node, ast.Constant) else repr(node.value)
+        raise InputError(f"track expression '{source}': {what} is not allowed (numbers, x, pi, E, + - * / ^ and "
+                         f"the functions {', '.join(FUNCTIONS)})")
+
+    try:
+        return build(tree.body, 0)
+    except RecursionError:
+        raise InputError(f"track expression '{source[:60]}...' is nested too deeply") from None
+
+
 class Track:
     """A profile y = f(x) with exact derivatives. `func(x)` returns (f, f', f'') arrays shaped like x."""
 
@@ -58,10 +123,7 @@ class Track:
         """A profile from a sympy expression (or a string) in the symbol x."""
         text = str(expr)
         if isinstance(expr, str):
-            try:
-                expr = sp.sympify(expr, locals={"x": X})
-            except (sp.SympifyError, SyntaxError, TypeError) as exc:
-                raise InputError(f"track expression '{text}' does not parse: {exc}") from None
+            expr = parse_expression(expr)
         expr = sp.sympify(expr)
         expr = expr.subs({s: X for s in expr.free_symbols if s.name == "x"})
         stray = sorted(str(s) for s in expr.free_symbols if s != X)
@@ -108,12 +170,18 @@ class Track:
 
         if not os.path.isfile(path):
             raise InputError(f"track file '{path}' does not exist")
+        import warnings
+
         try:
             with open(path) as fh:
                 header = [h.strip().lower() for h in fh.readline().strip().split(",")]
-            data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+                data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
         except (ValueError, OSError, UnicodeDecodeError) as exc:
             raise InputError(f"track file '{path}' is malformed: {exc}") from None
+        if data.size == 0:
+            raise InputError(f"track file '{path}' has no data rows (expected a header row, then x,y per row)")
         if "x" not in header or "y" not in header or data.shape[1] != len(header):
             raise InputError(f"track file '{path}': expected a header row with columns x and y, got {header}")
         x, y = data[:, header.index("x")], data[:, header.index("y")]
@@ -123,11 +191,10 @@ class Track:
             raise InputError(f"track file '{path}': row {i + 2} is not finite (x={x[i]}, y={y[i]})")
         if len(x) < 5:
             raise InputError(f"track file '{path}': at least 5 points are needed, got {len(x)}")
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
-        if np.any(np.diff(x) <= 0):
-            i = int(np.argmax(np.diff(x) <= 0))
-            raise InputError(f"track file '{path}': x = {x[i]} appears twice")
+        if np.any(np.diff(x) <= 0):  # a track is a function of x, sampled in order: anything else is a mistake
+            i = int(np.argmax(np.diff(x) <= 0)) + 1
+            raise InputError(f"track file '{path}': row {i + 2} has x = {x[i]:.6g} after x = {x[i - 1]:.6g}; "
+                             "x must increase from row to row")
         if lam is not None and not (np.isfinite(lam) and lam >= 0):
             raise InputError(f"track smoothing lam = {lam} must be a non-negative number")
         spline = make_smoothing_spline(x, y, lam=lam)
@@ -328,14 +395,11 @@ def load_track(spec) -> Track:
         return shipped(spec)
     if spec.lower().endswith(".csv"):
         return Track.from_csv(spec)
-    if "x" in spec:
-        try:
-            expr = sp.sympify(spec, locals={"x": X})
-        except (sp.SympifyError, SyntaxError, TypeError):
-            expr = None
-        if expr is not None and X in expr.free_symbols:
+    if "x" in spec or "(" in spec:
+        expr = parse_expression(spec)
+        if X in expr.free_symbols:
             return Track.from_expr(expr, spec)
-        if expr is not None and expr.is_number and not expr.is_finite:
+        if expr.is_number and not expr.is_finite:
             raise InputError(f"track expression '{spec}' is not finite ({expr})")
     raise InputError(f"unknown track '{spec}' (shipped: {', '.join(SHIPPED)}; a CSV file with columns x, y; "
                      "or an expression in x)")

@@ -294,8 +294,19 @@ _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
 
 
+INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (MS_INTERRUPTED in mechsym.codegen.c_source;
+#                   1-4 are failures: no convergence, singular, step size, branch)
+
+
 def _ptr(a):
     return a.ctypes.data_as(_D)
+
+
+def _interrupted(status):
+    """Ctrl-C inside a long C call ends it with status INTERRUPTED: raise it as Python does."""
+    if status == INTERRUPTED:
+        raise KeyboardInterrupt
+    return status
 
 
 class CLibrary:
@@ -325,9 +336,11 @@ class CLibrary:
                                        _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
             dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
+            dll.ms_factor.restype = i
             dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D, _D, _I]
             dll.ms_track.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
+            dll.ms_solve.restype = i
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
 
     # -- evaluation with the numpy backend's layout: groups (size, N) in, (out, N) or (N, r, c) out --
@@ -421,7 +434,8 @@ class CLibrary:
         qs, _ = self._samples(q, self.nq)
         n = len(qs)
         a, piv, ok = np.empty((n, self.nslot)), np.empty((n, self.nblock), dtype=np.intc), np.empty(n, dtype=np.intc)
-        self.dll.ms_factor(n, _ptr(qs), _ptr(self._params(p)), _ptr(a), piv.ctypes.data_as(_I), ok.ctypes.data_as(_I))
+        _interrupted(self.dll.ms_factor(n, _ptr(qs), _ptr(self._params(p)), _ptr(a), piv.ctypes.data_as(_I),
+                                        ok.ctypes.data_as(_I)))
         return CFactor(self, a, piv, ok.astype(bool))
 
     # -- kernels -----------------------------------------------------------------------------------
@@ -458,7 +472,7 @@ class CLibrary:
                                      _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax,
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
-        return failed, status.value, q_out, coef, branch, u_out
+        return failed, _interrupted(status.value), q_out, coef, branch, u_out
 
     def ode(self, theta, omega, torque, params, q0, col_scale, tol, maxit=30, hmax=0.1):
         """The reduced ODE's right-hand side (N, 2) and exact Jacobian (N, 2, 2) along theta (N,) from q0
@@ -471,7 +485,7 @@ class CLibrary:
         failed = self.dll.ms_ode(n, _ptr(th), _ptr(om), float(torque), _ptr(self._params(params)),
                                  _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(col_scale, float)),
                                  tol, maxit, hmax, _ptr(f), _ptr(jac), ctypes.byref(status))
-        return failed, status.value, f, jac
+        return failed, _interrupted(status.value), f, jac
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000):
@@ -497,7 +511,7 @@ class CLibrary:
             tol, maxit, hmax, n_ev, ip(comp), _ptr(value), ip(direc), ip(term), max_events, _ptr(ev_t), ip(ev_id),
             ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), ctypes.byref(status))
         k = n_events.value
-        return out[:written], list(zip(ev_t[:k], ev_id[:k])), nfev.value, status.value
+        return out[:written], list(zip(ev_t[:k], ev_id[:k])), nfev.value, _interrupted(status.value)
 
 
 class CFactor:
@@ -522,7 +536,8 @@ class CFactor:
         if n != len(self.a):
             raise ValueError(f"{n} right-hand sides for {len(self.a)} factorisations")
         x = np.empty_like(rhs)
-        self.lib.dll.ms_solve(n, m, int(transpose), _ptr(self.a), self.piv.ctypes.data_as(_I), _ptr(rhs), _ptr(x))
+        _interrupted(self.lib.dll.ms_solve(n, m, int(transpose), _ptr(self.a), self.piv.ctypes.data_as(_I),
+                                           _ptr(rhs), _ptr(x)))
         return x[:, 0, :] if vector else np.swapaxes(x, 1, 2)
 
     def solve(self, b):

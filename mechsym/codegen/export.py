@@ -9,7 +9,6 @@ prints it, named in the header), so an export can be regenerated and compared by
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import sympy
 from mechsym import __version__
 from mechsym.codegen.c_source import generate
 from mechsym.errors import InputError
+from mechsym.output import write_text
 
 CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 
@@ -59,17 +59,16 @@ def export(system, directory, force=False, params=None) -> list:
     user's own work."""
     files = export_files(system, params)
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"{directory} is a file, not a folder; export writes a folder of files")
     changed = [name for name, text in files.items() if _read(directory / name) != text]
     existing = [name for name in changed if (directory / name).exists()]
     if existing and not force:
         raise InputError(f"{directory} already holds a different {', '.join(existing)}; "
                          "pass --force to overwrite")
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name in changed:
-        tmp = directory / f".{name}.tmp"
-        tmp.write_text(files[name])
-        os.replace(tmp, directory / name)
+        write_text(directory / name, files[name])
         written.append(directory / name)
     return written
 
@@ -129,7 +128,8 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "/* Inverse dynamics over n crank angles th (in path order, th[0] near the configuration q0).",
         "   u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:",
         "   U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.",
-        "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular). */",
+        "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 5: interrupted by SIGINT,",
+        "   which the long calls catch for their duration, restoring the previous handler). */",
         f"int {prefix}_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,",
         "    double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,",
         "    int *status);",
@@ -137,15 +137,17 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */",
         f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",
         "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);",
-        "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. */",
+        "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of",
+        "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted). */",
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
         "    double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,",
         "    int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);",
         "/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where",
-        "   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ. */",
-        f"void {prefix}_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);",
-        f"void {prefix}_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);",
+        "   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.",
+        "   Both return 0, or 5 if interrupted. */",
+        f"int {prefix}_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);",
+        f"int {prefix}_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);",
         "/* One state for a simulation's right-hand side: Newton at th from the prediction q (in/out), then",
         "   J = dq/dth (NQ x NTH), a0 = -Phi_q^-1 gamma(q, J thd) (qdd = J thdd + a0), the applied forces app (NQ)",
         f"   and, unless NULL, the factorisation of Phi_q at q in lu (NSLOT), lu_piv (NBLOCK) as {prefix}_factor's.",

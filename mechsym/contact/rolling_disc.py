@@ -71,7 +71,7 @@ def _vectors(x, name):
     bad = np.argwhere(~np.isfinite(a))
     if bad.size:
         idx = tuple(int(i) for i in bad[0])
-        raise InputError(f"{name} has a non-finite value {a[idx]!r} at index {idx}")
+        raise InputError(f"{name} has a non-finite value {float(a[idx])} at index {idx}")
     return a
 
 

@@ -120,6 +120,21 @@ class ContactRun:
 
 
 
+def contact_width(n_points) -> int:
+    """Values kept per output time point of a contact run with n_points points: the states and the
+    deflections, the points' positions and velocities and the law's audit (about 16 per point)."""
+    return 60 + 16 * n_points
+
+
+def check_outputs(args) -> None:
+    """A contact command's --out, --timeline, --plot and --animate, refused before simulating if they
+    cannot be written (see mechsym.output)."""
+    from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs as check
+
+    check(("--out", args.out, CSV), ("--timeline", getattr(args, "timeline", None), CSV),
+          ("--plot", args.plot, FIGURE), ("--animate", args.animate, ANIMATION))
+
+
 def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
     """What a contact command writes: `table` to --out, and where asked the --timeline CSV, the --plot and
     the --animate files (drawn by the model's own `plot(run, path)` and `animate(run, path)`)."""
@@ -134,6 +149,7 @@ def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
         if path:
             draw(run, path)
             print(f"wrote {path}")
+
 
 class _Guards:
     """Point states, the two vectorised guards (one signal evaluation per state, cached) and the switch."""
@@ -256,7 +272,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     u0 = np.zeros((nd - 1, n)) if u0 is None else np.asarray(u0, float)
     if u0.shape != (nd - 1, n):
         raise InputError(f"u0 must have shape {(nd - 1, n)} (one row per tangential direction), got {u0.shape}")
-    dt = check_run(t_end, dt, {"state0": y0, "u0": u0})
+    dt = check_run(t_end, dt, {"state0": y0, "u0": u0}, width=contact_width(n), what=f"contact simulation of {n} points")
     for name, value in (("rtol", rtol), ("atol", rtol if atol is None else atol)):
         if not (np.isfinite(value) and value > 0):
             raise InputError(f"{name} must be positive and finite, got {value}")

@@ -70,7 +70,7 @@ def _finite(a, name, point_axis):
     bad = np.argwhere(~np.isfinite(a))
     if bad.size:
         idx = tuple(bad[0])
-        raise InputError(f"{name} has a non-finite value {a[idx]!r} at point {idx[point_axis]}")
+        raise InputError(f"{name} has a non-finite value {float(a[idx])} at point {idx[point_axis]}")
 
 
 def _states(p, pd, u, names, point_axis):

@@ -1,0 +1,80 @@
+"""Memory budgets: the size of a request (its result and intermediate arrays) estimated before the work
+and refused above a limit, with the estimate and the option that lifts it in the message.
+
+The limit is a quarter of the machine's memory unless `limit_memory(nbytes)` (the CLI's --max-memory)
+sets another for a block. Estimates are rough (to a factor of about two) but computed from the sizes the
+work will allocate: samples or time points times the doubles kept per sample.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import contextvars
+import os
+import re
+
+from mechsym.errors import InputError
+
+_LIMIT = contextvars.ContextVar("mechsym_memory_limit", default=None)
+_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+__all__ = ["machine_memory", "memory_limit", "limit_memory", "check_memory", "parse_size", "format_size",
+           "add_option"]
+
+
+def machine_memory() -> int:
+    """Physical memory of this machine in bytes (8 GiB where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def memory_limit() -> int:
+    limit = _LIMIT.get()
+    return machine_memory() // 4 if limit is None else limit
+
+
+@contextlib.contextmanager
+def limit_memory(nbytes):
+    """Within the block, requests may use up to `nbytes` (None: the default, a quarter of the memory)."""
+    token = _LIMIT.set(None if nbytes is None else int(nbytes))
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def format_size(nbytes) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def parse_size(text) -> int:
+    """A size in bytes: 2000000, 512M, 8G, 1.5GiB (binary units)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgt]?)(?:i?b)?\s*", str(text).lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: '{text}' (bytes, or with K, M, G, T: 512M, 8G)")
+    value = float(match.group(1)) * _UNITS[match.group(2)]
+    if not value >= 1:
+        raise argparse.ArgumentTypeError(f"size '{text}' must be at least one byte")
+    return int(value)
+
+
+def check_memory(what: str, nbytes) -> None:
+    """Refuse a request needing more than the limit, before any of it is allocated."""
+    nbytes = float(nbytes)
+    limit = memory_limit()
+    if nbytes > limit:
+        source = "a quarter of this machine's memory" if _LIMIT.get() is None else "set by --max-memory"
+        lift = format_size(1.25 * nbytes).replace(" ", "").replace("iB", "")
+        raise InputError(f"{what} needs about {format_size(nbytes)} of memory (result and intermediate arrays), "
+                         f"above the limit of {format_size(limit)} ({source}); --max-memory {lift} lifts it")
+
+
+def add_option(parser) -> None:
+    """--max-memory SIZE on a command's parser."""
+    parser.add_argument("--max-memory", type=parse_size, metavar="SIZE",
+                        help="largest memory a request may need (default: a quarter of this machine's; e.g. 16G)")

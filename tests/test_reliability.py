@@ -1,0 +1,333 @@
+"""Reliability: interrupts, atomic outputs, faults of the user's world, budgets, non-finite values."""
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from mechsym.cli import main
+from mechsym.errors import InputError
+from mechsym.output import atomic, transaction
+from mechsym.results import Table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listing(folder):
+    return sorted(os.listdir(folder))
+
+
+# -- interrupts ---------------------------------------------------------------------------------------
+def _interrupt(args, delay, cwd):
+    """Run `mechsym ARGS` with SIGINT delivered as from a terminal after `delay` s; (exit code, seconds
+    from the signal to the exit)."""
+    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    try:
+        proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+    return proc.returncode, time.perf_counter() - start
+
+
+def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
+    """forward on the C backend runs minutes for t_end = 2000 s: SIGINT ends it within a second, exit
+    130, and the file that was there before is untouched (the C loop polls the interrupt flag)."""
+    out = tmp_path / "lf.csv"
+    out.write_text("previous\n")
+    warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
+                           "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
+    assert warm.returncode == 0, warm.stderr  # the library is compiled and cached: the long run is in C
+    code, after = _interrupt(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT)
+    assert code == 130 and after < 1.0, (code, after)
+    assert out.read_text() == "previous\n"
+    assert listing(tmp_path) == ["lf.csv", "warm.csv"]
+
+
+def test_c_call_restores_the_python_handler(fourbar):
+    """After a long C call, SIGINT is Python's again (the call put back the handler it replaced)."""
+    import numpy as np
+
+    from mechsym.system import derive
+
+    system = derive(fourbar.mechanism, backend="c")
+    system.inverse(np.linspace(0, 6, 50), [1.0], 0.0, {})
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
+
+
+# -- atomic outputs -----------------------------------------------------------------------------------
+def test_interrupted_write_keeps_the_previous_file(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("good\n")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic(path) as tmp:
+            with open(tmp, "w") as fh:
+                fh.write("half a ro")
+            raise KeyboardInterrupt
+    assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]
+
+
+def test_full_disk_is_an_error_naming_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "a.csv"
+    path.write_text("good\n")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(np, "savetxt", full)
+    with pytest.raises(InputError, match="cannot write .*a.csv.*No space left"):
+        Table({"t": np.arange(3.0)}).to_csv(path)
+    assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]
+
+
+def test_a_failed_command_leaves_every_output_as_it_was(tmp_path, capsys, monkeypatch):
+    """The CSV is complete before the plot fails; within the command's transaction neither replaces the
+    previous files."""
+    out, plot = tmp_path / "a.csv", tmp_path / "a.png"
+    out.write_text("old csv\n")
+    plot.write_text("old png\n")
+
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Table, "plot", broken)
+    code, _, _ = run(capsys, "inverse", "fourbar", "--omega", "1", "--backend", "numpy", "--out", str(out),
+                     "--plot", str(plot))
+    assert code == 130
+    assert out.read_text() == "old csv\n" and plot.read_text() == "old png\n"
+    assert listing(tmp_path) == ["a.csv", "a.png"]
+
+
+def test_transaction_renames_only_on_success(tmp_path):
+    path = tmp_path / "x.txt"
+    with transaction():
+        with atomic(path) as tmp:
+            open(tmp, "w").write("new")
+        assert not path.exists()
+    assert path.read_text() == "new"
+
+
+# -- budgets ------------------------------------------------------------------------------------------
+def test_periodic_coordinate_starts_one_period_away():
+    """theta0 three turns and a bit from the reference: the kinematics from the period shift equal the
+    continuation walked all the way (an independent route), and theta0 = 1e4 rad is fast; 1e17 rad,
+    whose rounding is 16 rad, is refused."""
+    from mechanisms import fourbar
+    from mechsym.system import derive
+
+    target = 0.3 + 6 * np.pi
+    walked = derive(fourbar.build()).kinematics_table(np.linspace(0.0, target, 400))
+    shifted_system = derive(fourbar.build())
+    shifted = shifted_system.kinematics_table(np.array([target]))
+    for name in walked.names:
+        assert abs(shifted[name][0] - walked[name][-1]) <= 1e-9 * max(1.0, abs(walked[name][-1])), name
+    period, shift = shifted_system.solver().period()
+    assert period == 2 * np.pi and shift[2] == 2 * np.pi  # the crank turns once per period, the others swing
+    start = time.perf_counter()
+    far = shifted_system.kinematics_table(1e4 + np.linspace(0, 1, 10))
+    assert time.perf_counter() - start < 2.0 and np.all(np.isfinite(far["rocker.angle"]))
+    with pytest.raises(InputError, match="too large to be resolved"):
+        shifted_system.kinematics_table(np.array([1e17]))
+
+
+@pytest.mark.parametrize("args, estimate", [
+    (["forward", "fourbar", "--torque", "0.1", "--t-end", "1", "--dt", "1e-9"], "1e+09 time points needs about"),
+    (["inverse", "fourbar", "--omega", "1", "--samples", "1000000000"], "1000000000 samples x 1 speed"),
+    (["kinematics", "fourbar", "--samples", "100000000"], "100000000 samples needs about"),
+    (["ugv", "sweep", "--grid", "10000"], "10000^2 angle pairs"),
+    (["polydisc", "--sides", "100000", "--out", "x.csv"], "200000 points at 1001 time points"),
+])
+def test_requests_beyond_the_memory_budget_are_refused_up_front(capsys, tmp_path, monkeypatch, args, estimate):
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    code, _, err = run(capsys, *args)
+    assert code == 2 and estimate in err and "--max-memory" in err and err.count("\n") == 1
+    assert time.perf_counter() - start < 10 and listing(tmp_path) == []
+
+
+def test_max_memory_sets_the_limit(capsys):
+    """The estimate is the same whatever the limit; --max-memory moves the limit both ways."""
+    from mechsym.budget import parse_size
+
+    code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "10K",
+                         "--backend", "numpy")
+    assert code == 2 and "above the limit of 10 KiB (set by --max-memory)" in err
+    code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "1G",
+                         "--backend", "numpy")
+    assert code == 0 and len(out.splitlines()) == 1001
+    assert parse_size("1.5G") == 3 * 2**29 and parse_size("512m") == 2**29 and parse_size("100") == 100
+
+
+def test_progress_reports_fraction_and_estimate():
+    import io
+
+    ticks = iter([0.0, 3.0, 3.5, 5.0])
+    stream = io.StringIO()
+    progress = __import__("mechsym.progress", fromlist=["Progress"]).Progress(
+        "run", 10.0, stream=stream, delay=2.0, every=1.0, clock=lambda: next(ticks))
+    progress.enabled = True
+    progress(2.5)   # t = 3 s: a quarter done in 3 s, about 9 s left
+    progress(3.0)   # t = 3.5 s: within a second of the last line, not shown
+    progress(5.0)   # t = 5 s: half done, about 5 s left
+    lines = stream.getvalue().splitlines()
+    assert lines == ["run: 2.5 of 10 s (25.0 %), 3 s so far, about 9 s left (Ctrl-C stops)",
+                     "run: 5 of 10 s (50.0 %), 5 s so far, about 5 s left (Ctrl-C stops)"]
+
+
+# -- non-finite values --------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["inverse", "fourbar", "--omega", "1", "--param", "density=1e308", "--out", "x.csv"],
+     "A.fx is nan at theta = 0, omega = 1: a speed, acceleration or parameter is too large"),
+    (["inverse", "fourbar", "--omega=-1e300", "--out", "x.csv"], "A.fx is -inf at theta = 0, omega = -1e+300"),
+    (["forward", "fourbar", "--torque", "1e300", "--t-end", "1", "--out", "x.csv"],
+     "torque 1e+300 and omega0 0 give the acceleration"),
+    (["disc", "--radius", "1", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5", "--v0",
+      "0,1e200,0", "--omega0", "0,0,0", "--t-end", "1", "--out", "x.csv"],
+     "body 'disc': the rate of vx at t = 0 is nan: an initial value or a parameter is too large"),
+])
+def test_non_finite_values_are_errors_naming_the_quantity(capsys, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *args)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert listing(tmp_path) == []
+
+
+def test_a_table_with_nan_is_never_written(tmp_path):
+    table = Table({"t": np.arange(3.0), "x": np.array([1.0, np.nan, 2.0])}, title="run")
+    with pytest.raises(InputError, match="run: x is nan at row 2"):
+        table.to_csv(tmp_path / "a.csv")
+    assert listing(tmp_path) == []
+
+
+# -- track expressions and files ----------------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    ("Heaviside(x-4)*0.2", "uses the function 'Heaviside', which is not allowed"),
+    ("+".join(f"0.001*sin({i}*x)" for i in range(3000)), "is too long (52889 characters, at most 2000)"),
+    ("*".join(["(1+x)"] * 300), "is too large (more than 1000 operations"),
+    ("__import__('os').system('true')", "is not allowed"),
+    ("x.real", "'x.real' is not allowed"),
+    ("foo(x)", "uses the function 'foo'"),
+    ("0.1*y*x", "uses 'y', which is not allowed"),
+])
+def test_track_expressions_are_parsed_by_an_allow_list(text, message):
+    from mechsym.track import load_track
+
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")
+                       .replace("*", r"\*")):
+        load_track(text)
+
+
+def test_track_expression_within_the_limits_keeps_exact_derivatives():
+    """An allowed expression: its derivatives (sympy) against the closed form (an independent route)."""
+    from mechsym.track import load_track
+
+    x = np.linspace(0, 3, 7)
+    f, d1, d2 = load_track("0.05*sin(2*x)^2 + 0.01*x").eval(x)
+    assert np.allclose(f, 0.05 * np.sin(2 * x) ** 2 + 0.01 * x, rtol=1e-14, atol=1e-16)
+    assert np.allclose(d1, 0.2 * np.sin(2 * x) * np.cos(2 * x) + 0.01, rtol=1e-14, atol=1e-16)
+    assert np.allclose(d2, 0.4 * np.cos(4 * x), rtol=1e-13, atol=1e-15)
+
+
+def test_track_files_out_of_order_or_empty_are_refused(tmp_path):
+    from mechsym.track import load_track
+
+    rows = "x,y\n0,0\n1,0.1\n2,0.2\n1.5,0.1\n3,0\n4,0\n"
+    (tmp_path / "order.csv").write_text(rows)
+    with pytest.raises(InputError, match="row 5 has x = 1.5 after x = 2; x must increase"):
+        load_track(str(tmp_path / "order.csv"))
+    (tmp_path / "empty.csv").write_text("x,y\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning leaks
+        with pytest.raises(InputError, match="has no data rows"):
+            load_track(str(tmp_path / "empty.csv"))
+
+
+# -- smaller items ------------------------------------------------------------------------------------
+FIVEBAR = '''
+from mechsym.model import Mechanism
+
+
+def build():
+    m = Mechanism("fivebar")
+    m.gravity_down("g")
+    m.ground(points={"A": (0, 0), "B": (0.1, 0)})
+    m.bar("crank", ("A", "P"), 0.05, 1.0)
+    m.bar("coupler", ("P", "C"), 0.25, 1.0, guess=1.4)
+    m.bar("rocker", ("B", "M"), 0.125, 1.0, guess=1.8)
+    m.revolute("A", "ground", "A", "crank")
+    m.revolute("P", "crank", "P", "coupler")
+    m.revolute("B", "ground", "B", "rocker")
+    m.coordinate("theta", "A", force="torque")
+    return m
+'''
+
+
+def test_equations_refuses_a_wrong_mobility_as_kinematics_does(capsys, tmp_path):
+    model = tmp_path / "fivebar.py"
+    model.write_text(FIVEBAR)
+    outcomes = [run(capsys, command, str(model)) for command in ("equations", "kinematics")]
+    for code, out, err in outcomes:
+        assert code == 2 and out == "" and "mobility is 3" in err
+    assert outcomes[0][2] == outcomes[1][2]
+
+
+def test_sys_exit_in_a_model_file_is_an_error(capsys, tmp_path):
+    model = tmp_path / "leaves.py"
+    model.write_text("import sys\nsys.exit(3)\n")
+    code, _, err = run(capsys, "params", str(model))
+    assert code == 2 and err == f"error: model file '{model}' called sys.exit(3) while loading\n"
+
+
+def test_params_text_and_json_hold_the_same_values(capsys):
+    import json
+
+    code, text, _ = run(capsys, "params", "fourbar", "--param", "l_crank=0.06")
+    code_json, data, _ = run(capsys, "params", "fourbar", "--param", "l_crank=0.06", "--json")
+    data = json.loads(data)
+    assert code == code_json == 0 and not text.lstrip().startswith("{")
+    assert "l_crank   = 0.06 m" in text and f"mass {data['bodies']['crank']['mass']:.6g} kg" in text
+
+
+def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tmp_path, monkeypatch):
+    code, _, err = run(capsys, "pasibot", "slip", "--mu-s", "0.3", "--omega", "3", "--rtol", "0")
+    assert code == 2 and "--rtol must be positive, got 0.0" in err
+    from mechanisms import pasibot_study as st
+
+    calls = []
+    monkeypatch.setitem(st.FIGURES, "11", lambda out_dir, params=None, backend="numpy": calls.append(out_dir))
+    st.figures(str(tmp_path), ["11", "11", "11"], log=lambda *a: None)
+    assert len(calls) == 1
+
+
+def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, monkeypatch):
+    from mechsym.codegen import c_backend
+
+    def missing(*args, **kwargs):
+        raise c_backend.CompilerMissing("no C compiler found")
+
+    monkeypatch.setattr(c_backend, "build", missing)
+    monkeypatch.setattr(c_backend, "compiler", lambda: None)
+    code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4")
+    assert code == 0 and err == "warning: no C compiler found; falling back to the numpy backend\n"
+    code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4", "--backend", "c")
+    assert code == 2 and err.startswith("error: --backend c needs a C compiler") and err.count("\n") == 1
