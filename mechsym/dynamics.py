@@ -543,14 +543,10 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
         from mechsym.simulate import CTracker
 
-        fast = CTracker(solver, scalar, [theta0], q0)
+        from mechsym.codegen.scalar_python import one_coordinate_rhs
 
-        def rhs(t, y):
-            q, jq, a0, app = fast.state(y[:1], y[1:2])
-            app = system.applied(q, solver.params) if app is None else app  # (None: the numpy tracker's state)
-            d1 = jq[:, 0]
-            md1 = mass * d1
-            return np.array([y[1], (force(t, y[0], y[1]) - md1 @ a0 + d1 @ app) / (md1 @ d1)])
+        rhs = one_coordinate_rhs(CTracker(solver, scalar, [theta0], q0), mass, force,
+                                 lambda q: system.applied(q, solver.params))
 
     def solved(theta):
         """Configuration, its factorisation and the coefficients dq, ddq at theta, tracked from the last

@@ -132,7 +132,8 @@ def source(system) -> str:
     lines += _lu_lines(pl, ind)
     lines += _solve_lines(pl, "b", "x", ind)
     lines += [f"{ind}q{i} -= x{i}" for i in range(nq)]
-    lines.append(f"{ind}if max({', '.join(f'abs(x{i}) / s{i}' for i in range(nq))}) <= tol:\n{ind}    break")
+    close = " and ".join(f"abs(x{i}) <= tol * s{i}" for i in range(nq))  # (False for a NaN)
+    lines.append(f"{ind}if {close}:\n{ind}    break")
     lines.append("    else:\n        return 1, None")
     # the factorisation at the solution (as ms_track: J, a0 and the caller's solves use it)
     ind = "    "
@@ -172,15 +173,64 @@ class ScalarTracker:
         p, scale, track = tuple(map(float, params)), tuple(map(float, col_scale)), self._track
         tol, maxit = float(tol), int(maxit)
 
-        def run(q0, theta, thetad):
+        def raw(q0, theta, thetad):
+            """(status, (q, J, a0, applied) as tuples of floats, or None) from lists of floats."""
             try:
-                status, out = track(q0.tolist(), np.ravel(theta).tolist(), np.ravel(thetad).tolist(), p, scale,
-                                    tol, maxit)
+                return track(q0, theta, thetad, p, scale, tol, maxit)
             except (ZeroDivisionError, OverflowError, ValueError):  # a singular or wild trial state
-                status, out = 2, None
+                return 2, None
+
+        def run(q0, theta, thetad):
+            status, out = raw(q0.tolist(), np.ravel(theta).tolist(), np.ravel(thetad).tolist())
             if status:
                 return status, q0, None, None, None, None
             q, jq, a0, app = out
             return 0, np.array(q), np.array(jq), np.array(a0), np.array(app), None
 
+        run.raw = raw
         return run
+
+
+def one_coordinate_rhs(tracker, mass, force, applied):
+    """rhs(t, y) of the reduced ODE of a one-coordinate mechanism, y = (theta, omega), on floats:
+    M thetadd = force - J^T M a0 + J^T Q with the state from the generated track function, predicted
+    from the last one. A state that fails the checks of mechsym.simulate.CTracker.state (no convergence,
+    a large J, a large move that may change the branch) goes through `tracker.state` (a CTracker on a
+    ScalarTracker), which continues to it, rejects it or names the failure. applied(q) -> Q (n,)."""
+    from mechsym.simulate import FAR, SUSPECT
+
+    raw = tracker.track.raw
+    m = [float(v) for v in mass]
+    inv_col = [float(v) for v in tracker._inv_col]
+    rel_max = tracker._rel_max
+    last = [float(tracker.theta[0]), tracker.q.tolist(), tracker.jq[:, 0].tolist(), True]  # (synced)
+
+    def checked(th, w):
+        if not last[3]:                                   # hand the last solved state to the tracker
+            tracker.theta, tracker.q = np.array([last[0]]), np.array(last[1])
+            tracker.jq = np.array(last[2])[:, None]
+        q, jq, a0, app = tracker.state(np.array([th]), np.array([w]))
+        last[:] = [th, q.tolist(), jq[:, 0].tolist(), True]
+        return last[1], last[2], a0.tolist(), (applied(q) if app is None else app).tolist()
+
+    def rhs(t, y):
+        th, w = float(y[0]), float(y[1])
+        h = th - last[0]
+        pred = [qi + h * ji for qi, ji in zip(last[1], last[2])]
+        status, out = raw(pred, [th], [w])
+        ok = not status
+        if ok:
+            q, jq, a0, app = out
+            d1 = [row[0] for row in jq]
+            ok = (all(abs(v) * rel_max <= SUSPECT for v in d1)     # (False for a NaN)
+                  and all(abs(a - b) * c <= FAR for a, b, c in zip(q, pred, inv_col)))
+        if ok:
+            last[:] = [th, list(q), d1, False]
+        else:
+            q, d1, a0, app = checked(th, w)
+        md1 = [a * b for a, b in zip(m, d1)]
+        big_m = sum(a * b for a, b in zip(md1, d1))
+        rest = sum(a * b for a, b in zip(md1, a0)) - sum(a * b for a, b in zip(d1, app))
+        return np.array([w, (force(t, th, w) - rest) / big_m])
+
+    return rhs
