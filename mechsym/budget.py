@@ -31,6 +31,7 @@ def machine_memory() -> int:
 
 
 def memory_limit() -> int:
+    """The memory budget in bytes of the current block: `limit_memory`'s, else a quarter of the machine's."""
     limit = _LIMIT.get()
     return machine_memory() // 4 if limit is None else limit
 
@@ -46,6 +47,7 @@ def limit_memory(nbytes):
 
 
 def format_size(nbytes) -> str:
+    """A byte count to read: the largest binary unit (KiB ... TiB) it reaches, 3 significant digits."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"

@@ -31,6 +31,7 @@ _STAGED = contextvars.ContextVar("mechsym_staged_outputs", default=None)
 
 
 def ffmpeg_available() -> bool:
+    """Whether matplotlib finds ffmpeg (needed for an .mp4 animation)."""
     from matplotlib import animation
 
     return bool(animation.writers.is_available("ffmpeg"))

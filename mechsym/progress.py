@@ -107,6 +107,7 @@ class Progress:
         self.shown = True
 
     def close(self):
+        """End the progress line (a newline on a terminal, if anything was shown)."""
         if self.shown and _isatty(self.stream):
             self.stream.write("\n")
             self.stream.flush()

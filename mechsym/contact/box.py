@@ -59,21 +59,25 @@ class RigidBox:
             raise InputError(f"box has no frame '{frame}' (frames: {', '.join(self.frames)})") from None
 
     def mass_matrix(self, q):
+        """H = diag(m I, I_c) (6, 6); constant (q is accepted for the model protocol)."""
         H = np.zeros((6, 6))
         H[:3, :3] = self.mass * np.eye(3)
         H[3:, 3:] = self.inertia
         return H
 
     def bias(self, q, v):
+        """C v + g (6,) in body coordinates: [m w x v + m g R^T e_z, w x I_c w]."""
         R = quat_to_rot(q[3:7])
         lin, w = v[:3], v[3:]
         return np.concatenate([self.mass * np.cross(w, lin) + self.mass * self.g * R[2],
                                np.cross(w, self.inertia @ w)])
 
     def frame_position(self, q, frame):
+        """World position (3,) of the point `frame`: p + R c."""
         return q[:3] + quat_to_rot(q[3:7]) @ self._point(frame)
 
     def frame_jacobian(self, q, frame):
+        """(6, 6) world-aligned Jacobian of the point `frame`: [R, -R [c]x] (linear) over [0, R] (angular)."""
         R = quat_to_rot(q[3:7])
         J = np.zeros((6, 6))
         J[:3, :3] = R
@@ -82,6 +86,7 @@ class RigidBox:
         return J
 
     def frame_bias(self, q, v, frame):
+        """(6,) classical acceleration of the point `frame` at v' = 0: R (w x (v + w x c)), then 0 (angular)."""
         R = quat_to_rot(q[3:7])
         c = self._point(frame)
         w = v[3:]
@@ -98,6 +103,7 @@ class RigidBox:
         return np.concatenate([R @ v[:3], dvec, [ds]])
 
     def normalize(self, q):
+        """A copy of q with the quaternion scaled to unit norm."""
         q = np.array(q, float)
         q[3:7] /= np.linalg.norm(q[3:7])
         return q

@@ -247,6 +247,8 @@ class HardContacts:
     # ---------------------------------------------------------------- checks
 
     def mu_array(self, mu):
+        """Friction coefficients (n,) from one number or one per contact; each finite and >= 0, else an
+        InputError naming the contact."""
         mu = np.broadcast_to(np.asarray(mu, float), (self.n,)).copy() if np.ndim(mu) == 0 or len(np.atleast_1d(mu)) == self.n \
             else None
         if mu is None:
@@ -258,6 +260,8 @@ class HardContacts:
         return mu
 
     def e_array(self, e):
+        """Restitution coefficients (n,) from one number or one per contact; each in [0, 1], else an
+        InputError naming the contact."""
         e = np.asarray(e, float)
         if e.ndim and len(e) != self.n:
             raise InputError(f"restitution e must be a number or one value per contact ({self.n})")

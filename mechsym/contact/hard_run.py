@@ -66,6 +66,7 @@ class HardEvent:
     impulse: float = 0.0
 
     def describe(self):
+        """One line: time, contact, state before -> after, kind and (for an impact) the impulse."""
         extra = f", impulse {self.impulse:.6g} N s" if self.impulse else ""
         return f"t={self.t:.9g}: {self.contact} {STATE_NAMES[self.before]} -> {STATE_NAMES[self.after]} ({self.kind}{extra})"
 
@@ -99,10 +100,12 @@ class HardRun:
         return self.hybrid.sample(np.atleast_1d(np.asarray(t, float)))[0]
 
     def states_at(self, t):
+        """The contact states (per contact: 0 none, 1 stick, 2 slip) in force at the times t, one row per time."""
         idx = np.clip(np.searchsorted(self.seg_starts, np.atleast_1d(t), side="right") - 1, 0, len(self.seg_starts) - 1)
         return self.seg_states[idx]
 
     def timeline_table(self) -> Table:
+        """The timeline as a Table: t, contact index, state before and after, impulse (N s)."""
         ev = self.timeline
         return Table({"t": np.array([e.t for e in ev]), "contact": np.array([e.index for e in ev], float),
                       "before": np.array([e.before for e in ev], float), "after": np.array([e.after for e in ev], float),
@@ -110,6 +113,7 @@ class HardRun:
                      {"t": "s", "impulse": "N s"}, "contact state changes (0 none, 1 stick, 2 slip)")
 
     def counts(self, kind=None):
+        """The number of timeline events, or of those of one `kind` (e.g. 'impact')."""
         return sum(1 for e in self.timeline if kind is None or e.kind == kind)
 
 

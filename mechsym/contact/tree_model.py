@@ -41,18 +41,23 @@ class TreeModel:
     # The integrator carries the quaternion with round-off off the unit sphere; the generated code uses the
     # rotation of q/|q| anyway, so each call gets the normalised q (the tree refuses |q| - 1 > 1e-6).
     def mass_matrix(self, q):
+        """The tree's mass matrix H (nv, nv) at the normalised q."""
         return self.system.mass_matrix(self.normalize(q))
 
     def bias(self, q, v):
+        """The tree's bias C(q, v) v + g(q) (nv,) at the normalised q."""
         return self.system.bias(self.normalize(q), v)
 
     def frame_position(self, q, frame):
+        """World position (3,) of `frame`'s origin at the normalised q."""
         return self.system.frame_position(self.normalize(q), frame)
 
     def frame_jacobian(self, q, frame):
+        """(6, nv) world-aligned Jacobian of `frame` at its origin, linear rows first."""
         return self.system.frame_jacobian(self.normalize(q), frame)
 
     def frame_bias(self, q, v, frame):
+        """(6,) classical acceleration of `frame`'s origin at zero accelerations (linear, then angular)."""
         return self.system.frame_bias(self.normalize(q), v, frame)
 
     def contact_terms(self, q, v):
@@ -60,14 +65,18 @@ class TreeModel:
         return self.system.contact_terms(self.normalize(q), v)
 
     def com(self, q):
+        """The centre of mass (3,) in the world at the normalised q."""
         return self.system.com(self.normalize(q))
 
     def qdot(self, q, v):
+        """dq/dt from the speeds v (the free-flyer map of mechsym.spatial.manifold)."""
         return manifold.qdot(q, v, self.floating)
 
     def normalize(self, q):
+        """q with a floating base's quaternion scaled to unit norm."""
         return manifold.normalise(q, self.floating)
 
     def energy(self, q, v):
+        """Kinetic plus potential energy (J) at the normalised q."""
         q = self.normalize(q)
         return self.system.kinetic_energy(q, v) + self.system.potential_energy(q)

@@ -71,13 +71,17 @@ class Revolute(_Joint):
     nv = 1
 
     def subspace(self):
+        """The motion subspace: one column (lin 0, ang the unit axis) in the child frame."""
         return [(list(_ZERO3), self.unit_axis())]
 
     def motion(self, q, let):
+        """(R_J, p_J) at coordinate q: the rotation by q[0] about the axis, no translation; `let` names
+        temporaries."""
         c, s = let(sp.cos(q[0])), let(sp.sin(q[0]))
         return _rotation_about(self.unit_axis(), c, s), list(_ZERO3)
 
     def world_columns(self, R0, p0, vec):
+        """One column of kind 'R': the axis in the world (R0 u) through the joint origin p0."""
         u = self.unit_axis()
         return [("R", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
 
@@ -93,12 +97,15 @@ class Prismatic(_Joint):
     nv = 1
 
     def subspace(self):
+        """The motion subspace: one column (lin the unit axis, ang 0) in the child frame."""
         return [(self.unit_axis(), list(_ZERO3))]
 
     def motion(self, q, let):
+        """(R_J, p_J) at coordinate q: no rotation, the translation q[0] along the axis."""
         return _EYE, [u * q[0] for u in self.unit_axis()]
 
     def world_columns(self, R0, p0, vec):
+        """One column of kind 'P': the axis in the world (R0 u), at the joint origin p0."""
         u = self.unit_axis()
         return [("P", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
 
@@ -122,10 +129,12 @@ class Free(_Joint):
     nv = 6
 
     def subspace(self):
+        """The motion subspace: six columns, translations along x, y, z then rotations about them (body frame)."""
         e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
         return [(e[k], list(_ZERO3)) for k in range(3)] + [(list(_ZERO3), e[k]) for k in range(3)]
 
     def motion(self, q, let):
+        """(R_J, p_J) at q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
         x, y, z, w = q[3], q[4], q[5], q[6]
         s = let(2 / (x * x + y * y + z * z + w * w))        # the rotation of q/|q|
         R = [[1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
@@ -134,6 +143,7 @@ class Free(_Joint):
         return [[let(e) for e in row] for row in R], list(q[:3])
 
     def world_columns(self, R0, p0, vec):
+        """Six columns: kind 'P' along then kind 'R' about the base frame's axes (columns of R0) at p0."""
         cols = [[R0[i][c] for i in range(3)] for c in range(3)]
         return [("P", u, p0) for u in cols] + [("R", u, p0) for u in cols]
 
@@ -280,6 +290,7 @@ class Tree:
     # -- queries ------------------------------------------------------------------------------------
     @property
     def root(self) -> BodyDecl:
+        """The first declared body (the one attached to the world)."""
         return next(iter(self.bodies.values()))
 
     @property
@@ -290,9 +301,11 @@ class Tree:
 
     @property
     def floating(self) -> bool:
+        """Whether the root hangs on a Free joint (a floating base)."""
         return bool(self.bodies) and isinstance(self.root.joint, Free)
 
     def defaults(self) -> dict:
+        """Parameter name -> its declared default value."""
         return {n: d for n, (_, d, _) in self.parameters.items()}
 
     def resolve_parameters(self, overrides=None) -> dict:

@@ -50,6 +50,7 @@ class Straight:
         self.index = {}                          # symbol -> position
 
     def let(self, expr):
+        """A temporary x_k assigned `expr` (an atom or a negated atom is returned as it is)."""
         expr = sp.sympify(expr)
         if expr.is_Atom or (expr.is_Mul and len(expr.args) == 2 and expr.args[0] == -1 and expr.args[1].is_Atom):
             return expr
@@ -59,6 +60,7 @@ class Straight:
         return s
 
     def vec(self, exprs):
+        """`let` of each expression of a list."""
         return [self.let(e) for e in exprs]
 
 
@@ -430,6 +432,7 @@ class Derivation:
         return self._cache[key]
 
     def ancestors(self, k):
+        """Link indices from the root down to link k (k included)."""
         out = []
         while k >= 0:
             out.append(k)

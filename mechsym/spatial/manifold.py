@@ -36,6 +36,8 @@ def rotation(quat):
 
 
 def qdot(q, v, floating=True):
+    """dq/dt from the speeds v: p' = R v_lin, quat' = 1/2 quat (x) (w, 0), joints' = rates (see the module
+    docstring)."""
     q, v = np.asarray(q, float), np.asarray(v, float)
     if not floating:
         return v.copy()
@@ -49,6 +51,7 @@ def qdot(q, v, floating=True):
 
 
 def velocity(q, qd, floating=True):
+    """The speeds v from q and dq/dt, the inverse of `qdot` (exact for a unit quaternion)."""
     q, qd = np.asarray(q, float), np.asarray(qd, float)
     if not floating:
         return qd.copy()
@@ -94,6 +97,7 @@ def integrate(q, v, dt=1.0, floating=True):
 
 
 def normalise_quat(quat):
+    """Quaternions (..., 4) divided by their norm."""
     return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
 
 

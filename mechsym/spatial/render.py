@@ -195,4 +195,5 @@ class CFunctions:
             self._fns[name] = fn
 
     def function(self, name):
+        """The ctypes function ms_NAME of the compiled library."""
         return self._fns[name]

@@ -21,6 +21,9 @@ __all__ = ["simulate"]
 
 def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, params=None,
              method="DOP853") -> Table:
+    """A forward simulation of the tree from (q0, v0) over [0, t_end] under torque(t, q, v) (zero if None),
+    sampled every dt: a Table of t, the coordinates, the speeds and the centre of mass (see the module
+    docstring)."""
     from scipy.integrate import solve_ivp
 
     q0, v0 = np.asarray(q0, float), np.asarray(v0, float)

@@ -113,6 +113,7 @@ class TreeSystem:
 
     @property
     def coordinate_names(self):
+        """The names of q: base.x ... base.qw for a floating base, then one per joint."""
         names = []
         for link in self.links:
             if isinstance(link.joint, Free):
@@ -123,6 +124,7 @@ class TreeSystem:
 
     @property
     def speed_names(self):
+        """The names of v: base.vx ... base.wz for a floating base, then one per joint."""
         names = []
         for link in self.links:
             if isinstance(link.joint, Free):
@@ -329,52 +331,66 @@ class TreeSystem:
         return self._c_functions[name]
 
     def mass_matrix(self, q, params=None):
+        """The joint-space mass matrix H (nv, nv)."""
         return self._call("mass", q, params=params, shape=(self.nv, self.nv))
 
     def bias(self, q, v, params=None):
+        """C(q, v) v + g(q) (nv,): the nonlinear effects."""
         return self._call("bias", q, v, params=params)
 
     def gravity(self, q, params=None):
+        """The generalised gravity g(q) (nv,)."""
         return self._call("gravity", q, params=params)
 
     def inverse(self, q, v, a, params=None):
+        """The generalised forces H a + bias for accelerations a (recursive Newton-Euler)."""
         return self._call("inverse", q, v, a, params=params)
 
     def forward(self, q, v, tau, params=None):
+        """The accelerations H^-1 (tau - bias) (Cholesky)."""
         return self._call("forward", q, v, tau, params=params)
 
     def coriolis(self, q, v, params=None):
+        """C (nv, nv) with C v + g = bias and dH/dt - 2 C skew-symmetric."""
         return self._call("coriolis", q, v, params=params, shape=(self.nv, self.nv))
 
     def com(self, q, params=None):
+        """The centre of mass (3,) in the world."""
         out = self._call("com", q, params=params)
         return out[..., :3]
 
     def com_jacobian(self, q, params=None):
+        """The Jacobian (3, nv) of the centre of mass."""
         out = self._call("com", q, params=params)
         return out[..., 3:].reshape(out.shape[:-1] + (3, self.nv))
 
     def kinetic_energy(self, q, v, params=None):
+        """The kinetic energy 1/2 v^T H v (J)."""
         return self._call("energy", q, v, params=params)[..., 0]
 
     def potential_energy(self, q, params=None):
+        """The potential energy of gravity (J)."""
         return self._call("energy", q, params=params)[..., 1]
 
     def frame_position(self, q, frame, params=None):
+        """The origin (3,) of `frame` in the world."""
         k = self._frame_index(frame)
         return self._call("poses", q, params=params)[..., 12 * k:12 * k + 3]
 
     def frame_rotation(self, q, frame, params=None):
+        """The frame-to-world rotation (3, 3) of `frame`."""
         k = self._frame_index(frame)
         out = self._call("poses", q, params=params)[..., 12 * k + 3:12 * k + 12]
         return out.reshape(out.shape[:-1] + (3, 3))
 
     def frame_jacobian(self, q, frame, params=None):
+        """(6, nv) world-aligned Jacobian of `frame` at its origin, linear rows first."""
         k = self._placement[self.frame_names[self._frame_index(frame)]]
         out = self._call(f"frame{k}", q, params=params)[..., :6 * self.nv]
         return out.reshape(out.shape[:-1] + (6, self.nv))
 
     def frame_bias(self, q, v, frame, params=None):
+        """(6,) classical linear acceleration of `frame`'s origin at zero accelerations, then angular."""
         k = self._placement[self.frame_names[self._frame_index(frame)]]
         return self._call(f"frame{k}", q, v, params=params)[..., 6 * self.nv:]
 
