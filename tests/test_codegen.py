@@ -184,7 +184,10 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
     num = derive(fourbar.build())
     first = c_backend.build(num, directory=tmp_path)
     entry = first.path
-    (entry / "lib.so").write_bytes(b"not a library")  # then damaged on disk
+    # then damaged on disk: a new file in its place (truncating the file this process has mapped would make
+    # the mapping's pages vanish, and the process die of SIGBUS when the loader next touches them, at exit)
+    (entry / "lib.so").unlink()
+    (entry / "lib.so").write_bytes(b"not a library")
     lib = c_backend.build(num, directory=tmp_path)
     assert lib.path == entry
     assert (entry / "lib.so").read_bytes()[:4] == b"\x7fELF"
