@@ -272,8 +272,6 @@ class EquationsOfMotion:
         library = system.library
         if library is not None and library.meta["square"]:
             self.tracker = CTracker(self.solver, library, theta0, q0)
-        elif getattr(system, "scalar_tracker", None) is not None:  # the numpy backend's one-state tracker on floats
-            self.tracker = CTracker(self.solver, system.scalar_tracker, theta0, q0)
         else:
             self.tracker = ConfigurationTracker(self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
