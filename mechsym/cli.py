@@ -172,7 +172,9 @@ def main(argv=None) -> int:
     import warnings
 
     try:
-        args = build_parser().parse_args(argv)
+        from mechsym import warm
+
+        args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
         _check_explicit_backend(argv)
         # every file of the command appears together, only when it has succeeded; a warning is one line
         # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
@@ -180,7 +182,8 @@ def main(argv=None) -> int:
             warnings.simplefilter("once", UserWarning)
             if not debug:  # with --debug, Python's own form (file, line and source)
                 warnings.showwarning = _one_line_warning
-            return run(args)
+            code = warm.run(args)  # from the manifest of an earlier run, without sympy; else None
+            return run(args) if code is None else code
     except InputError as exc:
         if debug:
             raise
@@ -298,6 +301,9 @@ def compute(args, system, params):
             raise InputError("inverse needs --omega (or --quasi-static)")
         else:
             table = system.inverse(theta, args.omega, args.alpha, params)
+            from mechsym import warm
+
+            warm.record(args, system, table)  # what a warm repeat of this command needs
     elif args.command == "kinematics":
         one = len(system.coordinate_names) == 1  # coefficients d/dtheta exist for one driven coordinate
         table = system.kinematics_table(theta, params, rates=one or args.omega is not None, omega=args.omega,

@@ -539,6 +539,14 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
     mass = system.mass(solver.params)
     tracker = ConfigurationTracker(solver, [theta0], q0)
+    scalar = None if implicit else getattr(system, "scalar_tracker", None)
+    if scalar is not None:                       # one state per call on floats (the C tracker's interface)
+        from mechsym.simulate import CTracker
+
+        from mechsym.codegen.scalar_python import one_coordinate_rhs
+
+        rhs = one_coordinate_rhs(CTracker(solver, scalar, [theta0], q0), mass, force,
+                                 lambda q: system.applied(q, solver.params))
 
     def solved(theta):
         """Configuration, its factorisation and the coefficients dq, ddq at theta, tracked from the last
@@ -547,7 +555,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         ddq = fac.solve(-system.gamma(q, jq[:, 0], solver.params)[None])[0]
         return q, fac, jq[:, 0], ddq
 
-    def rhs(t, y):
+    def tracked_rhs(t, y):
         q, _, d1, ddq = solved(y[0])
         big_m = d1 @ (mass * d1)
         rest = d1 @ (mass * ddq) * y[1] ** 2 - d1 @ system.applied(q, solver.params)
@@ -561,7 +569,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         return reduced_ode(system, kin, y[1], float(torque))[1][0]
 
     name = system.coordinate_names[0]
-    fun = rejecting(rhs, method, lambda y: f"{name} = {y[0]:.6g}")
+    fun = rejecting(rhs if scalar is not None else tracked_rhs, method, lambda y: f"{name} = {y[0]:.6g}")
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
     sol = solve_ivp(fun, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
                     dense_output=True, events=funcs or None,

@@ -1,4 +1,13 @@
 """Turning symbolic expressions into functions evaluated over many samples at once."""
-from mechsym.codegen.numpy_backend import SparseMatrixFunction, VectorFunction
 
 __all__ = ["SparseMatrixFunction", "VectorFunction"]
+
+
+def __getattr__(name):
+    """The numpy backend's classes, imported on first use: loading a compiled library from the cache
+    (mechsym.codegen.c_backend) then needs no sympy."""
+    if name in __all__:
+        from mechsym.codegen import numpy_backend
+
+        return getattr(numpy_backend, name)
+    raise AttributeError(f"module 'mechsym.codegen' has no attribute {name!r}")

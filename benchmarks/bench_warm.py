@@ -1,0 +1,45 @@
+"""Warm CLI start: `mechsym inverse fourbar --omega 3` with the library and its manifest cached, against
+`python -c "import numpy"` (the floor of any numpy program), median wall time of 10 runs of each, in one run;
+and the full route (derivation with sympy, library from the cache) for comparison.
+
+    python benchmarks/bench_warm.py
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNS = 10
+
+
+def wall(cmd, env):
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main():
+    env = dict(os.environ, MECHSYM_CACHE=tempfile.mkdtemp(prefix="mechsym-bench-warm-"))
+    inverse = [sys.executable, "-m", "mechsym.cli", "inverse", "fourbar", "--omega", "3"]
+    cold = wall(inverse, env)                           # derives, compiles, writes the manifest
+    numpy = [sys.executable, "-c", "import numpy"]
+    times = {"numpy": [], "warm": []}
+    for _ in range(RUNS):                               # interleaved: the same load for both
+        times["numpy"].append(wall(numpy, env))
+        times["warm"].append(wall(inverse, env))
+    full = [wall(inverse + ["--param", "density=1"], env) for _ in range(3)]  # the default value, full route
+    a, b = statistics.median(times["numpy"]), statistics.median(times["warm"])
+    print(f"cold `mechsym inverse fourbar --omega 3` (derive, generate, compile): {cold:.3f} s")
+    print(f"python -c 'import numpy', median of {RUNS}: {a:.3f} s")
+    print(f"warm `mechsym inverse fourbar --omega 3`, median of {RUNS}: {b:.3f} s   (+{b - a:.3f} s over numpy)")
+    print(f"the same with --param density=1 (the default value: the full route, library cached), median of 3: "
+          f"{statistics.median(full):.3f} s")
+    print(f"load: {os.getloadavg()[0]:.1f} (1-minute average)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""A warm `mechsym inverse MODEL --omega W ...` that imports neither sympy, scipy nor matplotlib.
+
+After a run of the generic inverse command on the C backend at the default parameters, a manifest records
+what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
+the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
+the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
+source and the source of every module of mechsym (c_backend.package_source), so any change to either
+makes it unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
+same C call as the full route from the same inputs, so its table is identical; whatever the manifest does
+not cover (other parameters, another first sample, a plot, a failure the full route would name) goes
+the full route.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from mechsym.codegen import c_backend
+
+VERSION = 1
+
+
+def parse(argv):
+    """The parsed arguments of an `inverse` command line, as the full parser gives them (mechsym.cli), or
+    None for any other command or a line it refuses (the full parser then reports it)."""
+    from mechsym import cli
+
+    if not argv or argv[0] != "inverse" or "-h" in argv or "--help" in argv:
+        return None
+    parser = cli._Parser(prog="mechsym")
+    parser.add_argument("--debug", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    p = sub.add_parser("inverse")
+    p.add_argument("model")
+    p.add_argument("--param", action="append", type=cli.param, default=[], metavar="NAME=VALUE")
+    p.add_argument("--backend", choices=["numpy", "c"], default="c")
+    p.add_argument("--debug", action="store_true")
+    cli.inverse_options(p)
+    p.add_argument("--out")
+    p.add_argument("--plot")
+    cli._add_max_memory(parser)
+    try:
+        return parser.parse_args(argv)
+    except Exception:  # noqa: BLE001 (refused here: the full parser names what is wrong)
+        return None
+
+
+def _model_file(model: str) -> Path | None:
+    from mechanisms import MODELS
+
+    if model in MODELS:
+        spec = importlib.util.find_spec(MODELS[model])
+        return Path(spec.origin) if spec and spec.origin else None
+    return Path(model) if model.endswith(".py") else None
+
+
+def manifest_path(model: str) -> Path | None:
+    """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources."""
+    path = _model_file(model)
+    if path is None or not path.is_file():
+        return None
+    h = hashlib.sha256()
+    for part in (path.read_bytes(), c_backend.package_source().encode(), str(VERSION).encode()):
+        h.update(part)
+        h.update(b"\0")
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
+    return c_backend.cache_dir() / "warm" / f"{name}-{h.hexdigest()[:32]}.json"
+
+
+def _applies(args) -> bool:
+    return (args.command == "inverse" and args.backend == "c" and not args.param and not args.plot
+            and not args.quasi_static and bool(args.omega))
+
+
+def record(args, system, table):
+    """After the full route's inverse (`table`), write or extend the manifest of args.model."""
+    from mechsym.dynamics import inverse_memory
+    from mechsym.kinematics import STEP_TOL, SUSPECT
+
+    if not _applies(args) or system.library is None or len(system.coordinate_names) != 1:
+        return
+    path = manifest_path(args.model)
+    if path is None:
+        return
+    solver = system.solver()
+    q0 = solver.sweep(np.array([[args.theta0]])).q[0]
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    coord = system.coordinate_names[0]
+    base = inverse_memory(system, 1, 0)
+    data.update({
+        "version": VERSION, "entry": system.library.path.name, "name": system.mechanism.name,
+        "params": solver.params.tolist(), "col_scale": solver.col_scale.tolist(),
+        "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
+        "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
+        "units": table.units, "title": table.title,
+        "memory": [base, inverse_memory(system, 1, 1) - base],
+    })
+    data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
+    try:
+        c_backend._write_atomic(path, json.dumps(data))
+    except OSError:
+        pass  # a cache folder that cannot be written: no warm start, nothing else lost
+
+
+def run(args):
+    """The warm inverse: its exit code, or None where the manifest does not cover the request."""
+    if not _applies(args):
+        return None
+    path = manifest_path(args.model)
+    try:
+        m = json.loads(path.read_text()) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    if not m or m.get("version") != VERSION:
+        return None
+    q0 = m["start"].get(float.hex(float(args.theta0)))
+    compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
+    if q0 is None or compiled is None:
+        return None
+    from mechsym.budget import check_memory
+    from mechsym.cli import _emit
+    from mechsym.results import Table
+
+    n, omegas = args.samples, np.asarray(args.omega, float)
+    check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
+                 m["memory"][0] * n + m["memory"][1] * n * len(omegas))
+    theta = args.theta0 + 2 * math.pi * np.arange(n) / n
+    lib = c_backend.CLibrary(compiled)
+    failed, _, _, coef, branch, basis = lib.inverse(theta, np.array(m["params"]), np.array(q0),
+                                                    np.array(m["col_scale"]), m["tol"], hmax=m["hmax"])
+    if failed >= 0 or (coef * m["coord_scale"] > m["suspect"]).any() or (branch <= 0).any():
+        return None  # the full route names the sample and the reason
+    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
+        coef = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
+        cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+        cols.update({name: (coef @ basis[:, i, :].T).ravel() for i, name in enumerate(m["names"])})
+    if not all(np.isfinite(v).all() for v in cols.values()):
+        return None
+    _emit(Table(cols, m["units"], m["title"]), args.out)
+    return 0
