@@ -2,8 +2,8 @@
 symbolically and generated like the planar case.
 
 Declaration (`FloatingBody`): parameters, mass, centroidal inertia (body frame) and named points in the
-body frame, whose origin is the centre of mass. Gravity is 9.81 m/s^2 along -z unless `gravity_down`
-makes it a parameter or `no_gravity` removes it (docs/conventions.md).
+body frame, whose origin is the centre of mass. Gravity is the parameter g = 9.81 m/s^2 along -z, as in a
+planar Mechanism: `gravity_down` replaces it, `no_gravity` removes it (docs/conventions.md).
 
 State (13 values, the layout of every array below):
 
@@ -74,13 +74,21 @@ class FloatingBody:
     mass: sp.Expr | None = None
     inertia: sp.Matrix | None = None
     points: dict = field(default_factory=dict)
-    gravity: tuple = (sp.Integer(0), sp.Integer(0), sp.Float(-9.81))
+    gravity: tuple | None = None
     _problems: list = field(default_factory=list)
+    _default_gravity: str | None = None
+
+    def __post_init__(self):
+        if self.gravity is None:  # the contract's default: a parameter g = 9.81 m/s^2 along -z
+            self.gravity_down()
+            self._default_gravity = "g"
 
     def parameter(self, name, default, unit="", doc="", positive=None):
         """Declare a parameter; returns its sympy symbol (as `Mechanism.parameter`)."""
         if name in self.parameters:
-            self._problems.append(f"parameter '{name}' declared twice")
+            hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
+                    if name == self._default_gravity else "")
+            self._problems.append(f"parameter '{name}' declared twice{hint}")
         if positive is None:
             positive = unit in ("m", "kg", "kg m^2", "kg/m^3")
         sym = sp.Symbol(name, real=True)
@@ -88,14 +96,22 @@ class FloatingBody:
         return sym
 
     def gravity_down(self, name="g", value=9.81):
-        """Gravity of magnitude `name` along -z; returns the symbol."""
+        """Gravity of magnitude `name` (a parameter, default `value`) along -z, in place of the default
+        g = 9.81; returns the symbol."""
+        self._drop_default_gravity()
         g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
         self.gravity = (sp.Integer(0), sp.Integer(0), -g)
         return g
 
     def no_gravity(self):
-        """No gravity (a body in free space)."""
+        """No gravity (a body in free space): drops the default parameter g."""
+        self._drop_default_gravity()
         self.gravity = (sp.Integer(0), sp.Integer(0), sp.Integer(0))
+
+    def _drop_default_gravity(self):
+        if self._default_gravity is not None:
+            del self.parameters[self._default_gravity]
+            self._default_gravity = None
 
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal

@@ -159,3 +159,21 @@ def test_no_gravity_is_a_straight_line():
     t = table["t"]
     np.testing.assert_allclose(np.stack([table["x"], table["y"], table["z"]]),
                                np.stack([1 + 0.5 * t, 2 - 0.2 * t, 3 + 4 * t]), atol=1e-9)
+
+
+def test_default_gravity_is_the_parameter_g_as_on_a_planar_mechanism():
+    """A floating body declares g = 9.81 m/s^2 along -z by default (a run-time parameter, as a planar
+    Mechanism's g along -y): the Moon's g gives the Moon's parabola; gravity_down() replaces the default and
+    a second 'g' is reported with the hint."""
+    b = brick()
+    assert b.parameters["g"].default == 9.81
+    s = derive(b)
+    table = s.simulate(s.initial_state((0, 0, 3), velocity=(0.0, 0.0, 4.0)), 1.0, rtol=1e-11, params={"g": 1.62})
+    t = table["t"]
+    np.testing.assert_allclose(table["z"], 3 + 4 * t - 1.62 * t**2 / 2, atol=1e-9)
+    replaced = brick()
+    replaced.gravity_down("g_moon", 1.62)
+    assert "g" not in replaced.parameters and "g_moon" in replaced.parameters
+    twice = brick()
+    twice.parameter("g", 9.81)
+    assert any("default gravity" in p for p in twice._problems)
