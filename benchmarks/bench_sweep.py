@@ -132,6 +132,7 @@ def main():
     print(f"four-bar inverse sweep, 360 angles per set, ms per set: batched over densities {tf / m * 1e3:.2f}, "
           f"batched over {m // 50} geometries x 50 densities {tg / m * 1e3:.2f}, set by set {ts / m * 1e3:.2f}; "
           f"a hand-written loop of System.inverse {th / m * 1e3:.2f}")
+    geometry_sweep(m // 5)
     code = ("import time; t = time.perf_counter(); from mechsym.sweep import ModelRef; "
             "ModelRef('{}', 'c').system(); print(time.perf_counter() - t)")
     for model in ("fourbar", "pasibot"):
@@ -146,6 +147,41 @@ def main():
     print(f"result volume: {path.stat().st_size / len(table):.0f} bytes per CSV row (1 parameter, 2 figures, "
           "status, empty message)")
     path.unlink()
+
+
+def geometry_sweep(m):
+    """ms per set of a four-bar inverse sweep where every set changes the geometry (l_crank x l_rocker, one
+    density each): all sets in one compiled call (ms_inverse_sets) against one call per set, and a
+    hand-written loop of System.inverse, in the same run; the figures must agree to 1e-13."""
+    from mechsym.loader import load_mechanism
+    from mechsym.sweep import TableStudy, grid, sweep
+    from mechsym.system import derive
+
+    fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
+    k = max(int(round(np.sqrt(m))), 2)
+    sets = grid(l_crank=np.linspace(0.04, 0.06, k), l_rocker=np.linspace(0.12, 0.13, k))
+    sweep("fourbar", sets[:2], fb)
+    tb, batched = timed(lambda: sweep("fourbar", sets, fb))
+    ts, one = timed(lambda: sweep("fourbar", sets, SetBySet(fb)))
+    system = derive(load_mechanism("fourbar"), "c")
+    theta = 2 * np.pi * np.arange(360) / 360
+    th, _ = timed(lambda: [system.inverse(theta, [3.0], params=p) for p in sets])
+    a, b = (np.column_stack([t[n] for n in fb.names]) for t in (batched, one))
+    assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
+    from mechsym.kinematics import STEP_TOL
+
+    solvers = [system.solver(p) for p in sets]  # the kernels alone, from the same starting configurations
+    start = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]
+    lib = system.library
+    tc, (_, _, _, _, u) = timed(lambda: lib.inverse_sets(theta, *map(np.array, zip(*start)), STEP_TOL))
+    tl, each = timed(lambda: [lib.inverse(theta, p, q0, sc, STEP_TOL, hmax=h) for p, q0, sc, h in start])
+    assert np.array_equal(u, np.array([e[-1] for e in each])), "ms_inverse_sets differs from ms_inverse"
+    n = len(sets)
+    print(f"  the compiled kernels alone: ms_inverse_sets {tc / n * 1e3:.3f} ms per set, ms_inverse per set "
+          f"{tl / n * 1e3:.3f}; each set's starting configuration (Python) {(tb - tc) / n * 1e3:.2f} ms of the batched figure")
+    print(f"four-bar inverse sweep over {n} geometries, 360 angles per set, ms per set: one compiled call for all "
+          f"sets {tb / n * 1e3:.2f}, one call per set {ts / n * 1e3:.2f}; a hand-written loop of System.inverse "
+          f"{th / n * 1e3:.2f}")
 
 
 if __name__ == "__main__":

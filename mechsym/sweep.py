@@ -43,6 +43,9 @@ REDUCERS = {
     "final": lambda v: v[-1],
 }
 MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
+SHARED_MIN = 16  # sets sharing one geometry share its kinematic solution from this many on; fewer go, each
+#                  with its own compiled run, into one call (fourbar, 360 samples: a shared solution costs
+#                  about 20 ms, a set's own run in C about 1.5 ms)
 
 
 # -- parameter sets ------------------------------------------------------------------------------------
@@ -160,7 +163,9 @@ class TableStudy:
         share their geometry (the values of every parameter in the constraints) share one kinematic
         solution and one factorisation of Phi_q, and their three right-hand sides each (per unit
         thetadd, per unit thetad^2, static loads) are solved together, 3 x (sets) columns in one
-        transposed solve (in C on the C backend). Agrees with `__call__` to round-off."""
+        transposed solve (in C on the C backend). On the C backend the sets of smaller groups (fewer than
+        SHARED_MIN sets: a geometry of their own, say) all go into one call of the compiled
+        ms_inverse_sets, each set with its own kinematics. Agrees with `__call__` to round-off."""
         from mechsym.loader import model_hooks
 
         if self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1:
@@ -195,6 +200,21 @@ def _inverse_batch(system, args, sets, reductions):
             continue
         p = np.array([values[n] for n in mech.parameters])
         groups.setdefault(tuple(values[n] for n in geometry), []).append((k, p, params))
+    coordinate = system.coordinate_names[0]
+
+    def figures(k, basis):
+        """Set k's figures (or its exception) from its basis (N, unknowns, 3)."""
+        cols = {coordinate: np.tile(theta, len(omegas))}
+        if not args.quasi_static:
+            cols["omega"] = np.repeat(omegas, len(theta))
+        cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
+        try:
+            out[k] = {r.name: r(Table(cols)) for r in reductions}
+        except InputError as exc:
+            out[k] = exc
+
+    groups_valid = []
+    lone = []  # on the C backend: the sets of the small geometry groups, all in one compiled call
     for members in groups.values():
         valid = []
         for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
@@ -206,8 +226,13 @@ def _inverse_batch(system, args, sets, reductions):
                     f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
             else:
                 valid.append((k, p, params, mass))
-        if not valid:
-            continue
+        if system.library is not None and len(valid) < SHARED_MIN:
+            lone += valid
+        elif valid:
+            groups_valid.append(valid)
+    groups_valid += [[member] for member in _inverse_sets_c(system, theta, lone, figures, out,
+                                                                    not args.quasi_static)]
+    for valid in groups_valid:
         try:
             kin = system.kinematics(theta, valid[0][2])
         except _SET_ERRORS as exc:
@@ -221,18 +246,42 @@ def _inverse_batch(system, args, sets, reductions):
         for _, p, _, mass in valid:
             rhs += [scale * mass * kin.dq[:, :, 0], scale * mass * kin.ddq, -system.applied(kin.q.T, p).T]
         basis = kin.factor.solve_t(np.stack(rhs, axis=2))  # (N, n, 3 sets)
-        coordinate = system.coordinate_names[0]
         for j, (k, *_) in enumerate(valid):
-            part = basis[:, :, 3 * j:3 * j + 3]
-            cols = {coordinate: np.tile(theta, len(omegas))}
-            if not args.quasi_static:
-                cols["omega"] = np.repeat(omegas, len(theta))
-            cols.update({n: (coef @ part[:, i, :].T).ravel() for i, n in enumerate(names)})
-            try:
-                out[k] = {r.name: r(Table(cols)) for r in reductions}
-            except InputError as exc:
-                out[k] = exc
+            figures(k, basis[:, :, 3 * j:3 * j + 3])
     return out
+
+
+def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
+    """The inverse bases of sets, each with its own kinematics, from ONE call of the compiled
+    ms_inverse_sets: each set starts from its solver's reference assembly at theta[0] (a set that cannot
+    assemble gets its error in `out`), and `figures(k, basis)` takes each set's basis. Returns the sets
+    the compiled sweep flagged (a failed sample, a dead point, a branch change): the caller runs them
+    through the kinematics, which names the reason as the set-by-set route does."""
+    from mechsym.kinematics import STEP_TOL, SUSPECT
+
+    ready, start = [], []
+    for member in lone:
+        try:
+            solver = system.solver(member[2])
+            start.append((solver, solver.sweep(theta[:1, None]).q[0]))
+            ready.append(member)
+        except _SET_ERRORS as exc:
+            out[member[0]] = exc
+    if not ready:
+        return []
+    failed, _, coef, branch, u = system.library.inverse_sets(
+        theta, np.array([s.params for s, _ in start]), np.array([q for _, q in start]),
+        np.array([s.col_scale for s, _ in start]), np.array([s.step[0] for s, _ in start]), STEP_TOL)
+    flagged = []
+    for j, member in enumerate(ready):
+        size = coef[j] * start[j][0].coord_scale[0]  # relative to the coordinate scales, as in dynamics.inverse
+        if failed[j] >= 0 or (size > SUSPECT).any() or (branch[j] <= 0).any():
+            flagged.append(member)
+        else:
+            if not inertia:
+                u[j, :, :, :2] = 0.0
+            figures(member[0], u[j])
+    return flagged
 
 
 _GEOMETRY = weakref.WeakKeyDictionary()

@@ -313,3 +313,33 @@ def test_a_model_file_travels_by_its_path(tmp_path):
     serial_run, pooled = sweep(str(path), sets, study), sweep(str(path), sets, study, workers=2, chunk=1)
     assert list(pooled["status"]) == ["ok"] * 4
     assert np.array_equal(pooled["absmax_torque"], serial_run["absmax_torque"])
+
+
+def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
+    """Link lengths x densities: every set through ONE ms_inverse_sets call (no per-set ms_inverse),
+    equal to the set-by-set route (one compiled ms_inverse per set), the set that cannot assemble in its row."""
+    from mechsym.sweep import ModelRef
+
+    lib = ModelRef("fourbar").system().library
+    calls = {"ms_inverse_sets": 0, "ms_inverse": 0}
+    for name in calls:
+        def counted(*args, _fn=getattr(lib.dll, name), _name=name):
+            calls[_name] += 1
+            return _fn(*args)
+
+        monkeypatch.setattr(lib.dll, name, counted)
+    study = TableStudy("inverse", {"omega": [2.0, 4.0], "alpha": 1.5, "samples": 120},
+                       ("absmax:torque", "rms:B.fy", "final:A.fx"))
+    sets = grid(l_crank=[0.04, 0.05, 0.06, 1.5], l_rocker=[0.12, 0.13], density=[1.0, 2.5])
+    batched = sweep("fourbar", sets, study)
+    assert calls == {"ms_inverse_sets": 1, "ms_inverse": 0}
+    one_by_one = sweep("fourbar", sets, SetBySet(study))
+    assert calls == {"ms_inverse_sets": 1, "ms_inverse": 12}  # one per set that assembles
+    assert list(batched["message"]) == list(one_by_one["message"])
+    bad = batched["l_crank"] == 1.5
+    assert list(batched["status"][bad]) == ["error"] * 4 and all("no configuration" in m or "assemble" in m
+                                                                    for m in batched["message"][bad])
+    assert list(batched["status"][~bad]) == ["ok"] * 12
+    a, b = (np.column_stack([t[n] for n in study.names])[~bad] for t in (batched, one_by_one))
+    assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b)
+    assert len(np.unique(a[:, 0])) == 12  # every set its own figures

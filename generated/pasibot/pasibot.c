@@ -3620,6 +3620,27 @@ int pasibot_inverse(int n, const double *th, const double *p, const double *q0, 
   return failed;
 }
 
+/* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call: set k
+   has the parameters P[k * NPAR ..], the configuration Q0[k * NQ ..] near th[0], the coordinate scales
+   SCALE[k * NQ ..] and the largest step HMAX[k]; its outputs are those of pasibot_inverse at offsets k * n
+   (coef_max, branch_min) and k * n * NROW * 3 (u_out), failed[k] its return value and status[k] its
+   status. Returns 0, or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
+int pasibot_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0, const double *SCALE,
+                    const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min, double *u_out,
+                    int *failed, int *status) {
+  pasibot_handler old;
+  const int caught = pasibot_catch(&old);
+  int result = 0;
+  for (int k = 0; k < nsets; ++k) {
+    const size_t off = (size_t)k * n;
+    failed[k] = inverse_run(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
+    if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
+  }
+  pasibot_release(caught, &old);
+  return result;
+}
+
 /* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
 
 /* f at a solved configuration (q, sc, dq, ddq at theta, factorisation in a) and, if jac is not NULL, its

@@ -337,6 +337,8 @@ class CLibrary:
         if meta["square"]:
             dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
             dll.ms_inverse.restype = i
+            dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
+            dll.ms_inverse_sets.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
             dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
@@ -480,6 +482,20 @@ class CLibrary:
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
         return failed, _interrupted(status.value), q_out, coef, branch, u_out
+
+    def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
+        """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):
+        failed (S,), status (S,), coef and branch (S, N), u (S, N, nrow, 3)."""
+        nsets, n = len(params), len(theta)
+        th = np.ascontiguousarray(theta, float)
+        sets = [np.ascontiguousarray(np.reshape(a, (nsets, -1)), float) for a in (params, q0, col_scale)]
+        steps = np.ascontiguousarray(hmax, float).reshape(nsets)
+        coef, branch, u = np.empty((nsets, n)), np.empty((nsets, n)), np.empty((nsets, n, self.nrow, 3))
+        failed, status = np.empty(nsets, dtype=np.intc), np.zeros(nsets, dtype=np.intc)
+        _interrupted(self.dll.ms_inverse_sets(nsets, n, _ptr(th), *map(_ptr, sets), _ptr(steps), tol, maxit,
+                                              _ptr(coef), _ptr(branch), _ptr(u), failed.ctypes.data_as(_I),
+                                              status.ctypes.data_as(_I)))
+        return failed, status, coef, branch, u
 
     def ode(self, theta, omega, torque, params, q0, col_scale, tol, maxit=30, hmax=0.1):
         """The reduced ODE's right-hand side (N, 2) and exact Jacobian (N, 2, 2) along theta (N,) from q0

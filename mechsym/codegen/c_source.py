@@ -11,11 +11,13 @@ entry points that loop over samples inside C:
                acceleration offset a0 and the applied forces, for a simulation's right-hand side
   ms_inverse   kinematics by continuation + Newton, exact coefficients, and the reactions and driving
                force for three right-hand sides (per unit thetadd, per unit thetad^2, static), per sample
+  ms_inverse_sets
+               ms_inverse for many parameter sets (each with its own starting configuration) in one call
   ms_ode       the reduced one-coordinate ODE's right-hand side and its exact Jacobian along theta
   ms_forward   the reduced one-coordinate ODE integrated by DOP853 (scipy's coefficients and error control) with
                dense output on a uniform grid and located events
 
-The long calls (ms_inverse, ms_ode, ms_forward, ms_factor, ms_solve) catch SIGINT for their duration: the
+The long calls (ms_inverse, ms_inverse_sets, ms_ode, ms_forward, ms_factor, ms_solve) catch SIGINT for their duration: the
 handler only raises a flag, which the loops poll at every sample or integration step, and the call
 returns status 5 (MS_INTERRUPTED, distinct from every failure status) and restores the previous handler, so that Ctrl-C ends a long C loop at
 once (the caller raises KeyboardInterrupt) instead of waiting for it to finish.
@@ -438,6 +440,27 @@ int ms_inverse(int n, const double *th, const double *p, const double *q0, const
   const int failed = inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
   ms_release(caught, &old);
   return failed;
+}
+
+/* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call: set k
+   has the parameters P[k * NPAR ..], the configuration Q0[k * NQ ..] near th[0], the coordinate scales
+   SCALE[k * NQ ..] and the largest step HMAX[k]; its outputs are those of ms_inverse at offsets k * n
+   (coef_max, branch_min) and k * n * NROW * 3 (u_out), failed[k] its return value and status[k] its
+   status. Returns 0, or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
+int ms_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0, const double *SCALE,
+                    const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min, double *u_out,
+                    int *failed, int *status) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  int result = 0;
+  for (int k = 0; k < nsets; ++k) {
+    const size_t off = (size_t)k * n;
+    failed[k] = inverse_run(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
+    if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
+  }
+  ms_release(caught, &old);
+  return result;
 }
 
 /* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
