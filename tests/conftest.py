@@ -1,6 +1,7 @@
 import os
 import sys
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,3 +39,15 @@ def agree(a, b, tol):
 
     a, b = np.asarray(a, float), np.asarray(b, float)
     return float(np.max(np.abs(a - b))) <= tol * float(np.max(np.abs(b)))
+
+
+def example_blocks(text):
+    """An exported example program's output as CSV blocks ("# name: columns" then rows): name -> (columns, rows)."""
+    out, name = {}, None
+    for line in text.splitlines():
+        if line.startswith("# "):
+            name, cols = line[2:].split(": ")
+            out[name] = (cols.split(","), [])
+        else:
+            out[name][1].append([float(x) for x in line.split(",")])
+    return {k: (cols, np.array(rows)) for k, (cols, rows) in out.items()}

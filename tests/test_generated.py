@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy
 
-from conftest import agree
+from conftest import agree, example_blocks
 from mechsym.codegen import c_backend
 from mechsym.codegen.export import CFLAGS, c_name, export, export_files
 from mechsym.system import derive
@@ -41,18 +41,6 @@ def test_committed_export_is_current(model):
         assert committed[file] == text, f"generated/{name}/{file} is stale; regenerate (generated/README.md)"
 
 
-def _blocks(text):
-    """The example's CSV blocks: name -> (columns, rows)."""
-    out, name = {}, None
-    for line in text.splitlines():
-        if line.startswith("# "):
-            name, cols = line[2:].split(": ")
-            out[name] = (cols.split(","), [])
-        else:
-            out[name][1].append([float(v) for v in line.split(",")])
-    return {k: (cols, np.array(rows)) for k, (cols, rows) in out.items()}
-
-
 @pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 def test_committed_export_compiles_and_reproduces_python(model, tmp_path):
     name, system, folder = model
@@ -62,7 +50,7 @@ def test_committed_export_compiles_and_reproduces_python(model, tmp_path):
     subprocess.run([c_backend.compiler(), *CFLAGS.split(), "-o", str(tmp_path / "example"),
                     str(tmp_path / "example.c"), str(tmp_path / f"{prefix}.c"), "-lm"], check=True)
     out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
-    blocks = _blocks(out)
+    blocks = example_blocks(out)
     coord = system.coordinate_names[0]
     force = system.mechanism.coordinates[0].force
 
@@ -110,7 +98,7 @@ def test_export_with_other_parameters(tmp_path, fourbar):
     subprocess.run([c_backend.compiler(), *CFLAGS.split(), "-o", str(tmp_path / "example"),
                     str(tmp_path / "example.c"), str(tmp_path / "fourbar.c"), "-lm"], check=True)
     out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
-    _, rows = _blocks(out)["inverse"]
+    _, rows = example_blocks(out)["inverse"]
     ref = fourbar.inverse(rows[:, 0], 2.0, params={"l_crank": 0.04, "density": 2.0})["torque"]
     assert agree(rows[:, 1], ref, 1e-12)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy
 
-from conftest import agree
+from conftest import agree, example_blocks
 from mechanisms import hyq
 from mechsym.codegen import c_backend
 from mechsym.codegen.export import CFLAGS
@@ -51,18 +51,6 @@ def test_example_states_are_exact_and_valid(system):
     assert np.array_equal(np.array([float(x) for x in body.split(",")]).reshape(q.shape), q)
 
 
-def _blocks(text):
-    """The example's CSV blocks: name -> (columns, rows)."""
-    out, name = {}, None
-    for line in text.splitlines():
-        if line.startswith("# "):
-            name, cols = line[2:].split(": ")
-            out[name] = (cols.split(","), [])
-        else:
-            out[name][1].append([float(x) for x in line.split(",")])
-    return {k: (cols, np.array(rows)) for k, (cols, rows) in out.items()}
-
-
 @pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 def test_committed_example_compiles_and_reproduces_python(system, tmp_path):
     for file in ("hyq.h", "hyq.c", "example.c", "Makefile"):
@@ -71,7 +59,7 @@ def test_committed_example_compiles_and_reproduces_python(system, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert CFLAGS in (tmp_path / "Makefile").read_text()
     out = subprocess.run([str(tmp_path / "example")], capture_output=True, text=True, check=True).stdout
-    blocks = _blocks(out)
+    blocks = example_blocks(out)
     assert list(blocks) == ["state", "mass", "bias"] + [f"{kind}.{foot}" for foot in hyq.FEET
                                                        for kind in ("jacobian", "frame_bias")]
     nq, nv = system.nq, system.nv
