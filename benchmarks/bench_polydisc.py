@@ -100,7 +100,7 @@ def main(argv=None):
               f"{st['switches']} switches, {st['events']} state changes "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}), unlocated {st['unlocated']}")
     median = statistics.median(walls)
-    t = run.table
+    t = run
     print(f"mechsym integration wall time: min {min(walls):.3f} s, median {median:.3f} s "
           f"(whole call median {statistics.median(totals):.3f} s); target < 2 s: {'met' if median < 2 else 'NOT met'}")
     print(f"end state: x={t['x'][-1]:.5f} y={t['y'][-1]:.5f} z={t['z'][-1]:.5f} m, vx={t['vx'][-1]:.4f} m/s, "
@@ -119,7 +119,7 @@ def main(argv=None):
     st = direct.stats
     print(f"  mechsym, law classifying in every right-hand side: {st['wall']:.3f} s, {st['rhs_evaluations']} "
           f"right-hand sides, {st['events']} state changes   x{st['wall'] / ref:.2f}")
-    x_ref = (short if t_peer != args.t_end else run).table["x"][-1]
+    x_ref = (short if t_peer != args.t_end else run)["x"][-1]
     for label, per_point in (("hand port of spatial_v2's route, no events", False),
                              ("hand port, 64 per-point zero-crossing event functions", True)):
         wall, nfev, crossings, x_end = port_run(t_peer, args.rtol, args.max_step, per_point)

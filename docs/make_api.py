@@ -40,6 +40,7 @@ MODULES = [
     ("mechsym.simulate", "Simulation of several coordinates"),
     ("mechsym.hybrid", "Hybrid runs (modes and transitions)"),
     ("mechsym.results", "Results"),
+    ("mechsym.timegrid", "Run options and the output grid"),
     ("mechsym.sweep", "Sweeps and design studies"),
     ("mechsym.progress", "Progress"),
     ("mechsym.plotting", "Pictures"),

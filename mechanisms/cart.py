@@ -101,7 +101,7 @@ def system():
 
 
 def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
-    """Simulate; returns (columns dict: COLUMNS and the quaternion qw..qz, stats dict)."""
+    """Simulate; a RunResult with COLUMNS, the quaternion qw..qz and the heading, and the integrator's stats."""
     from mechanisms.disc import columns
     from mechsym.rigid3d import BodyTorque
 
@@ -111,12 +111,12 @@ def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     ode = sys3.loaded([*wheels.values(), BodyTorque("drive", (-cart.torque, 0.0, 0.0))], backend)
     y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), (1.0, 0.0, 0.0, 0.0), (0.0, cart.v0, 0.0),
                             (-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
-    grid, y, stats = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()))
-    cols = columns(sys3, grid, y, {f"{name}.": w for name, w in wheels.items()})
+    run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()))
+    cols = run.columns = columns(sys3, run["t"], run.solution(run["t"]), {f"{name}.": w for name, w in wheels.items()})
     axle = np.stack([cols["qw"]**2 + cols["qx"]**2 - cols["qy"]**2 - cols["qz"]**2,
                      2 * (cols["qx"] * cols["qy"] + cols["qw"] * cols["qz"])])
     cols["heading"] = np.unwrap(np.arctan2(axle[1], axle[0]))
-    return cols, stats
+    return run
 
 
 def energy_balance(cart: Cart, cols):
@@ -154,6 +154,7 @@ HELP = "a two-wheeled cart (wheelset) driven over flat ground with rolling-disc 
 def configure(p):
     from mechanisms.disc import vector
     from mechsym.cli import number
+    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
 
     d = Cart()
     p.add_argument("--radius", type=number, default=d.radius, help=f"wheel radius [m] ({d.radius})")
@@ -175,43 +176,36 @@ def configure(p):
                    help=f"drive: body-fixed torque -T about the axle [N m] ({d.torque})")
     p.add_argument("--v0", type=number, default=0.0, help="initial speed along +y, rolling [m/s] (0)")
     p.add_argument("--yaw-rate", type=number, default=0.0, help="initial turning rate about +z [rad/s] (0)")
-    p.add_argument("--t-end", type=number, required=True, help="end time [s]")
-    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
-    p.add_argument("--rtol", type=number, default=1e-9, help="relative tolerance (1e-9)")
-    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
-    p.add_argument("--out", required=True, help="CSV file")
-    p.add_argument("--plot", help="PNG/SVG of the motion and the wheel forces")
-    p.add_argument("--animate", help="GIF/MP4 of the cart")
+    time_group(p, required=True)
+    tolerance_group(p)
+    output_group(p, required=True)
+    plot_group(p, help="PNG/SVG of the motion and the wheel forces")
+    animation_group(p, help="GIF/MP4 of the cart")
     return p
 
 
 def run(args) -> int:
     from mechanisms import disc
+    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
     from mechsym.results import Table
 
-    disc.check_outputs(args)
-    for opt, v in (("--rtol", args.rtol), ("--atol", args.rtol if args.atol is None else args.atol),
-                   ("--t-end", args.t_end)):
-        if not v > 0:
-            raise InputError(f"{opt} must be positive, got {v}")
+    check_command_outputs(args)
+    run_options(args)
     cart = Cart(radius=args.radius, half_track=args.half_track, mass=args.mass, inertia=tuple(args.inertia),
                 stiffness=args.stiffness, damping=args.damping, mu=args.mu, zone=args.mu_zone,
                 linear_zone=args.linear_zone, rolling_friction=args.rolling_friction, torque=args.torque,
                 v0=args.v0, yaw_rate=args.yaw_rate)
     cart.check()
-    cols, st = simulate(cart, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
+    result = simulate(cart, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
+    cols, st = result.columns, result.stats
     units = dict(disc.UNITS, heading="rad")
     units.update({f"{w}.{c}": disc.UNITS[c] for w in WHEELS for c in WHEEL_COLUMNS})
     table = Table({c: cols[c] for c in COLUMNS}, units, "cart: wheelset on rolling-disc contacts")
-    table.to_csv(args.out)
-    print(f"wrote {args.out} ({len(table)} rows, {len(COLUMNS)} columns); {st['steps']} steps, "
-          f"{st['jacobians']} Jacobians, {st['wall']:.3f} s ({st['method']}, {st['backend']})")
-    if args.plot:
-        disc.plot(cols, args.plot, prefixes=tuple(f"{w}." for w in WHEELS), title="cart (two rolling discs)")
-        print(f"wrote {args.plot}")
-    if args.animate:
-        shape = [(np.array([side * cart.half_track, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), cart.radius)
-                 for side in (-1.0, 1.0)]
-        disc.animate(cols, shape, args.animate, title="cart")
-        print(f"wrote {args.animate}")
+    shape = [(np.array([side * cart.half_track, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), cart.radius)
+             for side in (-1.0, 1.0)]
+    prefixes = tuple(f"{w}." for w in WHEELS)
+    write_outputs(table, args.out, f"; {st['steps']} steps, {st['jacobians']} Jacobians, {st['wall']:.3f} s "
+                  f"({st['method']}, {st['backend']})",
+                  [(args.plot, lambda p: disc.plot(cols, p, prefixes=prefixes, title="cart (two rolling discs)")),
+                   (args.animate, lambda p: disc.animate(cols, shape, p, title="cart"))])
     return 0

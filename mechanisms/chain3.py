@@ -86,37 +86,36 @@ def _angles(text):
 def configure(p):
     """Options of `mechsym chain3` (registered in mechanisms.COMMANDS)."""
     from mechsym.cli import number
+    from mechsym.cli_args import (animation_group, backend_group, output_group, plot_group, time_group,
+                                  tolerance_group)
 
-    p.add_argument("--t-end", type=number, default=1.5)
-    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
-    p.add_argument("--rtol", type=number, default=1e-8)
-    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
+    time_group(p, 1.5)
+    tolerance_group(p, 1e-8)
     p.add_argument("--theta0", type=_angles, default=(0.0, 0.0, 0.0),
                    help="initial theta1,theta2,theta3 (relative joint angles; rad, or deg with 'deg')")
     p.add_argument("--thetad0", type=_angles, default=(0.0, 0.0, 0.0), help="initial rates [rad/s]")
     p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
     p.add_argument("--stiffness", type=number, default=K, help="ground stiffness K [N/m^1.5]")
     p.add_argument("--damping", type=number, default=D, help="ground damping D [N s/m^1.5]")
-    p.add_argument("--backend", choices=["numpy", "c"], default="c",
-                   help="evaluation backend (default c: generated C, compiled once and cached)")
+    backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached)")
     p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
-    p.add_argument("--out", required=True, help="CSV file")
-    p.add_argument("--plot", help="PNG/SVG: the chain at a few instants over the point paths, heights and contacts")
-    p.add_argument("--animate", help="GIF/MP4 of the chain")
+    output_group(p, required=True)
+    plot_group(p, help="PNG/SVG: the chain at a few instants over the point paths, heights and contacts")
+    animation_group(p, help="GIF/MP4 of the chain")
     return p
 
 
 def run(args) -> int:
     """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import check_outputs, write_outputs
-    from mechsym.errors import InputError
+    from mechsym.cli_args import check_command_outputs, run_options
+    from mechsym.contact.run import write_outputs
+    from mechsym.output import CSV
 
-    check_outputs(args)
-    if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
-        raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
+    check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))
+    run_options(args)
     result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
                       stiffness=args.stiffness, damping=args.damping, backend=args.backend)
-    write_outputs(result, result.table, args, plot, animate)
+    write_outputs(result, result, args, plot, animate)
     return 0
 
 
@@ -138,7 +137,7 @@ def plot(result, path, snapshots=6):
     from mechsym.plotting import _pyplot
 
     plt = _pyplot()
-    t = result.table
+    t = result
     base = _base(result)
     fig = plt.figure(figsize=(11, 5))
     ax = fig.add_subplot(1, 2, 1)
@@ -179,7 +178,7 @@ def animate(result, path, frames=150, fps=25):
     from mechsym.plotting import _pyplot
 
     plt = _pyplot()
-    t = result.table
+    t = result
     base = _base(result)
     k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
     xs = np.concatenate([[base[0]]] + [t[f"{n}.x"] for n in "ABC"])

@@ -131,7 +131,7 @@ def system(*declaration):
 
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
-    """Simulate; returns (columns dict: COLUMNS and the quaternion qw..qz, stats dict)."""
+    """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
     from mechsym.rigid3d import BodyTorque, quat_about
 
     disc.check()
@@ -140,8 +140,9 @@ def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
     y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
                             disc.omega0, omega_frame="world")
-    grid, y, stats = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()))
-    return columns(sys3, grid, y, {"": connector}), stats
+    run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()))
+    run.columns = columns(sys3, run["t"], run.solution(run["t"]), {"": connector})
+    return run
 
 
 def columns(sys3, grid, y, connectors):
@@ -182,6 +183,7 @@ def vector(n, *, kind="number", allow=()):
 def configure(p):
     """Options of `mechsym disc` (registered in mechanisms.COMMANDS)."""
     from mechsym.cli import angle, number
+    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
 
     p.add_argument("--radius", type=number, required=True, help="disc radius [m]")
     p.add_argument("--mass", type=number, required=True, help="disc mass [kg]")
@@ -203,33 +205,27 @@ def configure(p):
     p.add_argument("--omega0", type=vector(3), required=True,
                    help="initial angular velocity WX,WY,WZ (world) [rad/s]")
     p.add_argument("--torque", type=number, default=0.0, help="body-fixed torque -T about the axle [N m]")
-    p.add_argument("--t-end", type=number, required=True, help="end time [s]")
-    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
-    p.add_argument("--rtol", type=number, default=1e-9, help="relative tolerance (1e-9)")
-    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
-    p.add_argument("--out", required=True, help="CSV file")
-    p.add_argument("--plot", help="PNG/SVG of the motion and contact forces")
-    p.add_argument("--animate", help="GIF/MP4 of the disc (rim, axle, contact trail)")
+    time_group(p, required=True)
+    tolerance_group(p)
+    output_group(p, required=True)
+    plot_group(p, help="PNG/SVG of the motion and contact forces")
+    animation_group(p, help="GIF/MP4 of the disc (rim, axle, contact trail)")
     return p
 
 
-def check_outputs(args):
-    """--out, --plot (PNG or SVG) and --animate (GIF, or MP4 with ffmpeg), checked before simulating."""
-    from mechsym.contact.run import check_outputs as check
-
-    check(args)
-
-
 def disc_from_args(args) -> Disc:
-    check_outputs(args)
+    """The Disc of the command's options, each checked (and the outputs) before simulating."""
+    from mechsym.cli_args import check_command_outputs, run_options
+
+    check_command_outputs(args)
+    run_options(args)
     r, m = args.radius, args.mass
     if not r > 0:
         raise InputError(f"--radius must be positive, got {r}")
     if not m > 0:
         raise InputError(f"--mass must be positive, got {m}")
     inertia = args.inertia if args.inertia is not None else (m * r * r / 2, m * r * r / 4, m * r * r / 4)
-    for opt, v in (("--stiffness", args.stiffness), ("--mu-zone", args.mu_zone), ("--rtol", args.rtol),
-                   ("--atol", args.rtol if args.atol is None else args.atol)):
+    for opt, v in (("--stiffness", args.stiffness), ("--mu-zone", args.mu_zone)):
         if not v > 0:
             raise InputError(f"{opt} must be positive, got {v}")
     mu = tuple(args.mu) * (2 // len(args.mu))
@@ -240,8 +236,6 @@ def disc_from_args(args) -> Disc:
         raise InputError(f"--viscous must be non-negative, got {','.join(map(str, args.viscous))}")
     if min(inertia) <= 0:
         raise InputError(f"--inertia must be positive, got {','.join(map(str, inertia))}")
-    if args.t_end <= 0:
-        raise InputError(f"--t-end must be positive, got {args.t_end}")
     disc = Disc(radius=r, mass=m, inertia=tuple(inertia), stiffness=args.stiffness, damping=args.damping,
                 mu=mu, zone=args.mu_zone, linear_zone=args.linear_zone, viscous=tuple(args.viscous),
                 friction_angle=args.friction_angle, rolling_friction=args.rolling_friction, tilt=args.tilt,
@@ -252,22 +246,18 @@ def disc_from_args(args) -> Disc:
 
 def run(args) -> int:
     """`mechsym disc`: simulate and write the CSV (and the optional plot and animation)."""
+    from mechsym.cli_args import write_outputs
     from mechsym.results import Table
 
     disc = disc_from_args(args)
-    cols, st = simulate(disc, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
+    result = simulate(disc, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
+    cols, st = result.columns, result.stats
     table = Table({c: cols[c] for c in COLUMNS}, UNITS, "disc: rolling-disc penalty contact")
-    table.to_csv(args.out)
-    print(f"wrote {args.out} ({len(table)} rows, {len(COLUMNS)} columns); {st['steps']} steps, "
-          f"{st['rhs_evaluations']} right-hand sides, {st['jacobians']} Jacobians, {st['wall']:.3f} s "
-          f"({st['method']}, {st['backend']})")
-    if args.plot:
-        plot(cols, args.plot)
-        print(f"wrote {args.plot}")
-    if args.animate:
-        animate(cols, [(np.zeros(3), np.array([1.0, 0.0, 0.0]), disc.radius)], args.animate,
-                title="disc on the ground")
-        print(f"wrote {args.animate}")
+    shape = [(np.zeros(3), np.array([1.0, 0.0, 0.0]), disc.radius)]
+    write_outputs(table, args.out, f"; {st['steps']} steps, {st['rhs_evaluations']} right-hand sides, "
+                  f"{st['jacobians']} Jacobians, {st['wall']:.3f} s ({st['method']}, {st['backend']})",
+                  [(args.plot, lambda p: plot(cols, p)),
+                   (args.animate, lambda p: animate(cols, shape, p, title="disc on the ground"))])
     return 0
 
 

@@ -67,7 +67,7 @@ def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol
     model = contacts.model
     run = simulate_hard(contacts, q0, np.zeros(model.nv), t_end, mu=mu, e=e, dt=dt, rtol=rtol, atol=atol,
                         controller=pd_hold(model, q0, kp, kd))
-    t = run.table
+    t = run
     cols = {"t": t["t"]}
     cols.update({n: t[n] for n in model.q_names})
     q = np.column_stack([t[n] for n in model.q_names])
@@ -93,42 +93,36 @@ HELPS = {"drop": "trunk pitched 5 deg, lowest foot 1 m above the ground",
 def configure(s):
     """The options of `mechsym hyq drop` and `mechsym hyq tilted` (subcommands of mechanisms.hyq_cli)."""
     from mechsym.cli import number
+    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
 
     s.add_argument("--mu", type=number, default=0.0, help="friction coefficient (default 0: frictionless)")
     s.add_argument("--restitution", type=number, default=0.0, help="coefficient of restitution e in [0, 1]")
-    s.add_argument("--t-end", type=number, default=2.0)
-    s.add_argument("--dt", type=number, help="output step (default t_end/1000)")
-    s.add_argument("--rtol", type=number, default=1e-9)
-    s.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
+    time_group(s, 2.0)
+    tolerance_group(s)
     s.add_argument("--kp", type=number, default=300.0, help="PD hold stiffness [N m/rad]")
     s.add_argument("--kd", type=number, default=10.0, help="PD hold damping [N m s/rad]")
-    s.add_argument("--out", required=True, help="CSV file")
+    output_group(s, required=True)
     s.add_argument("--timeline", help="CSV of the contact events (t, contact, before, after, impulse)")
-    s.add_argument("--plot", help="PNG/SVG: contact forces, impulses and the centre of mass against time")
-    s.add_argument("--animate", help="GIF/MP4 of the robot (legs as lines)")
+    plot_group(s, help="PNG/SVG: contact forces, impulses and the centre of mass against time")
+    animation_group(s, help="GIF/MP4 of the robot (legs as lines)")
     return s
 
 
 def run(args) -> int:
     """`mechsym hyq drop|tilted`: simulate and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import check_outputs
+    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
+    from mechsym.output import CSV
 
-    check_outputs(args)  # same path twice, file types, ffmpeg, folders: before the simulation
+    check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))  # before the simulation
+    run_options(args)
     result, table = simulate(args.hyq_command, args.mu, args.restitution, args.t_end, args.dt, args.rtol, args.atol,
                              args.kp, args.kd)
-    _atomic(args.out, table.to_csv)
     st = result.stats
-    print(f"wrote {args.out} ({len(table)} rows, {len(table.names)} columns); {st['impacts']} impacts, "
-          f"{st['events']} contact events, {st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
-    if args.timeline:
-        _atomic(args.timeline, result.timeline_table().to_csv)
-        print(f"wrote {args.timeline} ({len(result.timeline)} events)")
-    if args.plot:
-        _atomic(args.plot, lambda p: plot(table, p))
-        print(f"wrote {args.plot}")
-    if args.animate:
-        _atomic(args.animate, lambda p: animate(result, p))
-        print(f"wrote {args.animate}")
+    write_outputs(table, args.out, f"; {st['impacts']} impacts, {st['events']} contact events, "
+                  f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s",
+                  [(args.timeline, lambda p: result.timeline_table().to_csv(p)),
+                   (args.plot, lambda p: _atomic(p, lambda tmp: plot(table, tmp))),
+                   (args.animate, lambda p: _atomic(p, lambda tmp: animate(result, tmp)))])
     return 0
 
 
@@ -176,9 +170,9 @@ def animate(result, path, frames=60, fps=20):
 
     plt = _pyplot()
     model = result.contacts.model
-    t = result.table["t"]
+    t = result["t"]
     k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
-    q = model.normalize(np.column_stack([result.table[n] for n in model.q_names])[k])
+    q = model.normalize(np.column_stack([result[n] for n in model.q_names])[k])
     chain = {leg: [model.frame_position(q, f"{leg}_{part}") for part in ("hipassembly", "upperleg", "lowerleg", "foot")]
              for leg in LEGS}
     trunk = [chain[leg][0] for leg in ("lf", "rf", "rh", "lh", "lf")]

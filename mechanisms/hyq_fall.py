@@ -12,18 +12,17 @@ HELP = "free fall from the standing pose with a PD hold of the joints"
 
 def configure(parser):
     from mechsym.cli import number, param
+    from mechsym.cli_args import backend_group, output_group, plot_group, time_group, tolerance_group
 
-    parser.add_argument("--t-end", type=number, default=1.0)
-    parser.add_argument("--dt", type=number)
-    parser.add_argument("--rtol", type=number, default=1e-9)
-    parser.add_argument("--atol", type=number)
+    time_group(parser, 1.0)
+    tolerance_group(parser)
     parser.add_argument("--kp", type=number, default=500.0, help="PD stiffness [N m/rad]")
     parser.add_argument("--kd", type=number, default=20.0, help="PD damping [N m s/rad]")
     parser.add_argument("--height", type=number, default=0.5775, help="initial base height [m]")
     parser.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
-    parser.add_argument("--backend", choices=["numpy", "c"], default="c")
-    parser.add_argument("--out")
-    parser.add_argument("--plot")
+    backend_group(parser)
+    output_group(parser, help="CSV file (default: the table on stdout)")
+    plot_group(parser, help="PNG/SVG of the heights of the base and the centre of mass")
 
 
 def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5775, params=None, backend="c"):
@@ -46,14 +45,12 @@ def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5
 
 
 def run(args) -> int:
-    from mechsym.cli import _emit
-    from mechsym.output import CSV, FIGURE, check_outputs
+    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
 
-    check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
+    check_command_outputs(args)
+    run_options(args)
     table = fall(args.t_end, args.dt, args.rtol, args.atol, args.kp, args.kd, args.height, dict(args.param),
                  args.backend)
-    _emit(table, args.out, quiet=bool(args.plot))
-    if args.plot:
-        table.plot(args.plot, "t", ["base.z", "com.z"], ylabel="m")
-        print(f"wrote {args.plot}")
+    write_outputs(table, args.out, drawings=[(args.plot, lambda p: table.plot(p, "t", ["base.z", "com.z"], ylabel="m"))],
+                  stdout=True)
     return 0

@@ -323,8 +323,6 @@ def _cli_forward(args, params):
     check_params(params)
     from mechanisms.pasibot_study import forward_run, sample_forward
 
-    if args.dt is not None and not (0 < args.dt <= args.t_end):
-        raise InputError(f"dt must be in (0, t_end], got {args.dt}")
     run = forward_run(args.torque, args.theta0, args.omega0, args.t_end, params, rtol=args.rtol, atol=args.atol,
                       backend=args.backend)
     table = sample_forward(run, args.dt)

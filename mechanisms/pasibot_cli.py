@@ -18,19 +18,19 @@ HELP = "PASIBOT biped studies: figures, start torque, minimum friction, slip run
 
 def configure(parser):
     from mechsym.cli import number, param, positive_int
+    from mechsym.cli_args import backend_group, output_group, plot_group, time_group, tolerance_group
 
     sub = parser.add_subparsers(dest="study", required=True)
 
     def study(name, help_text):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
-        p.add_argument("--backend", choices=["numpy", "c"], default="c",
-                       help="evaluation backend (default c: generated C, compiled once and cached)")
+        backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached)")
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
     p = study("figures", "regenerate Figures 11, 12, 13, 14, 17, 18, 19 (PNG with a CSV beside each)")
-    p.add_argument("--out", required=True, help="output folder")
+    output_group(p, help="output folder", required=True)
     p.add_argument("--only", help="comma-separated figure numbers (default: all)")
 
     p = study("start-torque", "smallest constant torque that starts the biped from rest at theta8 = pi/2")
@@ -47,13 +47,13 @@ def configure(parser):
     p.add_argument("--omega", type=number, help="imposed crank speed [rad/s] (inverse dynamics)")
     p.add_argument("--torque", type=number, help="imposed motor torque [N m] (forward dynamics, from rest)")
     p.add_argument("--steps", type=positive_int, default=4, help="steps (with --omega)")
-    p.add_argument("--t-end", type=number, help="end time [s] (required with --torque)")
-    p.add_argument("--rtol", type=number, default=1e-10)
-    p.add_argument("--out", help="CSV of the sampled run")
-    p.add_argument("--plot", help="PNG of the cumulative slip")
+    time_group(p, dt=False, t_end_help="end time [s] (required with --torque)")
+    tolerance_group(p, 1e-10, atol=False)
+    output_group(p, help="CSV of the sampled run")
+    plot_group(p, help="PNG of the cumulative slip")
 
     p = study("animate", "one step of the gait as GIF (or MP4)")
-    p.add_argument("--out", required=True)
+    output_group(p, help="GIF/MP4 of one step", required=True)
     p.add_argument("--frames", type=positive_int, default=48)
 
 
@@ -64,6 +64,7 @@ def run(args) -> int:
     from mechanisms import pasibot_study as st
     from mechsym.errors import InputError
 
+    from mechsym.cli_args import run_options, write_outputs
     from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
 
     warnings.simplefilter("ignore", RuntimeWarning)
@@ -94,14 +95,16 @@ def run(args) -> int:
         print(f"max |f01x| / f01y over a step without slip: {demand:.6f}")
         print(f"min_friction={value:.4g}")
     elif args.study == "slip":
-        if not args.rtol > 0:
-            raise InputError(f"--rtol must be positive, got {args.rtol}")
         mu_k = args.mu_s if args.mu_k is None else args.mu_k
         st.check_friction(args.mu_s, mu_k)
         if (args.omega is None) == (args.torque is None):
             raise InputError("give either --omega (imposed crank speed) or --torque (imposed motor torque)")
         if args.torque is not None and args.t_end is None:
             raise InputError("--torque needs --t-end")
+        if args.t_end is not None:
+            run_options(args)
+        elif not args.rtol > 0:
+            raise InputError(f"--rtol must be positive and finite, got {args.rtol}")
         model = st.SlipModel(args.mu_s, mu_k, omega=args.omega, torque=args.torque, params=params,
                              backend=args.backend)
         with warnings.catch_warnings(record=True) as caught:
@@ -115,12 +118,9 @@ def run(args) -> int:
         work, d_energy, dissipated = result.energy_balance()
         print(f"work in {work:.9g} J = delta(KE + PE) {d_energy:.9g} J + friction {dissipated:.9g} J "
               f"(residual {work - d_energy - dissipated:.3g} J)")
-        if args.out:
-            result.table.to_csv(args.out)
-            print(f"wrote {args.out} ({len(result.table)} rows)")
-        if args.plot:
-            x = "t/T" if "t/T" in result.table else "t"
-            result.table.plot(args.plot, x, ["slip"], title="pasibot: cumulative foot slip")
+        x = "t/T" if "t/T" in result.table else "t"
+        write_outputs(result.table, args.out,
+                      drawings=[(args.plot, lambda p: result.table.plot(p, x, ["slip"], title="pasibot: cumulative foot slip"))])
         print(f"total_slip_m={result.table['slip'][-1]:.6g}")
     elif args.study == "animate":
         st.animate(args.out, params, frames=args.frames, backend=args.backend)

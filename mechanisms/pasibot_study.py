@@ -35,15 +35,10 @@ from mechsym.output import save_animation, save_figure
 from mechsym.progress import bar, bisection_steps
 from mechsym.results import Table
 from mechsym.simulate import ConfigurationTracker, CTracker, EquationsOfMotion
+from mechsym.timegrid import run_options, uniform_grid
 
 OTHER = {"unprimed": "primed", "primed": "unprimed"}
 CONTACTS = ("stick", "slip+", "slip-")  # slip+: the supporting foot slides towards +x (friction -mu_k fn)
-
-
-def check_positive(name, value):
-    if not (np.isfinite(value) and value > 0):
-        raise InputError(f"{name} must be a positive number, got {value}")
-    return float(value)
 
 
 def check_friction(mu_s, mu_k):
@@ -185,10 +180,7 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
     The support passes to the other leg whenever the crank angle crosses pi/2 + k pi (either way).
     stop_on: extra terminal conditions, tuples ("theta8" | "omega8", value, direction). Returns the
     HybridResult (state y = [theta8, omega8]); see `sample_forward` for a table."""
-    for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end)):
-        if not np.isfinite(v):
-            raise InputError(f"{name} must be finite, got {v}")
-    check_positive("t_end", t_end)
+    run_options(t_end, rtol=rtol, atol=atol, arrays={"theta0": theta0, "omega0": omega0})
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     if not callable(torque) and not np.isfinite(float(torque)):
         raise InputError(f"torque must be finite, got {torque}")
@@ -230,9 +222,7 @@ def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, 
 
 def sample_forward(result, dt=None):
     """A table t, theta8, omega (crank speed), support (0 unprimed, 1 primed) on a uniform grid."""
-    dt = dt or result.t_end / 1000
-    grid = np.arange(0.0, result.t_end + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], result.t_end)
+    grid = uniform_grid(result.t_end, dt or result.t_end / 1000)
     y, modes = result.sample(grid)
     return Table({"t": grid, "theta8": y[:, 0], "omega": y[:, 1], "support": (modes == "primed").astype(float)},
                  {"t": "s", "theta8": "rad", "omega": "rad/s"}, "pasibot: forward dynamics (no slip)")
@@ -289,7 +279,7 @@ class SlipResult:
 
     @property
     def timeline(self):
-        return self.result.timeline
+        return self.result.events
 
     def slips(self):
         """Slip episodes: (t_start, t_end, displacement) of each stay in a slip mode."""
@@ -473,7 +463,7 @@ class SlipModel:
                 raise InputError("a forward slip run needs t_end")
             omega0 = 0.0 if omega0 is None else omega0
             big_t = period(omega0) if omega0 else None
-        check_positive("t_end", t_end)
+        run_options(t_end, rtol=rtol, atol=atol)
         if max_step is None:
             max_step = (big_t or 1.0) / 100
         win = _Windows(theta0, omega0)
@@ -490,7 +480,7 @@ class SlipModel:
             warnings.warn(f"pasibot: the supporting foot lifts off at t = {result.t_end:.6g} s (f01y reaches zero); "
                           "the model has no flight phase, so the run ends there", stacklevel=2)
         n = max(2, int(round(samples_per_step * t_end / (big_t or t_end / 4))) + 1)
-        grid = np.linspace(0.0, result.t_end, n)
+        grid = run_options(result.t_end, n=n).grid()
         return SlipResult(result, self, self.table(result, grid, big_t))
 
     def table(self, result, grid, big_t=None):
@@ -503,7 +493,7 @@ class SlipModel:
         cols.update({"theta8": y[:, 0], "omega": y[:, 1], "x1": y[:, 2], "x1d": y[:, 3],
                      "work": y[:, 4], "dissipation": y[:, 5]})
         # the supporting ankle moves one step length per support change: the rest is slip
-        landings = np.array([e.t for e in result.timeline if e.transition == "support"])
+        landings = np.array([e.t for e in result.events_named("support")])
         count = np.searchsorted(landings, grid, side="right")
         cols["slip"] = y[:, 2] - count * self.step
         extra = {k: np.empty(len(grid)) for k in ("T8", "friction", "fn", "zmp", "theta8dd", "x1dd")}
@@ -665,7 +655,7 @@ def figure12(out_dir, params=None, omega=3.0, loads=(0, 5, 10, 15), samples=361,
 
 
 def _forward_figure(out_dir, name, runs, t_end, dt, title, label):
-    grid = np.arange(0.0, t_end + 0.5 * dt, dt)
+    grid = uniform_grid(t_end, dt)
     cols, series = {"t": grid}, {}
     for key, run in runs.items():
         y = np.full(len(grid), np.nan)

@@ -83,42 +83,40 @@ HELP = "spatial_v2 example 7: a polygonal disc rolling on compliant ground (CSV 
 def configure(p):
     """Options of `mechsym polydisc` (registered in mechanisms.COMMANDS)."""
     from mechsym.cli import angle, number, positive_int
+    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
 
     p.add_argument("--sides", type=positive_int, default=16, help="polygon sides (contact points: 2 x sides)")
     p.add_argument("--twist", type=angle, default=0.18, help="initial yaw about z (rad, or deg with 'deg')")
-    p.add_argument("--t-end", type=number, default=1.5)
-    p.add_argument("--dt", type=number, help="output step (default t_end/1000)")
-    p.add_argument("--rtol", type=number, default=1e-6)
-    p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
+    time_group(p, 1.5)
+    tolerance_group(p, 1e-6)
     p.add_argument("--max-step", type=number, default=2e-3, help="largest integration step [s]")
     p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
     p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
-    p.add_argument("--out", required=True, help="CSV file")
-    p.add_argument("--plot", help="PNG/SVG of height, rates and contact counts")
-    p.add_argument("--animate", help="GIF/MP4 of the disc")
+    output_group(p, required=True)
+    plot_group(p, help="PNG/SVG of height, rates and contact counts")
+    animation_group(p, help="GIF/MP4 of the disc")
     return p
 
 
 def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.contact.run import check_outputs, contact_width, write_outputs
+    from mechsym.cli_args import check_command_outputs, run_options
+    from mechsym.contact.run import contact_width, write_outputs
+    from mechsym.output import CSV
     from mechsym.results import Table
-    from mechsym.rigid3d import check_run
 
-    check_outputs(args)
+    check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))
     if args.sides < 3:
         raise InputError(f"--sides must be at least 3, got {args.sides}")
-    if not args.rtol > 0 or (args.atol is not None and not args.atol > 0):
-        raise InputError(f"--rtol and --atol must be positive, got {args.rtol} and {args.atol}")
     if not args.max_step > 0:
         raise InputError(f"--max-step must be positive, got {args.max_step}")
     if args.mu < 0:
         raise InputError(f"--mu must be non-negative, got {args.mu}")
-    check_run(args.t_end, args.dt, {}, width=contact_width(2 * args.sides),  # before building the points
-              what=f"contact simulation of {2 * args.sides} points")
+    run_options(args, width=contact_width(2 * args.sides),  # before building the points
+                what=f"contact simulation of {2 * args.sides} points")
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
                    mu=args.mu)
-    table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)
+    table = Table({c: run[c] for c in COLUMNS}, run.units, run.title)
     write_outputs(run, table, args, plot, animate)
     return 0
 
@@ -137,7 +135,7 @@ def plot(run, path):
     from mechsym.plotting import _pyplot
 
     plt = _pyplot()
-    tab = run.table
+    tab = run
     t = tab["t"]
     fig, axes = plt.subplots(4, 1, figsize=(7, 9.5), sharex=True)
     axes[0].plot(t, tab["z"], label="z (centre)")
@@ -172,7 +170,7 @@ def animate(run, path, frames=150, fps=25):
     from mechsym.rigid3d import rotation_matrix
 
     plt = _pyplot()
-    tab = run.table
+    tab = run
     k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
     local = run.points.local  # 3 x 2 sides
     n = local.shape[1] // 2

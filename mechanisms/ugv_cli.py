@@ -16,6 +16,7 @@ HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, opti
 
 def configure(parser):
     from mechsym.cli import angle, number, param, positive_int
+    from mechsym.cli_args import output_group, plot_group
 
     sub = parser.add_subparsers(dest="ugv_command", required=True)
 
@@ -36,14 +37,14 @@ def configure(parser):
     common(p, 801)
     p.add_argument("--mu", type=number, default=0.6, help="friction coefficient for the slip report")
     p.add_argument("--margin", type=number, default=0.05, help="rollover margin, fraction of the weight")
-    p.add_argument("--out", help="CSV: x_front, x_rear, pitch, Fr, Nr, Ff, Nf, torque")
-    p.add_argument("--plot", help="PNG/SVG of the torque and forces")
+    output_group(p, help="CSV: x_front, x_rear, pitch, Fr, Nr, Ff, Nf, torque")
+    plot_group(p, help="PNG/SVG of the torque and forces")
 
     p = sub.add_parser("sweep", help="drive torque along a track for a grid of constant leg-angle pairs (Figure 24)")
     common(p, 801)
     p.add_argument("--grid", type=positive_int, default=10, help="angles per leg, evenly over the limits")
-    p.add_argument("--out", help="CSV: x_front, phi_r, phi_f, torque (one row per position and pair)")
-    p.add_argument("--plot", help="PNG/SVG of the torque curves and the peak torque per pair")
+    output_group(p, help="CSV: x_front, phi_r, phi_f, torque (one row per position and pair)")
+    plot_group(p, help="PNG/SVG of the torque curves and the peak torque per pair")
 
     p = sub.add_parser("optimize", help="leg angles along a track that minimise a criterion (Figure 25)")
     p.add_argument("--criterion", required=True, choices=["torque-variation", "peak-torque", "energy", "grip"])
@@ -53,15 +54,15 @@ def configure(parser):
     p.add_argument("--rate", type=angle, default=math.radians(60), help="leg-angle rate limit per metre of travel")
     p.add_argument("--angle-step", type=angle, help="DP angle-grid spacing (default: rate x x-spacing)")
     p.add_argument("--no-refine", action="store_true", help="skip the SLSQP refinement of the DP path")
-    p.add_argument("--out", help="CSV: x_front, phi_r, phi_f, torque, slip_margin, rollover_margin")
-    p.add_argument("--plot", help="PNG/SVG of the angles, the torque and the vehicle in sequence")
+    output_group(p, help="CSV: x_front, phi_r, phi_f, torque, slip_margin, rollover_margin")
+    plot_group(p, help="PNG/SVG of the angles, the torque and the vehicle in sequence")
 
     p = sub.add_parser("equations", help="the quasi-static equilibrium rows derived from the bodies, and the unknowns")
     p.add_argument("--latex", action="store_true")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
     p = sub.add_parser("animate", help="GIF/MP4 of the vehicle along a track")
-    p.add_argument("--out", required=True, help="output .gif or .mp4")
+    output_group(p, help="output .gif or .mp4", required=True)
     common(p, 81)
     p.add_argument("--phi-r", type=angle, default=math.radians(90), help="rear leg angle (constant)")
     p.add_argument("--phi-f", type=angle, default=math.radians(90), help="front leg angle (constant)")
@@ -79,6 +80,7 @@ def run(args) -> int:
     from mechsym.errors import InputError
     from mechsym.results import Table
 
+    from mechsym.cli_args import write_outputs
     from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs
 
     cmd = args.ugv_command
@@ -94,9 +96,7 @@ def run(args) -> int:
     if cmd == "torque":
         table = us.torque_along(args.track, args.phi_r, args.phi_f, args.x_from, args.x_to, args.samples,
                                 mu=args.mu, margin=args.margin, limits=limits, vehicle=vehicle)
-        _emit(table, args.out, quiet=bool(args.plot))
-        if args.plot:
-            _plot_torque(table, args.plot)
+        write_outputs(table, args.out, drawings=[(args.plot, lambda p: _plot_torque(table, p))], stdout=True)
         _report(table.events)
     elif cmd == "sweep":
         from mechsym.budget import check_memory
@@ -113,9 +113,8 @@ def run(args) -> int:
         table = Table({"x_front": np.repeat(x, len(pr)), "phi_r": np.tile(pr, len(x)), "phi_f": np.tile(pf, len(x)),
                        "torque": torque.ravel()},
                       {"x_front": "m", "phi_r": "rad", "phi_f": "rad", "torque": "N m"})
-        _emit(table, args.out, quiet=bool(args.plot))
-        if args.plot:
-            us.figure_sweep(args.plot, args.track, vehicle, args.grid, x)
+        write_outputs(table, args.out, drawings=[(args.plot, lambda p: us.figure_sweep(p, args.track, vehicle, args.grid, x))],
+                      stdout=True)
         if not ok.all():
             print(f"note: {int((~ok).sum())} of {len(ok)} pairs put the wheels too close or into the body "
                   "(their torque is geometry only)")
@@ -123,9 +122,8 @@ def run(args) -> int:
         sched = us.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, args.samples,
                             limits=limits, rate=args.rate, margin=args.margin, angle_step=args.angle_step,
                             refine=not args.no_refine, vehicle=vehicle)
-        _emit(sched.table, args.out, quiet=bool(args.plot))
-        if args.plot:
-            us.figure_schedule(args.plot, sched, vehicle)
+        write_outputs(sched.table, args.out, drawings=[(args.plot, lambda p: us.figure_schedule(p, sched, vehicle))],
+                      stdout=True)
         bc = sched.best_constant
         const = (f"best constant pair ({bc[0] / us.DEG:.4g} deg, {bc[1] / us.DEG:.4g} deg): {bc[2]:.6g}" if bc
                  else "no constant pair avoids slip and rollover")
@@ -164,12 +162,6 @@ def run(args) -> int:
         us.animate(args.out, args.track, x, pr, pf, vehicle, fps=args.fps)
         print(f"wrote {args.out} ({len(x)} frames)")
     return 0
-
-
-def _emit(table, out, quiet=False):
-    from mechsym.cli import _emit as emit
-
-    emit(table, out, quiet=quiet)
 
 
 def _report(events):

@@ -64,6 +64,8 @@ def param(text: str):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (generic, sweep and the shipped models' own)."""
+    from mechsym.cli_args import animation_group, backend_group, output_group, plot_group
+
     parser = _Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -73,19 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
         if evaluates:
-            p.add_argument("--backend", choices=["numpy", "c"], default="c",
-                           help="evaluation backend (default c: generated C, compiled once and cached; numpy "
-                                "with one warning where no C compiler exists)")
+            backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached; numpy "
+                                  "with one warning where no C compiler exists)")
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
 
     inverse_options(model_command("inverse", "driving torque and every reaction over one revolution"))
     forward_options(model_command("forward", "motion under a constant driving torque"))
     kinematics_options(model_command("kinematics", "link angles, centres of mass and points over one revolution"))
-    for option in ("--out", "--plot"):
-        for name in ("inverse", "forward", "kinematics"):
-            sub.choices[name].add_argument(option)
-    sub.choices["kinematics"].add_argument("--animate", help="GIF or MP4 of the mechanism through the samples")
+    for name in ("inverse", "forward", "kinematics"):
+        output_group(sub.choices[name], help="CSV file (default: the table on stdout)")
+        plot_group(sub.choices[name])
+    animation_group(sub.choices["kinematics"], help="GIF or MP4 of the mechanism through the samples")
 
     p = model_command("params", "parameters and body properties", evaluates=False)
     p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latex", action="store_true")
 
     p = model_command("export", "standalone C99 code (header, source, example program)", evaluates=False)
-    p.add_argument("--out", required=True, help="output folder")
+    output_group(p, help="output folder", required=True)
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
 
     from mechsym.sweep_cli import configure as configure_sweep
@@ -130,10 +131,10 @@ def forward_options(p):
     p.add_argument("--theta0", type=angle, default=0.0,
                    help="start value of the driven coordinate, whatever its name (theta, theta8, ...)")
     p.add_argument("--omega0", type=number, default=0.0)
-    p.add_argument("--t-end", type=number, required=True)
-    p.add_argument("--dt", type=number)
-    p.add_argument("--rtol", type=number, default=1e-9)
-    p.add_argument("--atol", type=number)
+    from mechsym.cli_args import time_group, tolerance_group
+
+    time_group(p, required=True)
+    tolerance_group(p)
     p.add_argument("--all", action="store_true",
                    help="write every body coordinate and point along the run, not only t, the coordinate and omega")
 
@@ -345,59 +346,41 @@ def _check_memory(args, system):
 
 
 def _check_outputs(args):
-    """The generic commands' output files, refused before any work if they cannot be written."""
-    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+    """The generic commands' output files, refused before any work if they cannot be written; a forward
+    run's time and tolerance options checked."""
+    from mechsym.cli_args import check_command_outputs, run_options
+    from mechsym.output import FOLDER, check_outputs
 
     if args.command == "export":
         check_outputs(("--out", args.out, FOLDER))
     elif args.command in ("inverse", "forward", "kinematics"):
-        check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE),
-                      ("--animate", getattr(args, "animate", None), ANIMATION))
+        check_command_outputs(args)
+    if args.command == "forward":
+        run_options(args)
 
 
 def _output(args, table, system):
     """Write, print, plot or animate the table of a generic command."""
-    mech = system.mechanism
-    coord = system.coordinate_names[0]
-    pictures = [p for p in (args.plot, getattr(args, "animate", None)) if p]
-    if args.command == "inverse":
-        _emit(table, args.out, quiet=bool(pictures))
-        if args.plot:
-            table.plot(args.plot, coord, [mech.coordinates[0].force], groups="omega" if "omega" in table else None)
-    elif args.command == "kinematics":
-        _emit(table, args.out, quiet=bool(pictures))
-        if args.plot:
-            from mechsym.plotting import draw_kinematics
-
-            draw_kinematics(system, table, args.plot)
-        if args.animate:
-            from mechsym.plotting import animate_kinematics
-
-            animate_kinematics(system, table, args.animate, trace=system.kin.point_names)
-    elif args.command == "forward":
-        _emit(table, args.out, None if args.all else ["t", coord, "omega"], quiet=bool(pictures))
-        if args.plot:
-            table.plot(args.plot, "t", [coord])
-    for path in pictures:
-        print(f"wrote {path}")
-    return 0
-
-
-def _emit(table, out, names=None, quiet=False):
-    """Write the table to `out`, or to stdout when no file output at all was asked for."""
+    from mechsym.cli_args import write_outputs
     from mechsym.results import Table
 
-    if quiet and not out:
-        return
-    if names:
-        table = Table({n: table[n] for n in names}, table.units, table.title)
-    if out:
-        table.to_csv(out)
-        print(f"wrote {out} ({len(table)} rows, {len(table.names)} columns)")
-    else:
-        print(",".join(table.names))
-        for row in np.column_stack(list(table.columns.values())):
-            print(",".join(f"{v:.17g}" for v in row))
+    mech = system.mechanism
+    coord = system.coordinate_names[0]
+    drawings = []
+    if args.command == "inverse":
+        groups = "omega" if "omega" in table else None
+        drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force], groups=groups)))
+    elif args.command == "kinematics":
+        from mechsym.plotting import animate_kinematics, draw_kinematics
+
+        drawings.append((args.plot, lambda p: draw_kinematics(system, table, p)))
+        drawings.append((args.animate, lambda p: animate_kinematics(system, table, p, trace=system.kin.point_names)))
+    elif args.command == "forward":
+        drawings.append((args.plot, lambda p: table.plot(p, "t", [coord])))
+        if not args.all:
+            table = Table({n: table[n] for n in ("t", coord, "omega")}, table.units, table.title)
+    write_outputs(table, args.out, drawings=drawings, stdout=True)
+    return 0
 
 
 def _params_text(data):

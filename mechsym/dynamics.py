@@ -22,7 +22,8 @@ from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
-from mechsym.results import Table
+from mechsym.results import RunEvent, RunResult, Table
+from mechsym.timegrid import run_options
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -454,7 +455,7 @@ MAX_TRAVEL = 1e12  # rad: beyond this a coordinate keeps no useful digits of its
 
 
 def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
-            events=(), method="DOP853", reactions=False) -> Table:
+            events=(), method="DOP853", reactions=False) -> RunResult:
     """Integrate a one-coordinate mechanism under a driving force.
 
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
@@ -465,20 +466,20 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     `method` other than DOP853 is refused; otherwise scipy's solve_ivp integrates the reduced form with
     the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
-    dense output; table.events lists (t, event index). reactions=True adds every reaction from the
+    dense output. Returns a RunResult: its events (RunEvent: t, the event's name, the state [coordinate,
+    speed]; no state on the C route) in time order, nfev, the dense solution (numpy route), status
+    "stopped" where a terminal event ended the run. reactions=True adds every reaction from the
     forward Newton-Euler system along the grid (and its thetadd: an independent check).
     """
     if len(system.coordinate_names) != 1:
         raise InputError("forward() integrates one coordinate")
-    for name, v in (("theta0", theta0), ("omega0", omega0), ("t_end", t_end), ("rtol", rtol)):
-        _finite(np.atleast_1d(v), name)
-    dt, atol = run_options(t_end, dt, rtol, atol)
+    opts = run_options(t_end, dt, rtol, atol, arrays={"theta0": theta0, "omega0": omega0})
+    t_end, rtol, atol = opts.t_end, opts.rtol, opts.atol
     width = 8 + (2 * len(system.constraints.rows) if reactions else 0)
-    check_memory(f"forward dynamics of '{system.mechanism.name}' at {t_end / dt + 1:.6g} time points",
-                 forward_memory(t_end / dt + 1, width))
+    check_memory(f"forward dynamics of '{system.mechanism.name}' at {opts.points:.6g} time points",
+                 forward_memory(opts.points, width))
     events = list(events or ())
-    grid = np.arange(0.0, t_end + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], t_end)
+    grid = opts.grid()
     solver = system.solver(params)
     q0 = solver.sweep(np.array([[theta0]])).q[0]
     if not callable(torque):  # a torque or speed too large to represent is no dead point
@@ -496,17 +497,23 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
                          "for scipy's other methods")
     if in_c:
         y, hits, nfev = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol, q0, events)
+        solution = None
     else:
-        y, hits, nfev = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method)
+        y, hits, nfev, solution = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0,
+                                               events, method)
     grid = grid[: len(y)]
+    stopped = [e for e in hits if getattr(events[e[1]], "terminal", False)]
     name = system.coordinate_names[0]
     if callable(torque):
         tau = np.array([torque(t, a, b) for t, a, b in zip(grid, y[:, 0], y[:, 1])])
     else:
         tau = np.full_like(grid, float(torque))
     cols = {"t": grid, name: y[:, 0], "omega": y[:, 1], system.mechanism.coordinates[0].force or "force": tau}
-    table = Table(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics")
-    table.events, table.nfev = hits, nfev
+    run_events = [RunEvent(t, _event_name(events[i]), state) for t, i, state in hits]
+    table = RunResult(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics",
+                      events=run_events, nfev=nfev, solution=solution, status="stopped" if stopped else "done",
+                      message=f"stopped by {_event_name(events[stopped[0][1]])} at t = {stopped[0][0]:.9g}"
+                      if stopped else "")
     if reactions:
         table.columns.update(forward_reactions(system, grid, y[:, 0], y[:, 1], tau, params))
     return table
@@ -524,7 +531,15 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
-    return y, [(float(t), int(i)) for t, i in hits], nfev
+    return y, sorted((float(t), int(i), None) for t, i in hits), nfev  # C gives no state at an event
+
+
+def _event_name(event) -> str:
+    """An event's name in a run's result: 'omega = 0 falling' for a Crossing, else the function's name."""
+    if isinstance(event, Crossing):
+        way = {1: " rising", -1: " falling"}.get(event.direction, "")
+        return f"{event.variable} = {event.value:g}{way}"
+    return getattr(event, "__name__", type(event).__name__)
 
 
 def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method):
@@ -578,21 +593,9 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: "
                          f"{fun.failure or sol.message}")
     grid = grid[grid <= sol.t[-1]]
-    hits = sorted((float(t), i) for i, ts in enumerate(sol.t_events or []) for t in ts)
-    return sol.sol(grid).T, hits, sol.nfev
-
-
-def run_options(t_end, dt, rtol, atol):
-    """Checked output step (default t_end/1000) and absolute tolerance (default rtol) of a time run."""
-    if not t_end > 0:
-        raise InputError(f"t_end must be positive, got {t_end}")
-    dt = t_end / 1000 if dt is None else dt
-    if not (0 < dt <= t_end):
-        raise InputError(f"dt must be in (0, t_end], got {dt}")
-    atol = rtol if atol is None else atol
-    if not (rtol > 0 and atol > 0):
-        raise InputError(f"rtol and atol must be positive, got {rtol}, {atol}")
-    return dt, atol
+    hits = sorted(((float(t), i, np.array(y)) for i, (ts, ys) in enumerate(zip(sol.t_events or [], sol.y_events or []))
+                   for t, y in zip(ts, ys)), key=lambda hit: hit[:2])
+    return sol.sol(grid).T, hits, sol.nfev, sol.sol
 
 
 def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:

@@ -5,8 +5,8 @@ other, a clutch, a contact that opens) is a set of `Mode`s. Each mode has its ow
 own `Transition`s; a transition's guard is an event function g(t, y) whose zero crossing (in the given
 direction) ends the mode. The transition then names the next mode (a fixed name, or a function of the state
 that decides, for example "stick if static friction suffices, else slide the other way") and may map the
-state (`reset`). `run` integrates mode after mode and returns the pieces with their dense outputs and a
-timeline of the events.
+state (`reset`). `run` integrates mode after mode and returns a RunResult (mechsym.results): the state on
+the output grid, the switches as its events, and the pieces with their dense outputs.
 
 Nothing here knows about mechanisms: right-hand sides and guards are plain functions of (t, y).
 
@@ -19,13 +19,15 @@ Care at the switches:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from mechsym.errors import InputError
 from mechsym.progress import Progress, tracked
+from mechsym.results import RunResult
+from mechsym.timegrid import run_options
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,16 @@ class Event:
     transition: str
     y: np.ndarray
 
+    @property
+    def name(self) -> str:
+        """The event's name in a RunResult: its transition."""
+        return self.transition
+
+    @property
+    def state(self) -> np.ndarray:
+        """The state after the switch."""
+        return self.y
+
     def describe(self) -> str:
         """One line: the time, the modes left and entered and the transition."""
         return f"t={self.t:.9g}: {self.source} -> {self.target or 'end'} ({self.transition})"
@@ -86,13 +98,18 @@ class Segment:
 
 
 @dataclass
-class HybridResult:
-    segments: list
-    timeline: list  # Event, in time order
-    t_end: float  # where the run stopped (the requested end, or an ending transition)
-    nfev: int = 0
-    status: str = "done"  # "done" (reached the requested end) or "stopped" (a transition ended the run)
+class HybridResult(RunResult):
+    """A hybrid run: the RunResult (the state on the output grid, the switches as `events` in time order,
+    status "done" or "stopped" by a transition whose target is None) and the pieces between switches
+    with their dense outputs (`solution(t)` evaluates them: the state entered at a switch instant)."""
+
+    segments: list = field(default_factory=list)
+    t_end: float = 0.0  # where the run stopped (the requested end, or an ending transition)
     stopped_by: str | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.solution = lambda t: self.sample(t)[0].T
 
     def mode_at(self, t):
         """Mode name(s) at time(s) t; at a switch instant, the mode entered there."""
@@ -121,19 +138,17 @@ class HybridResult:
         modes = np.array([self.segments[i].mode for i in idx])
         return out, modes
 
-    def events_of(self, transition=None):
-        """The events of one transition (all with None), in time order."""
-        return [e for e in self.timeline if transition is None or e.transition == transition]
-
 
 def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_switches=10_000,
-        max_chatter=8) -> HybridResult:
+        max_chatter=8, dt=None, n=None, names=None) -> HybridResult:
     """Integrate a hybrid system over t_span = (t0, t_end).
 
     modes: iterable of Mode (or a dict name -> Mode); mode0: the initial mode's name, or a callable
-    (t0, y0) -> name. Returns a HybridResult. A transition whose target is None ends the run
-    (status "stopped"). Raises InputError for an unknown mode, a failed integration, more than
-    `max_switches` switches, or more than `max_chatter` switches in a row without time advancing.
+    (t0, y0) -> name. Returns a HybridResult: columns t and the state (`names`, default y0, y1, ...)
+    on the output grid from t0 (step dt, default a thousandth of the span, or n samples) to where the
+    run ended. A transition whose target is None ends the run (status "stopped"). Raises InputError
+    for an unknown mode, a failed integration, more than `max_switches` switches, or more than
+    `max_chatter` switches in a row without time advancing.
     """
     modes = dict(modes) if isinstance(modes, dict) else {m.name: m for m in modes}
     t0, t_end = map(float, t_span)
@@ -142,17 +157,30 @@ def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_swi
     y = np.array(y0, float)
     if not np.all(np.isfinite(y)):
         raise InputError(f"hybrid run: the initial state must be finite, got {y}")
-    atol = rtol if atol is None else atol
+    opts = run_options(t_end - t0, dt, rtol, atol, n=n)
+    names = list(names) if names is not None else [f"y{i}" for i in range(len(y))]
+    if len(names) != len(y):
+        raise InputError(f"hybrid run: {len(names)} names for a state of {len(y)} values")
     name = mode0(t0, y) if callable(mode0) else mode0
     progress = Progress("simulation", t_end)
     try:
-        return _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatter, progress)
+        segments, events, t1, nfev, stopped_by = _run(modes, name, y, t0, t_end, opts.rtol, opts.atol, method,
+                                                      max_switches, max_chatter, progress)
     finally:
         progress.close()
+    result = HybridResult({}, {"t": "s"}, "hybrid run", events=events, nfev=nfev,
+                          status="stopped" if stopped_by else "done",
+                          message=f"stopped by {stopped_by} at t = {t1:.9g}" if stopped_by else "",
+                          segments=segments, t_end=t1, stopped_by=stopped_by)
+    grid = t0 + opts.grid(t1 - t0)
+    states = result.sample(grid)[0]
+    result.columns = {"t": grid, **{k: states[:, i] for i, k in enumerate(names)}}
+    return result
 
 
 def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatter, progress):
-    """run()'s loop over the pieces between switches, reporting the time reached to `progress`."""
+    """run()'s loop over the pieces between switches, reporting the time reached to `progress`: (segments,
+    switches, the time reached, right-hand sides, the transition that ended the run or None)."""
     from scipy.integrate import solve_ivp
 
     segments, timeline, nfev, stall = [], [], 0, 0
@@ -184,7 +212,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
         t1, y1 = float(sol.t[-1]), sol.y[:, -1].copy()
         segments.append(Segment(name, t, t1, sol.sol, y, y1, sol.nfev))
         if sol.status == 0:  # reached the end
-            return HybridResult(segments, timeline, t1, nfev, "done")
+            return segments, timeline, t1, nfev, None
         # a terminal event: the earliest one; of several at the same instant, the first listed
         fired = [i for i, te in enumerate(sol.t_events) if len(te)]
         first = min(sol.t_events[k][0] for k in fired)
@@ -203,7 +231,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
         target = tr.next_mode(t1, y_new)
         timeline.append(Event(t1, name, target, tr.name, y_new))
         if target is None:
-            return HybridResult(segments, timeline, t1, nfev, "stopped", tr.name)
+            return segments, timeline, t1, nfev, tr.name
         t, y, name = t1, y_new, target
 
 

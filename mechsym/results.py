@@ -116,6 +116,53 @@ class Table:
         return fig
 
 
+@dataclass(frozen=True)
+class RunEvent:
+    """An event of a run: at time `t` the event `name` happened with the state `state` (the integrator's
+    state vector there, None where the route does not give it)."""
+
+    t: float
+    name: str
+    state: np.ndarray | None = None
+
+
+@dataclass
+class RunResult(Table):
+    """What every time runner returns: the table on the output grid (names and units), and the run itself.
+
+    events: objects with `t`, `name` and `state` (RunEvent, or a runner's own richer event), sorted by
+    time; nfev: right-hand side evaluations; solution: the dense output, a callable t -> states
+    (n_states, len(t)), where the integrator gives one (else None); status: "done" (the requested end
+    was reached) or "stopped" (a terminal event or transition ended the run); message: why it stopped
+    (empty when done); stats: the runner's counters (wall time, steps, switches, ...)."""
+
+    events: list = field(default_factory=list)
+    nfev: int = 0
+    solution: object = None
+    status: str = "done"
+    message: str = ""
+    stats: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.events = sorted(self.events, key=lambda e: e.t)
+
+    def events_named(self, name) -> list:
+        """The events called `name`, in time order."""
+        return [e for e in self.events if e.name == name]
+
+
+def ivp_result(sol, events, columns, units, title) -> RunResult:
+    """The RunResult of one solve_ivp run: its events (by function name, with the state), nfev, the dense
+    output, and "stopped" where a terminal event ended it."""
+    names = [getattr(e, "__name__", f"event{i}") for i, e in enumerate(events)]
+    found = [RunEvent(float(t), names[i], np.array(y)) for i, (ts, ys) in
+             enumerate(zip(sol.t_events or [], sol.y_events or [])) for t, y in zip(ts, ys)]
+    stopped = sol.status == 1
+    message = f"stopped by {max(found, key=lambda e: e.t).name} at t = {sol.t[-1]:.9g}" if stopped else ""
+    return RunResult(columns, units, title, events=found, nfev=int(sol.nfev), solution=sol.sol,
+                     status="stopped" if stopped else "done", message=message)
+
+
 def read_csv(path) -> Table:
     """A CSV that mechsym wrote, back as a Table: numeric columns as float arrays (an empty field as
     NaN), the text columns `status` and `message` as arrays of str."""

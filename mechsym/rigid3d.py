@@ -52,7 +52,8 @@ from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
 from mechsym.model import Parameter, apply_overrides
 from mechsym.progress import Progress, tracked
-from mechsym.results import Table
+from mechsym.results import RunResult, ivp_result
+from mechsym.timegrid import run_options
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -388,33 +389,30 @@ class FloatingSystem:
         return FloatingODE(self, self.params(params), load, n_states)
 
     def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, load=None, extra0=(),
-                 extra_names=(), events=(), method="DOP853") -> Table:
+                 extra_names=(), events=(), method="DOP853") -> RunResult:
         """Integrate from `state0` (13,) to t_end; `load(t, q, qd, s)` -> ((F, M) (6,), sdot) adds
         generalised forces and the rates of extra states s (initial values extra0), as planar `simulate`.
-        Columns: t, the world columns, the extra states; table.solution is solve_ivp's result."""
+        A RunResult: t, the world columns, the extra states; events and the dense solution of solve_ivp."""
         from scipy.integrate import solve_ivp
 
         y0 = np.asarray(state0, float)
         extra0 = np.atleast_1d(np.asarray(extra0, float))
         if y0.shape != (13,):
             raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
-        dt = check_run(t_end, dt, {"state0": y0, "extra0": extra0})
+        opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
-        progress = Progress(f"body '{self.body.name}'", t_end)
-        sol = solve_ivp(tracked(ode.rhs, progress), (0.0, t_end), np.concatenate([self.normalise(y0), extra0]),
-                        method=method, rtol=rtol, atol=rtol if atol is None else atol, dense_output=True,
-                        events=list(events) or None)
+        progress = Progress(f"body '{self.body.name}'", opts.t_end)
+        sol = solve_ivp(tracked(ode.rhs, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
+                        method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True, events=list(events) or None)
         progress.close()
         if sol.status < 0:
             raise InputError(f"body '{self.body.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-        grid = uniform_grid(sol.t[-1], dt)
+        grid = opts.grid(sol.t[-1])
         y = sol.sol(grid)
         cols = {"t": grid, **self.world_columns(y[:13])}
         labels = list(extra_names) or [f"s{i}" for i in range(len(extra0))]
         cols.update({n: y[13 + i] for i, n in enumerate(labels)})
-        table = Table(cols, {"t": "s"}, f"{self.body.name}: simulation")
-        table.solution = sol
-        return table
+        return ivp_result(sol, events, cols, {"t": "s"}, f"{self.body.name}: simulation")
 
     def loaded(self, loads, backend="c") -> "LoadedODE":
         """The body under `loads` (e.g. mechsym.contact.rolling_disc.RollingDisc, BodyTorque) with a generated
@@ -542,8 +540,9 @@ class LoadedODE:
 
     def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, method="BDF", params=None):
         """Integrate from `state0` (13,) with a stiff solver (BDF, Radau or LSODA: the generated Jacobian;
-        an explicit method ignores it). Returns (uniform grid, states (13, N) with unit quaternions,
-        stats: wall time of the integration, steps, right-hand sides, Jacobians, LU decompositions)."""
+        an explicit method ignores it). A RunResult: t and the world columns on the output grid; its
+        solution gives the states (13, N) with unit quaternions; stats: wall time of the integration,
+        steps, right-hand sides, Jacobians, LU decompositions."""
         import time
 
         from scipy.integrate import solve_ivp
@@ -553,7 +552,7 @@ class LoadedODE:
             raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
         if method not in ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853"):
             raise InputError(f"unknown integration method '{method}' (BDF, Radau, LSODA, RK45, RK23, DOP853)")
-        dt = check_run(t_end, dt, {"state0": y0})
+        opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0}, width=60)
         y0 = self.system.normalise(y0)
         self.check_state(y0[:, None])
         p = self.params() if params is None else np.asarray(params, float)
@@ -569,20 +568,25 @@ class LoadedODE:
         fun, jac = (self._guarded(f, what) for f, what in zip(self._code.single(p), ("rates", "Jacobian")))
         options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
         wall = time.perf_counter()
-        progress = Progress(f"body '{self.system.body.name}'", t_end)
-        sol = solve_ivp(tracked(fun, progress), (0.0, float(t_end)), y0, method=method, rtol=rtol,
-                        atol=rtol if atol is None else atol, dense_output=True, **options)
+        progress = Progress(f"body '{self.system.body.name}'", opts.t_end)
+        sol = solve_ivp(tracked(fun, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
+                        atol=opts.atol, dense_output=True, **options)
         progress.close()
         wall = time.perf_counter() - wall
         if sol.status < 0:
             self.check_state(sol.y[:, -1:])
             raise InputError(f"body '{self.system.body.name}': integration failed at t = {sol.t[-1]:.6g}: "
                              f"{sol.message}")
-        grid = uniform_grid(sol.t[-1], dt)
-        y = self.system.normalise(sol.sol(grid))
+        grid = opts.grid(sol.t[-1])
+
+        def states(t):
+            """States (13, len(t)) from the dense output, with unit quaternions."""
+            return self.system.normalise(sol.sol(np.asarray(t, float)))
+
         stats = dict(wall=wall, steps=len(sol.t) - 1, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev),
                      lu=int(sol.nlu), method=method, backend=self.backend)
-        return grid, y, stats
+        return RunResult({"t": grid, **self.system.world_columns(states(grid))}, {"t": "s"},
+                         f"{self.system.body.name}: simulation", nfev=int(sol.nfev), solution=states, stats=stats)
 
     def _guarded(self, fn, what):
         """fn(t, y), checked: where its result is not finite, a state the loads cannot handle (a disc lying
@@ -648,33 +652,3 @@ def _generated(system, loads, backend):
     if key not in _GENERATED:
         _GENERATED[key] = program.load(f"rigid3d-{body.name}", key, lambda: floating_program(system, loads), backend)
     return _GENERATED[key]
-
-
-# ---------------------------------------------------------------- shared run checks
-
-def check_run(t_end, dt, arrays, width=60, what="simulation"):
-    """Validate t_end, dt and finite initial arrays (CONTRACTS) and the memory of the run's output
-    (`width` values kept per time point); returns dt (default t_end/1000)."""
-    try:
-        t_end = float(t_end)
-    except (TypeError, ValueError):
-        raise InputError(f"t_end must be a number, got {t_end!r}") from None
-    if not math.isfinite(t_end) or t_end <= 0:
-        raise InputError(f"t_end must be positive and finite, got {t_end}")
-    for name, v in arrays.items():
-        if not np.all(np.isfinite(v)):
-            raise InputError(f"{name} must be finite, got {v}")
-    dt = t_end / 1000 if dt is None else dt
-    if not (0 < dt <= t_end):
-        raise InputError(f"dt must be in (0, t_end], got {dt}")
-    from mechsym.budget import check_memory
-
-    check_memory(f"{what} at {t_end / dt + 1:.6g} time points", 8 * (t_end / dt + 1) * (width + 8))
-    return dt
-
-
-def uniform_grid(t_last, dt):
-    """0, dt, ... up to t_last inclusive (CONTRACTS' sampling), the last sample clipped to t_last."""
-    grid = np.arange(0.0, t_last + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], t_last)
-    return grid

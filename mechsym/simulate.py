@@ -16,10 +16,10 @@ from collections import deque
 
 import numpy as np
 
-from mechsym.dynamics import run_options
 from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
-from mechsym.results import Table
+from mechsym.results import RunResult, ivp_result
+from mechsym.timegrid import run_options
 
 
 class StepRejected(InputError):
@@ -171,14 +171,15 @@ def rejecting(rhs, method, describe):
 
 
 def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, params=None, forces=None,
-             load=None, state0=(), state_names=(), events=(), method="DOP853") -> Table:
+             load=None, state0=(), state_names=(), events=(), method="DOP853") -> RunResult:
     """Integrate the mechanism from (theta0, thetad0) to t_end.
 
     forces: the coordinate forces, a dict name -> constant or callable f(t, theta, thetad) (missing
     names are zero). load: callable(t, q, qd, s) -> (Q (n,), sdot) adding generalised forces on the
     absolute coordinates and the rates of the extra states s (initial values state0). The result is on
     the uniform grid 0..t_end (step dt) from the dense output, with columns t, each coordinate, its rate
-    NAMEd, and the extra states; table.solution is solve_ivp's result.
+    NAMEd, and the extra states: a RunResult (events: solve_ivp's events by their function's name, with the
+    state there; solution: the dense output).
     """
     from scipy.integrate import solve_ivp
 
@@ -189,32 +190,26 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     state0 = np.atleast_1d(np.asarray(state0, float))
     if theta0.shape != (k,) or thetad0.shape != (k,):
         raise InputError(f"expected {k} coordinate value(s) and rate(s), got {theta0.shape} and {thetad0.shape}")
-    for name, v in (("theta0", theta0), ("thetad0", thetad0), ("state0", state0), ("t_end", [t_end])):
-        if not np.all(np.isfinite(v)):
-            raise InputError(f"{name} must be finite, got {v}")
-    dt, atol = run_options(t_end, dt, rtol, atol)
+    opts = run_options(t_end, dt, rtol, atol, arrays={"theta0": theta0, "thetad0": thetad0, "state0": state0})
     ns = len(state0)
     eom = EquationsOfMotion(system, theta0, params, forces, load, ns)
     describe = lambda y: ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, y[:k]))
     rhs = rejecting(eom.rhs, method, describe)
 
     y0 = np.concatenate([theta0, thetad0, state0])
-    sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, rtol=rtol, atol=atol, dense_output=True,
+    sol = solve_ivp(rhs, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True,
                     events=list(events) or None)
     if sol.status < 0:
         reason = rhs.failure or sol.message
         raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: {reason}")
-    grid = np.arange(0.0, sol.t[-1] + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], sol.t[-1])
+    grid = opts.grid(sol.t[-1])
     y = sol.sol(grid)
     cols = {"t": grid}
     cols.update({n: y[i] for i, n in enumerate(names)})
     cols.update({f"{n}d": y[k + i] for i, n in enumerate(names)})
     labels = list(state_names) or [f"s{i}" for i in range(ns)]
     cols.update({n: y[2 * k + i] for i, n in enumerate(labels)})
-    table = Table(cols, {"t": "s"}, f"{system.mechanism.name}: simulation")
-    table.solution = sol
-    return table
+    return ivp_result(sol, events, cols, {"t": "s"}, f"{system.mechanism.name}: simulation")
 
 
 class CTracker:

@@ -39,6 +39,7 @@ def configure(parser):
 
 def _common(p):
     from mechsym.cli import positive_int
+    from mechsym.cli_args import backend_group, output_group, plot_group
 
     p.add_argument("--param", action="append", default=[], required=True, metavar="NAME=START:STOP:N|NAME=a,b,c",
                    help="a swept parameter: N values from START to STOP inclusive, or a list (repeat for a grid)")
@@ -47,9 +48,9 @@ def _common(p):
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed cluster (tcp://host:port)")
     p.add_argument("--chunk", type=positive_int, help="parameter sets per task (default: about 4 tasks per worker)")
     p.add_argument("--max-sets", type=positive_int, default=1_000_000, help="refuse larger grids (default 10^6)")
-    p.add_argument("--backend", choices=["numpy", "c"], default="c", help="evaluation backend (default c)")
-    p.add_argument("--out", help="CSV: the parameters, the figures, status, message (one row per set)")
-    p.add_argument("--plot", help="PNG/SVG: a line per figure over one parameter, a heat map per figure over two")
+    backend_group(p)
+    output_group(p, help="CSV: the parameters, the figures, status, message (one row per set)")
+    plot_group(p, help="PNG/SVG: a line per figure over one parameter, a heat map per figure over two")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -87,16 +88,9 @@ def run(args) -> int:
     failed = [m for s, m in zip(table["status"], table["message"]) if s != "ok"]
     if len(failed) == len(table):
         raise InputError(f"every parameter set failed; the first: {failed[0]}")
-    if args.out:
-        table.to_csv(args.out)
-        print(f"wrote {args.out} ({len(table)} rows, {len(table.names)} columns)")
-    elif not args.plot:
-        from mechsym.results import write_text_csv
+    from mechsym.cli_args import write_outputs
 
-        write_text_csv(sys.stdout, table.columns)
-    if args.plot:
-        sw.plot(table, args.plot, list(axes))
-        print(f"wrote {args.plot}")
+    write_outputs(table, args.out, drawings=[(args.plot, lambda path: sw.plot(table, path, list(axes)))], stdout=True)
     if failed:
         print(f"note: {len(failed)} of {len(table)} parameter sets failed (see status and message); the first: "
               f"{failed[0]}", file=sys.stderr)

@@ -29,6 +29,7 @@ def parse(argv):
     """The parsed arguments of an `inverse` command line, as the full parser gives them (mechsym.cli), or
     None for any other command or a line it refuses (the full parser then reports it)."""
     from mechsym import cli
+    from mechsym.cli_args import backend_group, output_group, plot_group
 
     if not argv or argv[0] != "inverse" or "-h" in argv or "--help" in argv:
         return None
@@ -38,11 +39,11 @@ def parse(argv):
     p = sub.add_parser("inverse")
     p.add_argument("model")
     p.add_argument("--param", action="append", type=cli.param, default=[], metavar="NAME=VALUE")
-    p.add_argument("--backend", choices=["numpy", "c"], default="c")
+    backend_group(p)
     p.add_argument("--debug", action="store_true")
     cli.inverse_options(p)
-    p.add_argument("--out")
-    p.add_argument("--plot")
+    output_group(p)
+    plot_group(p)
     cli._add_max_memory(parser)
     try:
         return parser.parse_args(argv)
@@ -126,7 +127,7 @@ def run(args):
     if q0 is None or compiled is None:
         return None
     from mechsym.budget import check_memory
-    from mechsym.cli import _emit
+    from mechsym.cli_args import write_outputs
     from mechsym.results import Table
 
     n, omegas = args.samples, np.asarray(args.omega, float)
@@ -144,5 +145,5 @@ def run(args):
         cols.update({name: (coef @ basis[:, i, :].T).ravel() for i, name in enumerate(m["names"])})
     if not all(np.isfinite(v).all() for v in cols.values()):
         return None
-    _emit(Table(cols, m["units"], m["title"]), args.out)
+    write_outputs(Table(cols, m["units"], m["title"]), args.out, stdout=True)
     return 0

@@ -64,7 +64,7 @@ def test_equations_latex(capsys):
     (["inverse", "fourbar", "--omega", "1", "--samples", "0"], "must be at least 1"),
     (["inverse", "fourbar", "--omega", "1", "--samples", "ten"], "not a whole number"),
     (["inverse", "fourbar", "--omega", "1", "--param", "l_crank=0.2"], "cannot assemble at theta="),
-    (["forward", "fourbar", "--torque", "1", "--t-end", "-1"], "t_end must be positive"),
+    (["forward", "fourbar", "--torque", "1", "--t-end", "-1"], "--t-end must be positive"),
     (["kinematics", "fourbar", "--theta0", "abc"], "not an angle"),
     (["inverse", "slider-crank", "--omega", "1", "--param", "m_slider=-1"], "'m_slider' = -1.0 must be positive"),
     (["inverse", "fourbar", "--omega", "1", "--param", "g=nan"], "'g' = nan is not finite"),

@@ -132,9 +132,15 @@ def test_events_located_in_c_as_by_solve_ivp(pair):
     events = [Crossing("theta", -0.4), Crossing("omega", 0.0, direction=1, terminal=True)]
     a = c.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events)
     b = num.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events)
-    assert [i for _, i in a.events] == [i for _, i in b.events] == [0, 1]
-    assert agree([t for t, _ in a.events], [t for t, _ in b.events], 1e-9)
+    names = ["theta = -0.4", "omega = 0 rising"]
+    assert [e.name for e in a.events] == [e.name for e in b.events] == names
+    assert agree([e.t for e in a.events], [e.t for e in b.events], 1e-9)
     assert len(a) == len(b) and agree(a["theta"], b["theta"], 1e-9)
+    assert a.status == b.status == "stopped" and b.events[0].state[0] == pytest.approx(-0.4, abs=1e-12)
+    # listed in the other order, the events still come back in time order, on both routes
+    for system in (c, num):
+        swapped = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events[::-1])
+        assert [e.name for e in swapped.events] == names
 
 
 def test_c_forward_conserves_energy(pair):

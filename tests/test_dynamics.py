@@ -210,8 +210,9 @@ def test_forward_event_at_the_turning_point(name, request):
     system = request.getfixturevalue(name)
     table = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-11, atol=1e-11,
                            events=[Crossing("omega", 0.0, direction=1, terminal=True)])
-    assert len(table.events) == 1 and table.events[0][1] == 0
-    t_event = table.events[0][0]
+    assert [e.name for e in table.events] == ["omega = 0 rising"]
+    assert table.status == "stopped" and "omega = 0 rising" in table.message
+    t_event = table.events[0].t
     assert table["t"][-1] <= t_event < 2.0
     peak = np.max(np.abs(table["omega"]))
     end = system.forward(0.0, 0.0, 0.0, t_event, rtol=1e-11, atol=1e-11)

@@ -241,7 +241,7 @@ def test_forward_reduced_form_agrees_with_eq28():
     ref = st.forward_run(1.0, np.pi / 2, 0.0, t_end, rtol=1e-11, atol=1e-11)
     eq28 = st.SlipModel(1.0, torque=1.0).run(t_end=t_end, rtol=1e-11, atol=1e-11, samples_per_step=4)
     assert [e.transition for e in eq28.timeline] == ["support"] and not eq28.slips()
-    assert eq28.timeline[0].t == pytest.approx(ref.timeline[0].t, abs=1e-9)
+    assert eq28.timeline[0].t == pytest.approx(ref.events[0].t, abs=1e-9)
     t = np.linspace(0, t_end, 91)
     y_ref, y28 = ref.sample(t)[0], eq28.result.sample(t)[0]
     assert np.max(np.abs(y28[:, 0] - y_ref[:, 0])) < 1e-8
@@ -258,8 +258,8 @@ def test_c_backend_runs_agree_with_numpy():
     t = np.linspace(0, t_end, 91)
     runs = {b: st.forward_run(1.0, np.pi / 2, 0.0, t_end, rtol=1e-11, atol=1e-11, backend=b) for b in ("numpy", "c")}
     assert pb.system("foot", "primed", "c").library is not None
-    assert [e.transition for e in runs["c"].timeline] == ["support"]
-    assert runs["c"].timeline[0].t == pytest.approx(runs["numpy"].timeline[0].t, abs=1e-9)
+    assert [e.transition for e in runs["c"].events] == ["support"]
+    assert runs["c"].events[0].t == pytest.approx(runs["numpy"].events[0].t, abs=1e-9)
     y = {b: r.sample(t)[0] for b, r in runs.items()}
     assert np.max(np.abs(y["c"][:, 0] - y["numpy"][:, 0])) < 1e-9 and agree(y["c"][:, 1], y["numpy"][:, 1], 1e-9)
     slip = {b: st.SlipModel(0.05, omega=3.0, backend=b).run(t_end=1.1 * st.period(3.0), samples_per_step=20)
@@ -288,7 +288,7 @@ def test_forward_run_switches_support_both_ways():
     """Thrown backwards from pi/2 under a small torque, the crank enters the primed support (theta8 < pi/2),
     turns round and comes back into the unprimed one; energy is conserved across both switches."""
     run = st.forward_run(0.3, np.pi / 2 + 0.05, -1.5, 1.5, rtol=1e-10)
-    kinds = [(e.source, e.target) for e in run.timeline]
+    kinds = [(e.source, e.target) for e in run.events]
     assert kinds[:2] == [("unprimed", "primed"), ("primed", "unprimed")]
     t = np.linspace(0, run.t_end, 301)
     y, modes = run.sample(t)
@@ -321,7 +321,7 @@ def test_support_change_hands_the_configuration_over(monkeypatch):
     sweep = Solver.sweep
     monkeypatch.setattr(Solver, "sweep", lambda self, *a, **k: sweeps.append(1) or sweep(self, *a, **k))
     run = st.forward_run(0.3, np.pi / 2 + 0.05, -1.5, 1.5, rtol=1e-10)
-    assert len([e for e in run.timeline if e.transition == "support"]) >= 2 and len(sweeps) == 1
+    assert len(run.events_named("support")) >= 2 and len(sweeps) == 1
 
 
 def test_start_torque_bracket():
@@ -398,7 +398,7 @@ def test_slip_run_energy_balance_and_events():
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_slip_stops_where_the_slip_speed_vanishes():
     run = st.SlipModel(0.05, omega=3.0).run(t_end=0.8, samples_per_step=4)
-    stops = run.result.events_of("slip stops")
+    stops = run.result.events_named("slip stops")
     assert stops and all(e.y[3] == 0.0 for e in stops)
     for seg in run.result.segments:
         if seg.mode.endswith("slip+"):

@@ -48,7 +48,8 @@ from mechsym import hybrid
 from mechsym.contact.hard import HardContacts, contact_forces, impulse
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
 from mechsym.errors import InputError
-from mechsym.results import Table
+from mechsym.results import RunResult, Table
+from mechsym.timegrid import run_options
 
 __all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold"]
 
@@ -87,17 +88,16 @@ class Impact:
 
 
 @dataclass
-class HardRun:
-    """Result of `simulate_hard`: the table on the uniform grid, the timeline, the impacts and counters."""
+class HardRun(RunResult):
+    """Result of `simulate_hard`: the RunResult (the table on the uniform grid, the switches as events,
+    the dense solution, the counters in `stats`), every contact's state change, the impacts and the pieces."""
 
-    table: Table
-    timeline: list
-    impacts: list
-    hybrid: hybrid.HybridResult
-    contacts: HardContacts
-    seg_starts: np.ndarray
-    seg_states: np.ndarray
-    stats: dict = field(default_factory=dict)
+    timeline: list = field(default_factory=list)  # HardEvent, in time order
+    impacts: list = field(default_factory=list)
+    hybrid: hybrid.HybridResult | None = None
+    contacts: HardContacts | None = None
+    seg_starts: np.ndarray | None = None
+    seg_states: np.ndarray | None = None
 
     def sample(self, t):
         """States [q, v] (len(t), nq + nv) from the dense outputs."""
@@ -396,16 +396,14 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     t, the configuration (model.q_names, else q0..), the velocity (model.v_names, else v0..), and per
     contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and CONTACT.impulse (N s, the normal
     impulses of the impacts in (t_k - dt, t_k], on the first grid sample at or after each impact)."""
-    from mechsym.rigid3d import check_run, uniform_grid
-
     if not isinstance(contacts, HardContacts):
         raise InputError(f"contacts must be HardContacts, got {type(contacts).__name__}")
     hc, model = contacts, contacts.model
     q0, v0 = np.atleast_1d(np.asarray(q0, float)), np.atleast_1d(np.asarray(v0, float))
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise InputError(f"q0 must have {model.nq} values and v0 {model.nv}, got {q0.shape} and {v0.shape}")
-    dt = check_run(t_end, dt, {"q0": q0, "v0": v0})
-    for name, value in (("rtol", rtol), ("atol", rtol if atol is None else atol), ("gap_tol", gap_tol),
+    opts = run_options(t_end, dt, rtol, atol, arrays={"q0": q0, "v0": v0}, width=60)
+    for name, value in (("gap_tol", gap_tol),
                         ("stick_speed", stick_speed), ("chatter_speed", chatter_speed), ("slow_slip", slow_slip)):
         if not (np.isfinite(value) and value > 0):
             raise InputError(f"{name} must be positive and finite, got {value}")
@@ -425,12 +423,12 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
         hybrid.Transition("loss", modes.loss_guard, "contact", -1, modes.switch),
         hybrid.Transition("slip", modes.slip_guard, "contact", -1, modes.switch),
         hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch)), max_step)
-    res = hybrid.run([mode], "contact", y0, (0.0, float(t_end)), rtol=rtol, atol=atol, method=method,
-                     max_switches=max_switches, max_chatter=max(8, 2 * hc.n + 2))
+    res = hybrid.run([mode], "contact", y0, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol, method=method,
+                     max_switches=max_switches, max_chatter=max(8, 2 * hc.n + 2), dt=opts.dt)
     wall = time.perf_counter() - wall
 
-    grid = uniform_grid(res.t_end, dt)
-    y, _ = res.sample(grid)
+    grid = res["t"]
+    y = np.column_stack(list(res.columns.values())[1:])
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(modes.seg_states[:len(seg_starts)])
     idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
@@ -453,8 +451,9 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
         cols[f"{name}.impulse"] = impulses[:, j]
     units = {"t": "s", **{f"{n}.{c}": "N" for n in hc.names for c in ("fn", "ft1", "ft2")},
              **{f"{n}.impulse": "N s" for n in hc.names}}
-    table = Table(cols, units, "hard contact simulation")
-    stats = {"wall": wall, "rhs_evaluations": res.nfev, "lcp_solves": modes.n_lcp, "switches": len(res.timeline),
+    stats = {"wall": wall, "rhs_evaluations": res.nfev, "lcp_solves": modes.n_lcp, "switches": len(res.events),
              "events": len(modes.timeline), "impacts": len(modes.impacts), "pieces": len(res.segments),
              "max_drift": modes.drift}
-    return HardRun(table, modes.timeline, modes.impacts, res, hc, seg_starts, seg_states, stats)
+    return HardRun(cols, units, "hard contact simulation", events=res.events, nfev=res.nfev, solution=res.solution,
+                   status=res.status, message=res.message, stats=stats, timeline=modes.timeline,
+                   impacts=modes.impacts, hybrid=res, contacts=hc, seg_starts=seg_starts, seg_states=seg_states)

@@ -52,7 +52,8 @@ from mechsym import hybrid
 from mechsym.contact.points import ContactPoints, classify, contact_signals
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws
 from mechsym.errors import InputError
-from mechsym.results import Table
+from mechsym.results import RunResult, Table
+from mechsym.timegrid import run_options
 
 STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
@@ -85,17 +86,16 @@ class ContactEvent:
 
 
 @dataclass
-class ContactRun:
-    """Result of `simulate_contact`: the table on the uniform grid, the timeline and the counters."""
+class ContactRun(RunResult):
+    """Result of `simulate_contact`: the RunResult (the table on the uniform grid, the switches as events,
+    the dense solution, the counters in `stats`), every point's state change and the pieces."""
 
-    table: Table
-    timeline: list                  # ContactEvent, in time order
-    hybrid: hybrid.HybridResult     # the pieces with their dense outputs
-    points: ContactPoints
-    ground: GroundContact
-    seg_starts: np.ndarray          # start time of every piece
-    seg_states: np.ndarray          # (n pieces, np) point states in every piece
-    stats: dict = field(default_factory=dict)
+    timeline: list = field(default_factory=list)  # ContactEvent, in time order
+    hybrid: hybrid.HybridResult | None = None     # the pieces with their dense outputs
+    points: ContactPoints | None = None
+    ground: GroundContact | None = None
+    seg_starts: np.ndarray | None = None          # start time of every piece
+    seg_states: np.ndarray | None = None          # (n pieces, np) point states in every piece
 
     def states_at(self, t):
         """Point states (len(t), np) at times t (at a switch instant, the state entered there)."""
@@ -126,29 +126,16 @@ def contact_width(n_points) -> int:
     return 60 + 16 * n_points
 
 
-def check_outputs(args) -> None:
-    """A contact command's --out, --timeline, --plot and --animate, refused before simulating if they
-    cannot be written (see mechsym.output)."""
-    from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs as check
-
-    check(("--out", args.out, CSV), ("--timeline", getattr(args, "timeline", None), CSV),
-          ("--plot", args.plot, FIGURE), ("--animate", args.animate, ANIMATION))
-
-
 def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
-    """What a contact command writes: `table` to --out, and where asked the --timeline CSV, the --plot and
-    the --animate files (drawn by the model's own `plot(run, path)` and `animate(run, path)`)."""
-    table.to_csv(args.out)
+    """What a contact command writes (mechsym.cli_args.write_outputs): `table` to --out, and where asked
+    the --timeline CSV, the --plot and the --animate files (drawn by the model's own `plot(run, path)`
+    and `animate(run, path)`)."""
+    from mechsym.cli_args import write_outputs as write
+
     st = run.stats
-    print(f"wrote {args.out} ({len(table)} rows, {len(table.names)} columns); {st['events']} point state changes, "
-          f"{st['rhs_evaluations']} right-hand sides, {st['wall']:.2f} s")
-    if args.timeline:
-        run.timeline_table().to_csv(args.timeline)
-        print(f"wrote {args.timeline} ({len(run.timeline)} events)")
-    for path, draw in ((args.plot, plot), (args.animate, animate)):
-        if path:
-            draw(run, path)
-            print(f"wrote {path}")
+    write(table, args.out, f"; {st['events']} point state changes, {st['rhs_evaluations']} right-hand sides, "
+          f"{st['wall']:.2f} s", [(args.timeline, lambda p: run.timeline_table().to_csv(p)),
+                                  (args.plot, lambda p: plot(run, p)), (args.animate, lambda p: animate(run, p))])
 
 
 class _Guards:
@@ -259,7 +246,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     stats['unlocated'] counts the samples where they differ (0: no state change was stepped over at
     the output resolution). event_tol: how close to zero (metres) a signal counts as crossing together
     with the located one (default 1e-12 times the largest point offset, at least 1e-15 m)."""
-    from mechsym.rigid3d import FloatingSystem, check_run, uniform_grid
+    from mechsym.rigid3d import FloatingSystem
     from mechsym.simulate import EquationsOfMotion
 
     if not isinstance(points, ContactPoints):
@@ -272,10 +259,8 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     u0 = np.zeros((nd - 1, n)) if u0 is None else np.asarray(u0, float)
     if u0.shape != (nd - 1, n):
         raise InputError(f"u0 must have shape {(nd - 1, n)} (one row per tangential direction), got {u0.shape}")
-    dt = check_run(t_end, dt, {"state0": y0, "u0": u0}, width=contact_width(n), what=f"contact simulation of {n} points")
-    for name, value in (("rtol", rtol), ("atol", rtol if atol is None else atol)):
-        if not (np.isfinite(value) and value > 0):
-            raise InputError(f"{name} must be positive and finite, got {value}")
+    opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "u0": u0}, width=contact_width(n),
+                       what=f"contact simulation of {n} points")
     ns = (nd - 1) * n
     if event_tol is None:
         event_tol = max(1e-15, 1e-12 * float(np.max(np.abs(points.local))))
@@ -310,12 +295,12 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     # A trial step that runs deep into the ground may overflow: the right-hand side then returns NaN and
     # the integrator rejects the step; silence the floating-point warnings of such rejected steps.
     with np.errstate(over="ignore", invalid="ignore"):
-        res = hybrid.run([mode], "contact", y_start, (0.0, float(t_end)), rtol=rtol, atol=atol, method=method,
-                         max_switches=max_switches, max_chatter=max(8, 2 * n + 2))
+        res = hybrid.run([mode], "contact", y_start, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol,
+                         method=method, max_switches=max_switches, max_chatter=max(8, 2 * n + 2), dt=opts.dt)
     wall = time.perf_counter() - wall
 
-    grid = uniform_grid(res.t_end, dt)
-    y, _ = res.sample(grid)
+    grid = res["t"]
+    y = np.column_stack(list(res.columns.values())[1:])
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(guards.seg_states[:len(seg_starts)])
     idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
@@ -349,9 +334,11 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
             gap = np.minimum(event_times[after] - grid, grid - event_times[after - 1])
             unlocated = int(np.sum(differs & (gap > 1e-9 * np.maximum(1.0, grid))))
     title = getattr(getattr(system, "mechanism", None), "name", "model")
-    table = Table(cols, {"t": "s"}, f"{title}: ground contact simulation")
     stats = {"wall": wall, "rhs_evaluations": res.nfev, "signal_evaluations": guards.n_signal,
-             "switches": len(res.timeline), "events": len(guards.timeline), "pieces": len(res.segments)}
+             "switches": len(res.events), "events": len(guards.timeline), "pieces": len(res.segments)}
     if audit:
         stats["unlocated"] = unlocated
-    return ContactRun(table, guards.timeline, res, points, ground, seg_starts, seg_states, stats)
+    return ContactRun(cols, {"t": "s"}, f"{title}: ground contact simulation", events=res.events, nfev=res.nfev,
+                      solution=res.solution, status=res.status, message=res.message, stats=stats,
+                      timeline=guards.timeline, hybrid=res, points=points, ground=ground, seg_starts=seg_starts,
+                      seg_states=seg_states)

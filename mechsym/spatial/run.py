@@ -5,24 +5,24 @@ dv/dt = H^-1 (tau - bias) from the generated forward dynamics, integrated by sci
 it). The quaternion is normalised before every evaluation (the generated code uses the rotation of q/|q|
 anyway) and on the output grid. The table has the columns of CONTRACTS.md: t, the coordinates
 (base.x ... base.qw, one per joint by name), the speeds (base.vx ... base.wz, JOINT.v) and com.x, com.y,
-com.z; table.solution is solve_ivp's result.
+com.z; a RunResult (mechsym.results) with solve_ivp's dense solution.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from mechsym.errors import InputError
-from mechsym.results import Table
-from mechsym.rigid3d import check_run, uniform_grid
+from mechsym.results import RunResult, ivp_result
+from mechsym.timegrid import run_options
 from mechsym.spatial import manifold
 
 __all__ = ["simulate"]
 
 
 def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, params=None,
-             method="DOP853") -> Table:
+             method="DOP853") -> RunResult:
     """A forward simulation of the tree from (q0, v0) over [0, t_end] under torque(t, q, v) (zero if None),
-    sampled every dt: a Table of t, the coordinates, the speeds and the centre of mass (see the module
+    sampled every dt: a RunResult of t, the coordinates, the speeds and the centre of mass (see the module
     docstring)."""
     from scipy.integrate import solve_ivp
 
@@ -30,7 +30,7 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
     if q0.shape != (system.nq,) or v0.shape != (system.nv,):
         raise InputError(f"tree '{system.tree.name}': q0 needs {system.nq} values and v0 {system.nv}, "
                          f"got {q0.shape} and {v0.shape}")
-    dt = check_run(t_end, dt, {"q0": q0, "v0": v0})
+    opts = run_options(t_end, dt, rtol, atol, arrays={"q0": q0, "v0": v0}, width=60)
     system._q(q0)                                   # the initial quaternion is checked, then normalised
     p = system.params(params)
     nq, floating = system.nq, system.floating
@@ -44,11 +44,10 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
         return np.concatenate([manifold.qdot(q, v, floating), acc])
 
     y0 = np.concatenate([manifold.normalise(q0, floating), v0])
-    sol = solve_ivp(rhs, (0.0, float(t_end)), y0, method=method, rtol=rtol, atol=rtol if atol is None else atol,
-                    dense_output=True)
+    sol = solve_ivp(rhs, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True)
     if sol.status < 0:
         raise InputError(f"tree '{system.tree.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-    grid = uniform_grid(sol.t[-1], dt)
+    grid = opts.grid(sol.t[-1])
     y = sol.sol(grid).T
     q = manifold.normalise(y[:, :nq], floating)
     v = y[:, nq:]
@@ -58,6 +57,4 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
     speed_names = [n if n.startswith("base.") else f"{n}.v" for n in system.speed_names]
     cols.update({n: v[:, i] for i, n in enumerate(speed_names)})
     cols.update({"com.x": com[:, 0], "com.y": com[:, 1], "com.z": com[:, 2]})
-    table = Table(cols, {"t": "s"}, f"{system.tree.name}: simulation")
-    table.solution = sol
-    return table
+    return ivp_result(sol, (), cols, {"t": "s"}, f"{system.tree.name}: simulation")

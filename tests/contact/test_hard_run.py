@@ -25,7 +25,7 @@ def flat_box():
 
 
 def states(run, k):
-    t = run.table
+    t = run
     model = run.contacts.model
     q = np.array([t[n][k] for n in getattr(model, "q_names", [f"q{i}" for i in range(model.nq)])])
     v = np.array([t[n][k] for n in getattr(model, "v_names", [f"v{i}" for i in range(model.nv)])])
@@ -55,7 +55,7 @@ def test_flat_box_drop_closed_form(e):
         # the last recorded rebound is the first one slower than the chatter speed
         speeds = [im.v_minus[2] * -e for im in run.impacts]
         assert speeds[-1] < 1e-3 <= speeds[-2]
-    end = run.table
+    end = run
     for n in BOTTOM:
         np.testing.assert_allclose(end[f"{n}.fn"][-1], box.mass * G / 4, rtol=1e-9)
         assert end[f"{n}.impulse"].sum() == pytest.approx(sum(im.Lam[BOTTOM.index(n), 0] for im in run.impacts))
@@ -72,7 +72,7 @@ def test_elastic_drop_conserves_energy():
     v0 = np.array([0.3, 0, 0, 1.0, -2.0, 0.5])
     run = simulate_hard(hc, q0, v0, 1.5, e=1.0, rtol=1e-12, atol=1e-12)
     assert len(run.impacts) >= 3
-    E = np.array([box.energy(*states(run, k)) for k in range(len(run.table))])
+    E = np.array([box.energy(*states(run, k)) for k in range(len(run))])
     assert np.abs(E - E[0]).max() <= 1e-9 * E[0]
     for im in run.impacts:
         assert box.energy(im.q, im.v_plus) == pytest.approx(box.energy(im.q, im.v_minus), rel=1e-12)
@@ -94,7 +94,7 @@ def test_plastic_impacts_lose_exactly_the_closed_form(chain):
         np.testing.assert_allclose(model.energy(im.q, im.v_minus) - model.energy(im.q, im.v_plus), loss, rtol=1e-9)
         lost += loss
     E0 = model.energy(*states(run, 0))
-    E1 = model.energy(*states(run, len(run.table) - 1))
+    E1 = model.energy(*states(run, len(run) - 1))
     np.testing.assert_allclose(E1, E0 - lost, rtol=1e-8)
     assert lost > 0.3 * E0
 
@@ -112,16 +112,16 @@ def test_sliding_box_stops_at_the_closed_form_instant():
         stops = [ev for ev in run.timeline if ev.kind == "slip->stick"]
         assert {ev.contact for ev in stops} == set(BOTTOM)
         np.testing.assert_allclose(stops[0].t, speed / (mu * G * rho), rtol=1e-6)
-        np.testing.assert_allclose(np.hypot(run.table["q0"][-1], run.table["q1"][-1]), speed ** 2 / (2 * mu * G * rho),
+        np.testing.assert_allclose(np.hypot(run["q0"][-1], run["q1"][-1]), speed ** 2 / (2 * mu * G * rho),
                                    rtol=1e-6)
-        k = len(run.table) // 4                              # sliding: |ft1| + |ft2| = mu fn, opposing the motion
-        fn = np.array([run.table[f"{n}.fn"][k] for n in BOTTOM])
-        ft = np.array([[run.table[f"{n}.ft1"][k], run.table[f"{n}.ft2"][k]] for n in BOTTOM])
+        k = len(run) // 4                              # sliding: |ft1| + |ft2| = mu fn, opposing the motion
+        fn = np.array([run[f"{n}.fn"][k] for n in BOTTOM])
+        ft = np.array([[run[f"{n}.ft1"][k], run[f"{n}.ft2"][k]] for n in BOTTOM])
         np.testing.assert_allclose(np.abs(ft).sum(axis=1), mu * fn, rtol=1e-9)
         np.testing.assert_allclose(fn.sum(), box.mass * G, rtol=1e-9)
         np.testing.assert_allclose(ft / np.linalg.norm(ft, axis=1)[:, None], np.tile([-vx / speed, -vy / speed], (4, 1)), atol=1e-9)
         for n in BOTTOM:                                     # at rest: no friction needed
-            assert abs(run.table[f"{n}.ft1"][-1]) < 1e-9
+            assert abs(run[f"{n}.ft1"][-1]) < 1e-9
 
 
 def test_default_controller_is_the_pd_hold(chain):
@@ -145,7 +145,7 @@ def test_default_controller_is_the_pd_hold(chain):
         return np.concatenate([v, np.linalg.solve(model.mass_matrix(q), 300 * (q0 - q) - 10 * v - model.bias(q, v))])
 
     ref = solve_ivp(rhs, (0, 1), np.concatenate([q0, np.zeros(3)]), rtol=1e-11, atol=1e-11, dense_output=True)
-    np.testing.assert_allclose(np.column_stack([run.table[n] for n in model.q_names]), ref.sol(run.table["t"])[:3].T,
+    np.testing.assert_allclose(np.column_stack([run[n] for n in model.q_names]), ref.sol(run["t"])[:3].T,
                                atol=1e-8)
     tau = pd_hold(model, np.zeros(3), kp=100.0, kd=0.0)(0.0, np.ones(3), np.ones(3))
     np.testing.assert_allclose(tau, -100.0)
@@ -158,11 +158,11 @@ def test_hard_is_the_limit_of_the_compliant_chain(chain):
 
     model, hc = chain
     hard = simulate_hard(hc, np.zeros(3), np.zeros(3), 1.0, e=0.0, rtol=1e-10)
-    H = np.column_stack([hard.table[f"theta{i}"] for i in (1, 2, 3)])
+    H = np.column_stack([hard[f"theta{i}"] for i in (1, 2, 3)])
     errors = []
     for K in (1e4, 1e5, 1e6, 1e7, 1e8):
         run = chain3.simulate(t_end=1.0, mu=0.0, stiffness=K, damping=2e-3 * K, backend="c", rtol=1e-8)
-        C = np.column_stack([run.table[f"theta{i}"] for i in (1, 2, 3)])
+        C = np.column_stack([run[f"theta{i}"] for i in (1, 2, 3)])
         errors.append(np.abs(C - H).max())
     assert np.all(np.diff(errors) < 0), errors
     assert errors[-1] < 1e-2 and errors[0] / errors[-1] > 100
@@ -175,9 +175,9 @@ def test_chain_frames_match_the_declared_mechanism(chain):
     model, hc = chain
     run = chain3.simulate(t_end=0.3, mu=0.0, backend="numpy")
     for k in (0, 150, 300):
-        q = np.array([run.table[f"theta{i}"][k] for i in (1, 2, 3)])
+        q = np.array([run[f"theta{i}"][k] for i in (1, 2, 3)])
         for n in "ABC":
-            np.testing.assert_allclose(model.frame_position(q, n)[:2], [run.table[f"{n}.x"][k], run.table[f"{n}.y"][k]],
+            np.testing.assert_allclose(model.frame_position(q, n)[:2], [run[f"{n}.x"][k], run[f"{n}.y"][k]],
                                        atol=1e-12)
 
 
