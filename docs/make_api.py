@@ -20,11 +20,11 @@ INTRO = """# API reference
 The Python API, module by module: every public class and function with its arguments and what it
 returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); array shapes are given as
 (N, ...) with N the number of samples. The top-level names `mechsym.Mechanism`, `mechsym.derive`,
-`mechsym.System`, `mechsym.FloatingBody`, `mechsym.load_mechanism`, `mechsym.Table` and the errors are
-these modules' own, re-exported. The generated-code internals (`mechsym.codegen.c_backend`, `c_source`,
-`numpy_backend`, `program`, `sparse_numpy`, `sparse_plan`) and the command-line modules (`mechsym.cli`,
-`mechsym.sweep_cli`) are documented in their docstrings, not here. This page is written by
-`python docs/make_api.py` from the docstrings.
+`mechsym.System`, `mechsym.FloatingBody`, `mechsym.load_mechanism`, `mechsym.Table`, `mechsym.RunResult`
+and the errors are these modules' own, re-exported. The generated-code internals
+(`mechsym.codegen.c_backend`, `c_source`, `numpy_backend`, `program`, `sparse_numpy`, `sparse_plan`) and
+the command-line modules (`mechsym.cli`, `mechsym.cli_args`, `mechsym.sweep_cli`) are documented in their
+docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
 """
 
 MODULES = [

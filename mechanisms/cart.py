@@ -111,8 +111,9 @@ def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     ode = sys3.loaded([*wheels.values(), BodyTorque("drive", (-cart.torque, 0.0, 0.0))], backend)
     y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), (1.0, 0.0, 0.0, 0.0), (0.0, cart.v0, 0.0),
                             (-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
-    run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()))
-    cols = run.columns = columns(sys3, run["t"], run.solution(run["t"]), {f"{name}.": w for name, w in wheels.items()})
+    run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()),
+                       columns=lambda grid, y: columns(sys3, grid, y, {f"{name}.": w for name, w in wheels.items()}))
+    cols = run.columns
     axle = np.stack([cols["qw"]**2 + cols["qx"]**2 - cols["qy"]**2 - cols["qz"]**2,
                      2 * (cols["qx"] * cols["qy"] + cols["qw"] * cols["qz"])])
     cols["heading"] = np.unwrap(np.arctan2(axle[1], axle[0]))

@@ -140,9 +140,8 @@ def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
     y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
                             disc.omega0, omega_frame="world")
-    run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()))
-    run.columns = columns(sys3, run["t"], run.solution(run["t"]), {"": connector})
-    return run
+    return ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()),
+                        columns=lambda grid, y: columns(sys3, grid, y, {"": connector}))
 
 
 def columns(sys3, grid, y, connectors):

@@ -22,6 +22,7 @@ _LAZY = {
     "FloatingBody": "mechsym.rigid3d",
     "load_mechanism": "mechsym.loader",
     "Table": "mechsym.results",
+    "RunResult": "mechsym.results",
 }
 
 __all__ = ["AssemblyError", "InputError", "ModelError", "SingularError", *_LAZY]

@@ -23,16 +23,14 @@ __all__ = ["SHARED", "time_group", "tolerance_group", "output_group", "plot_grou
            "backend_group", "run_options", "check_command_outputs", "write_outputs"]
 
 SHARED = "_mechsym_shared"  # attribute of an argparse action made here: the name of its group
-_TITLES = {"time": "time", "tolerances": "tolerances", "output": "output", "plot": "plot",
-           "animation": "animation", "backend": "backend"}
 
 
 def _group(parser, name):
     """The parser's argument group `name`, made on first use (a command may add several shared options)."""
     for group in parser._action_groups:
-        if group.title == _TITLES[name]:
+        if group.title == name:
             return group
-    return parser.add_argument_group(_TITLES[name])
+    return parser.add_argument_group(name)
 
 
 def _add(parser, name, *flags, **kwargs):

@@ -538,11 +538,12 @@ class LoadedODE:
             if check is not None:
                 check(self.system, y)
 
-    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, method="BDF", params=None):
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, method="BDF", params=None, columns=None):
         """Integrate from `state0` (13,) with a stiff solver (BDF, Radau or LSODA: the generated Jacobian;
-        an explicit method ignores it). A RunResult: t and the world columns on the output grid; its
-        solution gives the states (13, N) with unit quaternions; stats: wall time of the integration,
-        steps, right-hand sides, Jacobians, LU decompositions."""
+        an explicit method ignores it). A RunResult: the columns `columns(grid, y)` gives from the states y
+        (13, N, unit quaternions) on the output grid (default: t and the world columns); its solution
+        gives the states; stats: wall time of the integration, steps, right-hand sides, Jacobians, LU
+        decompositions."""
         import time
 
         from scipy.integrate import solve_ivp
@@ -585,8 +586,10 @@ class LoadedODE:
 
         stats = dict(wall=wall, steps=len(sol.t) - 1, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev),
                      lu=int(sol.nlu), method=method, backend=self.backend)
-        return RunResult({"t": grid, **self.system.world_columns(states(grid))}, {"t": "s"},
-                         f"{self.system.body.name}: simulation", nfev=int(sol.nfev), solution=states, stats=stats)
+        y = states(grid)
+        cols = columns(grid, y) if columns is not None else {"t": grid, **self.system.world_columns(y)}
+        return RunResult(cols, {"t": "s"}, f"{self.system.body.name}: simulation", nfev=int(sol.nfev),
+                         solution=states, stats=stats)
 
     def _guarded(self, fn, what):
         """fn(t, y), checked: where its result is not finite, a state the loads cannot handle (a disc lying
