@@ -103,10 +103,11 @@ def fingerprint(obj) -> str:
 
 @functools.lru_cache(maxsize=1)
 def package_source() -> str:
-    """A SHA-256 of the source of every module of mechsym (the generator and everything it calls)."""
+    """A SHA-256 of the source of every module of mechsym (the generator and everything it calls) and of
+    every C file it ships (.c, .h: compiled as they are)."""
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c", ".h")):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 

@@ -41,6 +41,7 @@ The same structure at the velocity level gives frictional impulses. Lemke's meth
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,6 +176,8 @@ class HardContacts:
                 raise InputError(f"contact name '{c.name}' given twice")
             names.add(c.name)
         self.contacts = contacts
+        self._all = np.ones(len(contacts), bool)
+        self._all.flags.writeable = False
         self.names = [c.name for c in contacts]
         self.n = len(contacts)
         self.plane = plane
@@ -196,6 +199,15 @@ class HardContacts:
                           if hasattr(model, "contact_terms") and all(c.frame in frames for c in contacts) else None)
         self._nx = np.array([[0, -self.B[0, 2], self.B[0, 1]], [self.B[0, 2], 0, -self.B[0, 0]],
                              [-self.B[0, 1], self.B[0, 0], 0]])   # [n]x
+
+    def c_route(self):
+        """The compiled route (mechsym.contact.c_contact.CRoute) for these contacts, or None where the model
+        has none (it needs a derived tree on the C backend carrying every contact on its contact frames)."""
+        if not hasattr(self, "_c_route"):
+            from mechsym.contact import c_contact
+
+            self._c_route = c_contact.CRoute(self) if c_contact.available(self) else None
+        return self._c_route
 
     # ---------------------------------------------------------------- geometry
 
@@ -256,6 +268,8 @@ class HardContacts:
     def mu_array(self, mu):
         """Friction coefficients (n,) from one number or one per contact; each finite and >= 0, else an
         InputError naming the contact."""
+        if type(mu) is float and mu >= 0 and math.isfinite(mu):   # the common case, without numpy's checks
+            return np.full(self.n, mu)
         mu = np.broadcast_to(np.asarray(mu, float), (self.n,)).copy() if np.ndim(mu) == 0 or len(np.atleast_1d(mu)) == self.n \
             else None
         if mu is None:
@@ -281,7 +295,9 @@ class HardContacts:
 
     def _select(self, active):
         if active is None:
-            return np.ones(self.n, bool)
+            return self._all
+        if isinstance(active, np.ndarray) and active.dtype == bool and active.shape == (self.n,):
+            return active
         if isinstance(active, (list, tuple)) and active and isinstance(active[0], str):
             unknown = [a for a in active if a not in self.names]
             if unknown:
@@ -383,17 +399,31 @@ def _unpack(hc, z, act, fr, mu, sliding, sdir):
 
 
 def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_tol=1e-9, guess=None,
-                   t=None) -> ContactSolution:
+                   t=None, route="auto") -> ContactSolution:
     """Contact forces lam and accelerations qdd for the contacts in `active` (names or mask; all by
     default), each treated as touching the plane: the LCP of the module docstring (frictionless for mu = 0).
 
     q, v, tau: one state (nq, nv, nv), or N states as rows (then every field gets a leading N axis).
     A contact with tangential speed above slip_tol slides (kinetic friction); the others may stick or start
     to slip. guess: the previous solution's positive unknowns (warm start, a boolean mask as `info['z']`).
+    route: 'auto' (the compiled route of mechsym.contact.c_contact where the model has one: a derived tree
+    on the C backend; N states in one call), 'c' (that route, an InputError where there is none) or
+    'python'. Both give the same solution; a state the C route does not decide (no solution, or several
+    where the minimum-norm one is taken) is solved by the Python route.
     Raises ContactError (naming t if given, and the contacts) when the LCP has no solution."""
     q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    if route != "python":
+        c = contacts.c_route() if isinstance(contacts, HardContacts) else None
+        if c is not None:
+            return _c_forces(c, q, v, tau, contacts, mu, active, slip_tol, guess, t)
+        if route == "c":
+            raise InputError("the C route of contact_forces needs a derived tree on the C backend whose "
+                             "contact frames carry every contact")
     if q.ndim == 2:
-        sols = [contact_forces(q[i], v[i], tau[i], contacts, mu, active, slip_tol, None, t) for i in range(len(q))]
+        sols = [contact_forces(q[i], v[i], tau[i], contacts, mu, active, slip_tol, None, t, "python")
+                for i in range(len(q))]
         return ContactSolution(np.array([s.lam for s in sols]), np.array([s.qdd for s in sols]),
                                np.array([s.accel for s in sols]), np.array([s.state for s in sols]),
                                {"solutions": [s.info for s in sols]})
@@ -420,6 +450,53 @@ def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_
     info.update(z=z, w=w, M=M, qv=qv)
     sol = ContactSolution(lam, qdd, accel, state, info)
     sol.tangential_accel = np.einsum("nak,k->na", Jc[:, 1:, :], qdd) + bc[:, 1:]
+    return sol
+
+
+def _c_forces(c, q, v, tau, hc, mu, active, slip_tol, guess, t):
+    """contact_forces by the C route (one state or N as rows, one compiled call); the states it does not
+    decide by the Python route."""
+    mu = hc.mu_array(mu)
+    mask = hc._select(active)
+    single = q.ndim == 1
+    model = hc.model
+    if single:
+        _check_state(model, q, v, tau)
+        b = c.forces_one(q, v, tau, mu, mask, slip_tol, None if guess is None else np.asarray(guess, bool))
+        if b["info"][0] == 0:
+            m = int(b["info"][3])
+            info = {"route": "c", "warm": bool(b["info"][1]), "pivots": int(b["info"][2]),
+                    "violation": float(b["violation"][0]), "z": b["z"][:m].copy(), "w": b["w"][:m].copy(), "status": 0}
+            sol = ContactSolution(b["lam"].copy(), b["qdd"].copy(), b["accel"].copy(), b["state"].copy(), info)
+            sol.tangential_accel = b["taccel"].copy()
+            return sol
+    else:
+        _check_states(model, q, v, tau)
+    Q, V, TAU = (np.atleast_2d(a) for a in (q, v, tau))
+    g = None
+    if guess is not None:
+        g = np.zeros((len(Q), c.mmax), np.int32)
+        gs = np.atleast_2d(np.asarray(guess, bool))
+        g[:, :min(gs.shape[1], c.mmax)] = gs[:, :c.mmax]
+    out = c.forces(Q, V, TAU, mu, mask, slip_tol, g)
+    for i in np.flatnonzero(out["status"] != 0):         # undecided states (rare): the Python route
+        sol = contact_forces(Q[i], V[i], TAU[i], hc, mu, mask, slip_tol, None if guess is None else g[i] > 0, t,
+                             "python")
+        out["lam"][i], out["qdd"][i], out["accel"][i], out["state"][i] = sol.lam, sol.qdd, sol.accel, sol.state
+        out["taccel"][i] = sol.tangential_accel
+        m = len(sol.info["z"])
+        out["z"][i, :m], out["w"][i, :m], out["size"][i] = sol.info["z"], sol.info["w"], m
+    if single:
+        m = int(out["size"][0])
+        info = {"route": "c", "warm": bool(out["warm"][0]), "pivots": int(out["pivots"][0]),
+                "violation": float(out["violation"][0]), "z": out["z"][0, :m], "w": out["w"][0, :m],
+                "status": int(out["status"][0])}
+        sol = ContactSolution(out["lam"][0], out["qdd"][0], out["accel"][0], out["state"][0], info)
+        sol.tangential_accel = out["taccel"][0]
+        return sol
+    info = {"route": "c", **{k: out[k] for k in ("warm", "pivots", "violation", "z", "w", "size", "status")}}
+    sol = ContactSolution(out["lam"], out["qdd"], out["accel"], out["state"], info)
+    sol.tangential_accel = out["taccel"]
     return sol
 
 
@@ -476,11 +553,23 @@ def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None) ->
 
 
 def _check_state(model, q, v, tau):
+    if q.shape == (model.nq,) and v.shape == tau.shape == (model.nv,) and math.isfinite(q @ q + v @ v + tau @ tau):
+        return
     for name, arr, size in (("q", q, model.nq), ("v", v, model.nv), ("tau", tau, model.nv)):
         if arr.shape != (size,):
             raise InputError(f"{name} must have {size} values, got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{name} must be finite, got {arr}")
+
+
+def _check_states(model, q, v, tau):
+    """N states as rows: shapes and finite values, the first bad sample named."""
+    n = len(q) if q.ndim == 2 else None
+    for name, arr, size in (("q", q, model.nq), ("v", v, model.nv), ("tau", tau, model.nv)):
+        if arr.ndim != 2 or arr.shape != (n, size):
+            raise InputError(f"{name} must have shape ({n}, {size}) for {n} states, got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise InputError(f"{name} of sample {int(np.argwhere(~np.isfinite(arr))[0][0])} is not finite")
 
 
 def _sliding(rate, slip_tol, hc):

@@ -50,7 +50,7 @@ from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
 from mechsym.errors import InputError
 from mechsym.results import Table
 
-__all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold"]
+__all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold", "PDHold"]
 
 STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
@@ -121,22 +121,29 @@ class HardRun:
         return sum(1 for e in self.timeline if kind is None or e.kind == kind)
 
 
+class PDHold:
+    """tau(t, q, v) = kp (q_ref - q) - kd v on the actuated speeds `idx` (configuration entries idx + offset),
+    zero elsewhere; its fields let the compiled right-hand side compute it without calling back."""
+
+    def __init__(self, nv, idx, offset, q_ref, kp, kd):
+        self.nv, self.idx, self.offset, self.q_ref, self.kp, self.kd = nv, idx, offset, q_ref, float(kp), float(kd)
+
+    def __call__(self, t, q, v):
+        out = np.zeros(self.nv)
+        if len(self.idx):
+            out[self.idx] = self.kp * (self.q_ref - q[self.idx + self.offset]) - self.kd * v[self.idx]
+        return out
+
+
 def pd_hold(model, q_ref, kp=300.0, kd=10.0):
     """tau(t, q, v): kp (q_ref - q) - kd v on the model's actuated joints (v indices `model.actuated`, the
-    configuration's joint entries offset by nq - nv), zero elsewhere."""
+    configuration's joint entries offset by nq - nv), zero elsewhere (a PDHold)."""
     idx = np.asarray(getattr(model, "actuated", ()), int)
     offset = model.nq - model.nv
     q_ref = np.asarray(q_ref, float)[idx + offset] if len(idx) else np.zeros(0)
     if not (np.isfinite(kp) and kp >= 0 and np.isfinite(kd) and kd >= 0):
         raise InputError(f"PD gains must be >= 0, got kp={kp}, kd={kd}")
-
-    def tau(t, q, v):
-        out = np.zeros(model.nv)
-        if len(idx):
-            out[idx] = kp * (q_ref - q[idx + offset]) - kd * v[idx]
-        return out
-
-    return tau
+    return PDHold(model.nv, idx, offset, q_ref, kp, kd)
 
 
 def _qdot(model, q, v):
@@ -385,14 +392,98 @@ class _Modes:
         return q, v
 
 
+class _CModes(_Modes):
+    """The held right-hand side and the guards' values by the compiled route (mechsym.contact.c_contact):
+    one C call per state gives y', the forces, the contact rates, the gaps and every guard's per-contact
+    values, cached for the guards at the same state. A state whose held system is singular (redundant
+    contacts) is solved by the Python route's minimum-norm least squares."""
+
+    def __init__(self, c, *args):
+        self.c = c
+        self._ykey = None
+        super().__init__(*args)
+        c.mu[:] = self.mu
+        self._pd = isinstance(self.controller, PDHold)
+        c.set_controller(self.controller if self._pd else None)
+
+    @property
+    def state(self):
+        return self._state
+
+    @state.setter
+    def state(self, value):
+        """Every change of the held states (with the slides' directions set before it) goes to the C buffers."""
+        self._state = value
+        self.c.state[:] = value
+        if hasattr(self, "fast"):
+            self.c.fast[:] = self.fast
+            self.c.sdir[:] = self.slide_dir
+        self._ykey = None
+
+    def _eval(self, t, y):
+        key = y.tobytes()
+        if key == self._ykey:
+            return
+        c, nq = self.c, self.nq
+        tau = None if self._pd else np.asarray(self.controller(t, y[:nq], y[nq:]), float)
+        need_gap = bool((self._state == NO_CONTACT).any())
+        if c.held(y, need_gap, self.slow, tau) == 0:
+            self._ydot, self._lam, self.rates = c.ydot.copy(), c.lam.copy(), c.rates.copy()
+            self._gap, self._loss, self._slip, self._stick = c.gap.copy(), c.loss.copy(), c.slip.copy(), c.stick.copy()
+            self._ykey = key
+            return
+        self._key = None                               # the Python route for this state
+        vdot, lam = _Modes.solve(self, t, y)
+        q, v = y[:nq], y[nq:]
+        self._ydot, self._lam = np.concatenate([_qdot(self.model, q, v), vdot]), lam
+        self._ykey = key
+        self._gap = self.hc.gaps(q) if need_gap else np.zeros(self.hc.n)
+        self._loss, self._slip = _Modes._loss_values(self, t, y), _Modes._slip_values(self, t, y)
+        self._stick = _Modes._stick_values(self, t, y)
+
+    def solve(self, t, y):
+        self._eval(t, y)
+        return self._ydot[self.nq:], self._lam
+
+    def rhs(self, t, y):
+        self.n_rhs += 1
+        self._eval(t, y)
+        return self._ydot.copy()
+
+    def gain_guard(self, t, y):
+        off = self._state == NO_CONTACT
+        if not off.any():
+            return 1.0
+        self._eval(t, y)
+        return float(np.min((self._gap + self.bias_gap)[off]))
+
+    def _loss_values(self, t, y):
+        self._eval(t, y)
+        return self._loss
+
+    def _slip_values(self, t, y):
+        self._eval(t, y)
+        return self._slip
+
+    def _stick_values(self, t, y):
+        self._eval(t, y)
+        return self._stick
+
+    def _arm(self, t, y):
+        self._ykey = None
+        super()._arm(t, y)
+
+
 def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
                   rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
-                  chatter_speed=1e-3, slow_slip=1e-3, max_switches=100_000) -> HardRun:
+                  chatter_speed=1e-3, slow_slip=1e-3, max_switches=100_000, route="auto") -> HardRun:
     """Event-driven simulation of `contacts.model` with hard contacts from (q0, v0) over [0, t_end].
 
     mu: friction coefficient (one, or one per contact); e: restitution (one, or per contact, in [0, 1]).
     controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0),
-    or a callable tau(t, q, v). The table holds the uniform grid 0..t_end (step dt, default t_end/1000):
+    or a callable tau(t, q, v). route: 'auto' (the held right-hand side and guards compiled, by
+    mechsym.contact.c_contact, where the model is a derived tree on the C backend; the PD hold computed in
+    C), 'c' (that, an InputError where it does not apply) or 'python'. The table holds the uniform grid 0..t_end (step dt, default t_end/1000):
     t, the configuration (model.q_names, else q0..), the velocity (model.v_names, else v0..), and per
     contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and CONTACT.impulse (N s, the normal
     impulses of the impacts in (t_k - dt, t_k], on the first grid sample at or after each impact)."""
@@ -413,11 +504,17 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     if controller == "default":
         controller = pd_hold(model, q0) if len(getattr(model, "actuated", ())) else None
     if controller is None:
-        def controller(t, q, v):
-            return np.zeros(model.nv)
+        controller = PDHold(model.nv, np.zeros(0, int), 0, np.zeros(0), 0.0, 0.0)   # tau = 0
     elif not callable(controller):
         raise InputError("controller must be 'default', None or a callable tau(t, q, v)")
-    modes = _Modes(hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, slow_slip)
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    c = hc.c_route() if route != "python" else None
+    if route == "c" and c is None:
+        raise InputError("the C route of simulate_hard needs a derived tree on the C backend whose contact frames "
+                         "carry every contact")
+    args = (hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, slow_slip)
+    modes = _CModes(c, *args) if c is not None else _Modes(*args)
     wall = time.perf_counter()
     y0 = modes.start(0.0, np.concatenate([q0, v0]))
     mode = hybrid.Mode("contact", modes.rhs, (

@@ -1,0 +1,203 @@
+"""The C route of hard contact: mechsym/contact/hard_contact.c, compiled through mechsym.codegen.c_backend's
+cache and bound to a tree's generated contact terms (ms_contact, ms_poses) by function pointer.
+
+`CRoute(contacts)` serves HardContacts whose model is a derived tree on the C backend with every contact on
+one of its contact frames (`available` says whether it does). `forces` is mechsym.contact.hard's
+contact_forces over N states in one call; `held` is the right-hand side of mechsym.contact.hard_run with
+the contact states held, the PD hold computed in C, and the guards' per-contact values. A state the C route
+does not decide (a Lemke ray, a failed check, a non-unique support where the Python route takes its
+minimum-norm solution, a singular held system) is reported by its status, and the caller solves that state
+by the Python route, which also words the errors.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from mechsym.codegen import c_backend
+
+__all__ = ["CRoute", "available", "library", "OK", "AMBIGUOUS", "NOT_PD"]
+
+SOURCE = Path(__file__).with_name("hard_contact.c")
+OK, RAY, CHECK, NOT_PD, PIVOTS, AMBIGUOUS = 0, 1, 2, 3, 4, 6
+
+_P = ctypes.c_void_p
+
+
+class _Model(ctypes.Structure):
+    """mc_model of hard_contact.c (field for field)."""
+
+    _fields_ = [("contact", _P), ("poses", _P), ("p", _P), ("nq", ctypes.c_int), ("nv", ctypes.c_int),
+                ("nframes", ctypes.c_int), ("n", ctypes.c_int), ("k", ctypes.c_int), ("ntan", ctypes.c_int),
+                ("floating", ctypes.c_int), ("index", _P), ("pose", _P), ("radius", _P), ("D", _P),
+                ("facets", _P), ("facet_dist", ctypes.c_double), ("B", ctypes.c_double * 9),
+                ("nx", ctypes.c_double * 9), ("p0", ctypes.c_double * 3)]
+
+
+@functools.lru_cache(maxsize=1)
+def library():
+    """The compiled hard_contact.c (cached; its lookup key covers the file through package_source)."""
+    text = SOURCE.read_text()
+    key = c_backend.content_key(c_backend.package_source(), "hard-contact")
+    dll = c_backend.build_source("hard-contact", key, lambda: (text, {"kind": "hard-contact"})).dll
+    dll.mc_forces.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, ctypes.c_double, _P, _P,
+                              _P, _P, _P, _P, _P, _P, _P, _P, _P]
+    dll.mc_forces.restype = ctypes.c_int
+    dll.mc_held.argtypes = [_P, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double, ctypes.c_double, _P,
+                            ctypes.c_int, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P, _P]
+    dll.mc_held.restype = ctypes.c_int
+    return dll
+
+
+def available(contacts) -> bool:
+    """Whether the C route serves these HardContacts: a tree on the C backend, every contact on one of the
+    frames of its generated contact terms, and a C compiler."""
+    system = getattr(contacts.model, "system", None)
+    if system is None or getattr(system, "backend", None) != "c" or contacts._ct_index is None:
+        return False
+    if not hasattr(contacts.model, "normalize"):
+        return False
+    try:
+        library()
+    except c_backend.CompilerMissing:
+        return False
+    return True
+
+
+def _addr(a):
+    return a.ctypes.data
+
+
+class CRoute:
+    """The C entry points bound to one HardContacts (see the module docstring)."""
+
+    def __init__(self, contacts):
+        hc, model = contacts, contacts.model
+        system = model.system
+        self.hc, self.system = hc, system
+        self.dll = library()
+        self.nq, self.nv, self.n, self.k = model.nq, model.nv, hc.n, hc.k
+        self.mmax = self.n + (self.k + 1) * self.n
+        fns = [system._c_function(name)[0] for name in ("contact", "poses")]
+        self._keep = fns
+        self._index = np.ascontiguousarray(hc._ct_index, np.int32)
+        self._pose = np.array([system.frame_names.index(c.frame) for c in hc.contacts], np.int32)
+        self._radius = np.ascontiguousarray(hc.radius, float)
+        self._D = np.ascontiguousarray(hc.D, float)
+        self._facets = np.ascontiguousarray(hc.facets, float)
+        m = _Model()
+        m.contact, m.poses = (ctypes.cast(f, _P).value for f in fns)
+        m.nq, m.nv, m.nframes, m.n, m.k = self.nq, self.nv, len(system.contact_frames), self.n, self.k
+        m.ntan, m.floating = (1 if hc.planar else 2), int(bool(getattr(model, "floating", False)))
+        m.index, m.pose, m.radius = _addr(self._index), _addr(self._pose), _addr(self._radius)
+        m.D, m.facets, m.facet_dist = _addr(self._D), _addr(self._facets), float(hc.facet_dist)
+        m.B[:] = list(np.ravel(hc.B))
+        m.nx[:] = list(np.ravel(hc._nx))
+        m.p0[:] = list(hc.plane.point)
+        self._m = m
+        self._mp = ctypes.addressof(m)
+        nv, n, nq, mx = self.nv, self.n, self.nq, max(self.mmax, 3 * self.n)
+        size = (nv * nv + nv + m.nframes * (6 * nv + 6) + 12 * len(system.frame_names) + nq + 2 * nv * nv
+                + 16 * nv + 32 * n + 4 * nv * mx + 4 * mx * mx + mx * (2 * mx + 2) + 8 * mx + 64)
+        self._work = np.zeros(size)
+        self._iwork = np.zeros(8 * mx + 64, np.int32)
+        self._work_a, self._iwork_a = _addr(self._work), _addr(self._iwork)
+        self._one = None
+        # the held right-hand side's buffers (the hot path passes their addresses)
+        self.y = np.zeros(nq + nv)
+        self.ydot = np.zeros(nq + nv)
+        self.lam = np.zeros((n, 3))
+        self.rates = np.zeros((n, 3))
+        self.gap = np.zeros(n)
+        self.loss, self.slip, self.stick = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.state = np.zeros(n, np.int32)
+        self.mu = np.zeros(n)
+        self.fast = np.zeros(n, np.int32)
+        self.sdir = np.zeros((n, 2))
+        self._tau = np.zeros(nv)
+        self.set_controller(None)
+
+    def _params(self):
+        self._m.p = self.system._p_address
+
+    # ------------------------------------------------------------ the force LCP over N states
+
+    def forces(self, q, v, tau, mu, active, slip_tol, guess=None, check_tol=1e-9):
+        """contact_forces of N states (rows of q, v, tau): a dict of lam (N, n, 3), qdd, accel (N, n), taccel
+        (N, n, 2), state (N, n), z and w (N, mmax; the first size[i] entries used), status (N,), warm,
+        pivots, size, violation."""
+        self._params()
+        q, v, tau = (np.ascontiguousarray(a, float) for a in (q, v, tau))
+        N, n, mmax = len(q), self.n, self.mmax
+        mu = np.ascontiguousarray(mu, float)
+        act = np.ascontiguousarray(active, np.int32)
+        g = None if guess is None else np.ascontiguousarray(guess, np.int32)
+        out = {"lam": np.zeros((N, n, 3)), "qdd": np.zeros((N, self.nv)), "accel": np.zeros((N, n)),
+               "taccel": np.zeros((N, n, 2)), "state": np.zeros((N, n), np.int32), "z": np.zeros((N, mmax)),
+               "w": np.zeros((N, mmax)), "info": np.zeros((N, 4), np.int32), "violation": np.zeros(N)}
+        self.dll.mc_forces(self._mp, N, _addr(q), _addr(v), _addr(tau), _addr(mu), _addr(act), float(slip_tol),
+                           None if g is None else _addr(g), float(check_tol), self._work_a, self._iwork_a,
+                           *(_addr(out[k]) for k in ("lam", "qdd", "accel", "taccel", "state", "z", "w", "info",
+                                                      "violation")))
+        info = out.pop("info")
+        out.update(status=info[:, 0], warm=info[:, 1].astype(bool), pivots=info[:, 2], size=info[:, 3])
+        return out
+
+    def forces_one(self, q, v, tau, mu, active, slip_tol, guess=None, check_tol=1e-9):
+        """`forces` of one state through preallocated buffers (a ctypes call with array arguments costs more
+        than the solve): a dict of the same fields without the leading axis, views of this object's buffers
+        (valid until the next call)."""
+        if self._one is None:
+            n, nv, mmax = self.n, self.nv, self.mmax
+            b = {"q": np.zeros(self.nq), "v": np.zeros(nv), "tau": np.zeros(nv), "mu": np.zeros(n),
+                 "act": np.zeros(n, np.int32), "guess": np.zeros(mmax, np.int32), "lam": np.zeros((n, 3)),
+                 "qdd": np.zeros(nv), "accel": np.zeros(n), "taccel": np.zeros((n, 2)),
+                 "state": np.zeros(n, np.int32), "z": np.zeros(mmax), "w": np.zeros(mmax),
+                 "info": np.zeros(4, np.int32), "violation": np.zeros(1)}
+            self._one = (b, {k: _addr(a) for k, a in b.items()})
+        b, a = self._one
+        b["q"][:], b["v"][:], b["tau"][:], b["mu"][:], b["act"][:] = q, v, tau, mu, active
+        if guess is not None:
+            b["guess"][:] = 0
+            m = min(len(guess), self.mmax)
+            b["guess"][:m] = guess[:m]
+        self._params()
+        self.dll.mc_forces(self._mp, 1, a["q"], a["v"], a["tau"], a["mu"], a["act"], slip_tol,
+                           None if guess is None else a["guess"], check_tol, self._work_a, self._iwork_a,
+                           a["lam"], a["qdd"], a["accel"], a["taccel"], a["state"], a["z"], a["w"], a["info"],
+                           a["violation"])
+        return b
+
+    # ------------------------------------------------------------ the held states
+
+    def set_controller(self, pd):
+        """The PD hold computed in C (an object with idx, q_ref, kp, kd, as mechsym.contact.hard_run.PDHold),
+        or None for tau = 0."""
+        self._held = None
+        if pd is None:
+            self._act, self._qref, self._kp, self._kd = np.zeros(1, np.int32), np.zeros(1), 0.0, 0.0
+            self._nact = 0
+        else:
+            self._act = np.ascontiguousarray(pd.idx, np.int32)
+            self._qref = np.ascontiguousarray(pd.q_ref, float)
+            self._kp, self._kd, self._nact = float(pd.kp), float(pd.kd), len(pd.idx)
+
+    def held(self, y, need_gap, slow, tau=None):
+        """The held right-hand side at y (into self.ydot, lam, rates, gap, loss, slip, stick) with the
+        contact states, mu, fast and sdir set on this object; tau: the generalised force added to the PD
+        hold's (None: none). Returns the status."""
+        if self._held is None:
+            self._held = [_addr(a) for a in (self.y, self.state, self.mu, self.fast, self.sdir, self._act,
+                                              self._qref, self.ydot, self.lam, self.rates, self.gap, self.loss,
+                                              self.slip, self.stick, self._tau)]
+        a = self._held
+        self._params()
+        self.y[:] = y
+        if tau is not None:
+            self._tau[:] = tau
+        return self.dll.mc_held(self._mp, a[0], a[1], a[2], a[3], a[4], self._nact, a[5], a[6], self._kp, self._kd,
+                                None if tau is None else a[14], need_gap, slow, self._work_a, self._iwork_a,
+                                a[7], a[8], a[9], a[10], a[11], a[12], a[13])
