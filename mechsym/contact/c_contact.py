@@ -2,8 +2,8 @@
 cache and bound to a tree's generated contact terms (ms_contact, ms_poses) by function pointer.
 
 `CRoute(contacts)` serves HardContacts whose model is a derived tree on the C backend with every contact on
-one of its contact frames (`available` says whether it does). `forces` is mechsym.contact.hard's
-contact_forces over N states in one call; `held` is the right-hand side of mechsym.contact.hard_run with
+one of its contact frames (`available` says whether it does). `forces` and `impulse` are mechsym.contact.hard's
+contact_forces and impulse over N states in one call; `held` is the right-hand side of mechsym.contact.hard_run with
 the contact states held, the PD hold computed in C, and the guards' per-contact values. A state the C route
 does not decide (a Lemke ray, a failed check, a non-unique support where the Python route takes its
 minimum-norm solution, a singular held system) is reported by its status, and the caller solves that state
@@ -46,6 +46,8 @@ def library():
     dll.mc_forces.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, ctypes.c_double, _P, _P,
                               _P, _P, _P, _P, _P, _P, _P, _P, _P]
     dll.mc_forces.restype = ctypes.c_int
+    dll.mc_impulse.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P]
+    dll.mc_impulse.restype = ctypes.c_int
     dll.mc_held.argtypes = [_P, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double, ctypes.c_double, _P,
                             ctypes.c_int, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P, _P]
     dll.mc_held.restype = ctypes.c_int
@@ -144,6 +146,23 @@ class CRoute:
                                                       "violation")))
         info = out.pop("info")
         out.update(status=info[:, 0], warm=info[:, 1].astype(bool), pivots=info[:, 2], size=info[:, 3])
+        return out
+
+    def impulse(self, q, v, mu, e, active, check_tol=1e-9):
+        """impulse of N states (rows of q, v): a dict of v_plus (N, nv), Lam (N, n, 3), rate_before and
+        rate_after (N, n), state (N, n), status, block (N,)."""
+        self._params()
+        q, v = (np.ascontiguousarray(a, float) for a in (q, v))
+        N, n = len(q), self.n
+        mu, e = np.ascontiguousarray(mu, float), np.ascontiguousarray(e, float)
+        act = np.ascontiguousarray(active, np.int32)
+        out = {"v_plus": np.zeros((N, self.nv)), "Lam": np.zeros((N, n, 3)), "rate_before": np.zeros((N, n)),
+               "rate_after": np.zeros((N, n)), "state": np.zeros((N, n), np.int32), "info": np.zeros((N, 4), np.int32)}
+        self.dll.mc_impulse(self._mp, N, _addr(q), _addr(v), _addr(mu), _addr(e), _addr(act), float(check_tol),
+                            self._work_a, self._iwork_a, *(_addr(out[k]) for k in ("v_plus", "Lam", "rate_before",
+                                                                                    "rate_after", "state", "info")))
+        info = out.pop("info")
+        out.update(status=info[:, 0], block=info[:, 1].astype(bool), pivots=info[:, 2])
         return out
 
     def forces_one(self, q, v, tau, mu, active, slip_tol, guess=None, check_tol=1e-9):

@@ -500,17 +500,26 @@ def _c_forces(c, q, v, tau, hc, mu, active, slip_tol, guess, t):
     return sol
 
 
-def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None) -> ImpulseSolution:
+def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None, route="auto") -> ImpulseSolution:
     """Impulses at contact gain for the contacts in `active` (all by default) and the velocity after.
 
     Frictionless, the block system [H -J^T; J 0][v+; Lam] = [H v-; -e J v-] (J the normal rows); when it
     gives a negative Lam (a contact leaving while another lands), the impact LCP
     0 <= Lam _|_ zeta'+ + e zeta'- >= 0. With mu > 0 the velocity-level friction LCP (Stewart-Trinkle) with
     the same normal law. Singular W (redundant contacts): the minimum-norm Lam. e: per contact or one value.
-    q, v may hold N states as rows."""
+    q, v may hold N states as rows. route: as contact_forces' (the C route takes N states in one call)."""
     q, v = np.asarray(q, float), np.asarray(v, float)
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    if route != "python":
+        c = contacts.c_route() if isinstance(contacts, HardContacts) else None
+        if c is not None:
+            return _c_impulse(c, q, v, contacts, e, mu, active, t)
+        if route == "c":
+            raise InputError("the C route of impulse needs a derived tree on the C backend whose contact frames "
+                             "carry every contact")
     if q.ndim == 2:
-        sols = [impulse(q[i], v[i], contacts, e, mu, active, t) for i in range(len(q))]
+        sols = [impulse(q[i], v[i], contacts, e, mu, active, t, "python") for i in range(len(q))]
         return ImpulseSolution(*(np.array([getattr(s, f) for s in sols]) for f in
                                  ("v_plus", "Lam", "rate_before", "rate_after", "state")),
                                {"solutions": [s.info for s in sols]})
@@ -560,6 +569,30 @@ def _check_state(model, q, v, tau):
             raise InputError(f"{name} must have {size} values, got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{name} must be finite, got {arr}")
+
+
+def _c_impulse(c, q, v, hc, e, mu, active, t):
+    """impulse by the C route (one state or N as rows, one compiled call); the states it does not decide by
+    the Python route."""
+    mu, e = hc.mu_array(mu), hc.e_array(e)
+    mask = hc._select(active)
+    single = q.ndim == 1
+    if single:
+        _check_state(hc.model, q, v, np.zeros_like(v))
+    else:
+        _check_states(hc.model, q, v, np.zeros_like(v))
+    Q, V = np.atleast_2d(q), np.atleast_2d(v)
+    out = c.impulse(Q, V, mu, e, mask)
+    fields = ("v_plus", "Lam", "rate_before", "rate_after", "state")
+    for i in np.flatnonzero(out["status"] != 0):         # undecided states (rare): the Python route
+        sol = impulse(Q[i], V[i], hc, e, mu, mask, t, "python")
+        for f in fields:
+            out[f][i] = getattr(sol, f)
+        out["block"][i] = sol.info.get("block", False)
+    if single:
+        return ImpulseSolution(*(out[f][0] for f in fields), {"route": "c", "block": bool(out["block"][0]),
+                                                              "status": int(out["status"][0])})
+    return ImpulseSolution(*(out[f] for f in fields), {"route": "c", "block": out["block"], "status": out["status"]})
 
 
 def _check_states(model, q, v, tau):

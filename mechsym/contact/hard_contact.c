@@ -235,11 +235,11 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
 }
 
 /* mechsym.contact.lcp.solve_lcp without its minimum-norm step: a warm start from `guess` (or none), else
-   Lemke; MC_AMBIGUOUS where the support of the solution is not unique (the Python route then takes its
-   minimum-norm solution), MC_CHECK where the check fails. info: warm, pivots. */
+   Lemke; MC_CHECK where the check fails. info: warm, pivots, and info[2] = 1 where the support of the
+   solution is not unique (the Python route then takes the minimum-norm z with the same generalised force). */
 static int solve_lcp(int n, const double *M, const double *q, const int *guess, double check_tol, double *z,
                      double *w, int *info, double *viol_out, double *work, int *iwork) {
-  info[0] = 0; info[1] = 0;
+  info[0] = 0; info[1] = 0; info[2] = 0;
   double viol;
   int have = 0;
   if (guess && n) {
@@ -279,12 +279,11 @@ static int solve_lcp(int n, const double *M, const double *q, const int *guess, 
       if (s) Sidx[ns++] = i;
     }
     if (ns) {
-      if (!same) return MC_AMBIGUOUS;
       double *Ms = work, rc = 0.0;
       for (int a = 0; a < ns; a++)
         for (int b = 0; b < ns; b++) Ms[a * ns + b] = M[Sidx[a] * n + Sidx[b]];
       /* the pivots' ratio bounds the condition number from below: well above 1e-10 means a unique z */
-      if (!lu(ns, Ms, ns, piv, &rc) || rc < 1e-7) return MC_AMBIGUOUS;
+      if (!same || !lu(ns, Ms, ns, piv, &rc) || rc < 1e-7) info[2] = 1;
     }
   }
   *viol_out = viol;
@@ -346,32 +345,153 @@ static double dot(int n, const double *a, const double *b) {
   return s;
 }
 
-/* Doubles of scratch space the entry points need for a model. */
-long mc_work_size(const mc_model *m) {
-  long nv = m->nv, n = m->n, mm = n + (m->k + 1) * n, nf = m->nframes;
-  return nv * nv + nv + nf * (6 * nv + 6) + 2 * m->nq + 3 * nv * nv + 8 * nv + 12 * n + 6 * n * nv
-         + 3 * nv * mm + 2 * mm * mm + mm * (2 * mm + 2) + 12 * mm + 12 * (long)(m->nframes > 0 ? 1 : 1) * 0
-         + 12 * 64 + 2 * 3 * n * 3 * n;
+/* ------------------------------------------------------------------ the LCP of forces or impulses */
+
+typedef struct {          /* one problem's arrays, laid out in the caller's work space */
+  double *G, *HiG, *rows, *M, *qv, *scratch;
+  int *act, *fr, *pos, *iscratch;
+  int na, nf, nr, mm;
+} mc_lcp;
+
+static void lcp_layout(const mc_model *m, double *space, int *ispace, mc_lcp *P) {
+  int nv = m->nv, n = m->n, mmax = n + (m->k + 1) * n;
+  P->G = space; P->HiG = P->G + nv * mmax; P->rows = P->HiG + nv * mmax; P->M = P->rows + nv * mmax;
+  P->qv = P->M + mmax * mmax; P->scratch = P->qv + mmax;
+  P->act = ispace; P->fr = P->act + n; P->pos = P->fr + n; P->iscratch = P->pos + n;
 }
 
-/* ------------------------------------------------------------------ the force LCP over N states */
+/* hard.py's _friction_problem: the LCP (M, qv) over the contacts with active[i] and the generalised forces
+   of its unknowns (fn, then k pyramid weights per resting frictional contact, then their slip rates);
+   base: (n x 3) the normal and tangential rates at zero unknowns; sliding contacts (sliding[i]) carry the
+   kinetic force along sdir. */
+static void assemble(const mc_model *m, const double *L, const double *Jc, const double *mu, const int *active,
+                     const int *sliding, const double *sdir, const double *base, mc_lcp *P) {
+  const int nv = m->nv, n = m->n, k = m->k;
+  int na = 0, nf = 0;
+  for (int i = 0; i < n; i++) {
+    P->pos[i] = -1;
+    if (!active[i]) continue;
+    P->pos[i] = na;
+    P->act[na++] = i;
+    if (mu[i] > 0 && !sliding[i]) P->fr[nf++] = i;
+  }
+  const int nr = na + k * nf, mm = na + (k + 1) * nf;
+  P->na = na; P->nf = nf; P->nr = nr; P->mm = mm;
+  for (int j = 0; j < na; j++) {     /* G (nv x nr) stored by columns: fn's, then the pyramid's */
+    int i = P->act[j];
+    double *g = P->G + j * nv;
+    memcpy(g, Jc + (i * 3) * nv, nv * sizeof(double));
+    memcpy(P->rows + j * nv, g, nv * sizeof(double));
+    if (mu[i] > 0 && sliding[i]) {
+      double f = mu[i] * reach(m, sdir + 2 * i);
+      for (int c = 0; c < nv; c++)
+        g[c] -= f * (Jc[(i * 3 + 1) * nv + c] * sdir[2 * i] + Jc[(i * 3 + 2) * nv + c] * sdir[2 * i + 1]);
+    }
+  }
+  for (int j = 0; j < nf; j++) {
+    int i = P->fr[j];
+    for (int l = 0; l < k; l++) {
+      double *g = P->G + (na + k * j + l) * nv, d1 = m->D[l], d2 = m->D[k + l];
+      for (int c = 0; c < nv; c++) g[c] = d1 * Jc[(i * 3 + 1) * nv + c] + d2 * Jc[(i * 3 + 2) * nv + c];
+      memcpy(P->rows + (na + k * j + l) * nv, g, nv * sizeof(double));
+    }
+  }
+  for (int j = 0; j < nr; j++) chol_solve(nv, L, P->G + j * nv, P->HiG + j * nv);
+  double *M = P->M, *qv = P->qv;
+  memset(M, 0, mm * mm * sizeof(double));
+  memset(qv, 0, mm * sizeof(double));
+  for (int a = 0; a < nr; a++)
+    for (int b = 0; b < nr; b++) M[a * mm + b] = dot(nv, P->rows + a * nv, P->HiG + b * nv);
+  for (int j = 0; j < na; j++) qv[j] = base[P->act[j] * 3];
+  for (int j = 0; j < nf; j++) {
+    int i = P->fr[j], g = na + k * nf + j;
+    for (int l = 0; l < k; l++) {
+      int r = na + k * j + l;
+      qv[r] = m->D[l] * base[i * 3 + 1] + m->D[k + l] * base[i * 3 + 2];
+      M[r * mm + g] = 1.0;
+      M[g * mm + r] = -1.0;
+    }
+    M[g * mm + P->pos[i]] = mu[i];
+  }
+}
+
+/* Solve the assembled LCP (solve_lcp without its minimum-norm step). Where the Python route would choose
+   among several solutions, the minimum-norm z with the same generalised force G z (a non-unique support) and
+   the minimum-norm contact forces of resting frictional contacts, every choice has the same forces (fn, ft)
+   per contact, hence the same lam and q'', when the contacts' rows (normal, and tangential where mu > 0) are
+   independent: then this solution stands; otherwise MC_AMBIGUOUS (the Python route decides). */
+static int solve_problem(const mc_model *m, const double *Jc, const double *mu, const int *guess,
+                         double check_tol, mc_lcp *P, double *z, double *w, int *info, double *viol) {
+  const int nv = m->nv, mm = P->mm;
+  int flags[3];
+  int st = solve_lcp(mm, P->M, P->qv, guess, check_tol, z, w, flags, viol, P->scratch, P->iscratch);
+  info[0] = flags[0]; info[1] = flags[1];
+  if (st != MC_OK || (!flags[2] && P->nf < 2)) return st;
+  int nrow = 0, *row = P->iscratch;
+  for (int j = 0; j < P->na; j++) {
+    int i = P->act[j];
+    row[nrow++] = i * 3;
+    if (mu[i] > 0) for (int a = 1; a <= m->ntan; a++) row[nrow++] = i * 3 + a;
+  }
+  double *AAt = P->scratch, big = 0.0, small = INFINITY;
+  for (int a = 0; a < nrow; a++)
+    for (int b = 0; b < nrow; b++) AAt[a * nrow + b] = dot(nv, Jc + row[a] * nv, Jc + row[b] * nv);
+  for (int a = 0; a < nrow; a++) if (AAt[a * nrow + a] > big) big = AAt[a * nrow + a];
+  if (!chol(nrow, AAt)) return MC_AMBIGUOUS;
+  for (int a = 0; a < nrow; a++) if (AAt[a * nrow + a] < small) small = AAt[a * nrow + a];
+  return small * small < 1e-14 * big ? MC_AMBIGUOUS : MC_OK;
+}
+
+/* hard.py's _unpack: forces (or impulses) n x 3 from the unknowns; dv = H^-1 G z. */
+static void unpack(const mc_model *m, const mc_lcp *P, const double *mu, const int *sliding, const double *sdir,
+                   const double *z, double *lam, double *dv) {
+  const int nv = m->nv, k = m->k;
+  memset(lam, 0, 3 * m->n * sizeof(double));
+  for (int j = 0; j < P->na; j++) {
+    int i = P->act[j];
+    lam[i * 3] = z[j];
+    if (mu[i] > 0 && sliding[i]) {
+      double f = -mu[i] * reach(m, sdir + 2 * i) * z[j];
+      lam[i * 3 + 1] = f * sdir[2 * i];
+      lam[i * 3 + 2] = f * sdir[2 * i + 1];
+    }
+  }
+  for (int j = 0; j < P->nf; j++) {
+    int i = P->fr[j];
+    double f1 = 0.0, f2 = 0.0;
+    for (int l = 0; l < k; l++) {
+      f1 += m->D[l] * z[P->na + k * j + l];
+      f2 += m->D[k + l] * z[P->na + k * j + l];
+    }
+    lam[i * 3 + 1] = f1;
+    lam[i * 3 + 2] = f2;
+  }
+  for (int c = 0; c < nv; c++) {
+    double s = 0.0;
+    for (int j = 0; j < P->nr; j++) s += P->HiG[j * nv + c] * z[j];
+    dv[c] = s;
+  }
+}
+
+/* The doubles of work space ahead of an LCP's arrays: the contact terms and the per-state vectors. */
+#define MC_TERMS(m) ((m)->nv * (m)->nv + (m)->nv + (m)->nframes * (6 * (m)->nv + 6))
 
 /* contact_forces of mechsym.contact.hard for ns states (q, v, tau sample-major): the LCP over the contacts
    with active[i], the kinetic force on those sliding faster than slip_tol, the warm start from guess (ns x
    (n + (k+1) n) flags, or NULL). Outputs per state: lam (n x 3), qdd (nv), accel (n), taccel (n x 2), state
-   (n), z and w (m, their layout that of hard.py's _friction_problem, with m in info), info: status, warm,
-   pivots, m. Returns the number of states whose status is not MC_OK. */
+   (n), z and w (their layout that of hard.py's _friction_problem, their size in info), info: status, warm,
+   pivots, size; viol. Returns the number of states whose status is not MC_OK. */
 int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const double *TAU, const double *mu,
               const int *active, double slip_tol, const int *guess, double check_tol, double *work, int *iwork,
               double *LAM, double *QDD, double *ACC, double *TACC, int *STATE, double *Z, double *W, int *INFO,
               double *VIOL) {
   const int nq = m->nq, nv = m->nv, n = m->n, k = m->k, mmax = n + (k + 1) * n;
-  double *buf = work, *qn = buf + nv * nv + nv + m->nframes * (6 * nv + 6), *L = qn + nq, *C = L + nv * nv,
-         *Jc = C + nv, *bc = Jc + 3 * n * nv, *freeacc = bc + 3 * n, *tmp = freeacc + nv, *rate = tmp + nv,
-         *base = rate + 3 * n, *sdir = base + 3 * n, *G = sdir + 2 * n, *HiG = G + nv * mmax,
-         *rows = HiG + nv * mmax, *M = rows + nv * mmax, *qv = M + mmax * mmax, *zero = qv + mmax,
-         *scratch = zero + nv;
-  int *act = iwork, *fr = act + n, *sliding = fr + n, *pos = sliding + n, *iscratch = pos + n;
+  double *buf = work, *qn = buf + MC_TERMS(m), *L = qn + nq, *C = L + nv * nv, *Jc = C + nv, *bc = Jc + 3 * n * nv,
+         *freeacc = bc + 3 * n, *dv = freeacc + nv, *rate = dv + nv, *base = rate + 3 * n, *sdir = base + 3 * n,
+         *zero = sdir + 2 * n;
+  int *sliding = iwork;
+  mc_lcp P;
+  lcp_layout(m, zero + nv, iwork + n, &P);
   int bad = 0;
   memset(zero, 0, nv * sizeof(double));
   for (int s = 0; s < ns; s++) {
@@ -396,104 +516,13 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
       sdir[2 * i] = sliding[i] ? rate[i * 3 + 1] / sp : 0.0;
       sdir[2 * i + 1] = sliding[i] ? rate[i * 3 + 2] / sp : 0.0;
     }
-    int na = 0, nf = 0;
-    for (int i = 0; i < n; i++) {
-      pos[i] = -1;
-      if (!active[i]) continue;
-      pos[i] = na;
-      act[na++] = i;
-      if (mu[i] > 0 && !sliding[i]) fr[nf++] = i;
-    }
-    const int nr = na + k * nf, mm = na + (k + 1) * nf;
-    /* G (nv x nr, stored column-major as rows of length nv): fn's columns, then the pyramid's */
-    for (int j = 0; j < na; j++) {
-      int i = act[j];
-      double *g = G + j * nv;
-      memcpy(g, Jc + (i * 3) * nv, nv * sizeof(double));
-      memcpy(rows + j * nv, g, nv * sizeof(double));
-      if (mu[i] > 0 && sliding[i]) {
-        double f = mu[i] * reach(m, sdir + 2 * i);
-        for (int c = 0; c < nv; c++)
-          g[c] -= f * (Jc[(i * 3 + 1) * nv + c] * sdir[2 * i] + Jc[(i * 3 + 2) * nv + c] * sdir[2 * i + 1]);
-      }
-    }
-    for (int j = 0; j < nf; j++) {
-      int i = fr[j];
-      for (int l = 0; l < k; l++) {
-        double *g = G + (na + k * j + l) * nv, d1 = m->D[l], d2 = m->D[k + l];
-        for (int c = 0; c < nv; c++) g[c] = d1 * Jc[(i * 3 + 1) * nv + c] + d2 * Jc[(i * 3 + 2) * nv + c];
-        memcpy(rows + (na + k * j + l) * nv, g, nv * sizeof(double));
-      }
-    }
-    for (int j = 0; j < nr; j++) chol_solve(nv, L, G + j * nv, HiG + j * nv);
-    memset(M, 0, mm * mm * sizeof(double));
-    memset(qv, 0, mm * sizeof(double));
-    for (int a = 0; a < nr; a++)
-      for (int b = 0; b < nr; b++) M[a * mm + b] = dot(nv, rows + a * nv, HiG + b * nv);
-    for (int j = 0; j < na; j++) qv[j] = base[act[j] * 3];
-    for (int j = 0; j < nf; j++) {
-      int i = fr[j], g = na + k * nf + j;
-      for (int l = 0; l < k; l++) {
-        int r = na + k * j + l;
-        qv[r] = m->D[l] * base[i * 3 + 1] + m->D[k + l] * base[i * 3 + 2];
-        M[r * mm + g] = 1.0;
-        M[g * mm + r] = -1.0;
-      }
-      M[g * mm + pos[i]] = mu[i];
-    }
-    info[3] = mm;
-    double viol = 0.0;
-    int st = solve_lcp(mm, M, qv, guess ? guess + s * mmax : NULL, check_tol, z, w, info + 1, &viol, scratch,
-                       iscratch);
-    VIOL[s] = viol;
-    if (st == MC_OK && nf >= 2) {
-      /* the Python route's minimum-norm contact forces of the resting frictional contacts: the same as these
-         where their rows [J_i^T] have full column rank; otherwise it chooses, and solves the state itself */
-      double sc = 1e-9 * (maxabs(mm, qv) + maxabs(mm * mm, M) * maxabs(mm, z));
-      int nfree = 0, *idx = iscratch;
-      for (int j = 0; j < nf; j++)
-        if (z[na + k * nf + j] <= sc && w[pos[fr[j]]] <= sc) idx[nfree++] = fr[j];
-      if (nfree >= 2) {
-        int c3 = 3 * nfree;
-        double *AtA = scratch, big = 0.0, small = INFINITY;
-        for (int a = 0; a < c3; a++)
-          for (int b = 0; b < c3; b++)
-            AtA[a * c3 + b] = dot(nv, Jc + (idx[a / 3] * 3 + a % 3) * nv, Jc + (idx[b / 3] * 3 + b % 3) * nv);
-        for (int a = 0; a < c3; a++) if (AtA[a * c3 + a] > big) big = AtA[a * c3 + a];
-        if (!chol(c3, AtA)) st = MC_AMBIGUOUS;
-        else {
-          for (int a = 0; a < c3; a++) if (AtA[a * c3 + a] < small) small = AtA[a * c3 + a];
-          if (small * small < 1e-14 * big) st = MC_AMBIGUOUS;
-        }
-      }
-    }
+    assemble(m, L, Jc, mu, active, sliding, sdir, base, &P);
+    info[3] = P.mm;
+    int st = solve_problem(m, Jc, mu, guess ? guess + s * mmax : NULL, check_tol, &P, z, w, info + 1, &VIOL[s]);
     info[0] = st;
     if (st != MC_OK) { bad++; continue; }
-    /* forces, accelerations, states */
-    for (int j = 0; j < na; j++) {
-      int i = act[j];
-      lam[i * 3] = z[j];
-      if (mu[i] > 0 && sliding[i]) {
-        double f = -mu[i] * reach(m, sdir + 2 * i) * z[j];
-        lam[i * 3 + 1] = f * sdir[2 * i];
-        lam[i * 3 + 2] = f * sdir[2 * i + 1];
-      }
-    }
-    for (int j = 0; j < nf; j++) {
-      int i = fr[j];
-      double f1 = 0.0, f2 = 0.0;
-      for (int l = 0; l < k; l++) {
-        f1 += m->D[l] * z[na + k * j + l];
-        f2 += m->D[k + l] * z[na + k * j + l];
-      }
-      lam[i * 3 + 1] = f1;
-      lam[i * 3 + 2] = f2;
-    }
-    for (int c = 0; c < nv; c++) {
-      double sacc = 0.0;
-      for (int j = 0; j < nr; j++) sacc += HiG[j * nv + c] * z[j];
-      qdd[c] = freeacc[c] + sacc;
-    }
+    unpack(m, &P, mu, sliding, sdir, z, lam, dv);
+    for (int c = 0; c < nv; c++) qdd[c] = freeacc[c] + dv[c];
     for (int i = 0; i < n; i++) {
       acc[i] = dot(nv, Jc + (i * 3) * nv, qdd) + bc[i * 3];
       tacc[2 * i] = dot(nv, Jc + (i * 3 + 1) * nv, qdd) + bc[i * 3 + 1];
@@ -508,6 +537,76 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
         int at_cone = mu[i] > 0 && rc >= (1 - 1e-9) * mu[i] * m->facet_dist * lam[i * 3];
         state[i] = (sliding[i] || at_cone) ? MC_SLIP : MC_STICK;
       }
+    }
+  }
+  return bad;
+}
+
+/* impulse of mechsym.contact.hard for ns states: frictionless, the block system by its Schur complement
+   W Lam = -(1 + e) zeta'- where W is regular and the solution does not pull, else the impact LCP; with
+   friction the velocity-level LCP. Outputs per state: v_plus (nv), Lam (n x 3), the normal rates before and
+   after (n each), state (n), info: status, block, pivots, size. Returns the number of states not MC_OK. */
+int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, const double *mu, const double *e,
+               const int *active, double check_tol, double *work, int *iwork, double *VP, double *LAM,
+               double *BEFORE, double *AFTER, int *STATE, int *INFO) {
+  const int nq = m->nq, nv = m->nv, n = m->n, mmax = n + (m->k + 1) * n;
+  double *buf = work, *qn = buf + MC_TERMS(m), *L = qn + nq, *C = L + nv * nv, *Jc = C + nv, *bc = Jc + 3 * n * nv,
+         *dv = bc + 3 * n, *base = dv + nv, *z = base + 3 * n, *w = z + mmax, *zero = w + mmax;
+  int *none = iwork;
+  mc_lcp P;
+  lcp_layout(m, zero + nv, iwork + n, &P);
+  int bad = 0;
+  memset(zero, 0, nv * sizeof(double));
+  memset(none, 0, n * sizeof(int));
+  for (int s = 0; s < ns; s++) {
+    const double *q = Q + s * nq, *v = V + s * nv;
+    double *vp = VP + s * nv, *lam = LAM + s * n * 3, *before = BEFORE + s * n, *after = AFTER + s * n;
+    int *state = STATE + s * n, *info = INFO + s * 4;
+    info[0] = MC_OK; info[1] = 0; info[2] = 0; info[3] = 0;
+    memset(lam, 0, 3 * n * sizeof(double));
+    if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; bad++; continue; }
+    int frictional = 0, nact = 0;
+    for (int i = 0; i < n; i++) {
+      for (int a = 0; a < 3; a++) base[i * 3 + a] = dot(nv, Jc + (i * 3 + a) * nv, v);
+      before[i] = base[i * 3];
+      base[i * 3] *= 1 + e[i];
+      if (active[i]) { nact++; if (mu[i] > 0) frictional = 1; }
+    }
+    assemble(m, L, Jc, mu, active, none, zero, base, &P);
+    info[3] = P.mm;
+    int st = MC_OK, block = 0;
+    if (nact && !frictional) {
+      /* the block system: W Lam = -(1 + e) zeta'-, W = M (frictionless); kept where Lam does not pull */
+      int na = P.na, *piv = P.iscratch;
+      double *Wf = P.scratch, rc, big = 0.0;
+      memcpy(Wf, P.M, na * na * sizeof(double));
+      for (int j = 0; j < na; j++) z[j] = -P.qv[j];
+      if (!lu(na, Wf, na, piv, &rc) || rc < 1e-7) st = MC_AMBIGUOUS;   /* singular W: the minimum-norm Lam */
+      else {
+        lu_solve(na, Wf, na, piv, z);
+        for (int j = 0; j < na; j++) if (fabs(z[j]) > big) big = fabs(z[j]);
+        block = 1;
+        for (int j = 0; j < na; j++) if (z[j] < -1e-12 * (big > 1.0 ? big : 1.0)) block = 0;
+        if (block) for (int j = 0; j < na; j++) if (z[j] < 0) z[j] = 0.0;
+      }
+    }
+    if (st == MC_OK && !block) {
+      double viol;
+      st = solve_problem(m, Jc, mu, NULL, check_tol, &P, z, w, info + 1, &viol);
+      info[1] = 0;
+    }
+    info[0] = st;
+    if (st != MC_OK) { bad++; continue; }
+    info[1] = block;
+    unpack(m, &P, mu, none, zero, z, lam, dv);
+    for (int c = 0; c < nv; c++) vp[c] = v[c] + dv[c];
+    for (int i = 0; i < n; i++) {
+      double a0 = dot(nv, Jc + (i * 3) * nv, vp), a1 = dot(nv, Jc + (i * 3 + 1) * nv, vp),
+             a2 = dot(nv, Jc + (i * 3 + 2) * nv, vp), sp = sqrt(a1 * a1 + a2 * a2);
+      after[i] = a0;
+      state[i] = MC_NONE;
+      if (lam[i * 3] > 0)
+        state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MC_STICK : MC_SLIP;
     }
   }
   return bad;

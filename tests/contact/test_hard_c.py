@@ -6,7 +6,7 @@ import pytest
 
 from mechanisms import hyq_contact
 from mechsym.contact import c_contact
-from mechsym.contact.hard import contact_forces
+from mechsym.contact.hard import contact_forces, impulse
 from mechsym.contact.hard_run import _CModes, _Modes, pd_hold, simulate_hard
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
 from mechsym.errors import InputError
@@ -82,6 +82,34 @@ def test_n_states_in_one_call(hyq, monkeypatch):
         _close(many.lam[i], one.lam, one.lam)
         _close(many.qdd[i], one.qdd, one.qdd)
         np.testing.assert_array_equal(many.state[i], one.state)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.8])
+def test_impulses_equal_the_python_route(hyq, monkeypatch, mu):
+    """Impulses of N states (feet landing, some leaving: the block system and the impact LCP; with friction
+    the velocity-level LCP) in one call equal the Python route's state by state."""
+    contacts, q = hyq
+    rng = np.random.default_rng(8)
+    Q, V, _ = (np.array(a) for a in zip(*_states(rng, q, 40, 0.3)))
+    V[:, 2] -= rng.uniform(0.0, 2.0, 40)
+    V[::2, 3] += rng.uniform(-3, 3, 20)                    # rolling: feet on one side leave
+    e = rng.uniform(0, 1, 4)
+    route = contacts.c_route()
+    calls = []
+    real = route.impulse
+    monkeypatch.setattr(route, "impulse", lambda *a, **k: calls.append(1) or real(*a, **k))
+    many = impulse(Q, V, contacts, e=e, mu=mu)
+    assert len(calls) == 1
+    blocks = 0
+    for i in range(40):
+        one = impulse(Q[i], V[i], contacts, e=e, mu=mu, route="python")
+        blocks += bool(one.info.get("block"))
+        assert bool(many.info["block"][i]) == bool(one.info.get("block"))
+        for f in ("v_plus", "Lam", "rate_before", "rate_after"):
+            _close(getattr(many, f)[i], getattr(one, f), getattr(one, f))
+        np.testing.assert_array_equal(many.state[i], one.state)
+    assert (0 < blocks < 40) if mu == 0 else blocks == 0   # both the block system and the impact LCP
+    assert (many.info["status"] == 0).sum() >= 35
 
 
 def test_n_states_bad_input_named(hyq):
