@@ -140,6 +140,9 @@ def mujoco_run(mu, q0, dt, t_end=2.0):
 
 def scenario():
     contacts, q0 = hyq_contact.initial_state("drop")
+    t0 = time.perf_counter()
+    hyq_contact.simulate("drop", t_end=0.01)
+    print(f"a first 0.01 s run (imports scipy.integrate, loads the cached libraries): {time.perf_counter() - t0:.2f} s")
     for mu in (0.0, 0.8):
         for route in ("c", "python"):
             try:

@@ -51,6 +51,11 @@ def library():
     dll.mc_held.argtypes = [_P, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double, ctypes.c_double, _P,
                             ctypes.c_int, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P, _P]
     dll.mc_held.restype = ctypes.c_int
+    dll.mc_forces_one.argtypes = [_P, _P, ctypes.c_double, ctypes.c_int, ctypes.c_double]
+    dll.mc_forces_one.restype = ctypes.c_int
+    dll.mc_held_one.argtypes = [_P, _P, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_int, ctypes.c_int,
+                                ctypes.c_double]
+    dll.mc_held_one.restype = ctypes.c_int
     return dll
 
 
@@ -71,6 +76,22 @@ def available(contacts) -> bool:
 
 def _addr(a):
     return a.ctypes.data
+
+
+def _addresses(arrays):
+    """The arrays' addresses as one C array (void *[]), passed by its own address."""
+    arrays = list(arrays)
+    table = (ctypes.c_void_p * len(arrays))(*(_addr(a) for a in arrays))
+    return _Table(table)
+
+
+class _Table(int):
+    """The address of a ctypes pointer table that keeps the table alive."""
+
+    def __new__(cls, table):
+        obj = super().__new__(cls, ctypes.addressof(table))
+        obj.table = table
+        return obj
 
 
 class CRoute:
@@ -172,11 +193,11 @@ class CRoute:
         if self._one is None:
             n, nv, mmax = self.n, self.nv, self.mmax
             b = {"q": np.zeros(self.nq), "v": np.zeros(nv), "tau": np.zeros(nv), "mu": np.zeros(n),
-                 "act": np.zeros(n, np.int32), "guess": np.zeros(mmax, np.int32), "lam": np.zeros((n, 3)),
-                 "qdd": np.zeros(nv), "accel": np.zeros(n), "taccel": np.zeros((n, 2)),
-                 "state": np.zeros(n, np.int32), "z": np.zeros(mmax), "w": np.zeros(mmax),
-                 "info": np.zeros(4, np.int32), "violation": np.zeros(1)}
-            self._one = (b, {k: _addr(a) for k, a in b.items()})
+                 "act": np.zeros(n, np.int32), "guess": np.zeros(mmax, np.int32), "work": self._work,
+                 "iwork": self._iwork, "lam": np.zeros((n, 3)), "qdd": np.zeros(nv), "accel": np.zeros(n),
+                 "taccel": np.zeros((n, 2)), "state": np.zeros(n, np.int32), "z": np.zeros(mmax),
+                 "w": np.zeros(mmax), "info": np.zeros(4, np.int32), "violation": np.zeros(1)}
+            self._one = (b, _addresses(b.values()))
         b, a = self._one
         b["q"][:], b["v"][:], b["tau"][:], b["mu"][:], b["act"][:] = q, v, tau, mu, active
         if guess is not None:
@@ -184,10 +205,7 @@ class CRoute:
             m = min(len(guess), self.mmax)
             b["guess"][:m] = guess[:m]
         self._params()
-        self.dll.mc_forces(self._mp, 1, a["q"], a["v"], a["tau"], a["mu"], a["act"], slip_tol,
-                           None if guess is None else a["guess"], check_tol, self._work_a, self._iwork_a,
-                           a["lam"], a["qdd"], a["accel"], a["taccel"], a["state"], a["z"], a["w"], a["info"],
-                           a["violation"])
+        self.dll.mc_forces_one(self._mp, a, slip_tol, guess is not None, check_tol)
         return b
 
     # ------------------------------------------------------------ the held states
@@ -209,14 +227,12 @@ class CRoute:
         contact states, mu, fast and sdir set on this object; tau: the generalised force added to the PD
         hold's (None: none). Returns the status."""
         if self._held is None:
-            self._held = [_addr(a) for a in (self.y, self.state, self.mu, self.fast, self.sdir, self._act,
-                                              self._qref, self.ydot, self.lam, self.rates, self.gap, self.loss,
-                                              self.slip, self.stick, self._tau)]
-        a = self._held
+            self._held = _addresses((self.y, self.state, self.mu, self.fast, self.sdir, self._act, self._qref,
+                                     self._tau, self._work, self._iwork, self.ydot, self.lam, self.rates, self.gap,
+                                     self.loss, self.slip, self.stick))
         self._params()
         self.y[:] = y
         if tau is not None:
             self._tau[:] = tau
-        return self.dll.mc_held(self._mp, a[0], a[1], a[2], a[3], a[4], self._nact, a[5], a[6], self._kp, self._kd,
-                                None if tau is None else a[14], need_gap, slow, self._work_a, self._iwork_a,
-                                a[7], a[8], a[9], a[10], a[11], a[12], a[13])
+        return self.dll.mc_held_one(self._mp, self._held, self._nact, self._kp, self._kd, tau is not None, need_gap,
+                                    slow)

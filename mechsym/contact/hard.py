@@ -178,6 +178,7 @@ class HardContacts:
         self.contacts = contacts
         self._all = np.ones(len(contacts), bool)
         self._all.flags.writeable = False
+        self._mu_cache = {}
         self.names = [c.name for c in contacts]
         self.n = len(contacts)
         self.plane = plane
@@ -269,7 +270,11 @@ class HardContacts:
         """Friction coefficients (n,) from one number or one per contact; each finite and >= 0, else an
         InputError naming the contact."""
         if type(mu) is float and mu >= 0 and math.isfinite(mu):   # the common case, without numpy's checks
-            return np.full(self.n, mu)
+            cached = self._mu_cache.get(mu)
+            if cached is None:
+                cached = self._mu_cache[mu] = np.full(self.n, mu)
+                cached.flags.writeable = False
+            return cached
         mu = np.broadcast_to(np.asarray(mu, float), (self.n,)).copy() if np.ndim(mu) == 0 or len(np.atleast_1d(mu)) == self.n \
             else None
         if mu is None:
@@ -461,7 +466,8 @@ def _c_forces(c, q, v, tau, hc, mu, active, slip_tol, guess, t):
     single = q.ndim == 1
     model = hc.model
     if single:
-        _check_state(model, q, v, tau)
+        if q.shape != (model.nq,) or v.shape != (model.nv,) or tau.shape != (model.nv,):
+            _check_state(model, q, v, tau)          # names the shape; finite values are checked in C
         b = c.forces_one(q, v, tau, mu, mask, slip_tol, None if guess is None else np.asarray(guess, bool))
         if b["info"][0] == 0:
             m = int(b["info"][3])

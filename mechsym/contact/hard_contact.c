@@ -15,7 +15,7 @@
 
 typedef void (*mc_gen)(int, const double *, const double *, const double *, const double *, double *);
 
-enum { MC_OK = 0, MC_RAY = 1, MC_CHECK = 2, MC_NOT_PD = 3, MC_PIVOTS = 4, MC_AMBIGUOUS = 6 };
+enum { MC_OK = 0, MC_RAY = 1, MC_CHECK = 2, MC_NOT_PD = 3, MC_PIVOTS = 4, MC_AMBIGUOUS = 6, MC_NOT_FINITE = 7 };
 enum { MC_NONE = 0, MC_STICK = 1, MC_SLIP = 2 };
 
 typedef struct {
@@ -502,6 +502,10 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
     info[0] = MC_OK; info[1] = 0; info[2] = 0; info[3] = 0;
     VIOL[s] = 0.0;
     memset(lam, 0, 3 * n * sizeof(double));
+    double sum = 0.0;                        /* NaN or inf anywhere in the state makes the sum non-finite */
+    for (int i = 0; i < nq; i++) sum += q[i] * 0.0;
+    for (int i = 0; i < nv; i++) sum += v[i] * 0.0 + tau[i] * 0.0;
+    if (sum != 0.0) { info[0] = MC_NOT_FINITE; bad++; continue; }
     if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; bad++; continue; }
     for (int i = 0; i < nv; i++) freeacc[i] = tau[i] - C[i];
     chol_solve(nv, L, freeacc, freeacc);
@@ -737,4 +741,21 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
     }
   }
   return MC_OK;
+}
+
+/* ------------------------------------------------------------------ one state, arguments by address */
+
+/* mc_forces of one state with its arrays' addresses in a[] (q, v, tau, mu, active, guess, work, iwork, lam,
+   qdd, accel, taccel, state, z, w, info, viol): one argument to pass instead of twenty. */
+int mc_forces_one(const mc_model *m, void *const *a, double slip_tol, int warm, double check_tol) {
+  return mc_forces(m, 1, a[0], a[1], a[2], a[3], a[4], slip_tol, warm ? a[5] : NULL, check_tol, a[6], a[7], a[8],
+                   a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16]);
+}
+
+/* mc_held with its arrays' addresses in a[] (y, state, mu, fast, sdir, act, qref, tau, work, iwork, ydot, lam,
+   rates, gap, loss, slip, stick). */
+int mc_held_one(const mc_model *m, void *const *a, int nact, double kp, double kd, int with_tau, int need_gap,
+                double slow) {
+  return mc_held(m, a[0], a[1], a[2], a[3], a[4], nact, a[5], a[6], kp, kd, with_tau ? a[7] : NULL, need_gap,
+                 slow, a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16]);
 }

@@ -242,3 +242,14 @@ def test_ctrl_c_ends_the_drop_at_once(tmp_path):
     after = time.perf_counter() - start
     assert proc.returncode == 130 and after < 1.0, (proc.returncode, after)
     assert not out.exists()
+
+
+def test_one_state_bad_input_named(hyq):
+    """A non-finite state found in C is named by the Python route's check."""
+    contacts, q = hyq
+    v = np.zeros(18)
+    v[5] = np.inf
+    with pytest.raises(InputError, match="v must be finite"):
+        contact_forces(q, v, np.zeros(18), contacts)
+    with pytest.raises(InputError, match="tau must have 18 values"):
+        contact_forces(q, np.zeros(18), np.zeros(17), contacts)
