@@ -363,25 +363,52 @@ def _friction_problem(hc, Hf, Jc, act, mu, sliding, sdir, base_rate):
 
 
 def _min_norm_forces(hc, Jc, M, qv, G, z, w, act, fr, tol=1e-9):
-    """With friction: among the contact forces (fn, ft) of the resting frictional contacts that give the
-    same generalised force, the one of minimum norm (a symmetric body on redundant contacts gets symmetric
-    loads), written back as pyramid weights and kept only if it still satisfies the LCP."""
+    """With friction: among the contact forces of the frictional contacts in contact that give the same
+    generalised force, the one of minimum norm (a symmetric body on redundant contacts gets symmetric loads),
+    written back as pyramid weights and kept only if it still satisfies the LCP. A resting contact (zero
+    slip rate) varies its fn and ft freely; a slipping one (positive slip rate: its force on the pyramid's
+    boundary, opposite to a slip velocity that the same generalised force leaves unchanged) keeps its ratio
+    ft = c fn (c from its pyramid weights, or from the pyramid's edges of least slip rate where fn = 0), so it
+    varies fn alone, weighted by |(1, c)| so that the norm is that of its force."""
     from scipy.optimize import nnls
 
     na, k, nf = len(act), hc.k, len(fr)
     gamma = z[na + k * nf:]
     scale = tol * (np.max(np.abs(qv), initial=0.0) + np.max(np.abs(M), initial=0.0) * np.max(np.abs(z), initial=0.0))
-    free = [j for j, i in enumerate(fr) if gamma[j] <= scale and w[act.index(i)] <= scale]
-    if len(free) < 2:
+    touching = [j for j, i in enumerate(fr) if w[act.index(i)] <= scale]
+    free = [j for j in touching if gamma[j] <= scale]
+    slid = [j for j in touching if gamma[j] > scale]
+    if len(free) + len(slid) < 2:
         return z, w
-    idx = [fr[j] for j in free]
-    A = np.hstack([Jc[i].T for i in idx])                    # nv x 3 len(idx)
-    x = np.concatenate([[z[act.index(i)], *(hc.D @ z[na + k * j:na + k * (j + 1)])] for j, i in zip(free, idx)])
-    x2 = np.linalg.lstsq(A, A @ x, rcond=1e-10)[0].reshape(-1, 3)
+    cols, x, weight = [], [], []
+    for j in free:
+        i = fr[j]
+        cols.append(Jc[i].T)
+        x += [z[act.index(i)], *(hc.D @ z[na + k * j:na + k * (j + 1)])]
+        weight += [1.0, 1.0, 1.0]
+    ratio = {}
+    for j in slid:
+        i = fr[j]
+        fn = z[act.index(i)]
+        if fn > scale:
+            ratio[j] = hc.D @ z[na + k * j:na + k * (j + 1)] / fn
+        else:   # no force yet: the pyramid's edges of least slip rate (w_beta = 0) carry any it gets
+            edges = w[na + k * j:na + k * (j + 1)] <= scale
+            ratio[j] = M[na + k * nf + j, act.index(i)] * hc.D[:, edges].mean(axis=1)
+        cols.append((Jc[i, 0] + ratio[j] @ Jc[i, 1:])[:, None])
+        x.append(fn)
+        weight.append(float(np.sqrt(1.0 + ratio[j] @ ratio[j])))
+    A, x, weight = np.hstack(cols), np.array(x), np.array(weight)
+    x2 = np.linalg.lstsq(A / weight, A @ x, rcond=1e-10)[0] / weight
     z2 = z.copy()
-    for row, j, i in zip(x2, free, idx):
+    for n_, j in enumerate(free):
+        i, row = fr[j], x2[3 * n_:3 * n_ + 3]
         z2[act.index(i)] = row[0]
         z2[na + k * j:na + k * (j + 1)] = nnls(hc.D, row[1:])[0]
+    for n_, j in enumerate(slid):
+        i, fn = fr[j], x2[3 * len(free) + n_]
+        z2[act.index(i)] = fn
+        z2[na + k * j:na + k * (j + 1)] = nnls(hc.D, ratio[j] * fn)[0]
     from mechsym.contact.lcp import lcp_residual
 
     w2, viol = lcp_residual(M, qv, z2)
