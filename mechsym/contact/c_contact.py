@@ -135,7 +135,7 @@ class CRoute:
         self.lam = np.zeros((n, 3))
         self.rates = np.zeros((n, 3))
         self.gap = np.zeros(n)
-        self.loss, self.slip, self.stick = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.loss, self.slip, self.stick, self.accn = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         self.state = np.zeros(n, np.int32)
         self.mu = np.zeros(n)
         self.fast = np.zeros(n, np.int32)
@@ -223,13 +223,13 @@ class CRoute:
             self._kp, self._kd, self._nact = float(pd.kp), float(pd.kd), len(pd.idx)
 
     def held(self, y, need_gap, slow, tau=None):
-        """The held right-hand side at y (into self.ydot, lam, rates, gap, loss, slip, stick) with the
+        """The held right-hand side at y (into self.ydot, lam, rates, gap, loss, slip, stick, accn) with the
         contact states, mu, fast and sdir set on this object; tau: the generalised force added to the PD
         hold's (None: none). Returns the status."""
         if self._held is None:
             self._held = _addresses((self.y, self.state, self.mu, self.fast, self.sdir, self._act, self._qref,
                                      self._tau, self._work, self._iwork, self.ydot, self.lam, self.rates, self.gap,
-                                     self.loss, self.slip, self.stick))
+                                     self.loss, self.slip, self.stick, self.accn))
         self._params()
         self.y[:] = y
         if tau is not None:

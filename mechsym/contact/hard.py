@@ -260,6 +260,10 @@ class HardContacts:
         """(nc, 3): `bias_one` of every contact."""
         return np.array([self.bias_one(q, v, i) for i in range(self.n)])
 
+    def rates_normal(self, q, v):
+        """(nc,): the normal gap rates n . c' of the contact points."""
+        return np.array([self.jacobian_one(q, i)[0] @ v for i in range(self.n)])
+
     def rates(self, q, v):
         """(nc, 3): normal gap rate and tangential velocities of the contact points."""
         return self.jacobian(q) @ v

@@ -622,13 +622,13 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
    the joints driven by the PD hold tau = kp (qref - q_j) - kd v_j on the actuated speeds act[0..na) (q index
    act + nq - nv), and the guards' per-contact values. y = [q, v] (raw: the quaternion as integrated).
    Outputs: ydot (nq + nv), lam (n x 3), rates (n x 3), gap (n; only where need_gap), loss, slip, stick (n
-   each, +inf where a guard does not apply). slide: per contact, 1 when the slide follows v_t (fast), 0 when
-   it keeps sdir0 (2 per contact). Returns MC_OK, MC_NOT_PD, or MC_AMBIGUOUS when the constrained system is
+   each, +inf where a guard does not apply), accn (n: every contact's normal gap acceleration). fast: per
+   contact, 1 when the slide follows v_t, 0 when it keeps sdir0 (2 per contact). Returns MC_OK, MC_NOT_PD, or MC_AMBIGUOUS when the constrained system is
    singular (redundant contacts: the Python route takes its minimum-norm solution). */
 int mc_held(const mc_model *m, const double *y, const int *state, const double *mu, const int *fast,
             const double *sdir0, int nact, const int *act, const double *qref, double kp, double kd,
             const double *tau_in, int need_gap, double slow, double *work, int *iwork, double *ydot, double *lam,
-            double *rates, double *gap, double *loss, double *slip, double *stick) {
+            double *rates, double *gap, double *loss, double *slip, double *stick, double *accn) {
   const int nq = m->nq, nv = m->nv, n = m->n, mx = 3 * n;
   const double *q = y, *v = y + nq;
   double *buf = work, *qn = buf + nv * nv + nv + m->nframes * (6 * nv + 6), *L = qn + nq, *C = L + nv * nv,
@@ -716,6 +716,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   }
   /* guards: loss (fn of contacts in contact), slip (distance of a sticking force to the pyramid), stick */
   for (int i = 0; i < n; i++) {
+    accn[i] = dot(nv, Jc + (i * 3) * nv, vdot) + bc[i * 3];
     loss[i] = state[i] != MC_NONE ? lam[i * 3] : INFINITY;
     slip[i] = INFINITY;
     stick[i] = INFINITY;
@@ -753,9 +754,9 @@ int mc_forces_one(const mc_model *m, void *const *a, double slip_tol, int warm, 
 }
 
 /* mc_held with its arrays' addresses in a[] (y, state, mu, fast, sdir, act, qref, tau, work, iwork, ydot, lam,
-   rates, gap, loss, slip, stick). */
+   rates, gap, loss, slip, stick, accn). */
 int mc_held_one(const mc_model *m, void *const *a, int nact, double kp, double kd, int with_tau, int need_gap,
                 double slow) {
   return mc_held(m, a[0], a[1], a[2], a[3], a[4], nact, a[5], a[6], kp, kd, with_tau ? a[7] : NULL, need_gap,
-                 slow, a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16]);
+                 slow, a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15], a[16], a[17]);
 }

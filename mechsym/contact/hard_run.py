@@ -19,7 +19,11 @@ each a zero crossing located by solve_ivp on the dense output:
           direction of v_t and ends its piece when |v_t| falls to slow_slip; a slow slide keeps the direction
           s0 it had where the piece started (near zero speed the direction of v_t can turn arbitrarily fast,
           which would make the equations stiff) and ends when s0 . v_t reaches zero (the slide stops: exactly
-          where v_t does on a straight slide) or when |v_t| grows past slow_slip.
+          where v_t does on a straight slide) or when |v_t| grows past slow_slip;
+* separate: the least normal acceleration of the free contacts that sit on the plane at rest along its
+          normal where the piece starts (a contact lifting off, or left out by the LCP with zero force and
+          zero separating acceleration) reaching zero: such a contact would start to penetrate, which the
+          gain guard would only see once its gap is below -gap_tol, with a spurious impulse.
 
 At an event: the contacts touching the plane (gap within `gap_tol`) and approaching receive the impulse of
 mechsym.contact.hard.impulse (restitution e per contact, friction mu); a rebound slower than `chatter_speed`
@@ -217,6 +221,7 @@ class _Modes:
                     lam[i, 1:] = -self.mu[i] * hc.reach(s) * lam[i, 0] * s
         else:
             vdot = free
+        self.accn = Jall[:, 0] @ vdot + ball[:, 0]
         self._cached = (vdot, lam)
         self._key = (t, np.array(y))
         return self._cached
@@ -262,6 +267,13 @@ class _Modes:
         g = np.where(self.fast, speed - self.slow, np.minimum(along, self.slow - speed))
         return np.where((self.state == SLIP) & (self.mu > 0), g, np.inf)
 
+    def _separate_values(self, t, y):
+        self.solve(t, y)
+        return np.where(self.grazing, self.accn, np.inf)
+
+    def separate_guard(self, t, y):
+        return float(min(1.0, np.min(self._separate_values(t, y) + self.bias_separate)))
+
     def loss_guard(self, t, y):
         return float(min(1.0, np.min(self._loss_values(t, y) + self.bias_loss)))
 
@@ -277,7 +289,7 @@ class _Modes:
         the crossings of the other contacts in the guard's minimum)."""
         self._key = None
         for name, values, tol in (("loss", self._loss_values, 1e-9), ("slip", self._slip_values, 1e-9),
-                                  ("stick", self._stick_values, 1e-12)):
+                                  ("stick", self._stick_values, 1e-12), ("separate", self._separate_values, 1e-9)):
             val = values(t, y)
             setattr(self, f"bias_{name}", np.where(np.isfinite(val), np.maximum(0.0, tol - val), 0.0))
 
@@ -287,6 +299,7 @@ class _Modes:
         self.state = np.full(self.hc.n, NO_CONTACT)
         self.slide_dir = np.zeros((self.hc.n, 2))
         self.fast = np.zeros(self.hc.n, bool)
+        self.grazing = np.zeros(self.hc.n, bool)
         self.bias_gap = np.zeros(self.hc.n)
         y = self.switch(t, y, first=True)
         return y
@@ -353,8 +366,11 @@ class _Modes:
                 elif np.linalg.norm(at) > 0:
                     self.slide_dir[i] = at / np.linalg.norm(at)
         q, v = self._project(q, v, new)
-        self.state = new
         gaps = hc.gaps(q)
+        # free contacts at zero gap and at rest along the normal (lifting off, or left out by the LCP): their
+        # normal acceleration reaching zero is an event (the contact would start to penetrate)
+        self.grazing = (new == NO_CONTACT) & (gaps <= self.gap_tol) & (np.abs(hc.rates_normal(q, v)) <= vscale)
+        self.state = new
         self.bias_gap = np.where(new == NO_CONTACT, np.maximum(0.0, self.gap_tol - gaps), 0.0)
         self._arm(t, np.concatenate([q, v]))
         if not first or (old != new).any() or Lam is not None:
@@ -428,7 +444,7 @@ class _CModes(_Modes):
         tau = None if self._pd else np.asarray(self.controller(t, y[:nq], y[nq:]), float)
         need_gap = bool((self._state == NO_CONTACT).any())
         if c.held(y, need_gap, self.slow, tau) == 0:
-            self._ydot, self._lam, self.rates = c.ydot.copy(), c.lam.copy(), c.rates.copy()
+            self._ydot, self._lam, self.rates, self.accn = c.ydot.copy(), c.lam.copy(), c.rates.copy(), c.accn.copy()
             self._gap, self._loss, self._slip, self._stick = c.gap.copy(), c.loss.copy(), c.slip.copy(), c.stick.copy()
             self._ykey = key
             return
@@ -468,6 +484,10 @@ class _CModes(_Modes):
     def _stick_values(self, t, y):
         self._eval(t, y)
         return self._stick
+
+    def _separate_values(self, t, y):
+        self._eval(t, y)
+        return np.where(self.grazing, self.accn, np.inf)
 
     def _arm(self, t, y):
         self._ykey = None
@@ -521,7 +541,8 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
         hybrid.Transition("gain", modes.gain_guard, "contact", -1, modes.switch),
         hybrid.Transition("loss", modes.loss_guard, "contact", -1, modes.switch),
         hybrid.Transition("slip", modes.slip_guard, "contact", -1, modes.switch),
-        hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch)), max_step)
+        hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch),
+        hybrid.Transition("separate", modes.separate_guard, "contact", -1, modes.switch)), max_step)
     res = hybrid.run([mode], "contact", y0, (0.0, float(t_end)), rtol=rtol, atol=atol, method=method,
                      max_switches=max_switches, max_chatter=max(8, 2 * hc.n + 2))
     wall = time.perf_counter() - wall
