@@ -51,6 +51,9 @@ def library():
     dll.mc_held.argtypes = [_P, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double, ctypes.c_double, _P,
                             ctypes.c_int, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P, _P]
     dll.mc_held.restype = ctypes.c_int
+    dll.mc_held_many.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double,
+                                 ctypes.c_double, _P, ctypes.c_double, _P, _P, _P, _P]
+    dll.mc_held_many.restype = ctypes.c_int
     dll.mc_forces_one.argtypes = [_P, _P, ctypes.c_double, ctypes.c_int, ctypes.c_double]
     dll.mc_forces_one.restype = ctypes.c_int
     dll.mc_held_one.argtypes = [_P, _P, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_int, ctypes.c_int,
@@ -221,6 +224,22 @@ class CRoute:
             self._act = np.ascontiguousarray(pd.idx, np.int32)
             self._qref = np.ascontiguousarray(pd.q_ref, float)
             self._kp, self._kd, self._nact = float(pd.kp), float(pd.kd), len(pd.idx)
+
+    def held_forces(self, Y, states, fast, sdir, slow, tau=None):
+        """The held states' forces at N states (rows of Y), each with its own states (N, n), slide flags
+        (N, n) and directions (N, n, 2), and added tau (N, nv) or None: (lam (N, n, 3), status (N,))."""
+        self._params()
+        Y = np.ascontiguousarray(Y, float)
+        N = len(Y)
+        states, fast = (np.ascontiguousarray(a, np.int32) for a in (states, fast))
+        sdir = np.ascontiguousarray(sdir, float)
+        tau = None if tau is None else np.ascontiguousarray(tau, float)
+        lam, status = np.zeros((N, self.n, 3)), np.zeros(N, np.int32)
+        self.dll.mc_held_many(self._mp, N, _addr(Y), _addr(states), _addr(fast), _addr(sdir), _addr(self.mu),
+                              self._nact, _addr(self._act), _addr(self._qref), self._kp, self._kd,
+                              None if tau is None else _addr(tau), float(slow), self._work_a, self._iwork_a,
+                              _addr(lam), _addr(status))
+        return lam, status
 
     def held(self, y, need_gap, slow, tau=None):
         """The held right-hand side at y (into self.ydot, lam, rates, gap, loss, slip, stick, accn) with the

@@ -744,6 +744,28 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   return MC_OK;
 }
 
+/* The held states' forces at ns states y (rows of Y), each with its own held states, slide flags and
+   directions (STATES, FAST: ns x n; SDIR: ns x n x 2) and, where TAU is not NULL, its own added tau (ns x
+   nv): LAM (ns x n x 3), STATUS (ns). Returns the number of states not MC_OK. */
+int mc_held_many(const mc_model *m, int ns, const double *Y, const int *STATES, const int *FAST, const double *SDIR,
+                 const double *mu, int nact, const int *act, const double *qref, double kp, double kd,
+                 const double *TAU, double slow, double *work, int *iwork, double *LAM, int *STATUS) {
+  const int nq = m->nq, nv = m->nv, n = m->n;
+  double *out = malloc((nq + nv + 10 * n) * sizeof(double));
+  if (!out) return ns;
+  double *ydot = out, *rates = ydot + nq + nv, *gap = rates + 3 * n, *loss = gap + n, *slip = loss + n,
+         *stick = slip + n, *accn = stick + n;
+  int bad = 0;
+  for (int s = 0; s < ns; s++) {
+    STATUS[s] = mc_held(m, Y + s * (nq + nv), STATES + s * n, mu, FAST + s * n, SDIR + s * 2 * n, nact, act, qref,
+                        kp, kd, TAU ? TAU + s * nv : NULL, 0, slow, work, iwork, ydot, LAM + s * 3 * n, rates, gap,
+                        loss, slip, stick, accn);
+    if (STATUS[s] != MC_OK) bad++;
+  }
+  free(out);
+  return bad;
+}
+
 /* ------------------------------------------------------------------ one state, arguments by address */
 
 /* mc_forces of one state with its arrays' addresses in a[] (q, v, tau, mu, active, guess, work, iwork, lam,

@@ -170,7 +170,7 @@ class _Modes:
         self.gap_tol, self.stick_speed, self.chatter, self.slow = gap_tol, stick_speed, chatter_speed, slow_slip
         self.nq, self.nv = self.model.nq, self.model.nv
         self.ntan = 1 if hc.planar else 2
-        self.timeline, self.impacts, self.seg_states = [], [], []
+        self.timeline, self.impacts, self.seg_states, self.seg_fast, self.seg_sdir = [], [], [], [], []
         self.n_rhs = self.n_lcp = 0
         self._key = None
         self.drift = 0.0
@@ -225,6 +225,17 @@ class _Modes:
         self._cached = (vdot, lam)
         self._key = (t, np.array(y))
         return self._cached
+
+    def held_forces(self, t, y, states, fast, sdir):
+        """The held states' forces (N, n, 3) at the states y (rows) at times t, each with its piece's contact
+        states, slide flags and directions (the table's output)."""
+        out = np.zeros((len(t), self.hc.n, 3))
+        for k in range(len(t)):                      # output only: the Python route, state by state
+            self.fast, self.slide_dir = fast[k], sdir[k]
+            self.state = states[k]
+            self._key = None
+            out[k] = self.solve(t[k], y[k])[1]
+        return out
 
     def _slide_dir(self, i, vt):
         """The kinetic force's direction: v_t's own on a fast slide, the piece's fixed s0 on a slow one (the
@@ -376,6 +387,8 @@ class _Modes:
         if not first or (old != new).any() or Lam is not None:
             self._record(t, old, new, kinds, Lam)
         self.seg_states.append(new.copy())
+        self.seg_fast.append(self.fast.copy())
+        self.seg_sdir.append(self.slide_dir.copy())
         return np.concatenate([q, v])
 
     def _project(self, q, v, state):
@@ -493,6 +506,17 @@ class _CModes(_Modes):
         self._ykey = None
         super()._arm(t, y)
 
+    def held_forces(self, t, y, states, fast, sdir):
+        """The held states' forces (N, n, 3) in one C call (the PD hold in C; another controller's tau
+        evaluated per sample); a sample C does not decide by the Python route."""
+        nq = self.nq
+        tau = None if self._pd else np.array([self.controller(t[k], y[k, :nq], y[k, nq:]) for k in range(len(t))])
+        lam, status = self.c.held_forces(y, states, fast, sdir, self.slow, tau)
+        bad = np.flatnonzero(status != 0)
+        if len(bad):
+            lam[bad] = _Modes.held_forces(self, t[bad], y[bad], states[bad], fast[bad], sdir[bad])
+        return lam
+
 
 def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
                   rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
@@ -557,11 +581,8 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     v_names = list(getattr(model, "v_names", [f"v{i}" for i in range(model.nv)]))
     cols.update({n: y[:, i] for i, n in enumerate(q_names)})
     cols.update({n: y[:, model.nq + i] for i, n in enumerate(v_names)})
-    forces = np.zeros((len(grid), hc.n, 3))
-    for k in range(len(grid)):                       # output only: the held states' forces per sample
-        modes.state = seg_states[idx[k]]
-        modes._key = None
-        forces[k] = modes.solve(grid[k], y[k])[1]
+    seg = {name: np.array(getattr(modes, f"seg_{name}")[:len(seg_starts)]) for name in ("fast", "sdir")}
+    forces = modes.held_forces(grid, y, seg_states[idx], seg["fast"][idx], seg["sdir"][idx])
     impulses = np.zeros((len(grid), hc.n))
     for imp in modes.impacts:
         k = min(int(np.searchsorted(grid, imp.t - 1e-12 * max(1.0, imp.t))), len(grid) - 1)

@@ -181,6 +181,10 @@ def test_drop_equals_the_python_route(hyq):
                                [e.t for e in p.timeline if e.kind == "impact"], atol=1e-9)
     t = np.linspace(0, 0.8, 41)
     np.testing.assert_allclose(c.sample(t), p.sample(t), atol=1e-6)
+    for f in hyq_contact.FEET:            # the table's forces: one C call against the Python loop
+        for col in ("fn", "ft1", "ft2"):
+            a, b = c.table[f"{f}.{col}"], p.table[f"{f}.{col}"]
+            np.testing.assert_allclose(a, b, atol=1e-5 * max(1.0, np.abs(b).max()))
 
 
 def test_simulate_route_c_refused_where_there_is_none():
