@@ -134,11 +134,17 @@ class CRoute:
         self._one = None
         # the held right-hand side's buffers (the hot path passes their addresses)
         self.y = np.zeros(nq + nv)
-        self.ydot = np.zeros(nq + nv)
-        self.lam = np.zeros((n, 3))
-        self.rates = np.zeros((n, 3))
-        self.gap = np.zeros(n)
-        self.loss, self.slip, self.stick, self.accn = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        # every output of `held` in one buffer (one copy keeps them): y', lam, rates, gap, loss, slip, stick, accn
+        sizes = {"ydot": nq + nv, "lam": 3 * n, "rates": 3 * n, "gap": n, "loss": n, "slip": n, "stick": n, "accn": n}
+        self.out = np.zeros(sum(sizes.values()))
+        self.slices, start = {}, 0
+        for name, size in sizes.items():
+            self.slices[name] = slice(start, start + size)
+            start += size
+        views = {name: self.out[sl] for name, sl in self.slices.items()}
+        views["lam"], views["rates"] = views["lam"].reshape(n, 3), views["rates"].reshape(n, 3)
+        for name, view in views.items():
+            setattr(self, name, view)
         self.state = np.zeros(n, np.int32)
         self.mu = np.zeros(n)
         self.fast = np.zeros(n, np.int32)

@@ -443,6 +443,7 @@ class _CModes(_Modes):
     def state(self, value):
         """Every change of the held states (with the slides' directions set before it) goes to the C buffers."""
         self._state = value
+        self._need_gap = bool((value == NO_CONTACT).any())
         self.c.state[:] = value
         if hasattr(self, "fast"):
             self.c.fast[:] = self.fast
@@ -450,57 +451,63 @@ class _CModes(_Modes):
         self._ykey = None
 
     def _eval(self, t, y):
+        """The compiled held solve at y into self._o (a copy of the route's output buffer, whose slices are
+        y', lam, rates, gap, loss, slip, stick, accn), once per state."""
         key = y.tobytes()
         if key == self._ykey:
             return
         c, nq = self.c, self.nq
         tau = None if self._pd else np.asarray(self.controller(t, y[:nq], y[nq:]), float)
-        need_gap = bool((self._state == NO_CONTACT).any())
-        if c.held(y, need_gap, self.slow, tau) == 0:
-            self._ydot, self._lam, self.rates, self.accn = c.ydot.copy(), c.lam.copy(), c.rates.copy(), c.accn.copy()
-            self._gap, self._loss, self._slip, self._stick = c.gap.copy(), c.loss.copy(), c.slip.copy(), c.stick.copy()
+        if c.held(y, self._need_gap, self.slow, tau) == 0:
+            self._o = c.out.copy()
             self._ykey = key
             return
         self._key = None                               # the Python route for this state
         vdot, lam = _Modes.solve(self, t, y)
         q, v = y[:nq], y[nq:]
-        self._ydot, self._lam = np.concatenate([_qdot(self.model, q, v), vdot]), lam
-        self._ykey = key
-        self._gap = self.hc.gaps(q) if need_gap else np.zeros(self.hc.n)
-        self._loss, self._slip = _Modes._loss_values(self, t, y), _Modes._slip_values(self, t, y)
-        self._stick = _Modes._stick_values(self, t, y)
+        o, sl = np.zeros_like(c.out), c.slices
+        o[sl["ydot"]] = np.concatenate([_qdot(self.model, q, v), vdot])
+        o[sl["lam"]], o[sl["rates"]], o[sl["accn"]] = lam.ravel(), self.rates.ravel(), self.accn
+        self._o, self._ykey = o, key                   # the parent's guard values below read solve() from here
+        o[sl["gap"]] = self.hc.gaps(q) if self._need_gap else 0.0
+        for name, values in (("loss", _Modes._loss_values), ("slip", _Modes._slip_values),
+                             ("stick", _Modes._stick_values)):
+            o[sl[name]] = values(self, t, y)
+
+    def _part(self, name):
+        return self._o[self.c.slices[name]]
 
     def solve(self, t, y):
         self._eval(t, y)
-        return self._ydot[self.nq:], self._lam
+        return self._part("ydot")[self.nq:], self._part("lam").reshape(-1, 3)
 
     def rhs(self, t, y):
         self.n_rhs += 1
         self._eval(t, y)
-        return self._ydot.copy()
+        return self._part("ydot")                      # a view of this state's own copy
 
     def gain_guard(self, t, y):
         off = self._state == NO_CONTACT
         if not off.any():
             return 1.0
         self._eval(t, y)
-        return float(np.min((self._gap + self.bias_gap)[off]))
+        return float(np.min((self._part("gap") + self.bias_gap)[off]))
 
     def _loss_values(self, t, y):
         self._eval(t, y)
-        return self._loss
+        return self._part("loss")
 
     def _slip_values(self, t, y):
         self._eval(t, y)
-        return self._slip
+        return self._part("slip")
 
     def _stick_values(self, t, y):
         self._eval(t, y)
-        return self._stick
+        return self._part("stick")
 
     def _separate_values(self, t, y):
         self._eval(t, y)
-        return np.where(self.grazing, self.accn, np.inf)
+        return np.where(self.grazing, self._part("accn"), np.inf)
 
     def _arm(self, t, y):
         self._ykey = None
