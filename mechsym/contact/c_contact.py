@@ -54,6 +54,8 @@ def library():
     dll.mc_held_many.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double,
                                  ctypes.c_double, _P, ctypes.c_double, _P, _P, _P, _P]
     dll.mc_held_many.restype = ctypes.c_int
+    dll.mc_kin.argtypes = [_P, _P, _P, _P, _P]
+    dll.mc_kin.restype = ctypes.c_int
     dll.mc_forces_one.argtypes = [_P, _P, ctypes.c_double, ctypes.c_int, ctypes.c_double]
     dll.mc_forces_one.restype = ctypes.c_int
     dll.mc_held_one.argtypes = [_P, _P, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_int, ctypes.c_int,
@@ -131,7 +133,7 @@ class CRoute:
         self._work = np.zeros(size)
         self._iwork = np.zeros(8 * mx + 64, np.int32)
         self._work_a, self._iwork_a = _addr(self._work), _addr(self._iwork)
-        self._one = None
+        self._one = self._kin = None
         # the held right-hand side's buffers (the hot path passes their addresses)
         self.y = np.zeros(nq + nv)
         # every output of `held` in one buffer (one copy keeps them): y', lam, rates, gap, loss, slip, stick, accn
@@ -230,6 +232,19 @@ class CRoute:
             self._act = np.ascontiguousarray(pd.idx, np.int32)
             self._qref = np.ascontiguousarray(pd.q_ref, float)
             self._kp, self._kd, self._nact = float(pd.kp), float(pd.kd), len(pd.idx)
+
+    def kin(self, q):
+        """(gaps (n,), rows Jc (n, 3, nv)) at one configuration, or None where q is not finite."""
+        if self._kin is None:
+            self._kin = (np.zeros(self.nq), np.zeros(self.n), np.zeros((self.n, 3, self.nv)))
+            self._kin_a = [_addr(a) for a in self._kin]
+        qb, gap, Jc = self._kin
+        qb[:] = q
+        if not np.isfinite(qb).all():
+            return None
+        self._params()
+        self.dll.mc_kin(self._mp, self._kin_a[0], self._work_a, self._kin_a[1], self._kin_a[2])
+        return gap.copy(), Jc.copy()
 
     def held_forces(self, Y, states, fast, sdir, slow, tau=None):
         """The held states' forces at N states (rows of Y), each with its own states (N, n), slide flags

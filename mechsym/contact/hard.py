@@ -212,14 +212,27 @@ class HardContacts:
 
     # ---------------------------------------------------------------- geometry
 
+    def _kin(self, q):
+        """(gaps, rows) of one configuration by the compiled route, or None (no route, N states, bad q)."""
+        c = self.c_route()
+        if c is None or np.ndim(q) != 1 or np.shape(q) != (self.model.nq,):
+            return None
+        return c.kin(q)
+
     def gaps(self, q):
         """Signed distances (m) of the spheres from the plane, along its normal."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[0]
         p0, n = np.asarray(self.plane.point), self.B[0]
         pos = np.array([self.model.frame_position(q, c.frame) for c in self.contacts])
         return (pos - p0) @ n - self.radius
 
     def jacobian_one(self, q, i):
         """(3, nv): rows n, t1, t2 of the velocity of contact i's lowest point (the sphere's, or the frame's)."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[1][i]
         c = self.contacts[i]
         J = np.asarray(self.model.frame_jacobian(q, c.frame), float)
         return self.B @ (J[:3] + c.radius * self._nx @ J[3:]) if c.radius else self.B @ J[:3]
@@ -254,6 +267,9 @@ class HardContacts:
 
     def jacobian(self, q):
         """(nc, 3, nv): `jacobian_one` of every contact."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[1]
         return np.array([self.jacobian_one(q, i) for i in range(self.n)])
 
     def bias(self, q, v):
@@ -262,7 +278,7 @@ class HardContacts:
 
     def rates_normal(self, q, v):
         """(nc,): the normal gap rates n . c' of the contact points."""
-        return np.array([self.jacobian_one(q, i)[0] @ v for i in range(self.n)])
+        return self.jacobian(q)[:, 0] @ v
 
     def rates(self, q, v):
         """(nc, 3): normal gap rate and tangential velocities of the contact points."""

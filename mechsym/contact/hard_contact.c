@@ -766,6 +766,22 @@ int mc_held_many(const mc_model *m, int ns, const double *Y, const int *STATES, 
   return bad;
 }
 
+/* The kinematics of the contacts at one configuration: gaps (n) and rows Jc (n x 3 x nv). Returns 0 when H
+   (computed with them) is not positive definite. */
+int mc_kin(const mc_model *m, const double *q, double *work, double *gap, double *Jc) {
+  const int nq = m->nq, nv = m->nv, n = m->n;
+  double *buf = work, *qn = buf + MC_TERMS(m), *L = qn + nq, *C = L + nv * nv, *bc = C + nv, *zero = bc + 3 * n,
+         *pose = zero + nv;
+  memset(zero, 0, nv * sizeof(double));
+  int ok = terms(m, q, zero, qn, buf, L, C, Jc, bc, zero);
+  m->poses(1, qn, zero, zero, m->p, pose);
+  for (int i = 0; i < n; i++) {
+    const double *o = pose + 12 * m->pose[i];
+    gap[i] = m->B[0] * (o[0] - m->p0[0]) + m->B[1] * (o[1] - m->p0[1]) + m->B[2] * (o[2] - m->p0[2]) - m->radius[i];
+  }
+  return ok;
+}
+
 /* ------------------------------------------------------------------ one state, arguments by address */
 
 /* mc_forces of one state with its arrays' addresses in a[] (q, v, tau, mu, active, guess, work, iwork, lam,

@@ -337,7 +337,7 @@ class _Modes:
         if np.any(gaps < -1e-6):
             bad = ", ".join(f"{hc.names[i]} ({gaps[i]:.3g} m)" for i in np.flatnonzero(gaps < -1e-6))
             raise InputError(f"at t = {t:.9g} s contacts are below the plane: {bad}")
-        Jn = np.array([hc.jacobian_one(q, i)[0] for i in range(hc.n)])
+        Jn = hc.jacobian(q)[:, 0]
         rate = Jn @ v
         vscale = 1e-9 * (1.0 + np.abs(v).max())
         Lam = None
@@ -403,14 +403,15 @@ class _Modes:
             self.drift = max(self.drift, float(np.abs(g).max()))
             if np.abs(g).max() <= 1e-14 * (1 + np.abs(q).max()):
                 break
-            J = np.array([hc.jacobian_one(q, i)[0] for i in on])
+            J = hc.jacobian(q)[on, 0]
             H = np.asarray(model.mass_matrix(q), float)
             HiJ = np.linalg.solve(H, J.T)
             dv = -HiJ @ np.linalg.lstsq(J @ HiJ, g, rcond=1e-10)[0]
             q = _normalize(model, q + _qdot(model, q, dv))
         rows = []
+        Jall = hc.jacobian(q)
         for i in on:
-            Ji = hc.jacobian_one(q, i)
+            Ji = Jall[i]
             rows.append(Ji[0])
             if state[i] == STICK:
                 rows.extend(Ji[1:1 + self.ntan])

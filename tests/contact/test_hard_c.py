@@ -260,3 +260,23 @@ def test_one_state_bad_input_named(hyq):
         contact_forces(q, v, np.zeros(18), contacts)
     with pytest.raises(InputError, match="tau must have 18 values"):
         contact_forces(q, np.zeros(18), np.zeros(17), contacts)
+
+
+def test_gaps_and_rows_equal_the_model_route(hyq):
+    """gaps and contact rows by the compiled route against the model's own frame positions and Jacobians
+    (tilted plane, sphere feet, a quaternion off the unit sphere by round-off)."""
+    from mechsym.contact.hard import Contact, HardContacts, Plane
+
+    contacts, q = hyq
+    plane = Plane.tilted(0.3, "x", point=(0.1, -0.2, 0.05))
+    hc = HardContacts(contacts.model, [Contact(f, f, 0.02175) for f in hyq_contact.FEET], plane)
+    assert hc.c_route() is not None
+    model, B = hc.model, hc.B
+    nx = hc._nx
+    for qq, v, _ in _states(np.random.default_rng(9), q, 5, 0.1):
+        pos = np.array([model.frame_position(qq, f) for f in hyq_contact.FEET])
+        np.testing.assert_allclose(hc.gaps(qq), (pos - plane.point) @ B[0] - 0.02175, rtol=0, atol=1e-13)
+        J = np.array([model.frame_jacobian(qq, f) for f in hyq_contact.FEET])
+        rows = np.einsum("ab,nbk->nak", B, J[:, :3] + 0.02175 * np.einsum("ab,nbk->nak", nx, J[:, 3:]))
+        np.testing.assert_allclose(hc.jacobian(qq), rows, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(hc.rates_normal(qq, v), rows[:, 0] @ v, rtol=0, atol=1e-13)
