@@ -133,15 +133,20 @@ def test_route_c_refused_where_there_is_none():
         contact_forces(np.array([0, 0, 0.1, 0, 0, 0, 1.0]), np.zeros(6), np.zeros(6), hc, route="c")
 
 
-@pytest.mark.parametrize("mu, undecided", [(0.0, False), (0.8, False), (0.8, True)])
-def test_held_rhs_and_guards_equal_the_python_route(hyq, monkeypatch, mu, undecided):
+@pytest.mark.parametrize("mu, undecided, own", [(0.0, False, False), (0.8, False, False), (0.8, True, False),
+                                               (0.8, False, True)])
+def test_held_rhs_and_guards_equal_the_python_route(hyq, monkeypatch, mu, undecided, own):
     """The compiled right-hand side with the contact states held (none, stick, slip with a fast or a slow
-    slide) and the PD hold: y', the forces and every guard's per-contact values equal the Python route's
-    (also where C reports a state undecided and the Python route fills in)."""
+    slide) and the PD hold (or a controller of one's own, called from Python): y', the forces and every
+    guard's per-contact values equal the Python route's (also where C reports a state undecided and the
+    Python route fills in)."""
     contacts, q = hyq
     rng = np.random.default_rng(7)
     mu_arr, e_arr = contacts.mu_array(mu), contacts.e_array(0.0)
     ctrl = pd_hold(contacts.model, q)
+    if own:
+        pd = ctrl
+        ctrl = lambda t, q, v: pd(t, q, v) + np.sin(t + np.arange(18))   # noqa: E731
     args = (contacts, mu_arr, e_arr, ctrl, 1e-10, 1e-6, 1e-3, 1e-3)
     cm, pm = _CModes(contacts.c_route(), *args), _Modes(*args)
     if undecided:
