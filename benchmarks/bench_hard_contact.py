@@ -2,13 +2,14 @@
 
 1. Per state, four feet on the ground: mechsym's contact_forces (H, C, the feet's Jacobians and biases from
    one generated call, M = J H^-1 J^T, d, Lemke with a check; the C route, one state and N states in one
-   call, and the Python route) against Pinocchio's forwardDynamics with the
-   four normal rows (computeAllTerms, frame Jacobians and classical accelerations, the KKT solve), on the
-   same state; their q'' agree.
+   call, and the Python route) against Pinocchio's forwardDynamics with the four normal rows
+   (computeAllTerms, frame Jacobians and classical accelerations, the KKT solve), on the same state; their
+   q'' agree.
 2. Scenario 1 (`mechsym hyq drop`, frictionless and mu = 0.8): wall time of the event-driven run for 2 s
-   (C and Python routes, warm cache, in-process) with its right-hand-side, LCP and event counts, beside MuJoCo (its URDF import with the meshes removed, a free
-   joint, spheres of 0.02175 m at the feet, position actuators kp 300 kv 10 holding the standing pose;
-   condim 1 frictionless, 3 with mu = 0.8) stepping the same 2 s at 1 ms and 0.1 ms.
+   (C and Python routes, warm cache, in-process) with its right-hand-side, LCP and event counts, beside
+   MuJoCo (its URDF import with the meshes removed, a free joint, spheres of 0.02175 m at the feet, position
+   actuators kp 300 kv 10 holding the standing pose; condim 1 frictionless, 3 with mu = 0.8) stepping the
+   same 2 s at 1 ms and 0.1 ms.
 
 Run: python benchmarks/bench_hard_contact.py  (needs the bench extra: mujoco)
 """

@@ -2,12 +2,13 @@
 cache and bound to a tree's generated contact terms (ms_contact, ms_poses) by function pointer.
 
 `CRoute(contacts)` serves HardContacts whose model is a derived tree on the C backend with every contact on
-one of its contact frames (`available` says whether it does). `forces` and `impulse` are mechsym.contact.hard's
-contact_forces and impulse over N states in one call; `held` is the right-hand side of mechsym.contact.hard_run with
-the contact states held, the PD hold computed in C, and the guards' per-contact values. A state the C route
-does not decide (a Lemke ray, a failed check, a non-unique support where the Python route takes its
-minimum-norm solution, a singular held system) is reported by its status, and the caller solves that state
-by the Python route, which also words the errors.
+one of its contact frames (`available` says whether it does). `forces` and `impulse` are
+mechsym.contact.hard's contact_forces and impulse over N states in one call; `held` is the right-hand side of
+mechsym.contact.hard_run with the contact states held, the PD hold computed in C, and the guards' per-contact
+values; `kin` the gaps and contact rows of a configuration. A state the C route does not decide (a Lemke ray,
+a failed check, a non-unique support where the Python route takes its minimum-norm solution, a singular held
+system) is reported by its status, and the caller solves that state by the Python route, which also words the
+errors.
 """
 from __future__ import annotations
 
@@ -48,9 +49,6 @@ def library():
     dll.mc_forces.restype = ctypes.c_int
     dll.mc_impulse.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P]
     dll.mc_impulse.restype = ctypes.c_int
-    dll.mc_held.argtypes = [_P, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double, ctypes.c_double, _P,
-                            ctypes.c_int, ctypes.c_double, _P, _P, _P, _P, _P, _P, _P, _P, _P]
-    dll.mc_held.restype = ctypes.c_int
     dll.mc_held_many.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_int, _P, _P, ctypes.c_double,
                                  ctypes.c_double, _P, ctypes.c_double, _P, _P, _P, _P]
     dll.mc_held_many.restype = ctypes.c_int

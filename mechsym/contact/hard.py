@@ -519,7 +519,8 @@ def _c_forces(c, q, v, tau, hc, mu, active, slip_tol, guess, t):
         if b["info"][0] == 0:
             m = int(b["info"][3])
             info = {"route": "c", "warm": bool(b["info"][1]), "pivots": int(b["info"][2]),
-                    "violation": float(b["violation"][0]), "z": b["z"][:m].copy(), "w": b["w"][:m].copy(), "status": 0}
+                    "violation": float(b["violation"][0]), "z": b["z"][:m].copy(), "w": b["w"][:m].copy(),
+                    "status": 0}
             sol = ContactSolution(b["lam"].copy(), b["qdd"].copy(), b["accel"].copy(), b["state"].copy(), info)
             sol.tangential_accel = b["taccel"].copy()
             return sol
@@ -645,7 +646,8 @@ def _c_impulse(c, q, v, hc, e, mu, active, t):
     if single:
         return ImpulseSolution(*(out[f][0] for f in fields), {"route": "c", "block": bool(out["block"][0]),
                                                               "status": int(out["status"][0])})
-    return ImpulseSolution(*(out[f] for f in fields), {"route": "c", "block": out["block"], "status": out["status"]})
+    return ImpulseSolution(*(out[f] for f in fields),
+                           {"route": "c", "block": out["block"], "status": out["status"]})
 
 
 def _check_states(model, q, v, tau):

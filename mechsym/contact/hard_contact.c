@@ -218,7 +218,8 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
   for (int i = 0; i < n; i++) if (basis[i] >= n && basis[i] < 2 * n) Sidx[ns++] = basis[i] - n;
   if (ns) {
     /* in increasing order, as a boolean mask selects them */
-    for (int a = 1; a < ns; a++) for (int b = a; b > 0 && Sidx[b - 1] > Sidx[b]; b--) { int t = Sidx[b]; Sidx[b] = Sidx[b - 1]; Sidx[b - 1] = t; }
+    for (int a = 1; a < ns; a++)
+      for (int b = a; b > 0 && Sidx[b - 1] > Sidx[b]; b--) { int t = Sidx[b]; Sidx[b] = Sidx[b - 1]; Sidx[b - 1] = t; }
     for (int a = 0; a < ns; a++)
       for (int b = 0; b < ns; b++) Ms[a * ns + b] = M[Sidx[a] * n + Sidx[b]];
     double rc;
@@ -623,8 +624,8 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
    act + nq - nv), and the guards' per-contact values. y = [q, v] (raw: the quaternion as integrated).
    Outputs: ydot (nq + nv), lam (n x 3), rates (n x 3), gap (n; only where need_gap), loss, slip, stick (n
    each, +inf where a guard does not apply), accn (n: every contact's normal gap acceleration). fast: per
-   contact, 1 when the slide follows v_t, 0 when it keeps sdir0 (2 per contact). Returns MC_OK, MC_NOT_PD, or MC_AMBIGUOUS when the constrained system is
-   singular (redundant contacts: the Python route takes its minimum-norm solution). */
+   contact, 1 when the slide follows v_t, 0 when it keeps sdir0 (2 per contact). Returns MC_OK, MC_NOT_PD,
+   or MC_AMBIGUOUS when the constrained system is singular (redundant contacts: the Python route takes its minimum-norm solution). */
 int mc_held(const mc_model *m, const double *y, const int *state, const double *mu, const int *fast,
             const double *sdir0, int nact, const int *act, const double *qref, double kp, double kd,
             const double *tau_in, int need_gap, double slow, double *work, int *iwork, double *ydot, double *lam,

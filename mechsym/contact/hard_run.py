@@ -532,13 +532,14 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     """Event-driven simulation of `contacts.model` with hard contacts from (q0, v0) over [0, t_end].
 
     mu: friction coefficient (one, or one per contact); e: restitution (one, or per contact, in [0, 1]).
-    controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0),
-    or a callable tau(t, q, v). route: 'auto' (the held right-hand side and guards compiled, by
-    mechsym.contact.c_contact, where the model is a derived tree on the C backend; the PD hold computed in
-    C), 'c' (that, an InputError where it does not apply) or 'python'. The table holds the uniform grid 0..t_end (step dt, default t_end/1000):
-    t, the configuration (model.q_names, else q0..), the velocity (model.v_names, else v0..), and per
-    contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and CONTACT.impulse (N s, the normal
-    impulses of the impacts in (t_k - dt, t_k], on the first grid sample at or after each impact)."""
+    controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0), or a
+    callable tau(t, q, v). route: 'auto' (the held right-hand side and guards compiled, by
+    mechsym.contact.c_contact, where the model is a derived tree on the C backend; the PD hold computed in C),
+    'c' (that, an InputError where it does not apply) or 'python'. The table holds the uniform grid 0..t_end
+    (step dt, default t_end/1000): t, the configuration (model.q_names, else q0..), the velocity
+    (model.v_names, else v0..), and per contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and
+    CONTACT.impulse (N s, the normal impulses of the impacts in (t_k - dt, t_k], on the first grid sample at
+    or after each impact)."""
     from mechsym.rigid3d import check_run, uniform_grid
 
     if not isinstance(contacts, HardContacts):
