@@ -81,6 +81,12 @@ def _addr(a):
     return a.ctypes.data
 
 
+def _interrupted(ret):
+    """A call over many states that SIGINT stopped (MC_INTERRUPTED) ends as Python's Ctrl-C does."""
+    if ret < 0:
+        raise KeyboardInterrupt
+
+
 def _addresses(arrays):
     """The arrays' addresses as one C array (void *[]), passed by its own address."""
     arrays = list(arrays)
@@ -170,10 +176,10 @@ class CRoute:
         out = {"lam": np.zeros((N, n, 3)), "qdd": np.zeros((N, self.nv)), "accel": np.zeros((N, n)),
                "taccel": np.zeros((N, n, 2)), "state": np.zeros((N, n), np.int32), "z": np.zeros((N, mmax)),
                "w": np.zeros((N, mmax)), "info": np.zeros((N, 4), np.int32), "violation": np.zeros(N)}
-        self.dll.mc_forces(self._mp, N, _addr(q), _addr(v), _addr(tau), _addr(mu), _addr(act), float(slip_tol),
-                           None if g is None else _addr(g), float(check_tol), self._work_a, self._iwork_a,
-                           *(_addr(out[k]) for k in ("lam", "qdd", "accel", "taccel", "state", "z", "w", "info",
-                                                      "violation")))
+        outputs = (_addr(out[k]) for k in ("lam", "qdd", "accel", "taccel", "state", "z", "w", "info", "violation"))
+        _interrupted(self.dll.mc_forces(self._mp, N, _addr(q), _addr(v), _addr(tau), _addr(mu), _addr(act),
+                                        float(slip_tol), None if g is None else _addr(g), float(check_tol),
+                                        self._work_a, self._iwork_a, *outputs))
         info = out.pop("info")
         out.update(status=info[:, 0], warm=info[:, 1].astype(bool), pivots=info[:, 2], size=info[:, 3])
         return out
@@ -188,9 +194,9 @@ class CRoute:
         act = np.ascontiguousarray(active, np.int32)
         out = {"v_plus": np.zeros((N, self.nv)), "Lam": np.zeros((N, n, 3)), "rate_before": np.zeros((N, n)),
                "rate_after": np.zeros((N, n)), "state": np.zeros((N, n), np.int32), "info": np.zeros((N, 4), np.int32)}
-        self.dll.mc_impulse(self._mp, N, _addr(q), _addr(v), _addr(mu), _addr(e), _addr(act), float(check_tol),
-                            self._work_a, self._iwork_a, *(_addr(out[k]) for k in ("v_plus", "Lam", "rate_before",
-                                                                                    "rate_after", "state", "info")))
+        outputs = (_addr(out[k]) for k in ("v_plus", "Lam", "rate_before", "rate_after", "state", "info"))
+        _interrupted(self.dll.mc_impulse(self._mp, N, _addr(q), _addr(v), _addr(mu), _addr(e), _addr(act),
+                                         float(check_tol), self._work_a, self._iwork_a, *outputs))
         info = out.pop("info")
         out.update(status=info[:, 0], block=info[:, 1].astype(bool), pivots=info[:, 2])
         return out
@@ -254,10 +260,10 @@ class CRoute:
         sdir = np.ascontiguousarray(sdir, float)
         tau = None if tau is None else np.ascontiguousarray(tau, float)
         lam, status = np.zeros((N, self.n, 3)), np.zeros(N, np.int32)
-        self.dll.mc_held_many(self._mp, N, _addr(Y), _addr(states), _addr(fast), _addr(sdir), _addr(self.mu),
-                              self._nact, _addr(self._act), _addr(self._qref), self._kp, self._kd,
-                              None if tau is None else _addr(tau), float(slow), self._work_a, self._iwork_a,
-                              _addr(lam), _addr(status))
+        _interrupted(self.dll.mc_held_many(self._mp, N, _addr(Y), _addr(states), _addr(fast), _addr(sdir),
+                                           _addr(self.mu), self._nact, _addr(self._act), _addr(self._qref),
+                                           self._kp, self._kd, None if tau is None else _addr(tau), float(slow),
+                                           self._work_a, self._iwork_a, _addr(lam), _addr(status)))
         return lam, status
 
     def held(self, y, need_gap, slow, tau=None):

@@ -285,3 +285,32 @@ def test_gaps_and_rows_equal_the_model_route(hyq):
         rows = np.einsum("ab,nbk->nak", B, J[:, :3] + 0.02175 * np.einsum("ab,nbk->nak", nx, J[:, 3:]))
         np.testing.assert_allclose(hc.jacobian(qq), rows, rtol=0, atol=1e-13)
         np.testing.assert_allclose(hc.rates_normal(qq, v), rows[:, 0] @ v, rtol=0, atol=1e-13)
+
+
+def test_ctrl_c_ends_a_call_over_many_states(hyq):
+    """SIGINT during one C call over many states (a second or more) ends it at once with KeyboardInterrupt (the
+    loop polls the flag its handler raises) and puts Python's handler back."""
+    import os
+    import signal
+    import threading
+    import time
+
+    contacts, q = hyq
+    n = 20000
+    Q, V = np.tile(q, (n, 1)), np.zeros((n, 18))
+    T = np.tile(np.concatenate([np.zeros(6), np.ones(12)]), (n, 1))
+    t0 = time.perf_counter()
+    contact_forces(Q[:2000], V[:2000], T[:2000], contacts, mu=0.8)
+    per_state = (time.perf_counter() - t0) / 2000
+    m = int(min(max(1.5 / per_state, 20000), 150000))   # a call of about 1.5 s (20000 to 150000 states)
+    Q, V, T = np.tile(q, (m, 1)), np.zeros((m, 18)), np.tile(T[0], (m, 1))
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        contact_forces(Q, V, T, contacts, mu=0.8)
+    elapsed = time.perf_counter() - start
+    timer.join()
+    assert elapsed < 0.2 + 0.5 < m * per_state, (elapsed, m * per_state)
+    assert signal.getsignal(signal.SIGINT) is before
