@@ -176,11 +176,9 @@ class Vehicle:
             out["gr"], out["gf"] = f["Fr"] / f["Nr"], f["Ff"] / f["Nf"]
         if not derivatives:
             return out, None, None
-        moves = self.stance.derivatives(pose, (), x0)
         result = []
-        for j, (d, move, c) in enumerate(zip(rates, moves, clear[1])):
-            d = dict(d)
-            d.update({k: move[s] for k, s in SPINS.items()})
+        for j, (d, c) in enumerate(zip(rates, clear[1])):
+            d = {k: d[SPINS.get(k, k)] for k in (*FORCES, *SPINS)}
             d["phi_r"], d["phi_f"] = (np.full_like(pose.phi_r, float(j == 0)), np.full_like(pose.phi_r, float(j == 1)))
             d.update({f"c_{k}": v for k, v in c.items()})
             with np.errstate(all="ignore"):

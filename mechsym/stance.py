@@ -161,8 +161,9 @@ class Stance:
     def compiled(self, values, what, which=None):
         """A numeric function of the stance's arguments (or of the inputs only, for the centres), cached per
         parameter values. what: 'trail_centre', 'lead_centre' (reference frame, relative to its centre of
-        mass, functions of the inputs), 'local' (`which` = (body, point): see `local`), 'q' (the body coordinates in `which`, a tuple of indices), 'point'
-        (`which` = (body, point)), 'outputs', or 'derivatives' (see `derivatives`)."""
+        mass, functions of the inputs), 'local' (`which` = (body, point): see `local`), 'q' (the body
+        coordinates at the indices `which`), 'point' (`which` = (body, point)), 'outputs', or 'derivatives'
+        (see `derivatives`)."""
         key = (tuple(values), what, which)
         if key not in self._compiled:
             subs = dict(zip(self.constraints.params, (sp.Float(v) for v in values)))
@@ -309,7 +310,8 @@ class Stance:
 
     def forces(self, pose, names, derivatives=False, x0=0.0):
         """The equilibrium unknowns `names` (ContactStatics) at the poses; with `derivatives` also their exact
-        derivatives by each input at a fixed lead contact: (values, [name -> array per input])."""
+        derivatives by each input at a fixed lead contact, and those of the other coordinates (by name):
+        (values, [name -> array, one dict per input])."""
         st, con = self.statics, self.constraints
         which = self._needed(tuple(names))
         q = [0.0] * len(con.q)
@@ -321,11 +323,12 @@ class Stance:
         values = st.solve(q, beta, pose.values, list(names), wrt=wrt)
         if not derivatives:
             return values, None
-        rates = self.derivatives(pose, which, x0)
         per_input = []
-        for d in rates:
-            per_input.append({n: sum(values[(n, con.q[i])] * d[i] for i in which)
-                              + values[(n, self.trail.angle)] * d["beta_trail"] for n in names})
+        for d in self.derivatives(pose, which, x0):
+            rates = {n: sum(values[(n, con.q[i])] * d[i] for i in which) + values[(n, self.trail.angle)] * d["beta_trail"]
+                     for n in names}
+            rates.update({k: d[k] for k in self.outputs})
+            per_input.append(rates)
         return values, per_input
 
     def _needed(self, names):
