@@ -99,7 +99,8 @@ class Vehicle:
         self.p = np.array([self.values[n] for n in self.mechanism.parameters])
         v = self.values
         self.r = v["r"]
-        self.mass = 2 * v["m_wheel"] + 2 * v["m_leg"] + v["m_body"]
+        subs = dict(zip(self.statics.constraints.params, self.p))
+        self.mass = sum(float(self.mechanism.bodies[b].mass.xreplace(subs)) for b in self.statics.constraints.bodies)
         self.weight = v["g"] * self.mass
         self._body = [self.stance.local(self.p, "body", j, (0.0, 0.0))[0] for j in ("Jr", "Jf")]
 
