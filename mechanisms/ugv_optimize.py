@@ -253,7 +253,7 @@ def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter):
         if not derivatives:
             return values, None
         by_r, by_f = dict(d_r, **_stage_rows(prob, d_r, True)), dict(d_f, **_stage_rows(prob, d_f, True))
-        return values, {k: np.stack([by_r[k], by_f[k]], axis=1) for k in values}
+        return values, {k: np.stack([by_r[k], by_f[k]], axis=1) for k in STAGE_ROWS + CRITERION_TERMS}
 
     def accept(u):
         _, f, th_r, th_f = _evaluate(prob, u[:, 0], u[:, 1])
@@ -267,6 +267,7 @@ def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter):
     return None if out is None else (out[0][:, 0], out[0][:, 1], out[1])
 
 
+CRITERION_TERMS = ("M_r", "th_r", "th_f", "gr", "gf")  # what the criteria of the refinement read
 STAGE_ROWS = ("slip_Fr+1", "slip_Fr-1", "lift_Nr", "slip_Ff+1", "slip_Ff-1", "lift_Nf", "c_wheels", "c_rear", "c_front")
 
 
