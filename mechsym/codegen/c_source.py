@@ -35,7 +35,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
 from mechsym.codegen import c_runtime
-from mechsym.codegen.sparse_plan import emit_c, jacobian_pattern, plan
+from mechsym.codegen.sparse_plan import emit_c
 
 
 class CPrinter(C99CodePrinter):
@@ -83,33 +83,40 @@ def count_flops(exprs) -> int:
     return int(total)
 
 
+# the static C function each spec function is printed as (the names the C runtime calls), and the value
+# printed for a function without outputs (C has no empty arrays; an absent branch condition holds)
+C_NAMES = {"phi": "phi1", "gamma": "gamma1", "gamma3": "gamma3_1", "applied": "applied1", "applied_rate": "apprate1",
+           "mass": "mass1", "points": "points1", "branches": "branch1", "energy": "energy1", "jac_values": "jacd1"}
+PLACEHOLDER = {"branches": 1}
+
+
 def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
-    """C source and metadata (sizes, names, slot layout) of a derived System. The source includes the C
+    """C source and metadata of a derived System: `render` of its spec (mechsym.codegen.spec)."""
+    from mechsym.codegen import spec
+
+    return render(spec.generate(system), prefix, headers)
+
+
+def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
+    """C source and metadata (sizes, slot layout, flop counts) of a codegen Spec. The source includes the C
     runtime (mechsym.codegen.c_runtime) and names its entry points `prefix`NAME through the MS_PREFIX macro;
     `headers` are local headers included before the runtime (an export's own)."""
-    con, eqs = system.constraints, system.equations
-    mech = con.mechanism
-    nq, m, k, npar = con.n, len(con.rows), len(con.theta), len(con.params)
-    entries, varying = jacobian_pattern(con.jacobian)
-    pl = plan(m, entries) if m == nq else None
-    q, qd, th, p = con.q, con.qd, con.theta, con.params
-    point_exprs = [c for name in con.points for c in con.points[name]]
-    from mechsym.kinematics import _point_symbols
-
-    branch_exprs = [b.expr.xreplace(_point_symbols(con)) for b in mech.branches]
-    src = [HEADER.format(name=mech.name), f"#define MS_PREFIX {prefix}", *(f'#include "{h}"' for h in headers),
+    z, fns, jacobian = spec.sizes, spec.functions, spec.jacobian
+    nq, m = z["nq"], z["nrow"]
+    pl, varying = jacobian.plan, jacobian.varying
+    q = dict(fns["phi"].inputs)["q"]
+    src = [HEADER.format(name=spec.name), f"#define MS_PREFIX {prefix}", *(f'#include "{h}"' for h in headers),
            c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"), ""]
-    src.append(f"#define NQ {nq}\n#define NROW {m}\n#define NTH {k}\n#define NPAR {npar}\n#define NJ {con.n_joint_rows}\n")
-    angles = [q[3 * i + 2] for i in range(len(con.bodies))]
-    sc = sp.symbols(f"sc0:{max(1, 2 * len(angles))}", real=True)
+    src.append(f"#define NQ {nq}\n#define NROW {m}\n#define NTH {z['nth']}\n#define NPAR {z['npar']}\n#define NJ {z['nj']}\n")
+    sc = sp.symbols(f"sc0:{max(1, 2 * len(spec.angles))}", real=True)
     trig = {}
-    for i, a in enumerate(angles):
-        trig[sp.sin(a)], trig[sp.cos(a)] = sc[2 * i], sc[2 * i + 1]
+    for i, k in enumerate(spec.angles):
+        trig[sp.sin(q[k])], trig[sp.cos(q[k])] = sc[2 * i], sc[2 * i + 1]
     src.append(f"#define NSC {len(sc)}\n")
     src.append("/* sines and cosines of the body angles, computed once per configuration */\n"
                "static void trig1(const double *q, double *sc) {\n  (void)q; (void)sc;\n"
-               + "".join(f"  sc[{2 * i}] = sin(q[{3 * i + 2}]); sc[{2 * i + 1}] = cos(q[{3 * i + 2}]);\n"
-                         for i in range(len(angles))) + "}\n")
+               + "".join(f"  sc[{2 * i}] = sin(q[{k}]); sc[{2 * i + 1}] = cos(q[{k}]);\n"
+                         for i, k in enumerate(spec.angles)) + "}\n")
 
     def with_trig(name, args, exprs):
         """name_s(args..., sc, out) from the expressions with shared trig, and name(args..., out)."""
@@ -120,28 +127,25 @@ def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         src.append(f"static void {name}({sig}, double *out) {{\n  double sc[NSC];\n  trig1(q, sc);\n"
                    f"  {name}_s({call}, sc, out);\n}}\n")
 
-    with_trig("phi1", [("q", q), ("th", th), ("p", p)], con.rows)
-    with_trig("gamma1", [("q", q), ("qd", qd), ("p", p)], con.gamma)
-    with_trig("gamma3_1", [("q", q), ("qd", qd), ("qdd", con.qdd), ("p", p)], con.gamma3)
-    with_trig("applied1", [("q", q), ("p", p)], eqs.applied)
-    with_trig("apprate1", [("q", q), ("qd", qd), ("p", p)], [eqs.applied_rate])
-    src.append(per_sample_function("mass1", [("p", p)], eqs.mass))
-    with_trig("points1", [("q", q), ("p", p)], point_exprs or [0])
-    with_trig("branch1", [("q", q), ("p", p)], branch_exprs or [1])
-    src.append(f"#define NBRANCH {max(1, len(branch_exprs))}\n#define NBRANCH_USED {len(branch_exprs)}\n")
-    with_trig("energy1", [("q", q), ("qd", qd), ("p", p)], [eqs.kinetic, eqs.potential])
-    with_trig("jacd1", [("q", q), ("p", p)], [e for _, _, e in varying] or [0])
-    dense = [f"  out[{i * nq + j}] = v[{n}];" for n, (i, j, _) in enumerate(varying)]
-    dense += [f"  out[{i * nq + j}] = {v!r};" for (i, j), v in entries.items() if v is not None]
+    for f in fns.values():
+        outputs = list(f.outputs) or [PLACEHOLDER.get(f.name, 0)]
+        if "q" in dict(f.inputs):
+            with_trig(C_NAMES[f.name], list(f.inputs), outputs)
+        else:
+            src.append(per_sample_function(C_NAMES[f.name], list(f.inputs), outputs))
+        if f.name == "branches":
+            src.append(f"#define NBRANCH {max(1, len(f.outputs))}\n#define NBRANCH_USED {len(f.outputs)}\n")
+    dense = [f"  out[{i * nq + j}] = v[{n}];" for n, (i, j) in enumerate(varying)]
+    dense += [f"  out[{i * nq + j}] = {v!r};" for (i, j), v in jacobian.entries.items() if v is not None]
     src.append("static void jac1(const double *q, const double *p, double *out) {\n"
                f"  double v[{max(1, len(varying))}];\n  memset(out, 0, sizeof(double) * NROW * NQ);\n"
                "  jacd1(q, p, v);\n" + "\n".join(dense) + "\n}\n")
-    meta = {"nq": nq, "nrow": m, "nth": k, "npar": npar, "n_points": len(point_exprs) // 2,
-            "n_branches": len(branch_exprs), "square": pl is not None}
+    meta = {"nq": nq, "nrow": m, "nth": z["nth"], "npar": z["npar"], "n_points": z["n_points"],
+            "n_branches": z["n_branches"], "square": pl is not None}
     if pl is not None:
         src.append(c_runtime.include("ms_dense.h"))
         src.append(emit_c(pl, "lu"))
-        fill = [f"  a[{pl.slots[(i, j)]}] = v[{n}];" for n, (i, j, _) in enumerate(varying)]
+        fill = [f"  a[{pl.slots[(i, j)]}] = v[{n}];" for n, (i, j) in enumerate(varying)]
         consts = [f"  a[{s}] = {v!r};" for s, v in pl.constants.items()]
         src.append("/* Phi_q at q (with its trig sc) into the factorisation slots */\n"
                    "static void jac_slots(const double *q, const double *sc, const double *p, double *a) {\n"
@@ -151,11 +155,9 @@ def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         meta["block"] = len(pl.block_rows)
         meta["nslot"] = len(pl.slots)
     src.append(c_runtime.include("ms_batch.h"))
-    flops = {
-        "phi": count_flops(con.rows), "jacobian": count_flops([e for _, _, e in varying]),
-        "gamma": count_flops(con.gamma), "applied": count_flops(eqs.applied),
-        "gamma3": count_flops(con.gamma3), "applied_rate": count_flops([eqs.applied_rate]),
-    }
+    flops = {name: count_flops(fns[f].outputs) for name, f in (
+        ("phi", "phi"), ("jacobian", "jac_values"), ("gamma", "gamma"), ("applied", "applied"), ("gamma3", "gamma3"),
+        ("applied_rate", "applied_rate"))}
     if pl is not None:
         r = len(pl.block_rows)
         elim = sum(len(lw) + 2 * len(up) for lw, up in zip(pl.lower, pl.updates))
