@@ -103,3 +103,57 @@ def test_spec_derives_costly_outputs_on_first_use():
     f = system.spec.functions["gamma3"]
     assert "outputs" not in vars(f) and "gamma3" not in vars(system.constraints)
     assert f.outputs == tuple(system.constraints.gamma3)
+
+
+def _program():
+    """A small Program with shared temporaries, a norm and a parameter: rates of a damped spring in 2-D."""
+    from mechsym.codegen.program import Program
+
+    y = sp.symbols("x z vx vz", real=True)
+    prog = Program(y)
+    k, c = prog.param("k"), prog.param("c")
+    r = prog.norm(y[0] ** 2 + y[1] ** 2)
+    stretch = prog.let(r - 1)
+    ex, ez = prog.let(y[0] / r), prog.let(y[1] / r)
+    f = prog.let(-k * stretch - c * (ex * y[2] + ez * y[3]))
+    prog.output([y[2], y[3], f * ex, f * ez - 9.81])
+    return prog, y, (k, c)
+
+
+def _flat(prog, e):
+    """e with every temporary of the program substituted (the expression the program computes)."""
+    for t, v in reversed(prog.values + prog.derivatives):
+        e = e.xreplace({t: v})
+    return e
+
+
+def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path):
+    prog, y, (k, c) = _program()
+    spec = prog.spec("spring")
+    codegen_spec.check(spec)
+    assert list(spec.functions) == ["rhs", "jac_values"] and spec.functions["rhs"].temporaries == tuple(prog.values)
+    states = np.array([[0.9, 0.6, 0.3, -0.2], [-1.2, 0.4, -0.5, 0.7]]).T
+    params = np.array([40.0, 0.3])
+    at = lambda s: {y[0]: s[0], y[1]: s[1], y[2]: s[2], y[3]: s[3], k: params[0], c: params[1]}
+    flat = sp.Matrix([_flat(prog, o) for o in prog.outputs])
+    exact_rates = np.array([[float(e.xreplace(at(s))) for e in flat] for s in states.T]).T
+    exact_jac = np.array([np.array(flat.jacobian(sp.Matrix(y)).xreplace(at(s)), float) for s in states.T])
+    rates, jacobians = prog.numpy_functions()
+    assert agree(rates(states, params), exact_rates, 1e-13)
+    assert agree(np.moveaxis(jacobians(states, params), -1, 0), exact_jac, 1e-13)
+    if c_backend.compiler() is None:
+        return
+    from mechsym.codegen.program import CProgram
+
+    compiled = CProgram(c_backend.build_source("spring", "spec-test", lambda: (prog.c_source(), {
+        "kind": "program", "n": 4, "params": list(prog.params)}), tmp_path))
+    assert agree(compiled.rates(states, params), exact_rates, 1e-13)
+    assert agree(np.moveaxis(compiled.jacobians(states, params), -1, 0), exact_jac, 1e-13)
+
+
+def test_check_refuses_a_temporary_used_before_it_is_defined():
+    x = sp.Symbol("x")
+    t0, t1 = sp.symbols("t0 t1")
+    f = codegen_spec.Function("f", [("x", (x,))], [t1], temporaries=[(t1, 2 * t0), (t0, x + 1)])
+    with pytest.raises(ValueError, match=r"temporary t1 uses \['t0'\] before they are defined"):
+        codegen_spec.check(codegen_spec.Spec("m", {}, {"f": f}, None))

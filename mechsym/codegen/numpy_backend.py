@@ -18,12 +18,36 @@ def _lambdify(groups, exprs):
     return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=True)
 
 
-class VectorFunction:
-    """f(*groups) -> array (len(exprs), *sample_shape)."""
+def _straight_line(groups, exprs, temporaries):
+    """A numpy function of the groups printing the temporaries in order, then returning the expressions: a
+    straight-line program stays one (lambdify would substitute its temporaries into one large expression)."""
+    from sympy.printing.numpy import NumPyPrinter
 
-    def __init__(self, groups, exprs):
+    names = {s: sp.Symbol(f"g{k}_{i}") for k, g in enumerate(groups) for i, s in enumerate(g)}
+    printer = NumPyPrinter({"fully_qualified_modules": True})
+    py = lambda e: printer.doprint(sp.sympify(e).xreplace(names))
+    args = [f"g{k}" for k in range(len(groups))]
+    lines = [f"def f({', '.join(args)}):"]
+    lines += [f"    {''.join(f'g{k}_{i}, ' for i in range(len(g)))}= g{k}" for k, g in enumerate(groups) if len(g)]
+    lines += [f"    {t} = {py(e)}" for t, e in temporaries]
+    lines.append(f"    return [{', '.join(py(e) for e in exprs)}]")
+    namespace = {"numpy": np}
+    exec("\n".join(lines), namespace)  # noqa: S102 (our own generated code)
+    return namespace["f"]
+
+
+class VectorFunction:
+    """f(*groups) -> array (len(exprs), *sample_shape); with `temporaries` (straight-line assignments the
+    expressions use, see mechsym.codegen.spec.Function) printed as a straight-line numpy function."""
+
+    def __init__(self, groups, exprs, temporaries=()):
         self.exprs = tuple(sp.sympify(e) for e in exprs)
-        self._f = _lambdify(groups, self.exprs) if self.exprs else None
+        if not self.exprs:
+            self._f = None
+        elif temporaries:
+            self._f = _straight_line(groups, self.exprs, temporaries)
+        else:
+            self._f = _lambdify(groups, self.exprs)
 
     def __call__(self, *args):
         shape = _sample_shape(args)
@@ -80,7 +104,7 @@ class Rendered:
             value = SparseMatrixFunction((jac.rows, jac.cols), jac.entries, jac.varying, getattr(self, jac.values))
         else:
             f = spec.functions[name]
-            value = VectorFunction(f.groups, f.outputs)
+            value = VectorFunction(f.groups, f.outputs, f.temporaries)
         setattr(self, name, value)
         return value
 

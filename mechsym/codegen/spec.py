@@ -33,10 +33,14 @@ __all__ = ["Function", "SparseJacobian", "Spec", "generate"]
 class Function:
     """out[i] = outputs[i], a function of named input groups ((name, symbols), ...). `outputs` may be given
     as a callable that derives them on first use (gamma3 is a further differentiation that only some
-    analyses need, and the numpy printer renders a function only when it is called)."""
+    analyses need, and the numpy printer renders a function only when it is called). `temporaries` are
+    straight-line assignments (symbol, expression), each over the inputs and the temporaries before it,
+    printed in order before the outputs (a Program's shared intermediate values); without them a printer
+    eliminates common subexpressions itself."""
 
-    def __init__(self, name: str, inputs, outputs, doc: str = ""):
+    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=()):
         self.name, self.inputs, self.doc = name, tuple(inputs), doc
+        self.temporaries = tuple(temporaries)
         self._outputs = outputs
 
     @cached_property
@@ -69,14 +73,14 @@ class SparseJacobian:
 
 @dataclass(frozen=True)
 class Spec:
-    """Everything a backend prints for one mechanism: sizes, functions (name -> Function, in print order),
-    the sparse Jacobian of Phi_q, and the indices of q that are body angles (whose sines and cosines a
-    printer may compute once per configuration)."""
+    """Everything a backend prints: sizes, functions (name -> Function, in print order), a sparse Jacobian
+    (of Phi_q for a mechanism, of the rates for a Program; or None), and the indices of the first input
+    group that are body angles (whose sines and cosines a printer may compute once per configuration)."""
 
     name: str
     sizes: dict
     functions: dict
-    jacobian: SparseJacobian
+    jacobian: SparseJacobian | None
     angles: tuple = field(default=())
 
 
@@ -117,6 +121,12 @@ def check(spec: Spec):
     a printer can render without knowing where it came from)."""
     for f in spec.functions.values():
         known = {s for _, symbols in f.inputs for s in symbols}
+        for t, e in f.temporaries:
+            stray = sp.sympify(e).free_symbols - known
+            if stray:
+                raise ValueError(f"spec function '{f.name}': temporary {t} uses {sorted(map(str, stray))} before "
+                                 "they are defined")
+            known.add(t)
         for e in f.outputs:
             stray = sp.sympify(e).free_symbols - known
             if stray:
