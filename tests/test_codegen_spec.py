@@ -157,3 +157,46 @@ def test_check_refuses_a_temporary_used_before_it_is_defined():
     f = codegen_spec.Function("f", [("x", (x,))], [t1], temporaries=[(t1, 2 * t0), (t0, x + 1)])
     with pytest.raises(ValueError, match=r"temporary t1 uses \['t0'\] before they are defined"):
         codegen_spec.check(codegen_spec.Spec("m", {}, {"f": f}, None))
+
+
+def _small_spec():
+    """Two functions of a 3-state, 2-parameter system and the sparse Jacobian of the first."""
+    y = sp.symbols("a b c", real=True)
+    k = sp.symbols("k0 k1", real=True)
+    rate = [y[1] * sp.cos(y[0]) * k[0], -k[1] * y[2] ** 2 + sp.sin(y[1]), y[0] * y[1] / (1 + y[2] ** 2)]
+    energy = [y[0] ** 2 + y[1] ** 2, sp.exp(-y[2])]
+    jac = sp.Matrix(rate).jacobian(sp.Matrix(y))
+    varying = [(i, j) for i in range(3) for j in range(3) if jac[i, j] != 0]
+    inputs = [("y", y), ("p", k)]
+    functions = {"rate": codegen_spec.Function("rate", inputs, rate),
+                 "energy": codegen_spec.Function("energy", [("y", y)], energy),
+                 "jac_values": codegen_spec.Function("jac_values", inputs, [jac[i, j] for i, j in varying])}
+    jacobian = codegen_spec.SparseJacobian(3, 3, {rc: None for rc in varying}, tuple(varying), "jac_values", None)
+    return codegen_spec.Spec("small", {}, functions, jacobian), y, k, rate, energy, jac
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_callables_from_a_spec_on_either_backend(backend, tmp_path, monkeypatch):
+    """codegen.callables.load: each function of a spec with the numpy layout, for one sample and for
+    sample arrays of any shape, against sympy's evaluation; the Jacobian samples first."""
+    from mechsym.codegen import callables
+
+    if backend == "c" and c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    spec, y, k, rate, energy, jac = _small_spec()
+    fns = callables.load("small", f"test-{backend}", lambda: spec, backend)
+    assert fns.backend == backend
+    rng = np.random.default_rng(3)
+    p = np.array([1.3, 0.4])
+    for shape in [(), (5,), (2, 4)]:
+        ys = rng.uniform(-1, 1, (3,) + shape)
+        flat = ys.reshape(3, -1)
+        at = lambda n: {**dict(zip(y, flat[:, n])), **dict(zip(k, p))}
+        want_rate = np.array([[float(e.xreplace(at(n))) for e in rate] for n in range(flat.shape[1])]).T
+        want_energy = np.array([[float(e.xreplace(at(n))) for e in energy] for n in range(flat.shape[1])]).T
+        want_jac = np.array([np.array(jac.xreplace(at(n)), float) for n in range(flat.shape[1])])
+        assert fns.rate(ys, p).shape == (3,) + shape and fns.jac(ys, p).shape == shape + (3, 3)
+        assert agree(fns.rate(ys, p).reshape(3, -1), want_rate, 1e-14)
+        assert agree(fns.energy(ys).reshape(2, -1), want_energy, 1e-14)
+        assert agree(fns.jac(ys, p).reshape(-1, 3, 3), want_jac, 1e-14)

@@ -88,6 +88,8 @@ class Rendered:
     on first use), `jac` (Phi_q from its pattern and the function of its varying entries) and `sparse` (the
     elimination plan as a SparseLU, or None when Phi_q is not square)."""
 
+    backend = "numpy"
+
     def __init__(self, spec):
         from mechsym.codegen.sparse_numpy import SparseLU
 

@@ -10,7 +10,11 @@ printer of the same spec:
 - Python on floats (`mechsym.codegen.scalar_python`): the one-state tracker, each function a CSE'd
   straight-line block, the plan unrolled;
 - C (`mechsym.codegen.c_source.render`): each function a CSE'd C function (sharing the sines and cosines
-  of the body angles), the plan unrolled, and the C runtime (mechsym/codegen/runtime) around them.
+  of the body angles), the plan unrolled, and the C runtime (mechsym/codegen/runtime) around them;
+  `c_source.render_straight` for a spec of straight-line functions (a Program's, or any other).
+
+A spec need not come from a mechanism: `mechsym.codegen.program.Program.spec()` gives one, and
+`mechsym.codegen.callables.load` turns any spec into callables on either backend.
 
 So every backend evaluates the same expressions and the same elimination. The runtime algorithms that
 loop sample after sample (ms_inverse's continuation, ms_ode, ms_forward's DOP853, ms_track) exist in C
