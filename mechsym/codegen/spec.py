@@ -1,6 +1,6 @@
-"""The codegen spec: what a derived planar System asks of generated code, independent of any backend.
+"""The codegen spec: what generated code computes, independent of any backend.
 
-`generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
+For a derived planar System, `generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
 expressions) and the `SparseJacobian` of Phi_q (its pattern, the varying entries as the function
 `jac_values`, and the static elimination plan of mechsym.codegen.sparse_plan). Each backend is a
 printer of the same spec:
@@ -31,7 +31,7 @@ import sympy as sp
 
 from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan
 
-__all__ = ["Function", "SparseJacobian", "Spec", "generate"]
+__all__ = ["Function", "SparseJacobian", "Spec", "generate", "check"]
 
 
 class Function:
@@ -121,8 +121,9 @@ def generate(system) -> Spec:
 
 
 def check(spec: Spec):
-    """Raise ValueError unless every output of every function depends only on its inputs' symbols (a spec
-    a printer can render without knowing where it came from)."""
+    """Raise ValueError unless every output of every function depends only on its inputs' symbols and its
+    temporaries defined before (a spec a printer can render without knowing where it came from); the C
+    printers check before printing, so that a stray symbol is named here, not by the C compiler."""
     for f in spec.functions.values():
         known = {s for _, symbols in f.inputs for s in symbols}
         for t, e in f.temporaries:
