@@ -58,30 +58,24 @@ def c_code(expr) -> str:
     return CPrinter().doprint(expr)
 
 
+def _pointer_names(args) -> dict:
+    """Each symbol of the argument groups -> the C array element that holds it (q[0], p[3], ...)."""
+    return {s: sp.Symbol(f"{cname}[{i}]", real=True) for cname, symbols in args for i, s in enumerate(symbols)}
+
+
 def per_sample_function(name, args, exprs, out="out") -> str:
-    """static void name(const double *a1, ..., double *out) computing out[i] = exprs[i]."""
-    mapping = {}
-    for cname, symbols in args:
-        for i, s in enumerate(symbols):
-            mapping[s] = sp.Symbol(f"{cname}[{i}]", real=True)
-    exprs = [sp.sympify(e).xreplace(mapping) for e in exprs]
-    temps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("t"), order="none")
-    sig = ", ".join(f"const double *{c}" for c, _ in args)
-    lines = [f"static void {name}({sig}{', ' if sig else ''}double *{out}) {{"]
-    lines += [f"  (void){c};" for c, _ in args]
-    lines += [f"  const double {t} = {c_code(v)};" for t, v in temps]
-    lines += [f"  {out}[{i}] = {c_code(e)};" for i, e in enumerate(reduced)]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    """static void name(const double *a1, ..., double *out) computing out[i] = exprs[i], with common
+    subexpressions eliminated."""
+    mapping = _pointer_names(args)
+    temps, reduced = sp.cse([sp.sympify(e).xreplace(mapping) for e in exprs], symbols=sp.numbered_symbols("t"),
+                            order="none")
+    return straight_line_function(name, args, reduced, temps, out)
 
 
 def straight_line_function(name, args, exprs, temporaries, out="out") -> str:
     """static void name(const double *a1, ..., double *out): the temporaries in order, then out[i] = exprs[i]
     (no further elimination: a straight-line program shares its values already)."""
-    mapping = {}
-    for cname, symbols in args:
-        for i, s in enumerate(symbols):
-            mapping[s] = sp.Symbol(f"{cname}[{i}]", real=True)
+    mapping = _pointer_names(args)
     sig = ", ".join(f"const double *{c}" for c, _ in args)
     lines = [f"static void {name}({sig}{', ' if sig else ''}double *{out}) {{"]
     lines += [f"  (void){c};" for c, _ in args]
