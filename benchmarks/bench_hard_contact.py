@@ -1,13 +1,15 @@
 """Hard contact on HyQ: the per-state contact solve against Pinocchio, the 2 s drop against MuJoCo.
 
 1. Per state, four feet on the ground: mechsym's contact_forces (H, C, the feet's Jacobians and biases from
-   one generated call, M = J H^-1 J^T, d, Lemke with a check) against Pinocchio's forwardDynamics with the
-   four normal rows (computeAllTerms, frame Jacobians and classical accelerations, the KKT solve), on the
-   same state; their q'' agree.
-2. Scenario 1 (`mechsym hyq drop`, frictionless and mu = 0.8): wall time of the event-driven run for 2 s with
-   its right-hand-side, LCP and event counts, beside MuJoCo (its URDF import with the meshes removed, a free
-   joint, spheres of 0.02175 m at the feet, position actuators kp 300 kv 10 holding the standing pose;
-   condim 1 frictionless, 3 with mu = 0.8) stepping the same 2 s at 1 ms and 0.1 ms.
+   one generated call, M = J H^-1 J^T, d, Lemke with a check; the C route, one state and N states in one
+   call, and the Python route) against Pinocchio's forwardDynamics with the four normal rows
+   (computeAllTerms, frame Jacobians and classical accelerations, the KKT solve), on the same state; their
+   q'' agree.
+2. Scenario 1 (`mechsym hyq drop`, frictionless and mu = 0.8): wall time of the event-driven run for 2 s
+   (C and Python routes, warm cache, in-process) with its right-hand-side, LCP and event counts, beside
+   MuJoCo (its URDF import with the meshes removed, a free joint, spheres of 0.02175 m at the feet, position
+   actuators kp 300 kv 10 holding the standing pose; condim 1 frictionless, 3 with mu = 0.8) stepping the
+   same 2 s at 1 ms and 0.1 ms.
 
 Run: python benchmarks/bench_hard_contact.py  (needs the bench extra: mujoco)
 """
@@ -50,24 +52,31 @@ def per_state(n=2000):
 
     sol = contact_forces(q, v, tau, contacts)
     ref = pinocchio_solve()
+    py = contact_forces(q, v, tau, contacts, route="python")
     print(f"per-state contact solve, HyQ, 4 feet: lam = {np.round(sol.lam[:, 0], 3)} N, "
-          f"max |q''(mechsym) - q''(pinocchio)| = {np.abs(sol.qdd - ref).max():.2e}")
+          f"max |q''(mechsym) - q''(pinocchio)| = {np.abs(sol.qdd - ref).max():.2e}, "
+          f"C route against Python route {np.abs(sol.qdd - py.qdd).max():.2e}")
     guess = sol.info["z"] > 0
-    for name, fn in (("mechsym contact_forces, cold (generated C terms + Lemke)", lambda: contact_forces(q, v, tau, contacts)),
-                     ("mechsym contact_forces, warm start from the previous active set",
+    for name, fn in (("mechsym contact_forces, C route, cold (Lemke)", lambda: contact_forces(q, v, tau, contacts)),
+                     ("mechsym contact_forces, C route, warm start from the previous active set",
                       lambda: contact_forces(q, v, tau, contacts, guess=guess)),
+                     ("mechsym contact_forces, Python route (generated terms, numpy assembly and Lemke)",
+                      lambda: contact_forces(q, v, tau, contacts, route="python")),
                      ("pinocchio forwardDynamics (+ Jacobians, drifts)", pinocchio_solve)):
         fn()
+        reps = n if "Python" not in name else n // 10
         t0 = time.perf_counter()
-        for _ in range(n):
+        for _ in range(reps):
             fn()
-        print(f"  {name}: {1e6 * (time.perf_counter() - t0) / n:.1f} us per state")
-    terms_only = lambda: contacts.terms(q, v)  # noqa: E731
-    t0 = time.perf_counter()
-    for _ in range(n):
-        terms_only()
-    print(f"  of which mechsym's H, C, J, biases (one generated call + projection): "
-          f"{1e6 * (time.perf_counter() - t0) / n:.1f} us")
+        print(f"  {name}: {1e6 * (time.perf_counter() - t0) / reps:.1f} us per state")
+    many = 1000
+    Q, V, T = np.tile(q, (many, 1)), np.tile(v, (many, 1)), np.tile(tau, (many, 1))
+    for mu in (0.0, 0.8):
+        contact_forces(Q[:2], V[:2], T[:2], contacts, mu=mu)
+        t0 = time.perf_counter()
+        contact_forces(Q, V, T, contacts, mu=mu)
+        print(f"  mechsym contact_forces over {many} states in one call, mu = {mu}: "
+              f"{1e6 * (time.perf_counter() - t0) / many:.1f} us per state")
 
 
 def mujoco_model(mu):
@@ -132,16 +141,24 @@ def mujoco_run(mu, q0, dt, t_end=2.0):
 
 def scenario():
     contacts, q0 = hyq_contact.initial_state("drop")
+    t0 = time.perf_counter()
+    hyq_contact.simulate("drop", t_end=0.01)
+    print(f"a first 0.01 s run (imports scipy.integrate, loads the cached libraries): {time.perf_counter() - t0:.2f} s")
     for mu in (0.0, 0.8):
-        try:
-            run, table = hyq_contact.simulate("drop", mu=mu, t_end=2.0)
-            st = run.stats
-            first = run.timeline[0].t
-            print(f"mechsym hyq drop, mu = {mu}: {st['wall']:.2f} s for 2 s ({st['rhs_evaluations']} rhs, "
-                  f"{st['lcp_solves']} LCPs, {st['impacts']} impacts, {st['events']} contact events); "
-                  f"first touchdown {first:.6f} s; com at 2 s = {np.round([table['com.x'][-1], table['com.y'][-1], table['com.z'][-1]], 4)}")
-        except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
-            print(f"mechsym hyq drop, mu = {mu}: failed: {exc}")
+        for route in ("c", "python"):
+            try:
+                t0 = time.perf_counter()
+                run, table = hyq_contact.simulate("drop", mu=mu, t_end=2.0, route=route)
+                total = time.perf_counter() - t0
+                st = run.stats
+                first = run.timeline[0].t
+                print(f"mechsym hyq drop, mu = {mu}, {route} route: {st['wall']:.2f} s for 2 s, {total:.2f} s with "
+                      f"the output table ({st['rhs_evaluations']} rhs, {st['lcp_solves']} LCPs, {st['switches']} "
+                      f"switches, {st['impacts']} impacts, {st['events']} contact events); first touchdown "
+                      f"{first:.6f} s; com at 2 s = "
+                      f"{np.round([table['com.x'][-1], table['com.y'][-1], table['com.z'][-1]], 4)}")
+            except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
+                print(f"mechsym hyq drop, mu = {mu}, {route} route: failed: {exc}")
         for dt in (1e-3, 1e-4):
             wall, steps, first, com = mujoco_run(mu, q0, dt)
             print(f"  MuJoCo, mu = {mu}, dt = {dt:g}: {wall:.2f} s for {steps} steps; first contact "

@@ -33,8 +33,9 @@ def best_of(fn, repeat=3):
 
 
 def main():
+    from mechanisms import ugv_optimize as uo
     from mechanisms import ugv_study as us
-    from mechsym.track import bump
+    from mechanisms.tracks import bump
 
     t0 = time.perf_counter()
     st = us.statics()
@@ -80,9 +81,9 @@ def main():
           f"(lowest at phi_r = {pr[i] / us.DEG:.0f} deg, phi_f = {pf[i] / us.DEG:.0f} deg)")
 
     print("optimisation over the bump (x = 0..8 m, 161 stages, limits 45-135 deg, 60 deg/m, mu 0.6):")
-    for criterion in us.CRITERIA:
+    for criterion in uo.CRITERIA:
         t0 = time.perf_counter()
-        s = us.optimize(track, criterion, vehicle=vehicle, samples=81 if QUICK else 161)
+        s = uo.optimize(track, criterion, vehicle=vehicle, samples=81 if QUICK else 161)
         dt = time.perf_counter() - t0
         bc = s.best_constant
         print(f"  {criterion:17s} {dt:6.2f} s  value {s.value:.6g} (DP {s.dp_value:.6g}, "

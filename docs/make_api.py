@@ -46,6 +46,8 @@ MODULES = [
     ("mechsym.plotting", "Pictures"),
     ("mechsym.track", "Tracks (terrain profiles)"),
     ("mechsym.rolling", "Rolling contact statics"),
+    ("mechsym.stance", "A mechanism standing on two rolling contacts"),
+    ("mechsym.optimize", "Staged optimisation"),
     ("mechsym.rigid3d", "Free 3-D rigid bodies"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),
     ("mechsym.contact.points", "Contact points on a mechanism"),

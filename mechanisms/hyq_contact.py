@@ -58,15 +58,16 @@ def initial_state(scenario):
     return contacts, q
 
 
-def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol=None, kp=300.0, kd=10.0):
-    """(HardRun, table with CONTRACTS' columns) of a scenario."""
+def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol=None, kp=300.0, kd=10.0,
+             route="auto"):
+    """(HardRun, table with CONTRACTS' columns) of a scenario (route: simulate_hard's)."""
     from mechsym.contact.hard_run import pd_hold, simulate_hard
     from mechsym.results import Table
 
     contacts, q0 = initial_state(scenario)
     model = contacts.model
     run = simulate_hard(contacts, q0, np.zeros(model.nv), t_end, mu=mu, e=e, dt=dt, rtol=rtol, atol=atol,
-                        controller=pd_hold(model, q0, kp, kd))
+                        controller=pd_hold(model, q0, kp, kd), route=route)
     t = run
     cols = {"t": t["t"]}
     cols.update({n: t[n] for n in model.q_names})

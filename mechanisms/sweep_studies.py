@@ -125,7 +125,7 @@ class Optimize:
 
     @classmethod
     def from_args(cls, args):
-        from mechsym.track import SHIPPED
+        from mechanisms.tracks import SHIPPED
 
         tracks = tuple(t.strip() for t in args.tracks.split(",") if t.strip())
         unknown = [t for t in tracks if t not in SHIPPED]
@@ -134,10 +134,11 @@ class Optimize:
         return cls(tracks, args.criterion, args.mu, args.samples)
 
     def __call__(self, system, params):
+        from mechanisms import ugv_optimize as uo
         from mechanisms import ugv_study as us
 
         vehicle = us.Vehicle(params)
-        return {f"value_{_column(t)}": us.optimize(t, self.criterion, self.mu, samples=self.samples,
+        return {f"value_{_column(t)}": uo.optimize(t, self.criterion, self.mu, samples=self.samples,
                                                    vehicle=vehicle).value for t in self.tracks}
 
 

@@ -20,7 +20,9 @@ wheel); minus `axle_f.fx, fy` is its Fwl (front wheel on front leg).
 The wheels touch the track through rolling contacts (mechsym.rolling): ground force F t + N n at each
 contact, unknowns Fr, Nr (rear) and Ff, Nf (front). The chapter's assumption that both motors give the
 same torque is the tie M_r = M_f = M, which makes the quasi-static system determinate. The reported drive
-torque is -M (propulsive positive when moving +x). The analyses live in mechanisms/ugv_study.py.
+torque is -M (propulsive positive when moving +x). The analyses live in mechanisms/ugv_study.py (forces
+along a track) and mechanisms/ugv_optimize.py (optimised leg angles); the pose, the wheelbase and their
+derivatives come from this declaration through mechsym.stance.
 """
 from __future__ import annotations
 

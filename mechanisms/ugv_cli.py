@@ -76,6 +76,8 @@ def configure(parser):
 def run(args) -> int:
     import numpy as np
 
+    from mechanisms import ugv_figures as uf
+    from mechanisms import ugv_optimize as uo
     from mechanisms import ugv_study as us
     from mechsym.errors import InputError
     from mechsym.results import Table
@@ -106,23 +108,23 @@ def run(args) -> int:
         lo, hi = us.check_limits(limits)
         grid = np.linspace(lo, hi, args.grid)
         pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))
-        x = us._samples(args.x_from, args.x_to, args.samples)
+        x = us.front_positions(args.x_from, args.x_to, args.samples)
         torque = us.sweep(args.track, pr, pf, x, vehicle=vehicle)["torque"]
         clear = vehicle.clearance(pr, pf)
         ok = (clear["wheels"] >= 0) & (clear["rear"] >= 0) & (clear["front"] >= 0)
         table = Table({"x_front": np.repeat(x, len(pr)), "phi_r": np.tile(pr, len(x)), "phi_f": np.tile(pf, len(x)),
                        "torque": torque.ravel()},
                       {"x_front": "m", "phi_r": "rad", "phi_f": "rad", "torque": "N m"})
-        write_outputs(table, args.out, drawings=[(args.plot, lambda p: us.figure_sweep(p, args.track, vehicle, args.grid, x))],
+        write_outputs(table, args.out, drawings=[(args.plot, lambda p: uf.figure_sweep(p, args.track, vehicle, args.grid, x))],
                       stdout=True)
         if not ok.all():
             print(f"note: {int((~ok).sum())} of {len(ok)} pairs put the wheels too close or into the body "
                   "(their torque is geometry only)")
     elif cmd == "optimize":
-        sched = us.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, args.samples,
+        sched = uo.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, args.samples,
                             limits=limits, rate=args.rate, margin=args.margin, angle_step=args.angle_step,
                             refine=not args.no_refine, vehicle=vehicle)
-        write_outputs(sched.table, args.out, drawings=[(args.plot, lambda p: us.figure_schedule(p, sched, vehicle))],
+        write_outputs(sched.table, args.out, drawings=[(args.plot, lambda p: uf.figure_schedule(p, sched, vehicle))],
                       stdout=True)
         bc = sched.best_constant
         const = (f"best constant pair ({bc[0] / us.DEG:.4g} deg, {bc[1] / us.DEG:.4g} deg): {bc[2]:.6g}" if bc
@@ -131,7 +133,7 @@ def run(args) -> int:
               f"{', refined' if sched.refined else ''}; {const})")
         _report(sched.events)
     elif cmd == "animate":
-        x = us._samples(args.x_from, args.x_to, args.samples)
+        x = us.front_positions(args.x_from, args.x_to, args.samples)
         pr, pf = args.phi_r, args.phi_f
         if args.schedule and args.criterion:
             raise InputError("give either --schedule or --criterion, not both")
@@ -154,12 +156,12 @@ def run(args) -> int:
                                  f"x_front = {xs[i]:.6g} are outside the limits [{lo:.6g}, {hi:.6g}] rad")
             pr, pf = np.interp(x, xs, sr), np.interp(x, xs, sf)
         elif args.criterion:
-            sched = us.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, limits=limits,
+            sched = uo.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, limits=limits,
                                 vehicle=vehicle)
             pr, pf = np.interp(x, sched.x, sched.phi_r), np.interp(x, sched.x, sched.phi_f)
         else:
             us.check_pair(vehicle, pr, pf, limits)
-        us.animate(args.out, args.track, x, pr, pf, vehicle, fps=args.fps)
+        uf.animate(args.out, args.track, x, pr, pf, vehicle, fps=args.fps)
         print(f"wrote {args.out} ({len(x)} frames)")
     return 0
 

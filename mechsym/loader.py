@@ -16,6 +16,13 @@ def shipped_models() -> dict:
     return dict(MODELS)
 
 
+def shipped_tracks() -> dict:
+    """The shipped track profiles (mechanisms/tracks.py): name -> factory returning a mechsym.track.Track."""
+    from mechanisms.tracks import SHIPPED
+
+    return dict(SHIPPED)
+
+
 def model_hooks(name_or_path: str) -> dict:
     """Generic commands a shipped model computes itself: its module's CLI_HOOKS, command name ->
     hook(args, params) -> (Table, System used for drawing). Empty for model files and other models."""

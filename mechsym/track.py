@@ -6,7 +6,7 @@ A `Track` evaluates f, f' and f'' on arrays. It comes from
 * sampled points in a CSV file with columns x, y (`Track.from_csv`; a cubic smoothing spline, C2, so that
   the curvature is continuous; the track exists only over the sampled x range),
 * a Python callable that returns (f, f', f'') for an array of x (`Track.from_callable`),
-* a shipped profile (`shipped(name)`, `SHIPPED`): the chapter's bump, a rounded step, a washboard, a ramp.
+* a shipped profile by name (`shipped(name)`; the profiles live in mechanisms/tracks.py).
 
 Geometry of a wheel of radius r touching the track at x (section 8 of the chapter, Eq. 38):
 
@@ -307,83 +307,14 @@ class Track:
         return s[i] + half * (np.sqrt(1 + d1 * d1) @ weights)
 
 
-# -- shipped profiles -------------------------------------------------------------------------------------
-
-
-def bump(height=0.1, centre=4.0) -> Track:
-    """The chapter's soft bump y = 0.1 exp(-(x - 4)^2)."""
-    return Track.from_expr(height * sp.exp(-(X - centre) ** 2), "bump",
-                           description=f"soft bump y = {height:g} exp(-(x - {centre:g})^2) (the chapter's)")
-
-
-def washboard(amplitude=0.02, wavelength=1.0, start=2.0, end=6.0) -> Track:
-    """A cosine washboard y = A (1 - cos(2 pi (x - start) / wavelength)) on [start, end], flat elsewhere
-    (slope continuous at both ends; peak-to-peak 2A)."""
-    n_waves = (end - start) / wavelength
-    if abs(n_waves - round(n_waves)) > 1e-9:
-        raise InputError(f"washboard: [{start}, {end}] must hold a whole number of wavelengths {wavelength}")
-    wave = amplitude * (1 - sp.cos(2 * sp.pi * (X - start) / wavelength))
-    expr = sp.Piecewise((0, X < start), (wave, X <= end), (0, True))
-    return Track.from_expr(expr, "washboard", description=(
-        f"washboard y = {amplitude:g} (1 - cos(2 pi (x - {start:g}) / {wavelength:g})) for {start:g} <= x <= {end:g}"))
-
-
-def step(height=0.1, radius=0.5, at=4.0) -> Track:
-    """A step of `height` at x = `at` whose two edges are rounded to `radius`: a concave arc then a convex
-    arc, tangent to each other at (at, height/2) and to the flats (exact derivatives, a callable)."""
-    if not 0 < height <= 2 * radius:
-        raise InputError(f"step: height {height} must be in (0, 2 radius]")
-    cos_a = 1 - height / (2 * radius)
-    a = radius * math.sqrt(1 - cos_a * cos_a)  # half-width of the rounded riser
-
-    def fn(x):
-        x = np.asarray(x, float)
-        f, d1, d2 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
-        low = (x >= at - a) & (x < at)
-        u = x[low] - (at - a)
-        root = np.sqrt(radius * radius - u * u)
-        f[low], d1[low], d2[low] = radius - root, u / root, radius * radius / root**3
-        high = (x >= at) & (x < at + a)
-        v = x[high] - (at + a)
-        root = np.sqrt(radius * radius - v * v)
-        f[high], d1[high], d2[high] = height - radius + root, -v / root, -radius * radius / root**3
-        f[x >= at + a] = height
-        return f, d1, d2
-
-    return Track.from_callable(fn, "step", description=(
-        f"step of {height:g} m at x = {at:g}, edges rounded to {radius:g} m (riser from {at - a:.4f} to {at + a:.4f})"))
-
-
-def ramp(grade=0.1, start=3.0, radius=1.0) -> Track:
-    """A ramp of slope `grade` from x = `start` (y = grade (x - start) beyond), its concave corner rounded
-    to `radius` so that a wheel can follow it (exact derivatives, a callable)."""
-    alpha = math.atan(grade)
-    d = radius * math.tan(alpha / 2)
-    x1, x2 = start - d, start + d * math.cos(alpha)
-
-    def fn(x):
-        x = np.asarray(x, float)
-        f, d1, d2 = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
-        arc = (x >= x1) & (x < x2)
-        u = x[arc] - x1
-        root = np.sqrt(radius * radius - u * u)
-        f[arc], d1[arc], d2[arc] = radius - root, u / root, radius * radius / root**3
-        up = x >= x2
-        f[up], d1[up] = grade * (x[up] - start), grade
-        return f, d1, d2
-
-    return Track.from_callable(fn, "ramp", description=(
-        f"ramp of grade {grade:g} from x = {start:g}, corner rounded to {radius:g} m ({x1:.4f} to {x2:.4f})"))
-
-
-SHIPPED = {"bump": bump, "step": step, "washboard": washboard, "ramp": ramp}
-
-
 def shipped(name: str) -> Track:
-    """A shipped track by name (bump, step, washboard, ramp)."""
-    if name not in SHIPPED:
-        raise InputError(f"unknown track '{name}' (shipped: {', '.join(SHIPPED)}; or a CSV file with columns x, y)")
-    return SHIPPED[name]()
+    """A shipped track by name (mechanisms/tracks.py: bump, step, washboard, ramp)."""
+    from mechsym.loader import shipped_tracks
+
+    tracks = shipped_tracks()
+    if name not in tracks:
+        raise InputError(f"unknown track '{name}' (shipped: {', '.join(tracks)}; or a CSV file with columns x, y)")
+    return tracks[name]()
 
 
 def load_track(spec) -> Track:
@@ -391,8 +322,11 @@ def load_track(spec) -> Track:
     if isinstance(spec, Track):
         return spec
     spec = str(spec).strip()
-    if spec in SHIPPED:
-        return shipped(spec)
+    from mechsym.loader import shipped_tracks
+
+    names = shipped_tracks()
+    if spec in names:
+        return names[spec]()
     if spec.lower().endswith(".csv"):
         return Track.from_csv(spec)
     if "x" in spec or "(" in spec:
@@ -401,5 +335,5 @@ def load_track(spec) -> Track:
             return Track.from_expr(expr, spec)
         if expr.is_number and not expr.is_finite:
             raise InputError(f"track expression '{spec}' is not finite ({expr})")
-    raise InputError(f"unknown track '{spec}' (shipped: {', '.join(SHIPPED)}; a CSV file with columns x, y; "
+    raise InputError(f"unknown track '{spec}' (shipped: {', '.join(names)}; a CSV file with columns x, y; "
                      "or an expression in x)")

@@ -188,7 +188,9 @@ def test_model_studies_equal_their_direct_calls(tmp_path, capsys):
                  "--param", "m_body=250,300", "--out", str(out)]) == 0
     table = read_csv(out)
     assert table.names == ["m_body", "value_bump", "value_step", "status", "message"]
-    direct = us.optimize("step", "peak-torque", samples=41, params={"m_body": 250.0}).value
+    from mechanisms import ugv_optimize as uo
+
+    direct = uo.optimize("step", "peak-torque", samples=41, params={"m_body": 250.0}).value
     assert table["value_step"][0] == pytest.approx(direct, rel=1e-12)
 
 

@@ -7,7 +7,8 @@ import sympy as sp
 
 from mechsym.errors import InputError
 from mechsym.rolling import rear_contact
-from mechsym.track import SHIPPED, X, Track, bump, load_track, ramp, shipped, step, washboard
+from mechanisms.tracks import SHIPPED, bump, ramp, step, washboard
+from mechsym.track import X, Track, load_track, shipped
 
 
 def fd(fun, x, h=1e-5):

@@ -4,10 +4,12 @@ import math
 import numpy as np
 import pytest
 
+from mechanisms import ugv_optimize as uo
 from mechanisms import ugv_study as us
 from mechsym.cli import main
 from mechsym.errors import InputError, ModelError
-from mechsym.track import Track, bump, load_track
+from mechanisms.tracks import bump
+from mechsym.track import X, Track, load_track
 
 DEG = math.pi / 180
 G = 9.81
@@ -187,7 +189,7 @@ def test_bad_input(vehicle, tmp_path):
     with pytest.raises(InputError, match="mu = 0"):
         us.torque_along("bump", 90 * DEG, 90 * DEG, mu=0.0, vehicle=vehicle)
     with pytest.raises(InputError, match="mu = -1"):
-        us.optimize("bump", "grip", mu=-1.0, vehicle=vehicle)
+        uo.optimize("bump", "grip", mu=-1.0, vehicle=vehicle)
     with pytest.raises(InputError, match="not finite at x = 3"):
         us.torque_along("1/(x-3)", 90 * DEG, 90 * DEG, vehicle=vehicle)
     with pytest.raises(InputError, match="exceeds 1/r"):
@@ -198,7 +200,7 @@ def test_bad_input(vehicle, tmp_path):
     with pytest.raises(InputError, match="no placement for the rear wheel behind the front contact x = 0"):
         us.torque_along(str(short), 90 * DEG, 90 * DEG, vehicle=vehicle)
     with pytest.raises(InputError, match="unknown criterion"):
-        us.optimize("bump", "speed", vehicle=vehicle)
+        uo.optimize("bump", "speed", vehicle=vehicle)
     with pytest.raises(InputError, match="'r'"):
         us.Vehicle({"r": -0.3})
 
@@ -246,10 +248,10 @@ def _criterion(name, f, th_r, th_f):
     return np.max(np.maximum(np.abs(f["Fr"] / f["Nr"]), np.abs(f["Ff"] / f["Nf"])), axis=0)
 
 
-@pytest.mark.parametrize("criterion", us.CRITERIA)
+@pytest.mark.parametrize("criterion", uo.CRITERIA)
 def test_optimize_beats_every_constant_pair(vehicle, criterion):
-    mu, margin, limits, rate = 0.6, 0.05, us.LIMITS, us.RATE
-    sched = us.optimize("bump", criterion, mu=mu, samples=41, vehicle=vehicle)
+    mu, margin, limits, rate = 0.6, 0.05, us.LIMITS, uo.RATE
+    sched = uo.optimize("bump", criterion, mu=mu, samples=41, vehicle=vehicle)
     assert sched.table.names == ["x_front", "phi_r", "phi_f", "torque", "slip_margin", "rollover_margin"]
     _schedule_checks(vehicle, sched, mu, margin, limits, rate)
     # every constant pair of the DP grid, evaluated independently (sweep and the wheel angles by hand)
@@ -284,36 +286,83 @@ def test_minimax_refinement(vehicle):
     """With the limits at 45-160 deg the peak torque is not decided by an angle limit: SLSQP improves the DP
     path, and every constraint still holds at every x."""
     limits = (45 * DEG, 160 * DEG)
-    sched = us.optimize("bump", "peak-torque", samples=41, limits=limits, vehicle=vehicle)
+    sched = uo.optimize("bump", "peak-torque", samples=41, limits=limits, vehicle=vehicle)
     assert sched.refined and sched.value < sched.dp_value < sched.best_constant[2]
-    _schedule_checks(vehicle, sched, 0.6, 0.05, limits, us.RATE)
+    _schedule_checks(vehicle, sched, 0.6, 0.05, limits, uo.RATE)
     assert np.max(np.abs(sched.table["torque"])) == pytest.approx(sched.value, rel=1e-12)
 
 
-@pytest.mark.parametrize("track", ["bump", "step"])
-def test_stage_derivatives_are_exact(vehicle, track):
-    """Vehicle.stage's derivatives by each sample's own leg angles (the position problem differentiated
-    implicitly, the closed form symbolically) against central differences of its values."""
+def _complex_stage(vehicle, track, x, pr, pf, x_rear):
+    """The stage quantities at complex leg angles (for the complex step), written from docs/ugv.md apart from
+    mechsym.stance: Eq. 39 for the wheelbase, the rear contact by Newton in complex arithmetic from the real
+    solution x_rear, psi = angle(W_f - W_r) - gamma, the wheel angles beta - s/r - leg angle with the arc
+    length integrated from x_rear along the complex segment, the clearances from the legs' end points, and
+    the forces from the compiled closed form at the complex body angles."""
+    import sympy as sp
+
+    L, l, r = 0.83, 0.35, R_WHEEL
+    fn = sp.lambdify(X, [track.expr, track.expr.diff(X), track.expr.diff(X, 2)])
+
+    def track_fn(xc):
+        return [np.asarray(v, complex) * np.ones_like(xc) for v in fn(xc)]
+
+    def centre(xc):
+        f, d1, d2 = track_fn(xc)
+        q = np.sqrt(1 + d1 * d1)
+        return (xc - r * d1 / q, f + r / q), ((1 - r * d2 / q**3), (1 - r * d2 / q**3) * d1), d1
+
+    dx, dy = L - l * np.cos(pr) - l * np.cos(pf), l * (np.sin(pr) - np.sin(pf))
+    R2, gamma = dx * dx + dy * dy, np.arctan(dy / dx)
+    (wfx, wfy), _, d1f = centre(x.astype(complex))
+    xr = x_rear.astype(complex)
+    for _ in range(6):
+        (wrx, wry), (dwx, dwy), d1r = centre(xr)
+        ex, ey = wrx - wfx, wry - wfy
+        xr = xr - (ex * ex + ey * ey - R2) / (2 * (ex * dwx + ey * dwy))
+    (wrx, wry), _, d1r = centre(xr)
+    psi = np.arctan((wfy - wry) / (wfx - wrx)) - gamma
+    beta_r, beta_f = np.arctan(d1r), np.arctan(d1f)
+    q = [0.0] * 15
+    q[2], q[5], q[8] = psi, psi - pr, psi + pf  # the body angles: all the forces depend on (checked below)
+    f = dict(zip(us.FORCES, vehicle.statics.compile(us.FORCES, vehicle.p)(q, [beta_r, beta_f])))
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    half = (xr - x_rear) / 2
+    arc = half * (np.sqrt(1 + track_fn(x_rear[:, None] + half[:, None] * (1 + nodes))[1] ** 2) @ weights)
+    out = dict(f, th_r=beta_r - arc / r - (psi - pr), th_f=beta_f - (psi + pf), phi_r=pr, phi_f=pf,
+               c_wheels=np.sqrt(R2) - 2 * r, gr=f["Fr"] / f["Nr"], gf=f["Ff"] / f["Nf"])
+    for name, (px, py) in (("rear", (l * np.cos(pr), -l * np.sin(pr))), ("front", (L - l * np.cos(pf), -l * np.sin(pf)))):
+        ax = px - np.clip(px.real / L, 0, 1) * L if np.any((px.real < 0) | (px.real > L)) else 0 * px
+        out[f"c_{name}"] = np.sqrt(ax * ax + py * py) - r
+    return out
+
+
+@pytest.mark.parametrize("track", ["bump", "0.05*sin(2*x) + 0.02*x"])
+def test_stage_derivatives_by_complex_step(vehicle, track):
+    """Vehicle.stage's derivatives by each sample's own leg angles (mechsym.stance: the closure of the
+    declaration differentiated implicitly and symbolically, the closed-form forces by their exact partials)
+    against the complex step of an independent complex-arithmetic evaluation, step 1e-30 (no cancellation:
+    exact to rounding)."""
     t = load_track(track)
+    st = us.statics()
+    needed = set().union(*(st.solution[n].free_symbols for n in us.FORCES)) & set(st.constraints.q)
+    assert needed <= {st.constraints.q[i] for i in (2, 5, 8)}
     rng = np.random.default_rng(5)
     x = np.linspace(1, 7, 121)
     pr, pf = rng.uniform(60, 135, 121) * DEG, rng.uniform(65, 135, 121) * DEG
-    base, d_r, d_f = vehicle.stage(vehicle.place(t, x, pr, pf, paired=True), 0.0, derivatives=True)
+    pose = vehicle.place(t, x, pr, pf, paired=True)
+    base, d_r, d_f = vehicle.stage(pose, 0.0, derivatives=True)
     assert set(d_r) == set(base) == set(d_f)
-    h = 1e-6
-    for d, (er, ef) in ((d_r, (h, 0)), (d_f, (0, h))):
-        up = vehicle.stage(vehicle.place(t, x, pr + er, pf + ef, paired=True), 0.0)[0]
-        down = vehicle.stage(vehicle.place(t, x, pr - er, pf - ef, paired=True), 0.0)[0]
+    h = 1e-30
+    for d, (er, ef) in ((d_r, (1j * h, 0)), (d_f, (0, 1j * h))):
+        cs = _complex_stage(vehicle, t, x, pr + er, pf + ef, pose.x_rear)
         for k in base:
-            fd = (up[k] - down[k]) / (2 * h)
-            # central differences: ~1e-9 relative, except the wheel angle on the step, whose arc-length
-            # quadrature across the joins of the rounded edges (f'' jumps) is good to ~1e-11 m only
-            tol = 2e-5 if track == "step" and k == "th_r" else 1e-7
-            assert np.max(np.abs(d[k] - fd)) <= tol * max(np.max(np.abs(fd)), 1e-3), k
+            exact = np.imag(cs[k]) / h
+            assert np.linalg.norm(d[k] - exact) <= 1e-12 * max(np.linalg.norm(exact), 1.0), k  # seen <= 2e-15
+            assert np.allclose(np.real(cs[k]), base[k], rtol=1e-12, atol=1e-9) or k in ("th_r", "th_f"), k
 
 
 def test_optimize_reports_unavoidable_slip(vehicle):
-    sched = us.optimize("bump", "torque-variation", mu=0.03, samples=41, vehicle=vehicle)
+    sched = uo.optimize("bump", "torque-variation", mu=0.03, samples=41, vehicle=vehicle)
     assert not sched.info["feasible"]
     assert any(e.startswith("slip:") and "x_front = " in e for e in sched.events)
     assert np.min(sched.table["slip_margin"]) < 0

@@ -41,6 +41,7 @@ The same structure at the velocity level gives frictional impulses. Lemke's meth
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,6 +176,9 @@ class HardContacts:
                 raise InputError(f"contact name '{c.name}' given twice")
             names.add(c.name)
         self.contacts = contacts
+        self._all = np.ones(len(contacts), bool)
+        self._all.flags.writeable = False
+        self._mu_cache = {}
         self.names = [c.name for c in contacts]
         self.n = len(contacts)
         self.plane = plane
@@ -197,16 +201,38 @@ class HardContacts:
         self._nx = np.array([[0, -self.B[0, 2], self.B[0, 1]], [self.B[0, 2], 0, -self.B[0, 0]],
                              [-self.B[0, 1], self.B[0, 0], 0]])   # [n]x
 
+    def c_route(self):
+        """The compiled route (mechsym.contact.c_contact.CRoute) for these contacts, or None where the model
+        has none (it needs a derived tree on the C backend carrying every contact on its contact frames)."""
+        if not hasattr(self, "_c_route"):
+            from mechsym.contact import c_contact
+
+            self._c_route = c_contact.CRoute(self) if c_contact.available(self) else None
+        return self._c_route
+
     # ---------------------------------------------------------------- geometry
+
+    def _kin(self, q):
+        """(gaps, rows) of one configuration by the compiled route, or None (no route, N states, bad q)."""
+        c = self.c_route()
+        if c is None or np.ndim(q) != 1 or np.shape(q) != (self.model.nq,):
+            return None
+        return c.kin(q)
 
     def gaps(self, q):
         """Signed distances (m) of the spheres from the plane, along its normal."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[0]
         p0, n = np.asarray(self.plane.point), self.B[0]
         pos = np.array([self.model.frame_position(q, c.frame) for c in self.contacts])
         return (pos - p0) @ n - self.radius
 
     def jacobian_one(self, q, i):
         """(3, nv): rows n, t1, t2 of the velocity of contact i's lowest point (the sphere's, or the frame's)."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[1][i]
         c = self.contacts[i]
         J = np.asarray(self.model.frame_jacobian(q, c.frame), float)
         return self.B @ (J[:3] + c.radius * self._nx @ J[3:]) if c.radius else self.B @ J[:3]
@@ -241,11 +267,18 @@ class HardContacts:
 
     def jacobian(self, q):
         """(nc, 3, nv): `jacobian_one` of every contact."""
+        kin = self._kin(q)
+        if kin is not None:
+            return kin[1]
         return np.array([self.jacobian_one(q, i) for i in range(self.n)])
 
     def bias(self, q, v):
         """(nc, 3): `bias_one` of every contact."""
         return np.array([self.bias_one(q, v, i) for i in range(self.n)])
+
+    def rates_normal(self, q, v):
+        """(nc,): the normal gap rates n . c' of the contact points."""
+        return self.jacobian(q)[:, 0] @ v
 
     def rates(self, q, v):
         """(nc, 3): normal gap rate and tangential velocities of the contact points."""
@@ -256,6 +289,12 @@ class HardContacts:
     def mu_array(self, mu):
         """Friction coefficients (n,) from one number or one per contact; each finite and >= 0, else an
         InputError naming the contact."""
+        if type(mu) is float and mu >= 0 and math.isfinite(mu):   # the common case, without numpy's checks
+            cached = self._mu_cache.get(mu)
+            if cached is None:
+                cached = self._mu_cache[mu] = np.full(self.n, mu)
+                cached.flags.writeable = False
+            return cached
         mu = np.broadcast_to(np.asarray(mu, float), (self.n,)).copy() if np.ndim(mu) == 0 or len(np.atleast_1d(mu)) == self.n \
             else None
         if mu is None:
@@ -281,7 +320,9 @@ class HardContacts:
 
     def _select(self, active):
         if active is None:
-            return np.ones(self.n, bool)
+            return self._all
+        if isinstance(active, np.ndarray) and active.dtype == bool and active.shape == (self.n,):
+            return active
         if isinstance(active, (list, tuple)) and active and isinstance(active[0], str):
             unknown = [a for a in active if a not in self.names]
             if unknown:
@@ -342,25 +383,52 @@ def _friction_problem(hc, Hf, Jc, act, mu, sliding, sdir, base_rate):
 
 
 def _min_norm_forces(hc, Jc, M, qv, G, z, w, act, fr, tol=1e-9):
-    """With friction: among the contact forces (fn, ft) of the resting frictional contacts that give the
-    same generalised force, the one of minimum norm (a symmetric body on redundant contacts gets symmetric
-    loads), written back as pyramid weights and kept only if it still satisfies the LCP."""
+    """With friction: among the contact forces of the frictional contacts in contact that give the same
+    generalised force, the one of minimum norm (a symmetric body on redundant contacts gets symmetric loads),
+    written back as pyramid weights and kept only if it still satisfies the LCP. A resting contact (zero
+    slip rate) varies its fn and ft freely; a slipping one (positive slip rate: its force on the pyramid's
+    boundary, opposite to a slip velocity that the same generalised force leaves unchanged) keeps its ratio
+    ft = c fn (c from its pyramid weights, or from the pyramid's edges of least slip rate where fn = 0), so it
+    varies fn alone, weighted by |(1, c)| so that the norm is that of its force."""
     from scipy.optimize import nnls
 
     na, k, nf = len(act), hc.k, len(fr)
     gamma = z[na + k * nf:]
     scale = tol * (np.max(np.abs(qv), initial=0.0) + np.max(np.abs(M), initial=0.0) * np.max(np.abs(z), initial=0.0))
-    free = [j for j, i in enumerate(fr) if gamma[j] <= scale and w[act.index(i)] <= scale]
-    if len(free) < 2:
+    touching = [j for j, i in enumerate(fr) if w[act.index(i)] <= scale]
+    free = [j for j in touching if gamma[j] <= scale]
+    slid = [j for j in touching if gamma[j] > scale]
+    if len(free) + len(slid) < 2:
         return z, w
-    idx = [fr[j] for j in free]
-    A = np.hstack([Jc[i].T for i in idx])                    # nv x 3 len(idx)
-    x = np.concatenate([[z[act.index(i)], *(hc.D @ z[na + k * j:na + k * (j + 1)])] for j, i in zip(free, idx)])
-    x2 = np.linalg.lstsq(A, A @ x, rcond=1e-10)[0].reshape(-1, 3)
+    cols, x, weight = [], [], []
+    for j in free:
+        i = fr[j]
+        cols.append(Jc[i].T)
+        x += [z[act.index(i)], *(hc.D @ z[na + k * j:na + k * (j + 1)])]
+        weight += [1.0, 1.0, 1.0]
+    ratio = {}
+    for j in slid:
+        i = fr[j]
+        fn = z[act.index(i)]
+        if fn > scale:
+            ratio[j] = hc.D @ z[na + k * j:na + k * (j + 1)] / fn
+        else:   # no force yet: the pyramid's edges of least slip rate (w_beta = 0) carry any it gets
+            edges = w[na + k * j:na + k * (j + 1)] <= scale
+            ratio[j] = M[na + k * nf + j, act.index(i)] * hc.D[:, edges].mean(axis=1)
+        cols.append((Jc[i, 0] + ratio[j] @ Jc[i, 1:])[:, None])
+        x.append(fn)
+        weight.append(float(np.sqrt(1.0 + ratio[j] @ ratio[j])))
+    A, x, weight = np.hstack(cols), np.array(x), np.array(weight)
+    x2 = np.linalg.lstsq(A / weight, A @ x, rcond=1e-10)[0] / weight
     z2 = z.copy()
-    for row, j, i in zip(x2, free, idx):
+    for n_, j in enumerate(free):
+        i, row = fr[j], x2[3 * n_:3 * n_ + 3]
         z2[act.index(i)] = row[0]
         z2[na + k * j:na + k * (j + 1)] = nnls(hc.D, row[1:])[0]
+    for n_, j in enumerate(slid):
+        i, fn = fr[j], x2[3 * len(free) + n_]
+        z2[act.index(i)] = fn
+        z2[na + k * j:na + k * (j + 1)] = nnls(hc.D, ratio[j] * fn)[0]
     from mechsym.contact.lcp import lcp_residual
 
     w2, viol = lcp_residual(M, qv, z2)
@@ -383,17 +451,31 @@ def _unpack(hc, z, act, fr, mu, sliding, sdir):
 
 
 def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_tol=1e-9, guess=None,
-                   t=None) -> ContactSolution:
+                   t=None, route="auto") -> ContactSolution:
     """Contact forces lam and accelerations qdd for the contacts in `active` (names or mask; all by
     default), each treated as touching the plane: the LCP of the module docstring (frictionless for mu = 0).
 
     q, v, tau: one state (nq, nv, nv), or N states as rows (then every field gets a leading N axis).
     A contact with tangential speed above slip_tol slides (kinetic friction); the others may stick or start
     to slip. guess: the previous solution's positive unknowns (warm start, a boolean mask as `info['z']`).
+    route: 'auto' (the compiled route of mechsym.contact.c_contact where the model has one: a derived tree
+    on the C backend; N states in one call), 'c' (that route, an InputError where there is none) or
+    'python'. Both give the same solution; a state the C route does not decide (no solution, or several
+    where the minimum-norm one is taken) is solved by the Python route.
     Raises ContactError (naming t if given, and the contacts) when the LCP has no solution."""
     q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    if route != "python":
+        c = contacts.c_route() if isinstance(contacts, HardContacts) else None
+        if c is not None:
+            return _c_forces(c, q, v, tau, contacts, mu, active, slip_tol, guess, t)
+        if route == "c":
+            raise InputError("the C route of contact_forces needs a derived tree on the C backend whose "
+                             "contact frames carry every contact")
     if q.ndim == 2:
-        sols = [contact_forces(q[i], v[i], tau[i], contacts, mu, active, slip_tol, None, t) for i in range(len(q))]
+        sols = [contact_forces(q[i], v[i], tau[i], contacts, mu, active, slip_tol, None, t, "python")
+                for i in range(len(q))]
         return ContactSolution(np.array([s.lam for s in sols]), np.array([s.qdd for s in sols]),
                                np.array([s.accel for s in sols]), np.array([s.state for s in sols]),
                                {"solutions": [s.info for s in sols]})
@@ -423,17 +505,75 @@ def contact_forces(q, v, tau, contacts: HardContacts, mu=0.0, active=None, slip_
     return sol
 
 
-def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None) -> ImpulseSolution:
+def _c_forces(c, q, v, tau, hc, mu, active, slip_tol, guess, t):
+    """contact_forces by the C route (one state or N as rows, one compiled call); the states it does not
+    decide by the Python route."""
+    mu = hc.mu_array(mu)
+    mask = hc._select(active)
+    single = q.ndim == 1
+    model = hc.model
+    if single:
+        if q.shape != (model.nq,) or v.shape != (model.nv,) or tau.shape != (model.nv,):
+            _check_state(model, q, v, tau)          # names the shape; finite values are checked in C
+        b = c.forces_one(q, v, tau, mu, mask, slip_tol, None if guess is None else np.asarray(guess, bool))
+        if b["info"][0] == 0:
+            m = int(b["info"][3])
+            info = {"route": "c", "warm": bool(b["info"][1]), "pivots": int(b["info"][2]),
+                    "violation": float(b["violation"][0]), "z": b["z"][:m].copy(), "w": b["w"][:m].copy(),
+                    "status": 0}
+            sol = ContactSolution(b["lam"].copy(), b["qdd"].copy(), b["accel"].copy(), b["state"].copy(), info)
+            sol.tangential_accel = b["taccel"].copy()
+            return sol
+    else:
+        _check_states(model, q, v, tau)
+    Q, V, TAU = (np.atleast_2d(a) for a in (q, v, tau))
+    g = None
+    if guess is not None:
+        g = np.zeros((len(Q), c.mmax), np.int32)
+        gs = np.atleast_2d(np.asarray(guess, bool))
+        g[:, :min(gs.shape[1], c.mmax)] = gs[:, :c.mmax]
+    out = c.forces(Q, V, TAU, mu, mask, slip_tol, g)
+    for i in np.flatnonzero(out["status"] != 0):         # undecided states (rare): the Python route
+        sol = contact_forces(Q[i], V[i], TAU[i], hc, mu, mask, slip_tol, None if guess is None else g[i] > 0, t,
+                             "python")
+        out["lam"][i], out["qdd"][i], out["accel"][i], out["state"][i] = sol.lam, sol.qdd, sol.accel, sol.state
+        out["taccel"][i] = sol.tangential_accel
+        m = len(sol.info["z"])
+        out["z"][i, :m], out["w"][i, :m], out["size"][i] = sol.info["z"], sol.info["w"], m
+    if single:
+        m = int(out["size"][0])
+        info = {"route": "c", "warm": bool(out["warm"][0]), "pivots": int(out["pivots"][0]),
+                "violation": float(out["violation"][0]), "z": out["z"][0, :m], "w": out["w"][0, :m],
+                "status": int(out["status"][0])}
+        sol = ContactSolution(out["lam"][0], out["qdd"][0], out["accel"][0], out["state"][0], info)
+        sol.tangential_accel = out["taccel"][0]
+        return sol
+    info = {"route": "c", **{k: out[k] for k in ("warm", "pivots", "violation", "z", "w", "size", "status")}}
+    sol = ContactSolution(out["lam"], out["qdd"], out["accel"], out["state"], info)
+    sol.tangential_accel = out["taccel"]
+    return sol
+
+
+def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None, route="auto") -> ImpulseSolution:
     """Impulses at contact gain for the contacts in `active` (all by default) and the velocity after.
 
     Frictionless, the block system [H -J^T; J 0][v+; Lam] = [H v-; -e J v-] (J the normal rows); when it
     gives a negative Lam (a contact leaving while another lands), the impact LCP
     0 <= Lam _|_ zeta'+ + e zeta'- >= 0. With mu > 0 the velocity-level friction LCP (Stewart-Trinkle) with
     the same normal law. Singular W (redundant contacts): the minimum-norm Lam. e: per contact or one value.
-    q, v may hold N states as rows."""
+    q, v may hold N states as rows. route: as contact_forces' (the C route takes N states in one call)."""
     q, v = np.asarray(q, float), np.asarray(v, float)
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    if route != "python":
+        c = contacts.c_route() if isinstance(contacts, HardContacts) else None
+        if c is not None:
+            return _c_impulse(c, q, v, contacts, e, mu, active, t)
+        if route == "c":
+            raise InputError("the C route of impulse needs a derived tree on the C backend whose contact frames "
+                             "carry every contact")
     if q.ndim == 2:
-        sols = [impulse(q[i], v[i], contacts, e, mu, active, t) for i in range(len(q))]
+        sols = [impulse(q[i], v[i], contacts, e, mu, active, t, "python") for i in range(len(q))]
         return ImpulseSolution(*(np.array([getattr(s, f) for s in sols]) for f in
                                  ("v_plus", "Lam", "rate_before", "rate_after", "state")),
                                {"solutions": [s.info for s in sols]})
@@ -476,11 +616,48 @@ def impulse(q, v, contacts: HardContacts, e=0.0, mu=0.0, active=None, t=None) ->
 
 
 def _check_state(model, q, v, tau):
+    if q.shape == (model.nq,) and v.shape == tau.shape == (model.nv,) and math.isfinite(q @ q + v @ v + tau @ tau):
+        return
     for name, arr, size in (("q", q, model.nq), ("v", v, model.nv), ("tau", tau, model.nv)):
         if arr.shape != (size,):
             raise InputError(f"{name} must have {size} values, got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise InputError(f"{name} must be finite, got {arr}")
+
+
+def _c_impulse(c, q, v, hc, e, mu, active, t):
+    """impulse by the C route (one state or N as rows, one compiled call); the states it does not decide by
+    the Python route."""
+    mu, e = hc.mu_array(mu), hc.e_array(e)
+    mask = hc._select(active)
+    single = q.ndim == 1
+    if single:
+        _check_state(hc.model, q, v, np.zeros_like(v))
+    else:
+        _check_states(hc.model, q, v, np.zeros_like(v))
+    Q, V = np.atleast_2d(q), np.atleast_2d(v)
+    out = c.impulse(Q, V, mu, e, mask)
+    fields = ("v_plus", "Lam", "rate_before", "rate_after", "state")
+    for i in np.flatnonzero(out["status"] != 0):         # undecided states (rare): the Python route
+        sol = impulse(Q[i], V[i], hc, e, mu, mask, t, "python")
+        for f in fields:
+            out[f][i] = getattr(sol, f)
+        out["block"][i] = sol.info.get("block", False)
+    if single:
+        return ImpulseSolution(*(out[f][0] for f in fields), {"route": "c", "block": bool(out["block"][0]),
+                                                              "status": int(out["status"][0])})
+    return ImpulseSolution(*(out[f] for f in fields),
+                           {"route": "c", "block": out["block"], "status": out["status"]})
+
+
+def _check_states(model, q, v, tau):
+    """N states as rows: shapes and finite values, the first bad sample named."""
+    n = len(q) if q.ndim == 2 else None
+    for name, arr, size in (("q", q, model.nq), ("v", v, model.nv), ("tau", tau, model.nv)):
+        if arr.ndim != 2 or arr.shape != (n, size):
+            raise InputError(f"{name} must have shape ({n}, {size}) for {n} states, got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise InputError(f"{name} of sample {int(np.argwhere(~np.isfinite(arr))[0][0])} is not finite")
 
 
 def _sliding(rate, slip_tol, hc):

@@ -19,7 +19,11 @@ each a zero crossing located by solve_ivp on the dense output:
           direction of v_t and ends its piece when |v_t| falls to slow_slip; a slow slide keeps the direction
           s0 it had where the piece started (near zero speed the direction of v_t can turn arbitrarily fast,
           which would make the equations stiff) and ends when s0 . v_t reaches zero (the slide stops: exactly
-          where v_t does on a straight slide) or when |v_t| grows past slow_slip.
+          where v_t does on a straight slide) or when |v_t| grows past slow_slip;
+* separate: the least normal acceleration of the free contacts that sit on the plane at rest along its
+          normal where the piece starts (a contact lifting off, or left out by the LCP with zero force and
+          zero separating acceleration) reaching zero: such a contact would start to penetrate, which the
+          gain guard would only see once its gap is below -gap_tol, with a spurious impulse.
 
 At an event: the contacts touching the plane (gap within `gap_tol`) and approaching receive the impulse of
 mechsym.contact.hard.impulse (restitution e per contact, friction mu); a rebound slower than `chatter_speed`
@@ -51,7 +55,7 @@ from mechsym.errors import InputError
 from mechsym.results import RunResult, Table
 from mechsym.timegrid import run_options
 
-__all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold"]
+__all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold", "PDHold"]
 
 STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
@@ -121,22 +125,29 @@ class HardRun(RunResult):
         return sum(1 for e in self.timeline if kind is None or e.kind == kind)
 
 
+class PDHold:
+    """tau(t, q, v) = kp (q_ref - q) - kd v on the actuated speeds `idx` (configuration entries idx + offset),
+    zero elsewhere; its fields let the compiled right-hand side compute it without calling back."""
+
+    def __init__(self, nv, idx, offset, q_ref, kp, kd):
+        self.nv, self.idx, self.offset, self.q_ref, self.kp, self.kd = nv, idx, offset, q_ref, float(kp), float(kd)
+
+    def __call__(self, t, q, v):
+        out = np.zeros(self.nv)
+        if len(self.idx):
+            out[self.idx] = self.kp * (self.q_ref - q[self.idx + self.offset]) - self.kd * v[self.idx]
+        return out
+
+
 def pd_hold(model, q_ref, kp=300.0, kd=10.0):
     """tau(t, q, v): kp (q_ref - q) - kd v on the model's actuated joints (v indices `model.actuated`, the
-    configuration's joint entries offset by nq - nv), zero elsewhere."""
+    configuration's joint entries offset by nq - nv), zero elsewhere (a PDHold)."""
     idx = np.asarray(getattr(model, "actuated", ()), int)
     offset = model.nq - model.nv
     q_ref = np.asarray(q_ref, float)[idx + offset] if len(idx) else np.zeros(0)
     if not (np.isfinite(kp) and kp >= 0 and np.isfinite(kd) and kd >= 0):
         raise InputError(f"PD gains must be >= 0, got kp={kp}, kd={kd}")
-
-    def tau(t, q, v):
-        out = np.zeros(model.nv)
-        if len(idx):
-            out[idx] = kp * (q_ref - q[idx + offset]) - kd * v[idx]
-        return out
-
-    return tau
+    return PDHold(model.nv, idx, offset, q_ref, kp, kd)
 
 
 def _qdot(model, q, v):
@@ -159,7 +170,7 @@ class _Modes:
         self.gap_tol, self.stick_speed, self.chatter, self.slow = gap_tol, stick_speed, chatter_speed, slow_slip
         self.nq, self.nv = self.model.nq, self.model.nv
         self.ntan = 1 if hc.planar else 2
-        self.timeline, self.impacts, self.seg_states = [], [], []
+        self.timeline, self.impacts, self.seg_states, self.seg_fast, self.seg_sdir = [], [], [], [], []
         self.n_rhs = self.n_lcp = 0
         self._key = None
         self.drift = 0.0
@@ -210,9 +221,21 @@ class _Modes:
                     lam[i, 1:] = -self.mu[i] * hc.reach(s) * lam[i, 0] * s
         else:
             vdot = free
+        self.accn = Jall[:, 0] @ vdot + ball[:, 0]
         self._cached = (vdot, lam)
         self._key = (t, np.array(y))
         return self._cached
+
+    def held_forces(self, t, y, states, fast, sdir):
+        """The held states' forces (N, n, 3) at the states y (rows) at times t, each with its piece's contact
+        states, slide flags and directions (the table's output)."""
+        out = np.zeros((len(t), self.hc.n, 3))
+        for k in range(len(t)):                      # output only: the Python route, state by state
+            self.fast, self.slide_dir = fast[k], sdir[k]
+            self.state = states[k]
+            self._key = None
+            out[k] = self.solve(t[k], y[k])[1]
+        return out
 
     def _slide_dir(self, i, vt):
         """The kinetic force's direction: v_t's own on a fast slide, the piece's fixed s0 on a slow one (the
@@ -255,6 +278,13 @@ class _Modes:
         g = np.where(self.fast, speed - self.slow, np.minimum(along, self.slow - speed))
         return np.where((self.state == SLIP) & (self.mu > 0), g, np.inf)
 
+    def _separate_values(self, t, y):
+        self.solve(t, y)
+        return np.where(self.grazing, self.accn, np.inf)
+
+    def separate_guard(self, t, y):
+        return float(min(1.0, np.min(self._separate_values(t, y) + self.bias_separate)))
+
     def loss_guard(self, t, y):
         return float(min(1.0, np.min(self._loss_values(t, y) + self.bias_loss)))
 
@@ -270,7 +300,7 @@ class _Modes:
         the crossings of the other contacts in the guard's minimum)."""
         self._key = None
         for name, values, tol in (("loss", self._loss_values, 1e-9), ("slip", self._slip_values, 1e-9),
-                                  ("stick", self._stick_values, 1e-12)):
+                                  ("stick", self._stick_values, 1e-12), ("separate", self._separate_values, 1e-9)):
             val = values(t, y)
             setattr(self, f"bias_{name}", np.where(np.isfinite(val), np.maximum(0.0, tol - val), 0.0))
 
@@ -280,6 +310,7 @@ class _Modes:
         self.state = np.full(self.hc.n, NO_CONTACT)
         self.slide_dir = np.zeros((self.hc.n, 2))
         self.fast = np.zeros(self.hc.n, bool)
+        self.grazing = np.zeros(self.hc.n, bool)
         self.bias_gap = np.zeros(self.hc.n)
         y = self.switch(t, y, first=True)
         return y
@@ -306,7 +337,7 @@ class _Modes:
         if np.any(gaps < -1e-6):
             bad = ", ".join(f"{hc.names[i]} ({gaps[i]:.3g} m)" for i in np.flatnonzero(gaps < -1e-6))
             raise InputError(f"at t = {t:.9g} s contacts are below the plane: {bad}")
-        Jn = np.array([hc.jacobian_one(q, i)[0] for i in range(hc.n)])
+        Jn = hc.jacobian(q)[:, 0]
         rate = Jn @ v
         vscale = 1e-9 * (1.0 + np.abs(v).max())
         Lam = None
@@ -346,13 +377,18 @@ class _Modes:
                 elif np.linalg.norm(at) > 0:
                     self.slide_dir[i] = at / np.linalg.norm(at)
         q, v = self._project(q, v, new)
-        self.state = new
         gaps = hc.gaps(q)
+        # free contacts at zero gap and at rest along the normal (lifting off, or left out by the LCP): their
+        # normal acceleration reaching zero is an event (the contact would start to penetrate)
+        self.grazing = (new == NO_CONTACT) & (gaps <= self.gap_tol) & (np.abs(hc.rates_normal(q, v)) <= vscale)
+        self.state = new
         self.bias_gap = np.where(new == NO_CONTACT, np.maximum(0.0, self.gap_tol - gaps), 0.0)
         self._arm(t, np.concatenate([q, v]))
         if not first or (old != new).any() or Lam is not None:
             self._record(t, old, new, kinds, Lam)
         self.seg_states.append(new.copy())
+        self.seg_fast.append(self.fast.copy())
+        self.seg_sdir.append(self.slide_dir.copy())
         return np.concatenate([q, v])
 
     def _project(self, q, v, state):
@@ -367,14 +403,15 @@ class _Modes:
             self.drift = max(self.drift, float(np.abs(g).max()))
             if np.abs(g).max() <= 1e-14 * (1 + np.abs(q).max()):
                 break
-            J = np.array([hc.jacobian_one(q, i)[0] for i in on])
+            J = hc.jacobian(q)[on, 0]
             H = np.asarray(model.mass_matrix(q), float)
             HiJ = np.linalg.solve(H, J.T)
             dv = -HiJ @ np.linalg.lstsq(J @ HiJ, g, rcond=1e-10)[0]
             q = _normalize(model, q + _qdot(model, q, dv))
         rows = []
+        Jall = hc.jacobian(q)
         for i in on:
-            Ji = hc.jacobian_one(q, i)
+            Ji = Jall[i]
             rows.append(Ji[0])
             if state[i] == STICK:
                 rows.extend(Ji[1:1 + self.ntan])
@@ -385,17 +422,124 @@ class _Modes:
         return q, v
 
 
+class _CModes(_Modes):
+    """The held right-hand side and the guards' values by the compiled route (mechsym.contact.c_contact):
+    one C call per state gives y', the forces, the contact rates, the gaps and every guard's per-contact
+    values, cached for the guards at the same state. A state whose held system is singular (redundant
+    contacts) is solved by the Python route's minimum-norm least squares."""
+
+    def __init__(self, c, *args):
+        self.c = c
+        self._ykey = None
+        super().__init__(*args)
+        c.mu[:] = self.mu
+        self._pd = isinstance(self.controller, PDHold)
+        c.set_controller(self.controller if self._pd else None)
+
+    @property
+    def state(self):
+        return self._state
+
+    @state.setter
+    def state(self, value):
+        """Every change of the held states (with the slides' directions set before it) goes to the C buffers."""
+        self._state = value
+        self._need_gap = bool((value == NO_CONTACT).any())
+        self.c.state[:] = value
+        if hasattr(self, "fast"):
+            self.c.fast[:] = self.fast
+            self.c.sdir[:] = self.slide_dir
+        self._ykey = None
+
+    def _eval(self, t, y):
+        """The compiled held solve at y into self._o (a copy of the route's output buffer, whose slices are
+        y', lam, rates, gap, loss, slip, stick, accn), once per state."""
+        key = y.tobytes()
+        if key == self._ykey:
+            return
+        c, nq = self.c, self.nq
+        tau = None if self._pd else np.asarray(self.controller(t, y[:nq], y[nq:]), float)
+        if c.held(y, self._need_gap, self.slow, tau) == 0:
+            self._o = c.out.copy()
+            self._ykey = key
+            return
+        self._key = None                               # the Python route for this state
+        vdot, lam = _Modes.solve(self, t, y)
+        q, v = y[:nq], y[nq:]
+        o, sl = np.zeros_like(c.out), c.slices
+        o[sl["ydot"]] = np.concatenate([_qdot(self.model, q, v), vdot])
+        o[sl["lam"]], o[sl["rates"]], o[sl["accn"]] = lam.ravel(), self.rates.ravel(), self.accn
+        self._o, self._ykey = o, key                   # the parent's guard values below read solve() from here
+        o[sl["gap"]] = self.hc.gaps(q) if self._need_gap else 0.0
+        for name, values in (("loss", _Modes._loss_values), ("slip", _Modes._slip_values),
+                             ("stick", _Modes._stick_values)):
+            o[sl[name]] = values(self, t, y)
+
+    def _part(self, name):
+        return self._o[self.c.slices[name]]
+
+    def solve(self, t, y):
+        self._eval(t, y)
+        return self._part("ydot")[self.nq:], self._part("lam").reshape(-1, 3)
+
+    def rhs(self, t, y):
+        self.n_rhs += 1
+        self._eval(t, y)
+        return self._part("ydot")                      # a view of this state's own copy
+
+    def gain_guard(self, t, y):
+        off = self._state == NO_CONTACT
+        if not off.any():
+            return 1.0
+        self._eval(t, y)
+        return float(np.min((self._part("gap") + self.bias_gap)[off]))
+
+    def _loss_values(self, t, y):
+        self._eval(t, y)
+        return self._part("loss")
+
+    def _slip_values(self, t, y):
+        self._eval(t, y)
+        return self._part("slip")
+
+    def _stick_values(self, t, y):
+        self._eval(t, y)
+        return self._part("stick")
+
+    def _separate_values(self, t, y):
+        self._eval(t, y)
+        return np.where(self.grazing, self._part("accn"), np.inf)
+
+    def _arm(self, t, y):
+        self._ykey = None
+        super()._arm(t, y)
+
+    def held_forces(self, t, y, states, fast, sdir):
+        """The held states' forces (N, n, 3) in one C call (the PD hold in C; another controller's tau
+        evaluated per sample); a sample C does not decide by the Python route."""
+        nq = self.nq
+        tau = None if self._pd else np.array([self.controller(t[k], y[k, :nq], y[k, nq:]) for k in range(len(t))])
+        lam, status = self.c.held_forces(y, states, fast, sdir, self.slow, tau)
+        bad = np.flatnonzero(status != 0)
+        if len(bad):
+            lam[bad] = _Modes.held_forces(self, t[bad], y[bad], states[bad], fast[bad], sdir[bad])
+        return lam
+
+
 def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
                   rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
-                  chatter_speed=1e-3, slow_slip=1e-3, max_switches=100_000) -> HardRun:
+                  chatter_speed=1e-3, slow_slip=1e-3, max_switches=100_000, route="auto") -> HardRun:
     """Event-driven simulation of `contacts.model` with hard contacts from (q0, v0) over [0, t_end].
 
     mu: friction coefficient (one, or one per contact); e: restitution (one, or per contact, in [0, 1]).
-    controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0),
-    or a callable tau(t, q, v). The table holds the uniform grid 0..t_end (step dt, default t_end/1000):
-    t, the configuration (model.q_names, else q0..), the velocity (model.v_names, else v0..), and per
-    contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and CONTACT.impulse (N s, the normal
-    impulses of the impacts in (t_k - dt, t_k], on the first grid sample at or after each impact)."""
+    controller: 'default' (pd_hold of q0 on the actuated joints; tau = 0 without them), None (tau = 0), or a
+    callable tau(t, q, v). route: 'auto' (the held right-hand side and guards compiled, by
+    mechsym.contact.c_contact, where the model is a derived tree on the C backend; the PD hold computed in C),
+    'c' (that, an InputError where it does not apply) or 'python'. The table holds the uniform grid 0..t_end
+    (step dt, default t_end/1000): t, the configuration (model.q_names, else q0..), the velocity
+    (model.v_names, else v0..), and per contact CONTACT.fn, CONTACT.ft1, CONTACT.ft2 (N, plane frame) and
+    CONTACT.impulse (N s, the normal impulses of the impacts in (t_k - dt, t_k], on the first grid sample at
+    or after each impact)."""
     if not isinstance(contacts, HardContacts):
         raise InputError(f"contacts must be HardContacts, got {type(contacts).__name__}")
     hc, model = contacts, contacts.model
@@ -411,18 +555,25 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     if controller == "default":
         controller = pd_hold(model, q0) if len(getattr(model, "actuated", ())) else None
     if controller is None:
-        def controller(t, q, v):
-            return np.zeros(model.nv)
+        controller = PDHold(model.nv, np.zeros(0, int), 0, np.zeros(0), 0.0, 0.0)   # tau = 0
     elif not callable(controller):
         raise InputError("controller must be 'default', None or a callable tau(t, q, v)")
-    modes = _Modes(hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, slow_slip)
+    if route not in ("auto", "c", "python"):
+        raise InputError(f"route must be 'auto', 'c' or 'python', got {route!r}")
+    c = hc.c_route() if route != "python" else None
+    if route == "c" and c is None:
+        raise InputError("the C route of simulate_hard needs a derived tree on the C backend whose contact frames "
+                         "carry every contact")
+    args = (hc, mu_arr, e_arr, controller, gap_tol, stick_speed, chatter_speed, slow_slip)
+    modes = _CModes(c, *args) if c is not None else _Modes(*args)
     wall = time.perf_counter()
     y0 = modes.start(0.0, np.concatenate([q0, v0]))
     mode = hybrid.Mode("contact", modes.rhs, (
         hybrid.Transition("gain", modes.gain_guard, "contact", -1, modes.switch),
         hybrid.Transition("loss", modes.loss_guard, "contact", -1, modes.switch),
         hybrid.Transition("slip", modes.slip_guard, "contact", -1, modes.switch),
-        hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch)), max_step)
+        hybrid.Transition("stick", modes.stick_guard, "contact", -1, modes.switch),
+        hybrid.Transition("separate", modes.separate_guard, "contact", -1, modes.switch)), max_step)
     res = hybrid.run([mode], "contact", y0, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol, method=method,
                      max_switches=max_switches, max_chatter=max(8, 2 * hc.n + 2), dt=opts.dt)
     wall = time.perf_counter() - wall
@@ -437,11 +588,8 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     v_names = list(getattr(model, "v_names", [f"v{i}" for i in range(model.nv)]))
     cols.update({n: y[:, i] for i, n in enumerate(q_names)})
     cols.update({n: y[:, model.nq + i] for i, n in enumerate(v_names)})
-    forces = np.zeros((len(grid), hc.n, 3))
-    for k in range(len(grid)):                       # output only: the held states' forces per sample
-        modes.state = seg_states[idx[k]]
-        modes._key = None
-        forces[k] = modes.solve(grid[k], y[k])[1]
+    seg = {name: np.array(getattr(modes, f"seg_{name}")[:len(seg_starts)]) for name in ("fast", "sdir")}
+    forces = modes.held_forces(grid, y, seg_states[idx], seg["fast"][idx], seg["sdir"][idx])
     impulses = np.zeros((len(grid), hc.n))
     for imp in modes.impacts:
         k = min(int(np.searchsorted(grid, imp.t - 1e-12 * max(1.0, imp.t))), len(grid) - 1)

@@ -291,6 +291,31 @@ def test_frictional_impulse_sticks_or_slides_within_the_pyramid():
     np.testing.assert_allclose(res.v_plus[0], 5.0 - 0.1 * 2.0, rtol=1e-12)
 
 
+def test_sliding_contacts_get_the_minimum_norm_loads():
+    """A flat box whose corners slip (an impact while sliding, a push beyond friction from rest): the loads
+    are not unique (four corners, three constrained directions), the minimum-norm ones are symmetric about
+    the x-z plane, and the friction's pitching moment c mu sum(N) is taken by the difference of the pairs,
+    2 a (N_front - N_back) = c mu sum(N) per pair (a = 0.2 m half length, c = 0.1 m half height)."""
+    box = RigidBox(2.0, (0.4, 0.3, 0.2))
+    hc = box_contacts(box)
+    q = np.array([0, 0, 0.1, 0, 0, 0, 1.0])
+    mu = 0.2
+    res = impulse(q, np.array([1.0, 0, -1.0, 0, 0, 0]), hc, e=0.0, mu=mu)
+    assert list(res.state) == [2, 2, 2, 2]
+    total = box.mass * 1.0
+    front, back = (total / 2 + 0.1 * mu * total / 0.4) / 2, (total / 2 - 0.1 * mu * total / 0.4) / 2
+    np.testing.assert_allclose(res.Lam[:, 0], [front, front, back, back], rtol=1e-12)
+    np.testing.assert_allclose(res.Lam[:, 1], -mu * res.Lam[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(res.v_plus, [1.0 - mu * total / box.mass, 0, 0, 0, 0, 0], atol=1e-12)
+    mu, g = 0.5, 9.81
+    sol = contact_forces(q, np.zeros(6), np.array([20.0, 0, 0, 0, 0, 0]), hc, mu=mu)   # 20 N > mu m g
+    assert list(sol.state) == [2, 2, 2, 2]
+    total = box.mass * g
+    front, back = (total / 2 + 0.1 * mu * total / 0.4) / 2, (total / 2 - 0.1 * mu * total / 0.4) / 2
+    np.testing.assert_allclose(sol.lam[:, 0], [front, front, back, back], rtol=1e-12)
+    np.testing.assert_allclose(sol.qdd[0], (20.0 - mu * total) / box.mass, rtol=1e-12)
+
+
 # ---------------------------------------------------------------- bad input and geometry
 
 def test_bad_input():

@@ -124,6 +124,24 @@ def test_sliding_box_stops_at_the_closed_form_instant():
             assert abs(run[f"{n}.ft1"][-1]) < 1e-9
 
 
+def test_separating_acceleration_event():
+    """A box resting flat under a lift that equals its weight at t = 0 and then falls, m g (1 - t): the LCP
+    leaves the corners free (zero force, zero separating acceleration); their normal acceleration turning
+    negative is located at once (where it passes the guard's 1e-9 m/s^2 level: t = 1e-9 / g) and the corners
+    are in contact from there, without an impact and without sinking (the gain guard alone would find them
+    1e-10 m below the plane 0.4 ms later and apply an impulse)."""
+    box = RigidBox(2.0, (0.4, 0.3, 0.2))
+    hc = HardContacts(box, {n: n for n in ("corner++-", "corner+--", "corner-+-", "corner---")})
+    m, g = box.mass, 9.81
+    run = simulate_hard(hc, [0, 0, 0.1, 0, 0, 0, 1], np.zeros(6), 0.01,
+                        controller=lambda t, q, v: np.array([0, 0, m * g * (1 - t), 0, 0, 0]))
+    first = run.events[0]
+    assert first.transition == "separate" and first.t == pytest.approx(1e-9 / g, rel=1e-3)
+    assert {e.kind for e in run.timeline} == {"contact made"} and not run.impacts
+    assert run.stats["max_drift"] == 0.0
+    np.testing.assert_allclose(run["corner++-.fn"][-1], m * g * 0.01 / 4, rtol=1e-9)   # m g t / 4
+
+
 def test_default_controller_is_the_pd_hold(chain):
     """On a model with actuated joints the default controller is tau = 300 (q0 - q) - 10 v: the run equals
     a plain integration of H v' + C = tau (far above the ground, no contact)."""
