@@ -72,8 +72,7 @@ class ConfigurationTracker:
         if not np.all(np.isfinite(th)):  # a stage after a rejected one
             raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
         if np.max(np.abs(th - self.theta) / s.step) > 1.0:  # start from the nearest recent state
-            near = min(self._recent, key=lambda state: np.max(np.abs(th - state[0])))
-            self.theta, self.q, self.factor, self.jq = near
+            self.theta, self.q, self.factor, self.jq = self._nearest(th)
         pred = self._predict(self.q, self.theta, self.factor, self.jq, th)
         q = self._newton(pred, th)
         if q is not None and np.max(np.abs(q - pred) / s.col_scale) <= FAR:
@@ -84,6 +83,27 @@ class ConfigurationTracker:
             except StepRejected:
                 pass
         return self._walk(th)
+
+    def _nearest(self, th):
+        """The solved state nearest th: the current one or a recent one. For a periodic coordinate
+        (Solver.period: a crank that turns fully) each is shifted by the whole periods that bring it nearest
+        when none lies within reach, which is exact (q(theta + kT) = q(theta) + k shift, with the same Phi_q and
+        J): a trial state far from every solved one after rejected stages wandered off is then reached from at
+        most half a period away."""
+        s = self.solver
+        states = [(self.theta, self.q, self.factor, self.jq), *self._recent]
+
+        def distance(state, shift=0.0):
+            return np.max(np.abs(th - state[0] - shift) / s.step)
+
+        near = min(states, key=distance)
+        period = s.period() if len(th) == 1 and distance(near) > MAX_WALK else None
+        if period is None:
+            return near
+        turns = [np.round((th[0] - state[0][0]) / period[0]) for state in states]
+        i = min(range(len(states)), key=lambda i: distance(states[i], turns[i] * period[0]))
+        theta, q, fac, jq = states[i]
+        return theta + turns[i] * period[0], q + turns[i] * period[1], fac, jq
 
     def accept(self, theta, q):
         """Make (theta, q) the tracker's state, q being solved there, if it lies on the tracked branch
