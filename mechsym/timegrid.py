@@ -4,7 +4,7 @@ Every runner (forward, simulate, hybrid, the contact runs, the 3-D body, the dis
 command that writes a time series takes its end time, output step and tolerances through `run_options`:
 the same checks, the same defaults (dt = t_end/1000, atol = rtol) and the same messages, naming the
 argument as the caller knows it (`t_end` in Python, `--t-end` on the command line). The output grid is
-0, dt, 2 dt, ... up to the end inclusive, the last sample clipped to the end, or n samples from 0 to the
+0, dt, 2 dt, ... and the end itself (a shorter last step where the end is not a whole number of steps), or n samples from 0 to the
 end inclusive.
 """
 from __future__ import annotations
@@ -34,10 +34,11 @@ class RunOptions:
 
     def grid(self, t_last=None) -> np.ndarray:
         """The output times from 0 to `t_last` (default t_end; a run that stopped early ends sooner)."""
-        t_last = self.t_end if t_last is None else float(t_last)
+        end = t_last is None or float(t_last) >= self.t_end
+        t_last = self.t_end if end else float(t_last)
         if self.n is not None:
             return np.linspace(0.0, t_last, self.n)
-        return uniform_grid(t_last, self.dt)
+        return uniform_grid(t_last, self.dt, end)
 
     @property
     def points(self) -> float:
@@ -84,10 +85,14 @@ def run_options(t_end, dt=None, rtol=None, atol=None, *, n=None, arrays=None, wi
     return options
 
 
-def uniform_grid(t_last, dt) -> np.ndarray:
-    """0, dt, ... up to t_last inclusive (CONTRACTS' sampling), the last sample clipped to t_last."""
+def uniform_grid(t_last, dt, end=True) -> np.ndarray:
+    """0, dt, 2 dt, ... up to t_last, the last sample clipped to t_last when within half a step. end: t_last
+    is the run's end time, a sample itself (CONTRACTS' sampling: t_end inclusive), following as a shorter
+    last step when it is not a whole number of steps; a run that stopped early ends at its last whole step."""
     grid = np.arange(0.0, t_last + 0.5 * dt, dt)
-    grid[-1] = min(grid[-1], t_last)
+    if end and t_last - grid[-1] > 1e-9 * dt:
+        return np.append(grid, t_last)
+    grid[-1] = min(grid[-1], t_last) if not end else t_last
     return grid
 
 

@@ -27,7 +27,9 @@ def test_grid_is_the_contract_sampling_against_linspace():
     stopped = opts.grid(0.7003)
     assert len(stopped) == 351 and stopped[-1] == pytest.approx(0.7, abs=1e-15)
     assert opts.grid(0.6999)[-1] == 0.6999 and len(opts.grid(0.6999)) == 351
-    assert uniform_grid(1.0, 0.3).tolist() == pytest.approx([0.0, 0.3, 0.6, 0.9])  # no sample past the end
+    # t_end inclusive where it is not a whole number of steps: a shorter last step, no sample past the end
+    assert run_options(1.0, 0.3).grid().tolist() == pytest.approx([0.0, 0.3, 0.6, 0.9, 1.0], abs=1e-15)
+    assert uniform_grid(1.0, 0.3, end=False).tolist() == pytest.approx([0.0, 0.3, 0.6, 0.9])
     n = run_options(3.0, n=7)
     assert n.dt is None and n.grid().tolist() == pytest.approx(np.linspace(0, 3, 7).tolist())
     assert run_options(1.0).rtol is None  # a run without tolerances
