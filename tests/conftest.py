@@ -51,3 +51,28 @@ def example_blocks(text):
         else:
             out[name][1].append([float(x) for x in line.split(",")])
     return {k: (cols, np.array(rows)) for k, (cols, rows) in out.items()}
+
+
+@pytest.fixture
+def plotted(monkeypatch):
+    """The data of every line of every figure saved during the test, so that a figure test checks what was
+    drawn, not only that a file exists: {file name: [(axes title, line label, x, y), ...]}."""
+    import re
+
+    from matplotlib.figure import Figure
+
+    saved = {}
+    savefig = Figure.savefig
+
+    def recording(self, fname, *args, **kwargs):
+        if not isinstance(fname, (str, os.PathLike)):  # an animation's frame into a buffer
+            return savefig(self, fname, *args, **kwargs)
+        name = os.path.basename(os.fspath(fname))
+        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.output.atomic's temporary name
+        saved[staged.group(1) + staged.group(2) if staged else name] = [
+            (ax.get_title(), line.get_label(), np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float))
+            for ax in self.axes for line in ax.get_lines()]
+        return savefig(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    return saved

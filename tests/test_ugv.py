@@ -7,6 +7,7 @@ import pytest
 from mechanisms import ugv_optimize as uo
 from mechanisms import ugv_study as us
 from mechsym.cli import main
+from mechsym.results import read_csv
 from mechsym.errors import InputError, ModelError
 from mechanisms.tracks import bump
 from mechsym.track import X, Track, load_track
@@ -412,7 +413,9 @@ def test_cli(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_cli_pictures(tmp_path):
+def test_cli_pictures(tmp_path, plotted):
+    """Figures 24 and 25 draw the data their CSV holds: the optimised angles and torque of the schedule, and
+    the torque of every clear angle pair of the sweep."""
     sched = tmp_path / "o.csv"
     assert main(["ugv", "optimize", "--criterion", "torque-variation", "--samples", "41", "--out", str(sched),
                  "--plot", str(tmp_path / "fig25.png")]) == 0
@@ -421,6 +424,19 @@ def test_cli_pictures(tmp_path):
     assert main(["ugv", "animate", "--out", str(tmp_path / "ugv.gif"), "--samples", "6", "--schedule", str(sched)]) == 0
     for name in ("fig25.png", "fig24.png", "ugv.gif"):
         assert (tmp_path / name).stat().st_size > 1000
+    table = read_csv(sched)
+    lines = {label: (x, y) for _, label, x, y in plotted["fig25.png"]}
+    for label, column, scale in (("phi_r", "phi_r", 1 / us.DEG), ("phi_f", "phi_f", 1 / us.DEG),
+                                 ("optimised", "torque", 1.0)):
+        x, y = lines[label]
+        assert np.array_equal(x, table["x_front"]) and np.allclose(y, table[column] * scale, rtol=1e-12, atol=0)
+    sweep = read_csv(tmp_path / "s.csv")
+    x = np.unique(sweep["x_front"])
+    torque = sweep["torque"].reshape(len(x), -1)  # rows: every pair at one position, position by position
+    drawn = [(xs, ys) for title, _, xs, ys in plotted["fig24.png"] if title.startswith("torque on")]
+    assert 0 < len(drawn) <= torque.shape[1]
+    for xs, ys in drawn:
+        assert np.array_equal(xs, x) and np.min(np.max(np.abs(torque - ys[:, None]), axis=0)) < 1e-12 * np.max(np.abs(ys))
 
 
 def test_curvature_check_is_not_keyed_on_a_reused_id():
