@@ -65,14 +65,15 @@ def initial_state(system, twist=0.18, height=0.1, speed=0.6):
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
-             params=None, **contact):
+             params=None, backend="c", **contact):
     """Example 7 as a ContactRun (table with the CLI's columns and the deflections, timeline, stats).
-    max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over."""
+    max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over. backend "c":
+    the whole run in one compiled call (mechsym.contact.c_run), "numpy": mechsym.hybrid on solve_ivp."""
     from mechsym.contact.run import simulate_contact
 
     system, points, ground = model(sides, params, **contact)
     return simulate_contact(points, ground, initial_state(system, twist), t_end, dt=dt, rtol=rtol, atol=atol,
-                            method=method, max_step=max_step)
+                            method=method, max_step=max_step, backend=backend)
 
 
 # ---------------------------------------------------------------- command line
@@ -92,6 +93,8 @@ def configure(p):
     p.add_argument("--atol", type=number, help="absolute tolerance (default: rtol)")
     p.add_argument("--max-step", type=number, default=2e-3, help="largest integration step [s]")
     p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
+    p.add_argument("--backend", choices=["numpy", "c"], default="c",
+                   help="default c: the whole run in one compiled call (compiled once and cached)")
     p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
     p.add_argument("--out", required=True, help="CSV file")
     p.add_argument("--plot", help="PNG/SVG of height, rates and contact counts")
@@ -117,7 +120,7 @@ def run(args) -> int:
     check_run(args.t_end, args.dt, {}, width=contact_width(2 * args.sides),  # before building the points
               what=f"contact simulation of {2 * args.sides} points")
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
-                   mu=args.mu)
+                   mu=args.mu, backend=args.backend)
     table = Table({c: run.table[c] for c in COLUMNS}, run.table.units, run.table.title)
     write_outputs(run, table, args, plot, animate)
     return 0
