@@ -174,8 +174,8 @@ class FloatingBody:
         values, problems = apply_overrides(self.parameters, overrides)
         if not problems:
             symbols = tuple(p.symbol for p in self.parameters.values())
-            m, inertia = _mass_and_inertia(self.mass, tuple(self.inertia), symbols)(*values.values())
-            m, inertia = float(m), np.array(inertia, dtype=float).reshape(3, 3)
+            out = _mass_and_inertia(self.mass, tuple(self.inertia), symbols)(list(values.values()))
+            m, inertia = float(out[0]), out[1:].reshape(3, 3)
             eig = np.linalg.eigvalsh(inertia)
             if not m > 0:
                 problems.append(f"body '{self.name}' has a non-positive mass {m:g}")
@@ -192,8 +192,8 @@ class FloatingBody:
 
 @functools.lru_cache(maxsize=64)
 def _mass_and_inertia(mass, inertia, symbols):
-    """(mass, the 9 inertia entries) as a function of the parameter values (lambdified once)."""
-    return sp.lambdify(symbols, [mass, list(inertia)], modules="math")
+    """[mass, the 9 inertia entries] as a function of the parameter values (generated once)."""
+    return VectorFunction((symbols,), [mass, *inertia])
 
 
 def _vec3(v, what):
@@ -284,9 +284,6 @@ class FloatingSystem:
         kinetic = (m * sum(c**2 for c in self.v) + (w.T * inertia * w)[0]) / 2
         potential = -m * sum(gi * ri for gi, ri in zip(g, self.r))
         self.rate = VectorFunction((self.state, self.force + self.moment, p), self.rate_exprs)
-        # the same on plain floats, for the integrator's one-state calls
-        self._rate_scalar = sp.lambdify([list(self.state), list(self.force + self.moment), list(p)],
-                                        list(self.rate_exprs), modules="numpy", cse=True)
         self.energy = VectorFunction((self.state, p), [kinetic, potential])
         omega_world = self.R * w
         self.world = VectorFunction((self.state,), [*self.r, *(c / qn for c in qv), *self.v, *omega_world])
@@ -443,7 +440,7 @@ class FloatingODE:
             gen, sdot = self.load(t, y[:7], y[7:13], y[13:])
         out = np.empty(len(y))
         try:
-            out[:13] = self.system._rate_scalar(y[:13].tolist(), np.asarray(gen, float).tolist(), self._plist)
+            out[:13] = self.system.rate.one(y[:13].tolist(), np.asarray(gen, float).tolist(), self._plist)
         except (OverflowError, ZeroDivisionError):  # a wild trial step: NaN makes the integrator reject it
             out[:13] = np.nan
         out[13:] = np.asarray(sdot, float).reshape(self.n_states)

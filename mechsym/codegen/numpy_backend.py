@@ -10,16 +10,25 @@ import numpy as np
 import sympy as sp
 
 
-def _lambdify(groups, exprs):
-    return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=True)
+def _lambdify(groups, exprs, replacements=None):
+    cse = True if replacements is None else (lambda e, reps=tuple(replacements): (list(reps), e))
+    return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=cse)
 
 
 class VectorFunction:
-    """f(*groups) -> array (len(exprs), *sample_shape)."""
+    """f(*groups) -> array (len(exprs), *sample_shape).
 
-    def __init__(self, groups, exprs):
+    replacements: the (symbol, expression) pairs of a common-subexpression elimination done beforehand
+    (evaluated in order, `exprs` written in their symbols), used instead of sympy's own cse."""
+
+    def __init__(self, groups, exprs, replacements=None):
         self.exprs = tuple(sp.sympify(e) for e in exprs)
-        self._f = _lambdify(groups, self.exprs) if self.exprs else None
+        self._f = _lambdify(groups, self.exprs, replacements) if self.exprs else None
+
+    def one(self, *groups):
+        """One sample, each group a plain sequence of floats (an ODE right-hand side's call): no shape
+        inspection, one conversion of the result."""
+        return np.array(self._f(*groups), float) if self._f is not None else np.empty(0)
 
     def __call__(self, *args):
         shape = _sample_shape(args)
