@@ -1,6 +1,6 @@
 """The contact run on C: the model's frame, generalised forces and rates generated from the same sympy
 expressions as the numpy route (mechsym.codegen.c_source's printer), compiled with the runtime
-mechsym/codegen/runtime/contact_run.c into one library (the law, the guards, scipy's RK45 and the event
+mechsym/codegen/runtime/ms_contact.h into one library (the law, the guards, scipy's RK45 and the event
 location), cached by construction (mechsym.codegen.c_backend), and run in one call.
 
 `run(points, ground, y_start, t_end, ...)` returns the pieces (start, held point states, the transition
@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from mechsym.codegen import c_backend
 from mechsym.errors import InputError
 
-RUNTIME = Path(__file__).resolve().parent.parent / "codegen" / "runtime" / "contact_run.c"
 FULL, CHATTER, SWITCHES, NO_MEMORY = 6, 7, 8, 9
 KEEP_BYTES = 256 * 2**20  # dense output kept per run (RK45: 5 values per state and step)
 _D, _I, _L = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_long)
@@ -35,7 +33,8 @@ def generate(points):
     """(C source, metadata) of the contact run of a floating body: its generated part, then the runtime."""
     import sympy as sp
 
-    from mechsym.codegen.c_source import HEADER, INTERRUPT, POSIX, per_sample_function
+    from mechsym.codegen import c_runtime
+    from mechsym.codegen.c_source import HEADER, per_sample_function
 
     system = points.system
     coords, speeds, origin, rot, v_origin, omega = system.body_frame()
@@ -43,9 +42,9 @@ def generate(points):
     force = sp.Matrix(sp.symbols(" ".join(f"F{i}" for i in range(nd)), real=True, seq=True))
     moment = sp.Matrix(sp.symbols(" ".join(f"M{i}" for i in range(nw)), real=True, seq=True))
     params = system.params_symbols
-    src = [HEADER.format(name=system.body.name) + "\n/* the contact run of a floating body */", POSIX,
-           "#include <math.h>", "#include <signal.h>", "#include <string.h>",
-           "#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif", INTERRUPT,
+    src = [HEADER.format(name=system.body.name) + "\n/* the contact run of a floating body */",
+           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"),
+           "#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif",
            f"#define NYM {len(system.state)}\n#define NQC {len(coords)}\n#define NSP {len(speeds)}\n"
            f"#define ND {nd}\n#define NW {nw}\n#define NPAR {max(1, len(params))}\n"
            f"#define COORD_OFFSET 0\n#define SPEED_OFFSET {len(coords)}\n",
@@ -57,15 +56,14 @@ def generate(points):
            "/* the quaternion (y[3..6]) scaled to unit length */\n"
            "static void project1(double *y) {\n  const double n = sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5] "
            "+ y[6] * y[6]);\n  for (int i = 3; i < 7; ++i) y[i] /= n;\n}\n",
-           RUNTIME.read_text()]
+           c_runtime.include("ms_contact.h")]
     return "\n".join(src), {"kind": "contact_run", "body": system.body.name, "nym": len(system.state), "nd": nd}
 
 
 def key(points) -> str:
-    """The cache lookup key: the body's declaration (c_backend.fingerprint), mechsym's sources (the generator)
-    and the runtime C."""
-    return c_backend.content_key("contact_run", c_backend.fingerprint(points.system.body),
-                                 c_backend.package_source(), RUNTIME.read_text())
+    """The cache lookup key: the body's declaration (c_backend.fingerprint) and mechsym's sources (the
+    generator and the C runtime)."""
+    return c_backend.content_key("contact_run", c_backend.fingerprint(points.system.body), c_backend.package_source())
 
 
 _LIBRARIES = {}  # lookup key -> loaded library (a run of the same model in this process skips the cache)

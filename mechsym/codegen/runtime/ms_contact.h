@@ -1,4 +1,4 @@
-/* Compliant ground contact (spatial_v2's law for points) on a generated model, integrated in C with every
+/* mechsym C runtime: compliant ground contact (spatial_v2's law for points) on a generated model, integrated in C with every
    change of a point's state located as an event: the algorithm of mechsym.contact.run on mechsym.hybrid
    and scipy's solve_ivp(method="RK45"), step for step, so that an rtol buys the same accuracy on both
    backends.
@@ -12,12 +12,14 @@
                                           (world frame, about the frame's origin)
      rate1(y, gen, p, out)                the model's rates (NYM) under generalised forces gen
      project1(y)                          the state projected onto its manifold (a unit quaternion)
-   and the interrupt flag of the C runtime (ms_stop, ms_catch, ms_release, MS_INTERRUPTED).
+   after ms_prefix.h and ms_prelude.h (the interrupt flag: ms_stop, ms_catch, ms_release, MS_INTERRUPTED).
 
    State y = [model (NYM), u (ND - 1 rows of np deflections, row-major)]. Points keep their state
    (0 none, 1 stick, 2 slip) between located events; the right-hand side evaluates the law's formulas in
    those held states. Guards: min_i (sigma_i c_i + b_i) over all points (contact) and over the points in
    contact (stick), falling through zero; located by Brent's method on the step's dense output. */
+#ifndef MS_CONTACT_H
+#define MS_CONTACT_H
 #include <stdlib.h>
 
 #define NT (ND - 1)
@@ -458,7 +460,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
    local: ND x np point coordinates in the body frame (row-major); grid_y (n_grid x ny) receives the states at
    the increasing times grid_t; the first cap_steps accepted steps are kept (step_q needs one more); counters:
    right-hand sides, signal evaluations, accepted steps. */
-int ms_contact_run(const double *y0, int np, const double *p, const double *local, double K, double D, double mu,
+int MS_FN(contact_run)(const double *y0, int np, const double *p, const double *local, double K, double D, double mu,
                    double t_end, double rtol, double atol, double max_step, double event_tol, int max_switches,
                    int max_chatter, const double *grid_t, int n_grid, double *grid_y, int cap_steps, double *step_t, double *step_h, double *step_y, double *step_q,
                    int *n_steps, int cap_pieces, double *piece_t, int *piece_step, int *piece_states,
@@ -487,3 +489,4 @@ int ms_contact_run(const double *y0, int np, const double *p, const double *loca
   free(buf);
   return status;
 }
+#endif
