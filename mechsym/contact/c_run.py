@@ -29,18 +29,19 @@ def supports(points) -> bool:
     return isinstance(points.system, FloatingSystem)
 
 
-def generate(points):
-    """(C source, metadata) of the contact run of a floating body: its generated part, then the runtime."""
+def generate(system):
+    """(C source, metadata) of a floating body's library: its generated part (frame, generalised forces,
+    rates, and the batched rates `ms_rate`), then the contact runtime."""
     import sympy as sp
 
     from mechsym.codegen import c_runtime
     from mechsym.codegen.c_source import HEADER, per_sample_function
 
-    system = points.system
     coords, speeds, origin, rot, v_origin, omega = system.body_frame()
     nd, nw = len(origin), len(omega)
     force = sp.Matrix(sp.symbols(" ".join(f"F{i}" for i in range(nd)), real=True, seq=True))
     moment = sp.Matrix(sp.symbols(" ".join(f"M{i}" for i in range(nw)), real=True, seq=True))
+    generalised = (v_origin.jacobian(sp.Matrix(speeds)).T * force + omega.jacobian(sp.Matrix(speeds)).T * moment)
     params = system.params_symbols
     src = [HEADER.format(name=system.body.name) + "\n/* the contact run of a floating body */",
            c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"),
@@ -49,33 +50,38 @@ def generate(points):
            f"#define ND {nd}\n#define NW {nw}\n#define NPAR {max(1, len(params))}\n"
            f"#define COORD_OFFSET 0\n#define SPEED_OFFSET {len(coords)}\n",
            per_sample_function("frame1", [("q", coords), ("qd", speeds)], [*origin, *rot, *v_origin, *omega]),
-           per_sample_function("gen1", [("q", coords), ("F", force), ("M", moment)],
-                               list(points.generalised_expression)),
+           per_sample_function("gen1", [("q", coords), ("F", force), ("M", moment)], list(generalised)),
            per_sample_function("rate1", [("y", system.state), ("g", system.force + system.moment), ("p", params)],
                                system.rate_exprs),
            "/* the quaternion (y[3..6]) scaled to unit length */\n"
            "static void project1(double *y) {\n  const double n = sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5] "
            "+ y[6] * y[6]);\n  for (int i = 3; i < 7; ++i) y[i] /= n;\n}\n",
+           "/* the rates of n states y (n x NYM) under generalised forces g (n x NSP), sample-major */\n"
+           "void MS_FN(rate)(int n, const double *y, const double *g, const double *p, double *out) {\n"
+           "  for (int s = 0; s < n; ++s) rate1(y + (size_t)s * NYM, g + (size_t)s * NSP, p, out + (size_t)s * NYM);\n}\n",
            c_runtime.include("ms_contact.h")]
     return "\n".join(src), {"kind": "contact_run", "body": system.body.name, "nym": len(system.state), "nd": nd}
 
 
-def key(points) -> str:
-    """The cache lookup key: the body's declaration (c_backend.fingerprint) and mechsym's sources (the
-    generator and the C runtime)."""
-    return c_backend.content_key("contact_run", c_backend.fingerprint(points.system.body), c_backend.package_source())
+def key(system) -> str:
+    """The cache lookup key of a floating body's library: its declaration (c_backend.fingerprint) and
+    mechsym's sources (the generator and the C runtime)."""
+    return c_backend.content_key("floating body", c_backend.fingerprint(system.body), c_backend.package_source())
 
 
 _LIBRARIES = {}  # lookup key -> loaded library (a run of the same model in this process skips the cache)
 
 
-def library(points):
-    """The compiled contact run of the model carrying `points` (cache, or generated and compiled now)."""
-    k = getattr(points, "_c_run_key", None)
+def library(system):
+    """The compiled library of the floating body `system` (cache, or generated and compiled now); raises
+    c_backend.CompilerMissing without a compiler."""
+    k = getattr(system, "_c_key", None)
     if k is None:
-        k = points._c_run_key = key(points)
+        k = system._c_key = key(system)
     if k not in _LIBRARIES:
-        compiled = c_backend.build_source(f"contact-{points.system.body.name}", k, lambda: generate(points))
+        compiled = c_backend.build_source(f"contact-{system.body.name}", k, lambda: generate(system))
+        compiled.dll.ms_rate.argtypes = [ctypes.c_int, _D, _D, _D, _D]
+        compiled.dll.ms_rate.restype = None
         fn = compiled.dll.ms_contact_run
         d, i = ctypes.c_double, ctypes.c_int
         fn.argtypes = [_D, i, _D, _D, d, d, d, d, d, d, d, d, i, i, _D, i, _D,
@@ -116,7 +122,7 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
     of pieces and events grown and the run repeated when one fills; the dense output of the first
     KEEP_BYTES worth of steps kept). Raises KeyboardInterrupt when Ctrl-C stopped it, InputError for a
     failed integration."""
-    dll = library(points).dll
+    dll = library(points.system).dll
     y0 = np.ascontiguousarray(y_start, float)
     params = np.ascontiguousarray(points.system.params(points.param_overrides), float)
     if params.size == 0:
