@@ -210,12 +210,15 @@ class ContactStatics:
         q, beta = [np.asarray(v, float) for v in q], [np.asarray(v, float) for v in beta]
         shape = np.broadcast_shapes(*(v.shape for v in q + beta))
         size = int(np.prod(shape))
-        rows = lambda vs: np.array([np.broadcast_to(v, shape).ravel() for v in vs]).reshape(len(vs), size)  # noqa: E731
-        q, beta = rows(q), rows(beta)
+        flat = lambda v: v.ravel() if v.ndim == 0 or v.shape == shape else np.broadcast_to(v, shape).ravel()  # noqa: E731
+        q = [v if v.ndim == 0 else flat(v) for v in q]
+        beta = [v if v.ndim == 0 else flat(v) for v in beta]
         out = np.empty((len(keys), size))
-        for lo in range(0, size, chunk):
+        for lo in range(0, max(size, 1), chunk):
             sl = slice(lo, lo + chunk)
-            out[:, sl] = f(q[:, sl], beta[:, sl])
+            part = f.outputs([v if v.ndim == 0 else v[sl] for v in q], [v if v.ndim == 0 else v[sl] for v in beta])
+            for k, v in enumerate(part):
+                out[k, sl] = v
         bad = ~np.all(np.isfinite(out), axis=0)
         if bad.any():
             i = int(np.argmax(bad))

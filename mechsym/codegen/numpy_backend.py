@@ -30,6 +30,11 @@ class VectorFunction:
         inspection, one conversion of the result."""
         return np.array(self._f(*groups), float) if self._f is not None else np.empty(0)
 
+    def outputs(self, *groups):
+        """The outputs as a list, each a scalar or an array as the inputs broadcast; a group is a sequence
+        whose entries may be scalars or arrays of one shape (nothing is stacked or copied)."""
+        return list(self._f(*groups)) if self._f is not None else []
+
     def __call__(self, *args):
         shape = _sample_shape(args)
         if shape == () and self._f is not None:  # one sample (an ODE right-hand side): scalars, one conversion
@@ -58,6 +63,11 @@ class SparseMatrixFunction:
         self._base = np.zeros(self.shape)
         for (i, j), v in self.constant.items():
             self._base[i, j] = v
+
+    def outputs(self, *groups):
+        """The outputs as a list, each a scalar or an array as the inputs broadcast; a group is a sequence
+        whose entries may be scalars or arrays of one shape (nothing is stacked or copied)."""
+        return list(self._f(*groups)) if self._f is not None else []
 
     def __call__(self, *args):
         shape = _sample_shape(args)
