@@ -106,3 +106,20 @@ def test_ctrl_c_ends_a_c_run_within_a_second(disc):
         timer.cancel()
     assert sent and stopped - sent[0] < 1.0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_command_on_both_backends(tmp_path, capsys):
+    """`mechsym polydisc` runs on C by default and on numpy with --backend numpy: the same columns and rows."""
+    from mechsym.cli import main
+    from mechsym.results import read_csv
+
+    tables = {}
+    for backend in ("c", "numpy"):
+        out = tmp_path / f"{backend}.csv"
+        assert main(["polydisc", "--t-end", "0.15", "--backend", backend, "--out", str(out)]) == 0
+        tables[backend] = read_csv(out)
+    capsys.readouterr()
+    c, n = tables["c"], tables["numpy"]
+    assert c.names == n.names and len(c) == len(n) == 1001
+    for name in n.names:
+        assert np.max(np.abs(c[name] - n[name])) <= 1e-8 * max(1.0, np.abs(n[name]).max()), name
