@@ -15,9 +15,6 @@ import numpy as np
 import sympy as sp
 
 from mechsym.budget import check_memory
-from mechsym.codegen import SparseMatrixFunction, VectorFunction
-from mechsym.codegen.sparse_numpy import SparseLU
-from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.constraints import Constraints
 from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import numeric_subs
@@ -38,29 +35,22 @@ STEP = 0.1  # continuation step: 0.1 rad along an angle, 0.1 of the mechanism's 
 
 
 class KinematicFunctions:
-    """Compiled constraint functions of one mechanism: numpy (lambdify) by default, or the methods of
-    a compiled C library with the same array layouts."""
+    """The constraint functions of one mechanism from its rendered codegen spec: the numpy rendering
+    (mechsym.codegen.numpy_backend.render) or a compiled C library, which give phi, jac, gamma, points and
+    branches with the same array layouts."""
 
-    def __init__(self, con: Constraints, library=None):
+    def __init__(self, con: Constraints, functions):
         self.con = con
         self.point_names = tuple(con.points)
+        self.functions = functions
+        self.phi, self.jac, self.gamma = functions.phi, functions.jac, functions.gamma
+        self.points, self.branches = functions.points, functions.branches
         self.sparse = self.c_factor = None
-        if library is None:
-            q, p, th, qd = con.q, con.params, con.theta, con.qd
-            self.phi = VectorFunction((q, th, p), con.rows)
-            self.jac = SparseMatrixFunction((q, p), con.jacobian)
-            if len(con.rows) == con.n:
-                entries, varying = jacobian_pattern(con.jacobian)
-                self.sparse = SparseLU(plan(con.n, entries), [(i, j) for i, j, _ in varying])
-                self.jac_values = VectorFunction((q, p), [e for _, _, e in varying])
-            self.gamma = VectorFunction((q, qd, p), con.gamma)
-            self.points = VectorFunction((q, p), [c for n in self.point_names for c in con.points[n]])
-            self.branches = VectorFunction((q, p), [b.expr.xreplace(_point_symbols(con)) for b in con.mechanism.branches])
+        if hasattr(functions, "factor"):  # a compiled library: the elimination runs in C
+            if functions.meta["square"]:
+                self.c_factor = functions.factor
         else:
-            self.phi, self.jac, self.gamma = library.phi, library.jac, library.gamma
-            self.points, self.branches = library.points, library.branches
-            if library.meta["square"]:
-                self.c_factor = library.factor
+            self.sparse = functions.sparse
         k = len(con.theta)
         self.E = np.zeros((len(con.rows), k))
         self.E[con.n_joint_rows:, :] = np.eye(k)
@@ -72,7 +62,7 @@ class KinematicFunctions:
         if self.c_factor is not None:
             return self.c_factor(q, p)
         if self.sparse is not None and q.ndim == 2 and q.shape[1] >= 16:
-            return self.sparse.factor(self.jac_values(q, p))
+            return self.sparse.factor(self.functions.jac_values(q, p))
         # a few samples (an ODE right-hand side): one LAPACK call beats dozens of tiny array operations
         jac = self.jac(q, p)
         return DenseFactor(jac if jac.ndim == 3 else jac[None])

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import SparseMatrixFunction, VectorFunction
+from mechsym.codegen import VectorFunction
 from mechsym.constraints import cross2, derive_constraints, point_position
 from mechsym.equations import derive_equations
 from mechsym.errors import InputError, ModelError, SingularError
@@ -193,10 +193,10 @@ class ContactStatics:
             else:
                 subs = dict(zip(con.params, (sp.Float(v) for v in key[1])))
                 exprs = [e.xreplace(subs) for e in exprs]
-            replacements = None
+            temporaries = ()
             if wrt:
-                replacements, exprs = forward_derivatives(exprs, wrt)
-            self._compiled[key] = VectorFunction(args, exprs, replacements)
+                temporaries, exprs = forward_derivatives(exprs, wrt)
+            self._compiled[key] = VectorFunction(args, exprs, temporaries)
         return self._compiled[key]
 
     def solve(self, q, beta, values, names=None, chunk=16384, wrt=()) -> dict:
@@ -245,7 +245,16 @@ class ContactStatics:
         """Numeric A(q, beta, params) and C as functions (for checks: the residual of the full system)."""
         con = self.constraints
         args = [list(con.q), list(self.betas), list(con.params)]
-        return SparseMatrixFunction(args, self.A), SparseMatrixFunction(args, self.C)
+        def matrix(m):
+            f = VectorFunction(args, list(m))
+
+            def evaluate(*groups):
+                out = f(*groups)
+                return out.reshape(m.shape + out.shape[1:])
+
+            return evaluate
+
+        return matrix(self.A), matrix(self.C)
 
 
 def eliminate(a: sp.Matrix, c: sp.Matrix, positive=()) -> list:

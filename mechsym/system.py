@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym import dynamics
-from mechsym.codegen import VectorFunction
+from mechsym.codegen import numpy_backend
 from mechsym.codegen.c_backend import check_backend
 from mechsym.constraints import derive_constraints
 from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
@@ -43,37 +43,32 @@ class System:
             with stage(f"{mech.name}: C library (cached, or generated and compiled)"):
                 self.library = load_or_warn(self)
         self.backend = "c" if self.library is not None else "numpy"
-        if self.library is not None:
-            lib = self.library
-            self.kin = KinematicFunctions(con, lib)
-            self.mass, self.applied, self.energy = lib.mass, lib.applied, lib.energy
-        else:
-            p, q, qd = con.params, con.q, con.qd
-            self.kin = KinematicFunctions(con)
-            self.mass = VectorFunction((p,), eqs.mass)
-            self.applied = VectorFunction((q, p), eqs.applied)
-            self.energy = VectorFunction((q, qd, p), [eqs.kinetic, eqs.potential])
+        # the generated functions: the compiled library, or the numpy printer's rendering of the same spec
+        self.functions = self.library if self.library is not None else numpy_backend.render(self.spec)
+        self.kin = KinematicFunctions(con, self.functions)
+        self.mass, self.applied, self.energy = self.functions.mass, self.functions.applied, self.functions.energy
         self.gamma = self.kin.gamma
         self._solvers = {}
         self._analyses = {}
         self._param_cache = {}
 
     @cached_property
-    def gamma3(self):
-        """Phi_q q3 = -gamma3(q, q', q'', p) (q3 the third derivative): the C library's, or compiled
-        with numpy on first use."""
-        if self.library is not None:
-            return self.library.gamma3
-        con = self.constraints
-        return VectorFunction((con.q, con.qd, con.qdd, con.params), con.gamma3)
+    def spec(self):
+        """The codegen spec of this mechanism (mechsym.codegen.spec): what every backend renders."""
+        from mechsym.codegen import spec
 
-    @cached_property
+        return spec.generate(self)
+
+    @property
+    def gamma3(self):
+        """Phi_q q3 = -gamma3(q, q', q'', p) (q3 the third derivative): the C library's, or rendered with
+        numpy on first use."""
+        return self.functions.gamma3
+
+    @property
     def applied_rate(self):
-        """q' . (dQ/dq) q' as a function of (q, q', p): the C library's, or compiled with numpy on first use."""
-        if self.library is not None:
-            return self.library.applied_rate
-        con = self.constraints
-        return VectorFunction((con.q, con.qd, con.params), [self.equations.applied_rate])
+        """q' . (dQ/dq) q' as a function of (q, q', p): the C library's, or rendered with numpy on first use."""
+        return self.functions.applied_rate
 
     @cached_property
     def scalar_tracker(self):
@@ -86,7 +81,7 @@ class System:
             return None
         from mechsym.codegen.scalar_python import ScalarTracker
 
-        return ScalarTracker(self)
+        return ScalarTracker(self.spec)
 
     # -- parameters ---------------------------------------------------------------------------------
     def params(self, overrides=None) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""Turning symbolic expressions into functions evaluated over many samples at once."""
+"""Turning symbolic expressions into functions evaluated over many samples at once: a spec of the
+functions (mechsym.codegen.spec), rendered by one printer per backend (numpy_backend, c_source with the C
+runtime, scalar_python), loaded through callables or, for a mechanism, through System."""
 
 __all__ = ["SparseMatrixFunction", "VectorFunction"]
 

@@ -152,9 +152,9 @@ def build(system, options=None, directory: Path | None = None) -> "CLibrary":
     mech = system.mechanism
 
     def generate():
-        from mechsym.codegen.c_source import generate
+        from mechsym.codegen.c_source import render
 
-        return generate(system)
+        return render(system.spec)
 
     return CLibrary(build_source(mech.name, cache_key(mech, options), generate, directory))
 

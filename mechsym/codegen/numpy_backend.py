@@ -1,5 +1,9 @@
 """numpy backend: sympy's lambdify with common-subexpression elimination, vectorised over samples.
 
+`render(spec)` is the numpy printer of a codegen Spec (mechsym.codegen.spec): one VectorFunction per
+spec function (lambdified on first use), Phi_q assembled from the spec's sparse pattern, and the spec's
+elimination plan run by mechsym.codegen.sparse_numpy, with the array layouts of the C library.
+
 Every function takes argument groups (e.g. coordinates, speeds, parameters); a group is an array whose
 first axis runs over its symbols and whose other axes (if any) run over samples. Outputs carry the
 sample axes last for vectors and first for matrices (ready for numpy's batched solvers).
@@ -10,20 +14,40 @@ import numpy as np
 import sympy as sp
 
 
-def _lambdify(groups, exprs, replacements=None):
-    cse = True if replacements is None else (lambda e, reps=tuple(replacements): (list(reps), e))
-    return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=cse)
+def _lambdify(groups, exprs):
+    return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=True)
+
+
+def _straight_line(groups, exprs, temporaries):
+    """A numpy function of the groups printing the temporaries in order, then returning the expressions: a
+    straight-line program stays one (lambdify would substitute its temporaries into one large expression)."""
+    from sympy.printing.numpy import NumPyPrinter
+
+    names = {s: sp.Symbol(f"g{k}_{i}") for k, g in enumerate(groups) for i, s in enumerate(g)}
+    printer = NumPyPrinter({"fully_qualified_modules": True})
+    py = lambda e: printer.doprint(sp.sympify(e).xreplace(names))
+    args = [f"g{k}" for k in range(len(groups))]
+    lines = [f"def f({', '.join(args)}):"]
+    lines += [f"    {''.join(f'g{k}_{i}, ' for i in range(len(g)))}= g{k}" for k, g in enumerate(groups) if len(g)]
+    lines += [f"    {t} = {py(e)}" for t, e in temporaries]
+    lines.append(f"    return [{', '.join(py(e) for e in exprs)}]")
+    namespace = {"numpy": np}
+    exec("\n".join(lines), namespace)  # noqa: S102 (our own generated code)
+    return namespace["f"]
 
 
 class VectorFunction:
-    """f(*groups) -> array (len(exprs), *sample_shape).
+    """f(*groups) -> array (len(exprs), *sample_shape); with `temporaries` (straight-line assignments the
+    expressions use, see mechsym.codegen.spec.Function) printed as a straight-line numpy function."""
 
-    replacements: the (symbol, expression) pairs of a common-subexpression elimination done beforehand
-    (evaluated in order, `exprs` written in their symbols), used instead of sympy's own cse."""
-
-    def __init__(self, groups, exprs, replacements=None):
+    def __init__(self, groups, exprs, temporaries=()):
         self.exprs = tuple(sp.sympify(e) for e in exprs)
-        self._f = _lambdify(groups, self.exprs, replacements) if self.exprs else None
+        if not self.exprs:
+            self._f = None
+        elif temporaries:
+            self._f = _straight_line(groups, self.exprs, temporaries)
+        else:
+            self._f = _lambdify(groups, self.exprs)
 
     def one(self, *groups):
         """One sample, each group a plain sequence of floats (an ODE right-hand side's call): no shape
@@ -47,27 +71,18 @@ class VectorFunction:
 
 
 class SparseMatrixFunction:
-    """f(*groups) -> dense array (*sample_shape, rows, cols) from the non-zero entries of a matrix.
+    """f(*groups) -> dense array (*sample_shape, rows, cols) of a matrix given by its sparsity pattern: the
+    constant entries stored once, the varying ones the outputs of `values` (a VectorFunction) in the order
+    of `varying`."""
 
-    Constant entries are stored once; only the entries that depend on the arguments are evaluated.
-    """
-
-    def __init__(self, groups, matrix: sp.Matrix):
-        self.shape = matrix.shape
-        entries = [(i, j, e) for (i, j), e in matrix.todok().items() if e != 0]
-        self.pattern = tuple((i, j) for i, j, _ in entries)
-        self.constant = {(i, j): float(e) for i, j, e in entries if e.is_number}
-        varying = [(i, j, e) for i, j, e in entries if not e.is_number]
-        self._index = (np.array([i for i, _, _ in varying], dtype=int), np.array([j for _, j, _ in varying], dtype=int))
-        self._f = VectorFunction(groups, [e for _, _, e in varying])
+    def __init__(self, shape, entries: dict, varying, values: VectorFunction):
+        self.shape = tuple(shape)
+        self.constant = {rc: v for rc, v in entries.items() if v is not None}
+        self._index = (np.array([i for i, _ in varying], dtype=int), np.array([j for _, j in varying], dtype=int))
+        self._f = values
         self._base = np.zeros(self.shape)
         for (i, j), v in self.constant.items():
             self._base[i, j] = v
-
-    def outputs(self, *groups):
-        """The outputs as a list, each a scalar or an array as the inputs broadcast; a group is a sequence
-        whose entries may be scalars or arrays of one shape (nothing is stacked or copied)."""
-        return list(self._f(*groups)) if self._f is not None else []
 
     def __call__(self, *args):
         shape = _sample_shape(args)
@@ -76,6 +91,39 @@ class SparseMatrixFunction:
         if values.size:
             out[(...,) + self._index] = np.moveaxis(values, 0, -1)
         return out
+
+
+class Rendered:
+    """The numpy rendering of a codegen Spec: an attribute per spec function (a VectorFunction, lambdified
+    on first use), `jac` (Phi_q from its pattern and the function of its varying entries) and `sparse` (the
+    elimination plan as a SparseLU, or None when Phi_q is not square)."""
+
+    backend = "numpy"
+
+    def __init__(self, spec):
+        from mechsym.codegen.sparse_numpy import SparseLU
+
+        self.spec = spec
+        jac = spec.jacobian
+        self.sparse = SparseLU(jac.plan, list(jac.varying)) if jac.plan is not None else None
+
+    def __getattr__(self, name):
+        spec = self.__dict__.get("spec")
+        if spec is None or (name not in spec.functions and name != "jac"):
+            raise AttributeError(name)
+        if name == "jac":
+            jac = spec.jacobian
+            value = SparseMatrixFunction((jac.rows, jac.cols), jac.entries, jac.varying, getattr(self, jac.values))
+        else:
+            f = spec.functions[name]
+            value = VectorFunction(f.groups, f.outputs, f.temporaries)
+        setattr(self, name, value)
+        return value
+
+
+def render(spec) -> Rendered:
+    """The numpy printer of a codegen Spec (see `Rendered`)."""
+    return Rendered(spec)
 
 
 def _sample_shape(args):

@@ -1,7 +1,8 @@
 """One state of a simulation in plain Python on floats: the numpy backend's counterpart of the C library's
 ms_track, for an integrator's one-state-at-a-time calls where numpy's per-call overhead dominates.
 
-The generated function does what ms_track does (mechsym.codegen.c_source): Newton from a prediction with
+The generated function does what ms_track does (runtime/ms_kernels.h), printed from the same codegen spec
+(mechsym.codegen.spec) as the C and numpy backends: Newton from a prediction with
 the static sparse elimination of Phi_q (mechsym.codegen.sparse_plan; its constant pivots unrolled, the
 small block in the link angles by a dense LU with partial pivoting), then J = dq/dtheta, the acceleration
 offset a0 and the applied forces, each a straight-line CSE'd expression on scalars. No array is built
@@ -15,7 +16,6 @@ import numpy as np
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
-from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 
 
 class _Printer(PythonCodePrinter):
@@ -107,26 +107,27 @@ def _solve_lines(p, b, x, indent):
     return lines
 
 
-def source(system) -> str:
-    """The Python text of track(q, th, thd, p, scale, tol, maxit) for a System with a square Phi_q."""
-    con, eqs = system.constraints, system.equations
-    nq, k = con.n, len(con.theta)
-    entries, varying = jacobian_pattern(con.jacobian)
-    pl = plan(nq, entries)
-    names = {s: sp.Symbol(f"q{i}") for i, s in enumerate(con.q)}
-    names.update({s: sp.Symbol(f"th{i}") for i, s in enumerate(con.theta)})
-    names.update({s: sp.Symbol(f"p{i}") for i, s in enumerate(con.params)})
-    names.update({s: sp.Symbol(f"qd{i}") for i, s in enumerate(con.qd)})
+def source(spec) -> str:
+    """The Python text of track(q, th, thd, p, scale, tol, maxit) from a codegen Spec (mechsym.codegen.spec)
+    with a square Phi_q: its functions phi, jac_values, gamma and applied and its elimination plan."""
+    fns, jac = spec.functions, spec.jacobian
+    nq, k, npar, nj = spec.sizes["nq"], spec.sizes["nth"], spec.sizes["npar"], spec.sizes["nj"]
+    entries, varying, pl = jac.entries, jac.varying, jac.plan
+    values = fns[jac.values].outputs
+    names = {}
+    for group, prefix in (("q", "q"), ("th", "th"), ("p", "p")):
+        names.update({s: sp.Symbol(f"{prefix}{i}") for i, s in enumerate(dict(fns["phi"].inputs)[group])})
+    names.update({s: sp.Symbol(f"qd{i}") for i, s in enumerate(dict(fns["gamma"].inputs)["qd"])})
     S = pl.slots
     qs = ", ".join(f"q{i}" for i in range(nq))
     ind = "        "
     lines = ["def track(q, th, thd, p, scale, tol, maxit):",
              f"    {qs}, = q", f"    {''.join(f'th{i}, ' for i in range(k))}= th",
-             f"    {''.join(f'p{i}, ' for i in range(len(con.params)))}= p" if len(con.params) else "",
+             f"    {''.join(f'p{i}, ' for i in range(npar))}= p" if npar else "",
              f"    {''.join(f's{i}, ' for i in range(nq))}= scale",
              "    for _ in range(maxit):"]
-    lines += _block(list(con.rows) + [e for _, _, e in varying], names, ind,
-                    [f"b{i}" for i in range(nq)] + [f"a{S[(i, j)]}" for i, j, _ in varying])
+    lines += _block(list(fns["phi"].outputs) + list(values), names, ind,
+                    [f"b{i}" for i in range(nq)] + [f"a{S[(i, j)]}" for i, j in varying])
     lines += [f"{ind}a{S[rc]} = {v!r}" for rc, v in entries.items() if v is not None]
     lines += [f"{ind}a{s} = 0.0" for rc, s in S.items() if rc not in entries]
     lines += _lu_lines(pl, ind)
@@ -137,16 +138,15 @@ def source(system) -> str:
     lines.append("    else:\n        return 1, None")
     # the factorisation at the solution (as ms_track: J, a0 and the caller's solves use it)
     ind = "    "
-    lines += _block([e for _, _, e in varying], names, ind, [f"a{S[(i, j)]}" for i, j, _ in varying])
+    lines += _block(list(values), names, ind, [f"a{S[(i, j)]}" for i, j in varying])
     lines += [f"{ind}a{S[rc]} = {v!r}" for rc, v in entries.items() if v is not None]
     lines += [f"{ind}a{s} = 0.0" for rc, s in S.items() if rc not in entries]
     lines += _lu_lines(pl, ind)
-    nj = con.n_joint_rows
     for j in range(k):
         lines += [f"{ind}e{i} = {1.0 if i == nj + j else 0.0}" for i in range(nq)]
         lines += _solve_lines(pl, "e", f"j{j}_", ind)
     lines += [f"{ind}qd{i} = " + " + ".join(f"j{j}_{i} * thd[{j}]" for j in range(k)) for i in range(nq)]
-    lines += _block([-g for g in con.gamma] + list(eqs.applied), names, ind,
+    lines += _block([-g for g in fns["gamma"].outputs] + list(fns["applied"].outputs), names, ind,
                     [f"g{i}" for i in range(nq)] + [f"f{i}" for i in range(nq)])
     lines += _solve_lines(pl, "g", "c", ind)
     jq = ", ".join("(" + "".join(f"j{j}_{i}, " for j in range(k)) + ")" for i in range(nq))
@@ -161,12 +161,12 @@ class ScalarTracker:
 
     backend = "numpy"
 
-    def __init__(self, system):
+    def __init__(self, spec):
         namespace = {}
         namespace.update({n: getattr(math, n) for n in dir(math) if not n.startswith("_")})
-        exec(source(system), namespace)  # noqa: S102 (our own generated code)
+        exec(source(spec), namespace)  # noqa: S102 (our own generated code)
         self._track = namespace["track"]
-        self.nq, self.nth = system.constraints.n, len(system.constraints.theta)
+        self.nq, self.nth = spec.sizes["nq"], spec.sizes["nth"]
 
     def tracker(self, params, col_scale, tol, maxit=30):
         """As CLibrary.tracker; the factorisation is not handed back (None)."""

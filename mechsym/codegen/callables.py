@@ -1,0 +1,109 @@
+"""Callables from a codegen spec on either backend: the one way from sympy expressions to functions.
+
+    from mechsym.codegen.spec import Function, Spec
+    spec = Spec("body", {}, {"rate": Function("rate", [("y", state), ("p", params)], exprs)}, None)
+    fns = load("body", key, lambda: spec, backend="c")      # or backend="numpy"
+    fns.rate(y, p)          # y (n,) or (n, N...), p (npar,) -> (len(exprs),) or (len(exprs), N...)
+
+Every function of the spec becomes an attribute with the numpy backend's layout (a group's first axis runs
+over its symbols, any further axes over samples; outputs first, then the sample axes); a spec with a
+sparse Jacobian also gets `jac` (samples first, then rows and columns). On C, an input group named "p" is
+one vector shared by every sample (the run-time parameters); every other group is per sample. The C
+source is `c_source.render_straight` of the spec, compiled through the content-keyed cache of
+mechsym.codegen.c_backend (`key` must change with everything `make_spec` reads; `make_spec` runs only
+when nothing is cached); without a compiler, or for backend "numpy", the numpy printer's rendering
+(`numpy_backend.render`) is returned, with a warning in the first case.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import warnings
+
+import numpy as np
+
+from mechsym.codegen import c_backend
+
+__all__ = ["load", "layout", "CFunctions"]
+
+PREFIX = "ms3_"
+
+
+def layout(spec) -> dict:
+    """The metadata a compiled spec is loaded with: each function's input groups (name, size) and number
+    of outputs, and the Jacobian's shape (or None)."""
+    functions = {name: {"inputs": [[g, len(symbols)] for g, symbols in f.inputs], "size": len(f.outputs)}
+                 for name, f in spec.functions.items()}
+    jac = spec.jacobian
+    jacobian = None if jac is None else {"rows": jac.rows, "cols": jac.cols, "values": jac.values}
+    return {"kind": "spec", "functions": functions, "jacobian": jacobian}
+
+
+def load(name, key, make_spec, backend="c"):
+    """The functions of the spec `make_spec()` as callables: compiled C (`CFunctions`) or numpy."""
+    from mechsym.codegen import numpy_backend
+
+    if c_backend.check_backend(backend) == "c":
+        def generate():
+            from mechsym.codegen.c_source import render_straight
+
+            spec = make_spec()
+            return render_straight(spec, PREFIX), layout(spec)
+
+        try:
+            return CFunctions(c_backend.build_source(name, key, generate))
+        except c_backend.CompilerMissing as exc:
+            warnings.warn(f"{exc}; '{name}': falling back to the numpy backend", stacklevel=2)
+    return numpy_backend.render(make_spec())
+
+
+class CFunctions:
+    """The entry points of a compiled spec (a c_backend.Compiled entry), one attribute per function with
+    the layout of the numpy rendering."""
+
+    backend = "c"
+
+    def __init__(self, compiled):
+        self.meta = compiled.meta
+        pointer = ctypes.POINTER(ctypes.c_double)
+        self._pointer = pointer
+        for name, f in self.meta["functions"].items():
+            fn = getattr(compiled.dll, PREFIX + name)
+            fn.argtypes = [ctypes.c_int] + [pointer] * (len(f["inputs"]) + 1)
+            fn.restype = None
+            setattr(self, name, self._bind(fn, f["inputs"], f["size"], None))
+        jac = self.meta["jacobian"]
+        if jac is not None:
+            fn = getattr(compiled.dll, PREFIX + "jac")
+            inputs = self.meta["functions"][jac["values"]]["inputs"]
+            fn.argtypes = [ctypes.c_int] + [pointer] * (len(inputs) + 1)
+            fn.restype = None
+            self.jac = self._bind(fn, inputs, jac["rows"] * jac["cols"], (jac["rows"], jac["cols"]))
+
+    def _bind(self, fn, inputs, size, matrix):
+        """f(*groups) calling `fn` over the samples: outputs (size, *samples), or (*samples, *matrix)."""
+        ptr = self._pointer
+
+        def call(*groups):
+            if len(groups) != len(inputs):
+                raise TypeError(f"expected {len(inputs)} input groups ({', '.join(g for g, _ in inputs)}), "
+                                f"got {len(groups)}")
+            arrays = [np.asarray(a, float) for a in groups]
+            shapes = [a.shape[1:] for (g, _), a in zip(inputs, arrays) if g != "p"]
+            shape = np.broadcast_shapes(*shapes) if shapes else ()
+            n = math.prod(shape)
+            args = []
+            for (g, k), a in zip(inputs, arrays):
+                if g == "p":
+                    a = np.ascontiguousarray(a.reshape(k))
+                else:
+                    a = np.ascontiguousarray(np.moveaxis(np.broadcast_to(a.reshape((k,) + a.shape[1:]), (k,) + shape),
+                                                         0, -1).reshape(n, k))
+                args.append(a)
+            out = np.empty((n, size))
+            fn(n, *[a.ctypes.data_as(ptr) for a in args], out.ctypes.data_as(ptr))
+            if matrix is not None:
+                return out.reshape(shape + matrix)
+            return np.moveaxis(out.reshape(shape + (size,)), -1, 0)
+
+        return call

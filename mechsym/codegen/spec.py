@@ -1,0 +1,138 @@
+"""The codegen spec: what generated code computes, independent of any backend.
+
+For a derived planar System, `generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
+expressions) and the `SparseJacobian` of Phi_q (its pattern, the varying entries as the function
+`jac_values`, and the static elimination plan of mechsym.codegen.sparse_plan). Each backend is a
+printer of the same spec:
+
+- numpy (`mechsym.codegen.numpy_backend.render`): each function lambdified with CSE over sample arrays
+  (on first use), Phi_q assembled from the pattern, the plan run by mechsym.codegen.sparse_numpy;
+- Python on floats (`mechsym.codegen.scalar_python`): the one-state tracker, each function a CSE'd
+  straight-line block, the plan unrolled;
+- C (`mechsym.codegen.c_source.render`): each function a CSE'd C function (sharing the sines and cosines
+  of the body angles), the plan unrolled, and the C runtime (mechsym/codegen/runtime) around them;
+  `c_source.render_straight` for a spec of straight-line functions (a Program's, or any other).
+
+A spec need not come from a mechanism: `mechsym.codegen.program.Program.spec()` gives one, and
+`mechsym.codegen.callables.load` turns any spec into callables on either backend.
+
+So every backend evaluates the same expressions and the same elimination. The runtime algorithms that
+loop sample after sample (ms_inverse's continuation, ms_ode, ms_forward's DOP853, ms_track) exist in C
+only: on numpy the same jobs are done by vectorised numpy (mechsym.kinematics.Solver's two-pass sweep,
+scipy's DOP853 with the same coefficients and error control) or by the scalar tracker, since a
+per-sample loop in Python would be the slow path numpy is there to avoid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import sympy as sp
+
+from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan
+
+__all__ = ["Function", "SparseJacobian", "Spec", "generate", "check"]
+
+
+class Function:
+    """out[i] = outputs[i], a function of named input groups ((name, symbols), ...). `outputs` may be given
+    as a callable that derives them on first use (gamma3 is a further differentiation that only some
+    analyses need, and the numpy printer renders a function only when it is called). `temporaries` are
+    straight-line assignments (symbol, expression), each over the inputs and the temporaries before it,
+    printed in order before the outputs (a Program's shared intermediate values); without them a printer
+    eliminates common subexpressions itself."""
+
+    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=()):
+        self.name, self.inputs, self.doc = name, tuple(inputs), doc
+        self.temporaries = tuple(temporaries)
+        self._outputs = outputs
+
+    @cached_property
+    def outputs(self) -> tuple:
+        """The output expressions, in order."""
+        return tuple(self._outputs() if callable(self._outputs) else self._outputs)
+
+    @property
+    def groups(self) -> tuple:
+        """The symbols of each input group, in order (the positional arguments of a rendered function)."""
+        return tuple(symbols for _, symbols in self.inputs)
+
+    def __repr__(self):
+        return f"Function({self.name!r}, inputs={[n for n, _ in self.inputs]})"
+
+
+@dataclass(frozen=True)
+class SparseJacobian:
+    """Phi_q (rows x cols): `entries` maps (row, col) to a float (constant) or None (varying); the varying
+    entries' values are the outputs of the function `values` in the order of `varying`; `plan` is the
+    static elimination (None unless Phi_q is square)."""
+
+    rows: int
+    cols: int
+    entries: dict
+    varying: tuple
+    values: str
+    plan: Plan | None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Everything a backend prints: sizes, functions (name -> Function, in print order), a sparse Jacobian
+    (of Phi_q for a mechanism, of the rates for a Program; or None), and the indices of the first input
+    group that are body angles (whose sines and cosines a printer may compute once per configuration)."""
+
+    name: str
+    sizes: dict
+    functions: dict
+    jacobian: SparseJacobian | None
+    angles: tuple = field(default=())
+
+
+def generate(system) -> Spec:
+    """The spec of a derived planar System (its constraints and equations)."""
+    con, eqs = system.constraints, system.equations
+    mech = con.mechanism
+    q, qd, qdd, th, p = con.q, con.qd, con.qdd, con.theta, con.params
+    entries, varying = jacobian_pattern(con.jacobian)
+    square = len(con.rows) == con.n
+    from mechsym.kinematics import _point_symbols
+
+    point_exprs = [c for name in con.points for c in con.points[name]]
+    branch_exprs = [b.expr.xreplace(_point_symbols(con)) for b in mech.branches]
+    fn = lambda name, inputs, outputs, doc: (name, Function(name, inputs, outputs, doc))
+    functions = dict([
+        fn("phi", [("q", q), ("th", th), ("p", p)], con.rows, "constraint residuals Phi(q, theta, p)"),
+        fn("gamma", [("q", q), ("qd", qd), ("p", p)], con.gamma, "Phi_q q'' = -gamma(q, q', p)"),
+        fn("gamma3", [("q", q), ("qd", qd), ("qdd", qdd), ("p", p)], lambda: con.gamma3,
+           "Phi_q q''' = -gamma3(q, q', q'', p)"),
+        fn("applied", [("q", q), ("p", p)], eqs.applied, "applied generalised forces Q(q, p)"),
+        fn("applied_rate", [("q", q), ("qd", qd), ("p", p)], lambda: [eqs.applied_rate], "q' . (dQ/dq) q'"),
+        fn("mass", [("p", p)], eqs.mass, "the diagonal of the mass matrix"),
+        fn("points", [("q", q), ("p", p)], point_exprs, "every named point's x, y"),
+        fn("branches", [("q", q), ("p", p)], branch_exprs, "the declared branch conditions"),
+        fn("energy", [("q", q), ("qd", qd), ("p", p)], [eqs.kinetic, eqs.potential], "kinetic and potential energy"),
+        fn("jac_values", [("q", q), ("p", p)], [e for _, _, e in varying], "the varying entries of Phi_q"),
+    ])
+    jacobian = SparseJacobian(len(con.rows), con.n, entries, tuple((i, j) for i, j, _ in varying), "jac_values",
+                              plan(con.n, entries) if square else None)
+    sizes = {"nq": con.n, "nrow": len(con.rows), "nth": len(th), "npar": len(p), "nj": con.n_joint_rows,
+             "n_points": len(point_exprs) // 2, "n_branches": len(branch_exprs)}
+    return Spec(mech.name, sizes, functions, jacobian, tuple(3 * i + 2 for i in range(len(con.bodies))))
+
+
+def check(spec: Spec):
+    """Raise ValueError unless every output of every function depends only on its inputs' symbols and its
+    temporaries defined before (a spec a printer can render without knowing where it came from); the C
+    printers check before printing, so that a stray symbol is named here, not by the C compiler."""
+    for f in spec.functions.values():
+        known = {s for _, symbols in f.inputs for s in symbols}
+        for t, e in f.temporaries:
+            stray = sp.sympify(e).free_symbols - known
+            if stray:
+                raise ValueError(f"spec function '{f.name}': temporary {t} uses {sorted(map(str, stray))} before "
+                                 "they are defined")
+            known.add(t)
+        for e in f.outputs:
+            stray = sp.sympify(e).free_symbols - known
+            if stray:
+                raise ValueError(f"spec function '{f.name}': outputs use {sorted(map(str, stray))}, not among its inputs")
