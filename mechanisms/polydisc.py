@@ -65,14 +65,15 @@ def initial_state(system, twist=0.18, height=0.1, speed=0.6):
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
-             params=None, **contact):
+             params=None, backend="c", **contact):
     """Example 7 as a ContactRun (table with the CLI's columns and the deflections, timeline, stats).
-    max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over."""
+    max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over. backend "c":
+    the whole run in one compiled call (mechsym.contact.c_run), "numpy": mechsym.hybrid on solve_ivp."""
     from mechsym.contact.run import simulate_contact
 
     system, points, ground = model(sides, params, **contact)
     return simulate_contact(points, ground, initial_state(system, twist), t_end, dt=dt, rtol=rtol, atol=atol,
-                            method=method, max_step=max_step)
+                            method=method, max_step=max_step, backend=backend)
 
 
 # ---------------------------------------------------------------- command line
@@ -83,7 +84,7 @@ HELP = "spatial_v2 example 7: a polygonal disc rolling on compliant ground (CSV 
 def configure(p):
     """Options of `mechsym polydisc` (registered in mechanisms.COMMANDS)."""
     from mechsym.cli import angle, number, positive_int
-    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
+    from mechsym.cli_args import animation_group, backend_group, output_group, plot_group, time_group, tolerance_group
 
     p.add_argument("--sides", type=positive_int, default=16, help="polygon sides (contact points: 2 x sides)")
     p.add_argument("--twist", type=angle, default=0.18, help="initial yaw about z (rad, or deg with 'deg')")
@@ -91,6 +92,7 @@ def configure(p):
     tolerance_group(p, 1e-6)
     p.add_argument("--max-step", type=number, default=2e-3, help="largest integration step [s]")
     p.add_argument("--mu", type=number, default=MU, help="friction coefficient")
+    backend_group(p, help="default c: the whole run in one compiled call (compiled once and cached)")
     p.add_argument("--timeline", help="CSV of every point state change (t, point, before, after)")
     output_group(p, required=True)
     plot_group(p, help="PNG/SVG of height, rates and contact counts")
@@ -115,7 +117,7 @@ def run(args) -> int:
     run_options(args, width=contact_width(2 * args.sides),  # before building the points
                 what=f"contact simulation of {2 * args.sides} points")
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
-                   mu=args.mu)
+                   mu=args.mu, backend=args.backend)
     table = Table({c: run[c] for c in COLUMNS}, run.units, run.title)
     write_outputs(run, table, args, plot, animate)
     return 0

@@ -175,8 +175,8 @@ class FloatingBody:
         values, problems = apply_overrides(self.parameters, overrides)
         if not problems:
             symbols = tuple(p.symbol for p in self.parameters.values())
-            m, inertia = _mass_and_inertia(self.mass, tuple(self.inertia), symbols)(*values.values())
-            m, inertia = float(m), np.array(inertia, dtype=float).reshape(3, 3)
+            out = _mass_and_inertia(self.mass, tuple(self.inertia), symbols)(list(values.values()))
+            m, inertia = float(out[0]), out[1:].reshape(3, 3)
             eig = np.linalg.eigvalsh(inertia)
             if not m > 0:
                 problems.append(f"body '{self.name}' has a non-positive mass {m:g}")
@@ -193,8 +193,8 @@ class FloatingBody:
 
 @functools.lru_cache(maxsize=64)
 def _mass_and_inertia(mass, inertia, symbols):
-    """(mass, the 9 inertia entries) as a function of the parameter values (lambdified once)."""
-    return sp.lambdify(symbols, [mass, list(inertia)], modules="math")
+    """[mass, the 9 inertia entries] as a function of the parameter values (generated once)."""
+    return VectorFunction((symbols,), [mass, *inertia])
 
 
 def _vec3(v, what):
@@ -254,7 +254,9 @@ def newton_euler(q, w, qn, wn, force, moment, mass, inertia, gravity):
 
 class FloatingSystem:
     """Everything derived for one floating body, with numeric entry points (all vectorised over samples:
-    a state may be (13,) or (13, N))."""
+    a state may be (13,) or (13, N)). Backend "c": the rates (`accelerations`, the ODE of `simulate` and of
+    a contact run on numpy) come from the body's compiled library (mechsym.contact.c_run, cached by
+    construction); the output work (world columns, points, energy) stays vectorised numpy."""
 
     nd = 3
 
@@ -262,11 +264,17 @@ class FloatingSystem:
         body.check()
         if backend not in ("numpy", "c"):
             raise InputError(f"unknown backend '{backend}' (numpy or c)")
-        if backend == "c":  # (refused rather than run on numpy behind the caller's back)
-            raise InputError(f"body '{body.name}': a floating body's own functions run in numpy only; derive it with "
-                             "backend 'numpy' and run it on C under loads (FloatingSystem.loaded(loads, 'c'))")
+        if backend == "c":
+            from mechsym.codegen import c_backend
+
+            if c_backend.compiler() is None:
+                import warnings
+
+                warnings.warn(f"no C compiler found (set CC, or install gcc); body '{body.name}' uses the numpy "
+                              "backend", stacklevel=3)
+                backend = "numpy"
         self.body = self.mechanism = body
-        self.backend = "numpy"
+        self.backend = backend
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.r, self.quat = sym("x y z"), sym("qw qx qy qz")
         self.v, self.w = sym("vx vy vz"), sym("wx wy wz")
@@ -285,9 +293,6 @@ class FloatingSystem:
         kinetic = (m * sum(c**2 for c in self.v) + (w.T * inertia * w)[0]) / 2
         potential = -m * sum(gi * ri for gi, ri in zip(g, self.r))
         self.rate = VectorFunction((self.state, self.force + self.moment, p), self.rate_exprs)
-        # the same on plain floats, for the integrator's one-state calls
-        self._rate_scalar = sp.lambdify([list(self.state), list(self.force + self.moment), list(p)],
-                                        list(self.rate_exprs), modules="numpy", cse=True)
         self.energy = VectorFunction((self.state, p), [kinetic, potential])
         omega_world = self.R * w
         self.world = VectorFunction((self.state,), [*self.r, *(c / qn for c in qv), *self.v, *omega_world])
@@ -376,12 +381,29 @@ class FloatingSystem:
         return out.reshape((len(self.point_names), 3) + out.shape[1:])
 
     # -- dynamics -----------------------------------------------------------------------------------
+    def _c_rate(self):
+        """The compiled rates (ms_rate of mechsym.contact.c_run's library of this body), loaded once."""
+        if getattr(self, "_c_rate_fn", None) is None:
+            from mechsym.contact import c_run
+
+            self._c_rate_fn = c_run.library(self).dll.ms_rate
+        return self._c_rate_fn
+
     def accelerations(self, y, generalised=None, params=None):
         """dy/dt (13, ...) at states y under extra generalised forces (F world, M body) (6, ...)."""
         y = np.asarray(y, float)
         p = self.params() if params is None else np.asarray(params, float)
         gen = np.zeros((6,) + y.shape[1:]) if generalised is None else np.asarray(generalised, float)
-        return self.rate(y[:13], gen, p)
+        if self.backend == "numpy":
+            return self.rate(y[:13], gen, p)
+        from mechsym.codegen.c_backend import _ptr
+
+        shape = np.broadcast_shapes(y.shape[1:], gen.shape[1:])
+        ys = np.ascontiguousarray(np.moveaxis(np.broadcast_to(y[:13], (13,) + shape), 0, -1).reshape(-1, 13))
+        gs = np.ascontiguousarray(np.moveaxis(np.broadcast_to(gen, (6,) + shape), 0, -1).reshape(-1, 6))
+        out = np.empty(ys.shape)
+        self._c_rate()(len(ys), _ptr(ys), _ptr(gs), _ptr(np.ascontiguousarray(p if p.size else np.zeros(1))), _ptr(out))
+        return np.moveaxis(out.reshape(shape + (13,)), -1, 0)
 
     def ode(self, params=None, load=None, n_states=0):
         """The ODE with extra states (the interface of mechsym.simulate.EquationsOfMotion): `rhs(t, y)`
@@ -428,6 +450,22 @@ class FloatingODE:
     def __init__(self, system, params, load, n_states):
         self.system, self.params, self.load, self.n_states = system, params, load, int(n_states)
         self._plist = np.asarray(params, float).tolist()
+        self._rate = self._compiled_rate() if system.backend == "c" else None
+
+    def _compiled_rate(self):
+        """The body's rates on C for one state: rate(y13, gen) -> (13,)."""
+        import ctypes
+
+        fn, pointer = self.system._c_rate(), ctypes.POINTER(ctypes.c_double)
+        self._p = p = np.ascontiguousarray(self.params if np.size(self.params) else np.zeros(1), float)
+        pp = p.ctypes.data_as(pointer)                   # (self._p keeps the parameters alive)
+
+        def rate(y, gen):
+            y, gen, out = np.ascontiguousarray(y, float), np.ascontiguousarray(gen, float), np.empty(13)
+            fn(1, y.ctypes.data_as(pointer), gen.ctypes.data_as(pointer), pp, out.ctypes.data_as(pointer))
+            return out
+
+        return rate
 
     def coordinates(self, y):
         """(position and quaternion, velocities) of a state y."""
@@ -440,10 +478,13 @@ class FloatingODE:
         if self.load is not None:
             gen, sdot = self.load(t, y[:7], y[7:13], y[13:])
         out = np.empty(len(y))
-        try:
-            out[:13] = self.system._rate_scalar(y[:13].tolist(), np.asarray(gen, float).tolist(), self._plist)
-        except (OverflowError, ZeroDivisionError):  # a wild trial step: NaN makes the integrator reject it
-            out[:13] = np.nan
+        if self._rate is not None:
+            out[:13] = self._rate(y[:13], gen)
+        else:
+            try:
+                out[:13] = self.system.rate.one(y[:13].tolist(), np.asarray(gen, float).tolist(), self._plist)
+            except (OverflowError, ZeroDivisionError):  # a wild trial step: NaN makes the integrator reject it
+                out[:13] = np.nan
         out[13:] = np.asarray(sdot, float).reshape(self.n_states)
         return out
 

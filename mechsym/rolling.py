@@ -15,8 +15,8 @@ columns of the constraint rows, gravity and loads as applied forces), adds the c
 `ties` (rows linear in the unknowns, = 0) close the system, e.g. two motor torques tied equal. It then
 eliminates in closed form, once, symbolically: pivots on the constant (+-1) entries first (the pin
 reactions and coordinate forces, which sums the bodies into subsystems), then Cramer's rule on the small
-dense block that is left. The resulting expressions are compiled with lambdify (common subexpressions
-shared), so a solve costs a few hundred floating-point operations per sample, vectorised, no LAPACK.
+dense block that is left. The resulting expressions are compiled with mechsym.codegen.VectorFunction
+(common subexpressions shared), so a solve costs a few hundred floating-point operations per sample, vectorised, no LAPACK.
 Their exact partial derivatives by the body angles and contact angles (for gradient-based optimisation)
 are compiled the same way (`forward_derivatives`).
 
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from mechsym.codegen import VectorFunction
 from mechsym.constraints import cross2, derive_constraints, point_position
 from mechsym.equations import derive_equations
 from mechsym.errors import InputError, ModelError, SingularError
@@ -168,9 +169,9 @@ class ContactStatics:
         return self._solution
 
     def compile(self, names=None, values=None, wrt=()):
-        """A compiled function of the unknowns `names` (default all).
+        """A compiled function (mechsym.codegen.VectorFunction) of the unknowns `names` (default all).
 
-        Without `values`: f(q, beta, params) -> list of arrays, q the body coordinates in the order of
+        Without `values`: f(q, beta, params) -> array (one row per output), q the body coordinates in the order of
         `constraints.q`, beta the contact angles, params in declaration order. With `values` (parameter values
         in declaration order) they are substituted first, so constants fold: f(q, beta). With `wrt` (symbols
         among q and the contact angles) the list goes on with the exact partial derivatives, name by name,
@@ -192,12 +193,10 @@ class ContactStatics:
             else:
                 subs = dict(zip(con.params, (sp.Float(v) for v in key[1])))
                 exprs = [e.xreplace(subs) for e in exprs]
+            temporaries = ()
             if wrt:
-                replacements, outputs = forward_derivatives(exprs, wrt)
-                self._compiled[key] = sp.lambdify(args, outputs, modules="numpy",
-                                                  cse=lambda e, reps=replacements: (reps, e))
-            else:
-                self._compiled[key] = sp.lambdify(args, exprs, modules="numpy", cse=True)
+                temporaries, exprs = forward_derivatives(exprs, wrt)
+            self._compiled[key] = VectorFunction(args, exprs, temporaries)
         return self._compiled[key]
 
     def solve(self, q, beta, values, names=None, chunk=16384, wrt=()) -> dict:
@@ -217,7 +216,7 @@ class ContactStatics:
         out = np.empty((len(keys), size))
         for lo in range(0, max(size, 1), chunk):
             sl = slice(lo, lo + chunk)
-            part = f([v if v.ndim == 0 else v[sl] for v in q], [v if v.ndim == 0 else v[sl] for v in beta])
+            part = f.outputs([v if v.ndim == 0 else v[sl] for v in q], [v if v.ndim == 0 else v[sl] for v in beta])
             for k, v in enumerate(part):
                 out[k, sl] = v
         bad = ~np.all(np.isfinite(out), axis=0)
@@ -246,7 +245,16 @@ class ContactStatics:
         """Numeric A(q, beta, params) and C as functions (for checks: the residual of the full system)."""
         con = self.constraints
         args = [list(con.q), list(self.betas), list(con.params)]
-        return sp.lambdify(args, self.A, modules="numpy"), sp.lambdify(args, self.C, modules="numpy")
+        def matrix(m):
+            f = VectorFunction(args, list(m))
+
+            def evaluate(*groups):
+                out = f(*groups)
+                return out.reshape(m.shape + out.shape[1:])
+
+            return evaluate
+
+        return matrix(self.A), matrix(self.C)
 
 
 def eliminate(a: sp.Matrix, c: sp.Matrix, positive=()) -> list:

@@ -238,7 +238,7 @@ def derive(mech: Mechanism, backend: str = "numpy") -> System:
 
     backend "numpy" evaluates with lambdify; "c" generates, compiles (cached) and loads C code, and
     falls back to numpy with a warning when no C compiler exists. A `mechsym.rigid3d.FloatingBody`
-    gives its `FloatingSystem` (a free 3-D rigid body, numpy backend)."""
+    gives its `FloatingSystem` (a free 3-D rigid body, its rates on either backend)."""
     from mechsym.rigid3d import FloatingBody, FloatingSystem
 
     if isinstance(mech, FloatingBody):

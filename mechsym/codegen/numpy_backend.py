@@ -49,6 +49,16 @@ class VectorFunction:
         else:
             self._f = _lambdify(groups, self.exprs)
 
+    def one(self, *groups):
+        """One sample, each group a plain sequence of floats (an ODE right-hand side's call): no shape
+        inspection, one conversion of the result."""
+        return np.array(self._f(*groups), float) if self._f is not None else np.empty(0)
+
+    def outputs(self, *groups):
+        """The outputs as a list, each a scalar or an array as the inputs broadcast; a group is a sequence
+        whose entries may be scalars or arrays of one shape (nothing is stacked or copied)."""
+        return list(self._f(*groups)) if self._f is not None else []
+
     def __call__(self, *args):
         shape = _sample_shape(args)
         if shape == () and self._f is not None:  # one sample (an ODE right-hand side): scalars, one conversion

@@ -197,10 +197,7 @@ class ContactPoints:
         self._gen = VectorFunction((coords, force, moment), list(self.generalised_expression))
         self._rows = (slice(0, nd), slice(nd, nd + nd * nd), slice(nd + nd * nd, 2 * nd + nd * nd),
                       slice(2 * nd + nd * nd, None))
-        if self._single:  # one body: the same code on plain floats (no per-call array overhead)
-            self._frame_s = sp.lambdify([list(coords), list(speeds)], frame, modules="numpy", cse=True)
-            self._gen_s = sp.lambdify([list(coords), list(force), list(moment)], list(self.generalised_expression),
-                                      modules="numpy", cse=True)
+        if self._single:  # one body: the same functions called on plain floats (no per-call array overhead)
             self._ci0, self._si0 = self.body_coord_index[:, 0], self.body_speed_index[:, 0]
 
     # -- gcPosVel -----------------------------------------------------------------------------------
@@ -230,7 +227,7 @@ class ContactPoints:
         """P, V (nd, np) and the arms R c (nd, np)."""
         nd = self.nd
         if self._single:
-            fr = np.array(self._frame_s(q[self._ci0].tolist(), qd[self._si0].tolist()), dtype=float)
+            fr = self._frame.one(q[self._ci0].tolist(), qd[self._si0].tolist())
             arm = fr[self._rows[1]].reshape(nd, nd) @ self.local
             vo, w = fr[self._rows[2], None], fr[self._rows[3]]
             if nd == 3:
@@ -274,7 +271,7 @@ class ContactPoints:
                 moment = [a[1, 2] - a[2, 1], a[2, 0] - a[0, 2], a[0, 1] - a[1, 0]]
             else:
                 moment = [a[0, 1] - a[1, 0]]
-            out[self._si0] = self._gen_s(q[self._ci0].tolist(), f.sum(axis=1).tolist(), moment)
+            out[self._si0] = self._gen.one(q[self._ci0].tolist(), f.sum(axis=1).tolist(), moment)
             return out
         if self.nd == 2:
             m = (arm[0] * f[1] - arm[1] * f[0])[None]

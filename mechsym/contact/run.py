@@ -224,9 +224,59 @@ class _Guards:
         return y
 
 
+def _check_backend(backend, points, method, hold_states):
+    """The backend of a contact run ("numpy" or "c"), refusing what the C route does not do; "c" without a
+    compiler is "numpy" with a warning."""
+    if backend not in ("numpy", "c"):
+        raise InputError(f"unknown backend {backend!r} (numpy or c)")
+    if backend == "numpy":
+        return backend
+    from mechsym.codegen import c_backend
+    from mechsym.contact import c_run
+
+    if not c_run.supports(points):
+        raise InputError("the contact run on C covers a floating 3-D body; a planar model runs its contact on "
+                         "backend 'numpy' (derive the mechanism with backend 'c' for its own equations)")
+    if method != "RK45":
+        raise InputError(f"method {method!r} is not available for a contact run on C (RK45; or backend 'numpy')")
+    if not hold_states:
+        raise InputError("hold_states=False (the law classifying by itself) runs on backend 'numpy' only")
+    if c_backend.compiler() is None:
+        import warnings
+
+        warnings.warn("no C compiler found (set CC, or install gcc); the contact run uses the numpy backend",
+                      stacklevel=3)
+        return "numpy"
+    return backend
+
+
+def _hybrid_of(raw) -> hybrid.HybridResult:
+    """The pieces of a C run (mechsym.contact.c_run.RawRun) as a HybridResult with their dense outputs."""
+    from mechsym.contact.c_run import StepDense, Unkept
+
+    segments, timeline = [], []
+    n, kept = len(raw.piece_t), len(raw.step_t)
+    ends = np.append(raw.piece_step[1:], raw.n_steps)
+    for k in range(n):
+        t0 = float(raw.piece_t[k])
+        t1 = float(raw.piece_t[k + 1]) if k + 1 < n else raw.t_end
+        if ends[k] <= kept:
+            sl = slice(raw.piece_step[k], ends[k])
+            dense = StepDense(raw.step_t[sl], raw.step_h[sl], raw.step_y[sl], raw.step_q[sl], t1)
+            y1 = dense(t1)
+        else:
+            dense, y1 = Unkept(t0, t1, kept), np.full(len(raw.piece_y[k]), np.nan)
+        segments.append(hybrid.Segment("contact", t0, t1, dense, raw.piece_y[k], y1, int(raw.piece_nfev[k])))
+        if raw.piece_transition[k] >= 0 and k + 1 < n:
+            timeline.append(hybrid.Event(t1, "contact", "contact", ("contact", "stick")[raw.piece_transition[k]],
+                                         raw.piece_y[k + 1]))
+    return hybrid.HybridResult({}, {"t": "s"}, "hybrid run", events=timeline, nfev=raw.nfev, status="done",
+                               segments=segments, t_end=raw.t_end)
+
+
 def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end, *, u0=None, dt=None,
                      rtol=1e-9, atol=None, forces=None, method="RK45", max_step=np.inf, event_tol=None,
-                     max_switches=100_000, audit=True, hold_states=True) -> ContactRun:
+                     max_switches=100_000, audit=True, hold_states=True, backend="numpy") -> ContactRun:
     """Integrate the model carrying `points` on the compliant `ground` from `state0` to `t_end`.
 
     state0: the model's state: [theta, thetad] (2k values) for a planar System, the 13 values of
@@ -245,7 +295,11 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     law's own classification with the recorded states at every output sample (away from events);
     stats['unlocated'] counts the samples where they differ (0: no state change was stepped over at
     the output resolution). event_tol: how close to zero (metres) a signal counts as crossing together
-    with the located one (default 1e-12 times the largest point offset, at least 1e-15 m)."""
+    with the located one (default 1e-12 times the largest point offset, at least 1e-15 m).
+
+    backend: "numpy" (mechsym.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
+    compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
+    states only; a machine without a compiler runs numpy with a warning)."""
     from mechsym.rigid3d import FloatingSystem
     from mechsym.simulate import EquationsOfMotion
 
@@ -262,6 +316,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "u0": u0}, width=contact_width(n),
                        what=f"contact simulation of {n} points")
     ns = (nd - 1) * n
+    backend = _check_backend(backend, points, method, hold_states)
     if event_tol is None:
         event_tol = max(1e-15, 1e-12 * float(np.max(np.abs(points.local))))
     guards = _Guards(points, ground, event_tol)
@@ -288,19 +343,33 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     y_start = np.concatenate([y0, u0.ravel()])
     guards.start(0.0, y_start)
 
-    mode = hybrid.Mode("contact", ode.rhs, (
-        hybrid.Transition("contact", guards.contact_guard, "contact", -1, guards.switch),
-        hybrid.Transition("stick", guards.stick_guard, "contact", -1, guards.switch)), max_step)
+    max_chatter = max(8, 2 * n + 2)
     wall = time.perf_counter()
-    # A trial step that runs deep into the ground may overflow: the right-hand side then returns NaN and
-    # the integrator rejects the step; silence the floating-point warnings of such rejected steps.
-    with np.errstate(over="ignore", invalid="ignore"):
-        res = hybrid.run([mode], "contact", y_start, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol,
-                         method=method, max_switches=max_switches, max_chatter=max(8, 2 * n + 2), dt=opts.dt)
-    wall = time.perf_counter() - wall
+    if backend == "c":
+        from mechsym.contact import c_run
 
-    grid = res["t"]
-    y = np.column_stack(list(res.columns.values())[1:])
+        grid = opts.grid()
+        raw = c_run.run(points, ground, y_start, opts.t_end, grid, rtol=opts.rtol, atol=opts.atol,
+                        max_step=max_step, event_tol=event_tol, max_switches=max_switches, max_chatter=max_chatter)
+        wall = time.perf_counter() - wall
+        res = _hybrid_of(raw)
+        guards.timeline = [ContactEvent(float(t), points.names[i], int(i), int(b), int(a)) for t, i, b, a in
+                           zip(*raw.events)]
+        guards.seg_states = list(raw.piece_states)
+        guards.n_signal = raw.n_signal
+        y = raw.grid_y
+    else:
+        mode = hybrid.Mode("contact", ode.rhs, (
+            hybrid.Transition("contact", guards.contact_guard, "contact", -1, guards.switch),
+            hybrid.Transition("stick", guards.stick_guard, "contact", -1, guards.switch)), max_step)
+        # A trial step that runs deep into the ground may overflow: the right-hand side then returns NaN and
+        # the integrator rejects the step; silence the floating-point warnings of such rejected steps.
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = hybrid.run([mode], "contact", y_start, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol,
+                             method=method, max_switches=max_switches, max_chatter=max_chatter, dt=opts.dt)
+        wall = time.perf_counter() - wall
+        grid = res["t"]
+        y = np.column_stack(list(res.columns.values())[1:])
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(guards.seg_states[:len(seg_starts)])
     idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
