@@ -85,3 +85,14 @@ def test_inverse_reactions(case, backend, omega, alpha, request):
     for key in forces:
         assert np.max(np.abs(ours[key] - ref[key])) <= 1e-9 * scale, key
     assert agree(ours["torque"], ref["torque"], 1e-9)
+
+
+def test_inverse_reactions_with_other_parameters(case):
+    name, system = case
+    params = {"density": 2.5, "g": 3.0, "l_crank": 0.04}
+    ours = system.inverse(THETA, 3.0, 1.0, params=params)
+    ref = oracle.reactions(name, THETA, 3.0, 1.0, params=params)
+    forces = [k for k in ref if k != "torque"]
+    scale = max(np.max(np.abs(ref[k])) for k in forces)
+    for key in forces:
+        assert np.max(np.abs(ours[key] - ref[key])) <= 1e-9 * scale, key
