@@ -32,6 +32,15 @@ Coordinates and branches (the position solve is closed form, numpy):
 * ``slider-crank``: O=(0,0); ``q = [theta, phi, s]`` with ``phi = angle(S -
   P)`` and S = (s, offset); branch cos(phi) > 0 (S on the +x side).
 
+Joint reactions (``reactions``) come from a second KanesMethod of the same
+mechanism with every joint cut open and its force applied to both bodies: the
+loop joint (fourbar M, slider-crank S) by dropping the loop constraint so that
+all three speeds are independent, every other joint by auxiliary speeds
+(``u_auxiliary``, one per reaction component: a relative translation across a
+revolute joint, the slider's motion normal to its guide and its turning).  The
+three Kane equations and the auxiliary equations are linear in the reactions
+and the driving torque and are solved per sample (batched ``numpy.linalg``).
+
 Derivation is symbolic in the parameters and cached once per model
 (``_derive``); numeric parameters are merged with ``DEFAULTS`` per call, so
 the effective cache key is (model name, parameter values).
@@ -50,6 +59,7 @@ from scipy.optimize import fsolve
 __all__ = [
     "DEFAULTS", "positions", "inverse_torque", "energy", "reduced_mass",
     "forward", "peer_inverse_route", "peer_inverse_newton", "closure_residual",
+    "reactions", "body_accelerations",
 ]
 
 DEFAULTS = {
@@ -230,6 +240,9 @@ def _derive(model):
         ke=lam([ke]), pe=lam([pe]),
         points={n: lam([p.pos_from(O).dot(N.x), p.pos_from(O).dot(N.y)])
                 for n, p in sp["points"].items()},
+        acc={b.name: lam([b.masscenter.acc(N).dot(N.x), b.masscenter.acc(N).dot(N.y),
+                          sp["frames"][b.name].ang_acc_in(N).dot(N.z) if sp["frames"][b.name] else 0])
+             for b in sp["bodies"]},
         coms={b.name: lam([b.masscenter.pos_from(O).dot(N.x),
                            b.masscenter.pos_from(O).dot(N.y),
                            angle(sp["frames"][b.name])]) for b in sp["bodies"]},
@@ -472,3 +485,176 @@ def peer_inverse_newton(model, params=None, scalar=False):
             out[i] = -f["res0"](*q, *u, *udd, 0.0, *pv)[0] / f["resT"](*q, *u, *udd, 0.0, *pv)[0]
         return out
     return run
+
+
+# --------------------------------------------------------------------------
+# Joint reactions: every joint cut open (Kane's auxiliary speeds)
+# --------------------------------------------------------------------------
+def _open_side(name, parent_point, N, aux):
+    """The second body's side of a revolute joint cut open: at the first body's point, moving relative to
+    it with the auxiliary speeds ``aux`` along N.x, N.y (zero in the real motion)."""
+    pt = parent_point.locatenew(name, 0 * N.x)
+    pt.set_vel(N, parent_point.vel(N) + aux[0] * N.x + aux[1] * N.y)
+    return pt
+
+
+def _pair(f, N, second, first=None):
+    """Loads of a joint force ``f = (fx, fy)`` in world axes: on the second body's point, and its
+    reaction on the first body's point (none where the first body is the ground)."""
+    force = f[0] * N.x + f[1] * N.y
+    return [(second, force)] + ([(first, -force)] if first is not None else [])
+
+
+def _fourbar_open_spec():
+    """The fourbar with every joint cut open: tree joints A, P, B by auxiliary speeds, the loop joint M by
+    dropping the loop constraint (theta, psi, beta all independent)."""
+    th, psi, beta = me.dynamicsymbols("theta psi beta")
+    w, wpsi, wbeta = me.dynamicsymbols("omega omega_psi omega_beta")
+    ua = me.dynamicsymbols("ua0:6")
+    lc, lr, lk, d, rho, g = sm.symbols(
+        "l_crank l_rocker l_coupler d_ground density g", positive=True)
+    T = sm.Symbol("T")
+    F = dict(zip(["A", "P", "M", "B"], (sm.symbols(f"{j}_fx {j}_fy") for j in "APMB")))
+
+    N = me.ReferenceFrame("N")
+    A = me.Point("A")
+    A.set_vel(N, 0)
+    B = A.locatenew("B", d * N.x)
+    B.set_vel(N, 0)
+    crank, coupler, rocker = (me.ReferenceFrame(n) for n in ("crank", "coupler", "rocker"))
+    for fr, q, u in ((crank, th, w), (coupler, psi, wpsi), (rocker, beta, wbeta)):
+        fr.orient_axis(N, N.z, q)
+        fr.set_ang_vel(N, u * N.z)
+
+    A_c = _open_side("A_crank", A, N, ua[0:2])
+    P = A_c.locatenew("P", lc * crank.x)                     # on the crank
+    P.v2pt_theory(A_c, N, crank)
+    P_k = _open_side("P_coupler", P, N, ua[2:4])
+    M_k = P_k.locatenew("M_coupler", lk / 2 * coupler.x)
+    M_k.v2pt_theory(P_k, N, coupler)
+    B_r = _open_side("B_rocker", B, N, ua[4:6])
+    M_r = B_r.locatenew("M_rocker", lr * rocker.x)
+    M_r.v2pt_theory(B_r, N, rocker)
+
+    g_crank = A_c.locatenew("G_crank", lc / 2 * crank.x)
+    g_crank.v2pt_theory(A_c, N, crank)
+    g_coupler = P_k.locatenew("G_coupler", lk / 2 * coupler.x)
+    g_coupler.v2pt_theory(P_k, N, coupler)
+    g_rocker = B_r.locatenew("G_rocker", lr / 2 * rocker.x)
+    g_rocker.v2pt_theory(B_r, N, rocker)
+    bodies = [_rod("crank", crank, g_crank, lc, rho),
+              _rod("coupler", coupler, g_coupler, lk, rho),
+              _rod("rocker", rocker, g_rocker, lr, rho)]
+
+    loads = (_pair(F["A"], N, A_c) + _pair(F["P"], N, P_k, P) + _pair(F["M"], N, M_r, M_k)
+             + _pair(F["B"], N, B_r)
+             + [(b.masscenter, -b.mass * g * N.y) for b in bodies] + [(crank, T * N.z)])
+    unknowns = [*F["A"], *F["P"], *F["M"], *F["B"], T]
+    names = ["A.fx", "A.fy", "P.fx", "P.fy", "M.fx", "M.fy", "B.fx", "B.fy", "torque"]
+    return dict(N=N, q=[th, psi, beta], u=[w, wpsi, wbeta], aux=list(ua), T=T,
+                params=[lc, lr, lk, d, rho, g], bodies=bodies, loads=loads,
+                unknowns=unknowns, names=names)
+
+
+def _slider_crank_open_spec():
+    """The slider-crank with every joint cut open: O, P and the guide (normal and turning) by auxiliary
+    speeds, the loop joint S by dropping the loop constraint (theta, phi, s all independent)."""
+    th, phi, s = me.dynamicsymbols("theta phi s")
+    w, wphi, v = me.dynamicsymbols("omega omega_phi v")
+    ua = me.dynamicsymbols("ua0:6")
+    lc, lr, e, rho, ms, g = sm.symbols(
+        "l_crank l_rod offset density m_slider g", real=True)
+    T = sm.Symbol("T")
+    F = dict(zip(["O", "P", "S"], (sm.symbols(f"{j}_fx {j}_fy") for j in "OPS")))
+    fn, mg = sm.symbols("guide_fn guide_m")
+
+    N = me.ReferenceFrame("N")
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    crank, rod, slider = (me.ReferenceFrame(n) for n in ("crank", "rod", "slider"))
+    for fr, q, u in ((crank, th, w), (rod, phi, wphi)):
+        fr.orient_axis(N, N.z, q)
+        fr.set_ang_vel(N, u * N.z)
+    slider.orient_axis(N, N.z, 0)
+    slider.set_ang_vel(N, ua[5] * N.z)                      # the guide's turning opened
+
+    O_c = _open_side("O_crank", O, N, ua[0:2])
+    P = O_c.locatenew("P", lc * crank.x)
+    P.v2pt_theory(O_c, N, crank)
+    P_r = _open_side("P_rod", P, N, ua[2:4])
+    S_r = P_r.locatenew("S_rod", lr * rod.x)
+    S_r.v2pt_theory(P_r, N, rod)
+    S = O.locatenew("S", s * N.x + e * N.y)                  # slider pin, the guide's normal opened
+    S.set_vel(N, v * N.x + ua[4] * N.y)
+
+    g_crank = O_c.locatenew("G_crank", lc / 2 * crank.x)
+    g_crank.v2pt_theory(O_c, N, crank)
+    g_rod = P_r.locatenew("G_rod", lr / 2 * rod.x)
+    g_rod.v2pt_theory(P_r, N, rod)
+    bodies = [_rod("crank", crank, g_crank, lc, rho),
+              _rod("rod", rod, g_rod, lr, rho),
+              me.RigidBody("slider", S, slider, ms, (me.inertia(slider, 0, 0, 0), S))]
+
+    loads = (_pair(F["O"], N, O_c) + _pair(F["P"], N, P_r, P) + _pair(F["S"], N, S, S_r)
+             + [(S, fn * N.y), (slider, mg * N.z)]
+             + [(b.masscenter, -b.mass * g * N.y) for b in bodies] + [(crank, T * N.z)])
+    unknowns = [*F["O"], *F["P"], *F["S"], fn, mg, T]
+    names = ["O.fx", "O.fy", "P.fx", "P.fy", "S.fx", "S.fy", "guide.fn", "guide.m", "torque"]
+    return dict(N=N, q=[th, phi, s], u=[w, wphi, v], aux=list(ua), T=T,
+                params=[lc, lr, e, rho, ms, g], bodies=bodies, loads=loads,
+                unknowns=unknowns, names=names)
+
+
+_OPEN_SPECS = {"fourbar": _fourbar_open_spec, "slider-crank": _slider_crank_open_spec}
+
+
+@functools.lru_cache(maxsize=None)
+def _derive_reactions(model):
+    """Kane's equations of ``model`` with every joint cut open, as a linear system in the reactions.
+
+    The three speeds of the opened loop give three equations in which the loop joint's force and the
+    driving torque do work; each auxiliary speed (a relative motion across a tree joint, zero in the real
+    motion) gives one equation in which that joint's force component does work. Returns the coefficient
+    matrix ``A`` and right-hand side ``b`` of ``A x = b`` (x the unknowns in ``names`` order) lambdified
+    over the same arguments as ``_derive``.
+    """
+    sp = _OPEN_SPECS[model]()
+    N, q, u = sp["N"], sp["q"], sp["u"]
+    t = me.dynamicsymbols._t
+    kane = me.KanesMethod(N, q_ind=q, u_ind=u, u_auxiliary=sp["aux"],
+                          kd_eqs=[qi.diff(t) - ui for qi, ui in zip(q, u)])
+    fr, frstar = kane.kanes_equations(sp["bodies"], sp["loads"])
+    eqs = fr + frstar                                       # 3 real speeds, then the auxiliary ones
+    coef = eqs.jacobian(sp["unknowns"])                    # the equations are linear in the unknowns
+    rhs = -eqs.xreplace(dict.fromkeys(sp["unknowns"], 0))
+    qs, us, uds = (list(sm.symbols(f"{n}0:3")) for n in ("q", "u", "ud"))
+    args = qs + us + uds + [sp["T"]] + sp["params"]
+    sub = {ui.diff(t): udi for ui, udi in zip(u, uds)}
+    plain = dict(zip(q, qs)) | dict(zip(u, us))
+    lam = lambda m: _vectorize(args, me.msubs(me.msubs(m, sub), plain))
+    return dict(coef=lam(coef), rhs=lam(rhs), names=sp["names"])
+
+
+def reactions(model, theta, omega, alpha=0.0, params=None):
+    """Joint reactions and the driving torque for crank motion ``(theta, omega, alpha)``, by name.
+
+    Per revolute joint ``JOINT.fx``, ``JOINT.fy``: the force of the joint's first-named body on its second
+    (fourbar: A ground->crank, P crank->coupler, M coupler->rocker, B ground->rocker; slider-crank: O
+    ground->crank, P crank->rod, S rod->slider), in world axes. ``guide.fn``: the guide's force on the
+    slider along +y (the slide axis +x turned +90 deg); ``guide.m``: its moment on the slider (CCW).
+    ``torque``: the driving torque on the crank from the same system (a check on ``inverse_torque``).
+    """
+    name, _, pv = _setup(model, params)
+    q, u, ud = _state(name, _derive(name), pv, theta, omega, alpha)
+    r = _derive_reactions(name)
+    a = r["coef"](*q, *u, *ud, 0.0, *pv)
+    b = r["rhs"](*q, *u, *ud, 0.0, *pv)
+    x = np.linalg.solve(a, b)[..., 0]
+    return {k: x[..., i] for i, k in enumerate(r["names"])}
+
+
+def body_accelerations(model, theta, omega, alpha=0.0, params=None):
+    """Per body ``(ax, ay, angular acceleration)`` of its centre of mass, from the oracle's kinematics."""
+    name, d, pv = _setup(model, params)
+    q, u, ud = _state(name, d, pv, theta, omega, alpha)
+    return {b: np.moveaxis(f(*q, *u, *ud, 0.0, *pv)[..., 0], -1, 0) for b, f in d["acc"].items()}

@@ -170,3 +170,56 @@ def test_against_hand_lagrange(model):
     dv = (_spec_mass_and_pe(model, th + h)[1] - _spec_mass_and_pe(model, th - h)[1]) / (2 * h)
     w, a = 2.5, -4.0
     assert _rel_err(mm.inverse_torque(model, th, w, a), m_red * a + 0.5 * dm * w * w + dv) < 1e-6
+
+
+# (joint, first body, second body, point) as the specification names them; None is the ground
+_JOINTS = {
+    "fourbar": [("A", None, "crank", "A"), ("P", "crank", "coupler", "P"),
+                ("M", "coupler", "rocker", "M"), ("B", None, "rocker", "B")],
+    "slider-crank": [("O", None, "crank", "O"), ("P", "crank", "rod", "P"), ("S", "rod", "slider", "S")],
+}
+
+
+@pytest.mark.parametrize("omega, alpha", [(0.0, 0.0), (4.0, 0.0), (-3.0, 40.0)])
+@pytest.mark.parametrize("model", MODELS)
+def test_reactions_satisfy_newton_euler(model, omega, alpha):
+    """Each body's m a = sum F + m g and I alpha = sum (r - r_G) x F + T with the reactions of the opened
+    Kane equations, positions from positions(), masses and inertias from the written specification."""
+    g = mm.DEFAULTS[model]["g"]
+    r = mm.reactions(model, THETA, omega, alpha)
+    pos = mm.positions(model, THETA)
+    acc = mm.body_accelerations(model, THETA, omega, alpha)
+    scale = max(np.max(np.abs(v)) for v in r.values())
+    for body, m, inertia in _spec_bodies(model):
+        fx, fy = np.zeros_like(THETA), -m * g * np.ones_like(THETA)
+        mz = r["torque"] if body == "crank" else np.zeros_like(THETA)
+        if body == "slider":
+            fy, mz = fy + r["guide.fn"], mz + r["guide.m"]
+        for joint, first, second, pt in _JOINTS[model]:
+            sign = 1.0 if body == second else -1.0 if body == first else 0.0
+            jx, jy = sign * r[joint + ".fx"], sign * r[joint + ".fy"]
+            rx, ry = pos[pt + ".x"] - pos[body + ".x"], pos[pt + ".y"] - pos[body + ".y"]
+            fx, fy, mz = fx + jx, fy + jy, mz + rx * jy - ry * jx
+        ax, ay, dw = acc[body]
+        assert np.max(np.abs(m * ax - fx)) < 1e-10 * scale, body
+        assert np.max(np.abs(m * ay - fy)) < 1e-10 * scale, body
+        assert np.max(np.abs(inertia * dw - mz)) < 1e-10 * scale * mm.DEFAULTS[model]["l_crank"], body
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_reaction_route_torque_matches_reduced_kane(model):
+    """The opened system's torque equals the reduced (constrained) Kane equation's."""
+    for omega, alpha in [(0.0, 0.0), (5.0, -30.0)]:
+        assert _rel_err(mm.reactions(model, THETA, omega, alpha)["torque"],
+                        mm.inverse_torque(model, THETA, omega, alpha)) < 1e-10
+
+
+def test_reactions_scale_and_slider_moment():
+    """Statics scale with density and gravity; a point-mass slider carries no guide moment."""
+    base = mm.reactions("fourbar", THETA, 0.0)
+    heavy = mm.reactions("fourbar", THETA, 0.0, params=dict(density=2.0, g=4.905))
+    for k in base:
+        np.testing.assert_allclose(heavy[k], base[k], rtol=1e-10, atol=1e-14)
+    r = mm.reactions("slider-crank", THETA, 3.0, 2.0)
+    assert np.max(np.abs(r["guide.m"])) < 1e-12 * np.max(np.abs(r["guide.fn"]))
+    assert np.all(r["guide.fn"] > 0)                      # the slider's weight rests on the guide
