@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mechsym.codegen import c_backend
+from mechsym.codegen import c_backend, c_runtime
 
 __all__ = ["CRoute", "available", "library", "OK", "AMBIGUOUS", "NOT_PD"]
 
@@ -41,7 +41,7 @@ class _Model(ctypes.Structure):
 @functools.lru_cache(maxsize=1)
 def library():
     """The compiled hard_contact.c (cached; its lookup key covers the file through package_source)."""
-    text = SOURCE.read_text()
+    text = c_runtime.amalgamate(SOURCE.read_text())
     key = c_backend.content_key(c_backend.package_source(), "hard-contact")
     dll = c_backend.build_source("hard-contact", key, lambda: (text, {"kind": "hard-contact"})).dll
     dll.mc_forces.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, ctypes.c_double, _P, _P,

@@ -9,44 +9,14 @@
    choose among several solutions (a minimum-norm step on a singular or non-unique support), these
    functions return MC_AMBIGUOUS and the caller solves that state by the Python route. Compiled through
    mechsym.codegen.c_backend's cache (mechsym/contact/c_contact.py); states are sample-major. */
-#if !defined(_POSIX_C_SOURCE) && (defined(__unix__) || defined(__APPLE__))
-#define _POSIX_C_SOURCE 200112L /* sigaction, which restores the previous handler exactly */
-#endif
-#include <math.h>
-#include <signal.h>
+/* the runtime prelude: the POSIX feature macro, math.h, signal.h, string.h and the SIGINT handling */
+#include "ms_prelude.h"
 #include <stdlib.h>
-#include <string.h>
 
-/* SIGINT during a call over many states: the handler raises mc_stop, the loops poll it once per state and
-   the call returns MC_INTERRUPTED with the previous handler put back (the design of the planar route's long
-   calls, mechsym/codegen/c_source.py). One state is too short to need it. */
+/* SIGINT during a call over many states: the runtime's handler raises ms_stop, the loops poll it once per
+   state and the call returns MC_INTERRUPTED with the previous handler put back (ms_catch, ms_release). One
+   state is too short to need it. */
 #define MC_INTERRUPTED (-1)
-static volatile sig_atomic_t mc_stop = 0;
-static void mc_on_sigint(int sig) { (void)sig; mc_stop = 1; }
-#if defined(_POSIX_VERSION) || defined(SA_RESTART)
-typedef struct sigaction mc_handler;
-static int mc_catch(mc_handler *old) {
-  struct sigaction sa;
-  if (sigaction(SIGINT, NULL, old) != 0 || old->sa_handler == mc_on_sigint) return 0;
-  mc_stop = 0;
-  if (old->sa_handler == SIG_IGN) return 0;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = mc_on_sigint;
-  sigemptyset(&sa.sa_mask);
-  return sigaction(SIGINT, &sa, NULL) == 0;
-}
-static void mc_release(int caught, const mc_handler *old) { if (caught) sigaction(SIGINT, old, NULL); }
-#else
-typedef void (*mc_handler)(int);
-static int mc_catch(mc_handler *old) {
-  *old = signal(SIGINT, mc_on_sigint);
-  if (*old == SIG_ERR || *old == mc_on_sigint) return 0;
-  mc_stop = 0;
-  if (*old == SIG_IGN) { signal(SIGINT, SIG_IGN); return 0; }
-  return 1;
-}
-static void mc_release(int caught, const mc_handler *old) { if (caught) signal(SIGINT, *old); }
-#endif
 
 typedef void (*mc_gen)(int, const double *, const double *, const double *, const double *, double *);
 
@@ -529,11 +499,11 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
   mc_lcp P;
   lcp_layout(m, zero + nv, iwork + n, &P);
   int bad = 0;
-  mc_handler old;
-  const int caught = ns > 1 ? mc_catch(&old) : 0;
+  ms_handler old;
+  const int caught = ns > 1 ? ms_catch(&old) : 0;
   memset(zero, 0, nv * sizeof(double));
   for (int s = 0; s < ns; s++) {
-    if (caught && mc_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv, *tau = TAU + s * nv;
     double *lam = LAM + s * n * 3, *qdd = QDD + s * nv, *acc = ACC + s * n, *tacc = TACC + s * n * 2;
     double *z = Z + s * mmax, *w = W + s * mmax;
@@ -582,7 +552,7 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
       }
     }
   }
-  mc_release(caught, &old);
+  ms_release(caught, &old);
   return bad;
 }
 
@@ -601,12 +571,12 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
   mc_lcp P;
   lcp_layout(m, zero + nv, iwork + n, &P);
   int bad = 0;
-  mc_handler old;
-  const int caught = ns > 1 ? mc_catch(&old) : 0;
+  ms_handler old;
+  const int caught = ns > 1 ? ms_catch(&old) : 0;
   memset(zero, 0, nv * sizeof(double));
   memset(none, 0, n * sizeof(int));
   for (int s = 0; s < ns; s++) {
-    if (caught && mc_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv;
     double *vp = VP + s * nv, *lam = LAM + s * n * 3, *before = BEFORE + s * n, *after = AFTER + s * n;
     int *state = STATE + s * n, *info = INFO + s * 4;
@@ -657,7 +627,7 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
         state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MC_STICK : MC_SLIP;
     }
   }
-  mc_release(caught, &old);
+  ms_release(caught, &old);
   return bad;
 }
 
@@ -801,16 +771,16 @@ int mc_held_many(const mc_model *m, int ns, const double *Y, const int *STATES, 
   double *ydot = out, *rates = ydot + nq + nv, *gap = rates + 3 * n, *loss = gap + n, *slip = loss + n,
          *stick = slip + n, *accn = stick + n;
   int bad = 0;
-  mc_handler old;
-  const int caught = ns > 1 ? mc_catch(&old) : 0;
+  ms_handler old;
+  const int caught = ns > 1 ? ms_catch(&old) : 0;
   for (int s = 0; s < ns; s++) {
-    if (caught && mc_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
     STATUS[s] = mc_held(m, Y + s * (nq + nv), STATES + s * n, mu, FAST + s * n, SDIR + s * 2 * n, nact, act, qref,
                         kp, kd, TAU ? TAU + s * nv : NULL, 0, slow, work, iwork, ydot, LAM + s * 3 * n, rates, gap,
                         loss, slip, stick, accn);
     if (STATUS[s] != MC_OK) bad++;
   }
-  mc_release(caught, &old);
+  ms_release(caught, &old);
   free(out);
   return bad;
 }
