@@ -85,6 +85,13 @@ class ConfigurationTracker:
                 pass
         return self._walk(th)
 
+    def state(self, theta, thetad):
+        """q, J, the acceleration offset a0 = -Phi_q^-1 gamma and None (the applied forces, which the C
+        tracker returns) at (theta, thetad): CTracker's interface. StepRejected as `at`."""
+        q, fac, jq = self.at(theta)
+        s = self.solver
+        return q, jq, fac.solve(-s.f.gamma(q, jq @ np.asarray(thetad, float), s.params)[None])[0], None
+
     def accept(self, theta, q):
         """Make (theta, q) the tracker's state, q being solved there, if it lies on the tracked branch
         and is no dead point; else StepRejected with the state unchanged. Returns q, factor, J."""
@@ -257,6 +264,15 @@ class CTracker:
         return q, jq, a0, app
 
 
+def tracker(system, solver, theta0, q0=None):
+    """The configuration tracker of a derived system: CTracker (one ms_track call per state) on the C
+    backend where Phi_q is square, else ConfigurationTracker; both answer `state(theta, thetad)`."""
+    library = system.library
+    if library is not None and library.meta["square"]:
+        return CTracker(solver, library, theta0, q0)
+    return ConfigurationTracker(solver, theta0, q0)
+
+
 class EquationsOfMotion:
     """The ODE that `simulate` integrates, for callers that drive the integrator themselves (event runners):
     `rhs(t, y)` with y = [theta, thetad, s] (k coordinates, k rates, `n_states` extra states) and
@@ -269,21 +285,13 @@ class EquationsOfMotion:
         self.system, self.load, self.n_states = system, load, int(n_states)
         self.k = len(system.coordinate_names)
         self.solver = system.solver(params)
-        library = system.library
-        if library is not None and library.meta["square"]:
-            self.tracker = CTracker(self.solver, library, theta0, q0)
-        else:
-            self.tracker = ConfigurationTracker(self.solver, theta0, q0)
+        self.tracker = tracker(system, self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
 
     def _state(self, th, thd):
         """q, J, a0 and the applied forces (q'' = J thetadd + a0) at coordinates th with rates thd."""
-        if isinstance(self.tracker, CTracker):
-            q, jq, a0, app = self.tracker.state(th, thd)
-        else:
-            q, fac, jq = self.tracker.at(th)
-            a0, app = fac.solve(-self.system.gamma(q, jq @ thd, self.solver.params)[None])[0], None
+        q, jq, a0, app = self.tracker.state(th, thd)
         return q, jq, a0, self.system.applied(q, self.solver.params) if app is None else app
 
     def coordinates(self, y):
