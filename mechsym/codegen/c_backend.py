@@ -347,6 +347,8 @@ class CLibrary:
         if meta["square"]:
             dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
             dll.ms_inverse.restype = i
+            dll.ms_kinematics.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _D, _I]
+            dll.ms_kinematics.restype = i
             dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
@@ -492,6 +494,19 @@ class CLibrary:
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
         return failed, _interrupted(status.value), q_out, coef, branch, u_out
+
+    def kinematics(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1):
+        """One-coordinate kinematics along theta (N,) from q0 near theta[0], in one call: (index of the first
+        sample that failed or -1, its status, q, dq/dtheta, d2q/dtheta2 (N, nq) each, the largest velocity
+        coefficient and the smallest branch condition per sample)."""
+        n = len(theta)
+        th = np.ascontiguousarray(theta, float)
+        q, dq, ddq = (np.empty((n, self.nq)) for _ in range(3))
+        coef, branch, status = np.empty(n), np.empty(n), ctypes.c_int(0)
+        failed = self.dll.ms_kinematics(n, _ptr(th), _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)),
+                                        _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, _ptr(q),
+                                        _ptr(dq), _ptr(ddq), _ptr(coef), _ptr(branch), ctypes.byref(status))
+        return failed, _interrupted(status.value), q, dq, ddq, coef, branch
 
     def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
         """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):

@@ -35,7 +35,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
 from mechsym.codegen import c_runtime
-from mechsym.codegen.sparse_plan import emit_c, jacobian_pattern, plan
+from mechsym.codegen.sparse_plan import emit_c, jacobian_pattern, plan, sample_jacobians
 
 
 class CPrinter(C99CodePrinter):
@@ -91,7 +91,7 @@ def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
     mech = con.mechanism
     nq, m, k, npar = con.n, len(con.rows), len(con.theta), len(con.params)
     entries, varying = jacobian_pattern(con.jacobian)
-    pl = plan(m, entries) if m == nq else None
+    pl = plan(m, entries, sample_jacobians(con)) if m == nq else None
     q, qd, th, p = con.q, con.qd, con.theta, con.params
     point_exprs = [c for name in con.points for c in con.points[name]]
     from mechsym.kinematics import _point_symbols
@@ -149,7 +149,7 @@ def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         src.append(c_runtime.include("ms_kernels.h"))
         src.append(c_runtime.include("ms_dop853.h"))
         meta["block"] = len(pl.block_rows)
-        meta["nslot"] = len(pl.slots)
+        meta["nslot"] = len(pl.slots) + len(pl.block.fill if pl.block else ())
     src.append(c_runtime.include("ms_batch.h"))
     flops = {
         "phi": count_flops(con.rows), "jacobian": count_flops([e for _, _, e in varying]),
