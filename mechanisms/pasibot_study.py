@@ -225,7 +225,7 @@ class SlipModel:
 
     def solve(self, leg, contact, t, y):
         """All unknowns of the mode's A U = C at state y, plus T, friction, fn, m (ground moment), thetadd, xdd."""
-        return self.legs[leg].cached(contact, t, y)
+        return self.legs[leg].solve(contact, t, y)
 
     def landing(self, leg, t, y):
         """The state in the other leg's build when the support passes to it (no impact)."""
@@ -279,7 +279,7 @@ class SlipModel:
         leg0 = win.leg
         y0 = np.array([theta0, omega0, 0.0, 0.0, 0.0, 0.0])
         self.legs[leg0].seed(np.array([theta0, 0.0]))
-        fn = self.solve(leg0, "stick", 0.0, y0)["fn"]
+        fn = self.legs[leg0].cached("stick", 0.0, y0)["fn"]
         if fn <= 0:
             raise InputError(f"pasibot: the ground would have to pull the supporting foot down at the start "
                              f"(f01y = {fn:.4g} N): the foot does not stay on the ground")

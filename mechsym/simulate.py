@@ -237,6 +237,7 @@ class CTracker:
         self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0, q0)
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
+        self.library, self._row_calls = library, {}
         self.factor = self.fallback.factor
         self._inv_col = 1.0 / solver.col_scale
         self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
@@ -262,6 +263,28 @@ class CTracker:
             app = None
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
         return q, jq, a0, app
+
+    def rows(self, theta, thetad, rows):
+        """The state at (theta, thetad) in one ms_track_rows call, with the multipliers of `rows` of Phi_q as
+        linear functions of the accelerations: (q, J, base (r,), coef (r, k)), lambda_rows = base + coef
+        thetadd. None, the tracker unchanged, where `state`'s careful route is needed (no convergence, a
+        large J, a jump to check); `factor` is not kept (None) after this call."""
+        s = self.solver
+        key = tuple(rows)
+        if key not in self._row_calls:
+            from mechsym.kinematics import STEP_TOL
+
+            self._row_calls[key] = self.library.track_rows(s.params, s.col_scale, STEP_TOL, key)
+        th = np.atleast_1d(np.asarray(theta, float))
+        pred = self.q + self.jq @ (th - self.theta)
+        status, q, jq, _, _, base, coef = self._row_calls[key](pred, th, thetad)
+        if status or not (abs(jq).max() * self._rel_max <= SUSPECT or s.coefficient_size(jq[None])[0] <= SUSPECT):
+            return None
+        moved = (q - pred) * self._inv_col
+        if max(moved.max(), -moved.min()) > FAR:
+            return None
+        self.q, self.theta, self.jq, self.factor = q, th, jq, None
+        return q, jq, base, coef
 
 
 def tracker(system, solver, theta0, q0=None):

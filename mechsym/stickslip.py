@@ -27,7 +27,7 @@ from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics, size_scale
-from mechsym.simulate import tracker
+from mechsym.simulate import CTracker, tracker
 
 CONTACTS = ("stick", "slip+", "slip-")  # slip+: the joint slides towards +x (friction -mu_k fn)
 COLUMNS = ("T", "friction", "fn", "m", "thetadd", "xdd")  # what `unknowns` adds to every solution
@@ -81,6 +81,11 @@ class StickSlip:
         self.scale = size_scale(system.constraints, self.solver.params)
         joint = self.slide.joint
         self.normal, self.moment = f"{joint}.fn", f"{joint}.m"
+        con = system.constraints
+        names = list(con.reaction_names)
+        # rows of Phi_q whose multipliers are the driven force, the friction, fn and m (a reaction's unknown is
+        # the multiplier of its row; a coordinate's force that of its driving row)
+        self._rows = (con.n_joint_rows, con.n_joint_rows + 1, names.index(self.normal), names.index(self.moment))
         self.analyses = self._analyses(system.mechanism.parameters[mu_params[1]].symbol)
         self.tracker = self._key = self._last = None
         self._memo = {}
@@ -143,6 +148,37 @@ class StickSlip:
         u = self.unknowns(contact, kin, np.array([t]), np.asarray(y, float)[None], a0[None])
         return {k: float(v[0]) for k, v in u.items()}
 
+    def quick(self, contact, t, y):
+        """COLUMNS at one state (floats) from one ms_track_rows call on the C backend: each needed unknown is
+        base + coef . (theta'', x'') (CTracker.rows), so the contact's A U = C reduces to the one or two
+        accelerations it frees, solved in closed form. None on numpy, or where the tracker needs its
+        careful route (`solve` then answers)."""
+        if not isinstance(self.tracker, CTracker):
+            return None
+        got = self.tracker.rows(y[[0, 2]], y[[1, 3]], self._rows)
+        if got is None:
+            return None
+        self._key = None
+        base, coef = got[2], got[3]
+        (bt, bf, bn, bm), c = base.tolist(), coef.tolist()
+        ct, cf, cn, cm = c
+        known = None if self.force is None else float(self.force(t, y[0], y[1]) if callable(self.force) else self.force)
+        sign = {"stick": 0.0, "slip+": 1.0, "slip-": -1.0}[contact]
+        mu = sign * self.mu_k
+        # equations in a = (theta'', x''): the driven force is known (forward) and friction + mu fn = 0 (slip)
+        if contact == "stick":
+            a = ((known - bt) / ct[0], 0.0) if known is not None else (0.0, 0.0)
+        elif known is None:
+            a = (0.0, -(bf + mu * bn) / (cf[1] + mu * cn[1]))
+        else:
+            a11, a12, r1 = ct[0], ct[1], known - bt
+            a21, a22, r2 = cf[0] + mu * cn[0], cf[1] + mu * cn[1], -(bf + mu * bn)
+            det = a11 * a22 - a12 * a21
+            a = ((r1 * a22 - a12 * r2) / det, (a11 * r2 - a21 * r1) / det)
+        value = lambda b, k: b + k[0] * a[0] + k[1] * a[1]  # noqa: E731
+        return {"T": value(bt, ct) if known is None else known, "friction": value(bf, cf), "fn": value(bn, cn),
+                "m": value(bm, cm), "thetadd": a[0], "xdd": a[1]}
+
     def along(self, contact, t, y):
         """`unknowns` at N states (N, 6) of a run, their kinematics solved in one sweep."""
         return self.unknowns(contact, self.solver.sweep(y[:, [0, 2]]), t, y)
@@ -163,14 +199,17 @@ class StickSlip:
         return f
 
     def cached(self, contact, t, y):
-        """`solve`, remembered (the last few) by (contact, t, positions and rates): the guards at a state
-        ask for what the right-hand side has solved there."""
+        """COLUMNS at a state (`quick`, else `solve`), remembered (the last few) by (contact, t, positions
+        and rates): the guards at a state ask for what the right-hand side has solved there."""
         key = (contact, t, np.asarray(y[:4], float).tobytes())
         hit = self._memo.get(key)
         if hit is None:
             if len(self._memo) > 64:
                 self._memo.clear()
-            hit = self._memo[key] = self.solve(contact, t, y)
+            if self.tracker is None:
+                self.seed(y[[0, 2]])
+            hit = self.quick(contact, t, y) or self.solve(contact, t, y)
+            self._memo[key] = hit
         return hit
 
     def choose(self, t, y):

@@ -111,3 +111,32 @@ def test_a_trial_state_that_cannot_be_reached_rejects_the_step():
 
     with pytest.raises(InputError, match="a dead point at y = 0.5"):
         hybrid.run([hybrid.Mode("m", wall)], "m", [0.0], (0.0, 1.0), rtol=1e-10)
+
+
+@pytest.mark.skipif(__import__("mechsym.codegen.c_backend", fromlist=["compiler"]).compiler() is None,
+                    reason="no C compiler")
+@pytest.mark.parametrize("drive", [{"omega": OMEGA}, {"force": lambda t, th, w: 0.3 * np.cos(th)}])
+def test_one_c_call_per_state_equals_the_full_solve(system, drive):
+    """On C a state's unknowns come from the multipliers of four rows (ms_track_rows) and the contact's
+    one or two free accelerations in closed form: equal to the full A U = C of the same state, for every
+    contact, imposed speed or imposed torque; and the C run equals the numpy run."""
+    c = derive(shaker(), backend="c")
+    model = StickSlip(c, "x", 0.2, 0.15, **drive)
+    model.seed(np.array([0.3, 0.0]))
+    for theta in (0.3, 0.32, 0.35):
+        y = np.array([theta, OMEGA, 0.001, 0.02, 0.0, 0.0])
+        for contact in ("stick", "slip+", "slip-"):
+            full = model.solve(contact, 0.1, y)
+            fast = model.quick(contact, 0.1, y)
+            assert fast is not None
+            for k, v in fast.items():
+                assert v == pytest.approx(full[k], rel=1e-10, abs=1e-12), (contact, k)
+    if "omega" in drive:
+        runs = {}
+        for name, sys_ in (("c", c), ("numpy", system)):
+            m = StickSlip(sys_, "x", 0.2, 0.15, **drive)
+            m.seed(np.array([0.0, 0.0]))
+            y0 = np.array([0.0, OMEGA, 0.0, 0.0, 0.0, 0.0])
+            runs[name] = hybrid.run(m.modes(max_step=0.05), m.choose, y0, (0.0, 0.7), rtol=1e-10, atol=1e-12)
+        assert [e.transition for e in runs["c"].timeline] == [e.transition for e in runs["numpy"].timeline]
+        assert np.allclose([e.t for e in runs["c"].timeline], [e.t for e in runs["numpy"].timeline], rtol=0, atol=1e-9)

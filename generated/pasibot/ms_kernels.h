@@ -364,4 +364,33 @@ int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0
   ms_release(caught, &old);
   return failed;
 }
+/* One state as ms_track (q in/out, J, a0, the applied forces app), and for nr rows k of Phi_q the multiplier
+   of row k (a reaction, or a coordinate's generalised force) as a linear function of the coordinates'
+   accelerations thdd: lambda_k = base[r] + sum_j coef[r * NTH + j] thdd[j], where Phi_q^T lambda = M qdd - Q
+   and qdd = J thdd + a0. With lambda_k = (Phi_q^-1 e_k) . (M qdd - Q), any analysis of the state that fixes
+   or frees accelerations and ties forces together (Coulomb friction) is a small system in these numbers.
+   Returns as ms_track. */
+int MS_FN(track_rows)(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
+                  int maxit, int nr, const int *rows, double *jq, double *a0, double *app, double *base, double *coef) {
+  double lu[LU_NSLOT], mass[NQ], r0[NQ], e[NROW], w[NQ];
+  int piv[LU_NBLOCK];
+  const int status = MS_FN(track)(q, th, thd, p, scale, tol, maxit, jq, a0, app, lu, piv);
+  if (status) return status;
+  mass1(p, mass);
+  for (int i = 0; i < NQ; ++i) r0[i] = mass[i] * a0[i] - app[i];
+  for (int r = 0; r < nr; ++r) {
+    memset(e, 0, sizeof e);
+    e[rows[r]] = 1.0;
+    lu_solve(lu, piv, e, w);
+    double b = 0.0;
+    for (int i = 0; i < NQ; ++i) b += w[i] * r0[i];
+    base[r] = b;
+    for (int j = 0; j < NTH; ++j) {
+      double c = 0.0;
+      for (int i = 0; i < NQ; ++i) c += w[i] * mass[i] * jq[i * NTH + j];
+      coef[r * NTH + j] = c;
+    }
+  }
+  return 0;
+}
 #endif

@@ -360,6 +360,8 @@ class CLibrary:
             dll.ms_factor.restype = i
             dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D, _D, _I]
             dll.ms_track.restype = i
+            dll.ms_track_rows.argtypes = [_D, _D, _D, _D, _D, d, i, i, _I, _D, _D, _D, _D, _D]
+            dll.ms_track_rows.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             dll.ms_solve.restype = i
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
@@ -477,6 +479,28 @@ class CLibrary:
             q[:], th[:], thd[:] = q0, theta, thetad
             status = fn(*pointers)
             return status, q.copy(), jq.copy(), a0.copy(), app.copy(), CFactor(self, lu.copy(), piv.copy(), ok)
+
+        return track
+
+    def track_rows(self, params, col_scale, tol, rows, maxit=30):
+        """track(q, theta, thetad) -> (status, q, J (nq, nth), a0, applied, base (r,), coef (r, nth)): one
+        state as `tracker`'s, and the multipliers of the given rows of Phi_q as linear functions of the
+        coordinates' accelerations (see ms_track_rows), in one call with the pointers bound once."""
+        p = self._params(params)
+        scale = np.ascontiguousarray(col_scale, float)
+        idx = np.ascontiguousarray(rows, dtype=np.intc)
+        q, th, thd = np.empty(self.nq), np.empty(self.nth), np.empty(self.nth)
+        jq, a0, app = np.empty((self.nq, self.nth)), np.empty(self.nq), np.empty(self.nq)
+        base, coef = np.empty(len(idx)), np.empty((len(idx), self.nth))
+        pointers = [_ptr(a) for a in (q, th, thd, p, scale)] + [float(tol), int(maxit), len(idx), idx.ctypes.data_as(_I)] \
+            + [_ptr(a) for a in (jq, a0, app, base, coef)]
+        fn, keep = self.dll.ms_track_rows, (p, scale, idx)
+
+        def track(q0, theta, thetad):
+            assert keep
+            q[:], th[:], thd[:] = q0, theta, thetad
+            status = fn(*pointers)
+            return status, q.copy(), jq.copy(), a0.copy(), app.copy(), base.copy(), coef.copy()
 
         return track
 
