@@ -302,7 +302,8 @@ class EquationsOfMotion:
     `coordinates(y)` -> (q, qd), the absolute coordinates and their rates at a state. Arguments as in
     `simulate`; the configuration is tracked from `theta0` (warm-started Newton), where it is found by the
     continuation from the declared assembly or, given q0 (coordinates near it, say the configuration
-    another build of the mechanism hands over), by Newton from q0."""
+    another build of the mechanism hands over), by Newton from q0. On the C backend a right-hand side is one
+    ms_track_rows call (CTracker.rows): the driving rows' multipliers give J^T M J and J^T (M a0 - Q)."""
 
     def __init__(self, system, theta0, params=None, forces=None, load=None, n_states=0, q0=None):
         self.system, self.load, self.n_states = system, load, int(n_states)
@@ -311,6 +312,8 @@ class EquationsOfMotion:
         self.tracker = tracker(system, self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
+        nj = system.constraints.n_joint_rows
+        self._drive_rows = tuple(range(nj, nj + self.k))
 
     def _state(self, th, thd):
         """q, J, a0 and the applied forces (q'' = J thetadd + a0) at coordinates th with rates thd."""
@@ -327,6 +330,17 @@ class EquationsOfMotion:
         """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         k = self.k
         th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
+        tau = np.array([f(t, th, thd) for f in self.coord_forces])
+        fast = self.tracker.rows(th, thd, self._drive_rows) if isinstance(self.tracker, CTracker) else None
+        if fast is not None:  # one C call: the driving rows' multipliers J^T (M qdd - Q) = base + coef thetadd
+            q, jq, base, coef = fast
+            sdot = np.zeros(0)
+            force = tau - base
+            if self.load is not None:
+                extra, sdot = self.load(t, q, jq @ thd, s)
+                force = force + jq.T @ extra
+            thdd = force / coef[0, 0] if k == 1 else np.linalg.solve(coef, force)
+            return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(self.n_states)])
         q, jq, a0, applied = self._state(th, thd)
         qd = jq @ thd
         gen = applied - self.mass * a0
@@ -334,7 +348,6 @@ class EquationsOfMotion:
         if self.load is not None:
             extra, sdot = self.load(t, q, qd, s)
             gen = gen + extra
-        tau = np.array([f(t, th, thd) for f in self.coord_forces])
         big_m = jq.T @ (self.mass[:, None] * jq)
         thdd = np.linalg.solve(big_m, tau + jq.T @ gen)
         return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(self.n_states)])

@@ -4,7 +4,9 @@ Pivots are taken first on entries that are non-zero constants (the +-1 of the pi
 columns, the +1 of a driving row): such a pivot can never vanish, so its order is fixed at generation
 time (Markowitz order, to limit fill-in), and its value is known then too, so the generated code
 multiplies by its reciprocal (or nothing, for +-1) instead of dividing. What remains is a small block in the link angles, eliminated at
-run time with partial pivoting, because its entries can vanish (e.g. a horizontal link).
+run time, because its entries can vanish (e.g. a horizontal link): in a static order of its own (Block:
+Markowitz on its pattern, each pivot chosen where it is large in Phi_q at a few solved configurations and
+checked at run time), and where a pivot fails that check, by a dense LU with partial pivoting.
 
 One factorisation serves both solves mechsym needs per sample: Phi_q x = b (Newton steps, velocity and
 acceleration coefficients) and Phi_q^T y = c (the Newton-Euler reactions, since A = Phi_q^T).
