@@ -1,9 +1,9 @@
-"""PASIBOT timings (issue 4): cold derivation, warm load, and the 69 x 69 inverse dynamics with every
+"""PASIBOT timings: cold derivation, warm load, and the 69 x 69 inverse dynamics with every
 reaction at 10^4 crank angles, against the batched dense LU of the same A in the same run; the kinematics
 sweep at 10^4 angles, the several-coordinate simulation's right-hand side, and the studies' forward and
 slip runs, C against numpy.
 
-    python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3]
+    python benchmarks/bench_pasibot.py [--samples 10000] [--backend numpy|c|both] [--repeat 3] [--figures]
 
 Each derivation runs in a fresh interpreter (sympy caches nothing yet) and is timed from the first import
 to the first kinematics, split into imports (numpy, sympy and mechsym: what loading and solving needs),
@@ -12,6 +12,9 @@ gets an empty cache folder of its own (MECHSYM_CACHE), so "cold" is derivation +
 compilation and "warm" is a fresh interpreter loading the compiled library from that cache. The inverse
 timing is the whole `System.inverse` call (kinematics, A U = C, every reaction) at constant speed; the
 dense-LU line is numpy's batched LU solve of the assembled A alone (no kinematics, no assembly).
+--figures also times `mechsym pasibot figures` (C backend) in a fresh interpreter with the user's warm
+cache (a first call warms it). The machine's load average is printed at the start and the end: the
+machine is shared, and the figures are only comparable within one run.
 """
 from __future__ import annotations
 
@@ -156,16 +159,35 @@ def bench_runs(backend):
     return forward, run.nfev, run.sample(np.linspace(0.0, 3.0, 301))[0], slip_time, slip.result.nfev, slip.table
 
 
+def bench_figures(repeat):
+    """Best seconds of `mechsym pasibot figures --out TMP` in a fresh interpreter, the cache warmed first."""
+    with tempfile.TemporaryDirectory() as out:
+        command = [sys.executable, "-m", "mechsym.cli", "pasibot", "figures", "--out", out]
+        subprocess.run(command, capture_output=True, cwd=ROOT, check=True)  # warm the cache
+
+        def once():
+            subprocess.run(command, capture_output=True, cwd=ROOT, check=True)
+
+        return best_of(once, repeat)
+
+
+def load():
+    return "load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", type=int, default=10_000)
     ap.add_argument("--backend", choices=["numpy", "c", "both"], default="both")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--figures", action="store_true", help="also time `mechsym pasibot figures` (warm cache)")
     args = ap.parse_args(argv)
     backends = ["numpy", "c"] if args.backend == "both" else [args.backend]
 
-    print("PASIBOT benchmark (targets of issue 4: cold derivation < 60 s, warm load < 1 s, 10^4 full solves < 0.1 s "
-          "on the C backend)")
+    print("PASIBOT benchmark (targets on the C backend: cold derivation < 60 s, warm load < 1 s, 10^4 full solves "
+          "< 0.03 s, kinematics at 10^4 angles < 0.05 s, slip right-hand side < 60 us, figures < 10 s warm)")
+    print(f"  machine: {os.cpu_count()} cores, {load()}")
+    previous = os.environ.get("MECHSYM_CACHE")
     with tempfile.TemporaryDirectory() as cache:
         os.environ["MECHSYM_CACHE"] = cache  # the in-process C system below loads what the cold run compiled
         cold, _ = fresh_derivation("numpy", cache)
@@ -223,6 +245,14 @@ def main(argv=None):
                 line2 += f"; ratio to numpy {ref[3] / slip:.1f}; agrees with numpy to {err:.1e}"
             print(line)
             print(line2)
+    if previous is None:  # the figures below run with the user's cache, as a user's command would
+        os.environ.pop("MECHSYM_CACHE")
+    else:
+        os.environ["MECHSYM_CACHE"] = previous
+    if args.figures:
+        print(f"  mechsym pasibot figures (C backend, warm cache, fresh interpreter, best of {args.repeat}): "
+              f"{bench_figures(args.repeat):.1f} s")
+    print(f"  machine at the end: {load()}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ MODULES = [
     ("mechsym.topology", "Topology"),
     ("mechsym.simulate", "Simulation of several coordinates"),
     ("mechsym.hybrid", "Hybrid runs (modes and transitions)"),
+    ("mechsym.stickslip", "Coulomb stick/slip of a prismatic coordinate"),
     ("mechsym.results", "Results"),
     ("mechsym.timegrid", "Run options and the output grid"),
     ("mechsym.sweep", "Sweeps and design studies"),

@@ -61,8 +61,10 @@ def run(args) -> int:
     import warnings
 
     from mechanisms import pasibot as pb
+    from mechanisms import pasibot_figures as figs
     from mechanisms import pasibot_study as st
     from mechsym.errors import InputError
+    from mechsym.stickslip import check_friction
 
     from mechsym.cli_args import run_options, write_outputs
     from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
@@ -78,7 +80,7 @@ def run(args) -> int:
     pb.check_params(params)
     if args.study == "figures":
         only = [s.strip() for s in args.only.split(",")] if args.only else None
-        st.figures(args.out, only, params, backend=args.backend)
+        figs.figures(args.out, only, params, backend=args.backend)
     elif args.study == "start-torque":
         if not args.tol > 0:
             raise InputError(f"--tol must be positive, got {args.tol}")
@@ -96,7 +98,7 @@ def run(args) -> int:
         print(f"min_friction={value:.4g}")
     elif args.study == "slip":
         mu_k = args.mu_s if args.mu_k is None else args.mu_k
-        st.check_friction(args.mu_s, mu_k)
+        check_friction(args.mu_s, mu_k)
         if (args.omega is None) == (args.torque is None):
             raise InputError("give either --omega (imposed crank speed) or --torque (imposed motor torque)")
         if args.torque is not None and args.t_end is None:
@@ -123,6 +125,6 @@ def run(args) -> int:
                       drawings=[(args.plot, lambda p: result.table.plot(p, x, ["slip"], title="pasibot: cumulative foot slip"))])
         print(f"total_slip_m={result.table['slip'][-1]:.6g}")
     elif args.study == "animate":
-        st.animate(args.out, params, frames=args.frames, backend=args.backend)
+        figs.animate(args.out, params, frames=args.frames, backend=args.backend)
         print(f"wrote {args.out}")
     return 0

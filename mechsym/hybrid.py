@@ -10,6 +10,10 @@ the output grid, the switches as its events, and the pieces with their dense out
 
 Nothing here knows about mechanisms: right-hand sides and guards are plain functions of (t, y).
 
+A right-hand side that cannot be evaluated at a trial state (a configuration tracker's StepRejected: the
+loops do not close there, the branch would change) rejects the integrator's step, which is retried shorter;
+the run fails, naming the reason, only if no step is left.
+
 Care at the switches:
 * A guard that is zero where its mode starts does not fire at once if its direction excludes moving away
   from zero (solve_ivp reports a crossing only in the stated direction); guards should be written so (for
@@ -183,6 +187,8 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
     switches, the time reached, right-hand sides, the transition that ended the run or None)."""
     from scipy.integrate import solve_ivp
 
+    from mechsym.simulate import rejecting
+
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
     while True:
@@ -196,7 +202,8 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
 
             event.terminal, event.direction = True, tr.direction
             events.append(event)
-        rhs = tracked(mode.rhs, progress)
+        checked = rejecting(mode.rhs, method, lambda yy: f"mode '{mode.name}', state {np.array2string(yy, precision=6)}")
+        rhs = tracked(checked, progress)
         sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
                         events=events or None, max_step=mode.max_step)
         if sol.status == 1 and _spurious_start(sol, mode, t, y):
@@ -208,7 +215,8 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
                             events=events or None, max_step=mode.max_step, first_step=first)
         nfev += sol.nfev
         if sol.status < 0:
-            raise InputError(f"hybrid run: integration failed in mode '{name}' at t = {sol.t[-1]:.9g}: {sol.message}")
+            raise InputError(f"hybrid run: integration failed in mode '{name}' at t = {sol.t[-1]:.9g}: "
+                             f"{checked.failure or sol.message}")
         t1, y1 = float(sol.t[-1]), sol.y[:, -1].copy()
         segments.append(Segment(name, t, t1, sol.sol, y, y1, sol.nfev))
         if sol.status == 0:  # reached the end

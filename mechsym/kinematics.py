@@ -45,10 +45,10 @@ class KinematicFunctions:
         self.functions = functions
         self.phi, self.jac, self.gamma = functions.phi, functions.jac, functions.gamma
         self.points, self.branches = functions.points, functions.branches
-        self.sparse = self.c_factor = None
-        if hasattr(functions, "factor"):  # a compiled library: the elimination runs in C
+        self.sparse = self.c_factor = self.c_kinematics = None
+        if hasattr(functions, "factor"):  # a compiled library: the elimination and the sweep run in C
             if functions.meta["square"]:
-                self.c_factor = functions.factor
+                self.c_factor, self.c_kinematics = functions.factor, functions.kinematics
         else:
             self.sparse = functions.sparse
         k = len(con.theta)
@@ -384,6 +384,7 @@ class Solver:
         theta = np.atleast_2d(np.asarray(theta, float))
         if theta.shape[1] != len(self.con.theta):
             raise InputError(f"expected {len(self.con.theta)} coordinate value(s) per sample, got {theta.shape[1]}")
+        compiled = start is None and step is None and theta.shape[1] == 1 and len(theta) > 1
         step = self.step if step is None else np.broadcast_to(np.asarray(step, float), self.step.shape)
         check_memory(f"kinematics of '{self.con.mechanism.name}' at {len(theta)} samples",
                      sweep_memory(len(self.con.q), len(theta)))
@@ -392,6 +393,10 @@ class Solver:
             kin = self.sweep(reduced, None, step)
             period, shift = self._period
             return Kinematics(theta, kin.q + turns * shift, kin.dq, kin.ddq, None, self.params, kin.factor, self.f.jac)
+        if compiled and self.f.c_kinematics is not None:
+            kin = self._sweep_c(theta)
+            if kin is not None:
+                return kin
         if start is not None:
             path = theta
             q0 = self.assemble(theta[0], start)
@@ -415,6 +420,19 @@ class Solver:
         if dq.shape[2] == 1:
             ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
         return Kinematics(theta, q, dq, ddq, None, self.params, fac, self.f.jac)
+
+    def _sweep_c(self, theta):
+        """`sweep` of one coordinate in one C call from the same start (continuation in steps of at most
+        `step`, Newton to rounding, exact coefficients), then the factorisations of Phi_q in another; None
+        where a sample fails, lies near a dead point or off a declared branch: the route above names it."""
+        t0, q0 = self._start(theta[0])
+        path = np.concatenate([t0, theta[:, 0]])
+        failed, _, q, dq, ddq, coef, branch = self.f.c_kinematics(path, self.params, q0, self.col_scale, STEP_TOL,
+                                                                  hmax=self.step[0])
+        if failed >= 0 or not np.all(coef * self.coord_scale[0] <= SUSPECT) or np.any(branch <= 0):
+            return None
+        q, dq, ddq = q[1:], dq[1:, :, None], ddq[1:]
+        return Kinematics(theta, q, dq, ddq, None, self.params, self.f.factor(q.T, self.params), self.f.jac)
 
     def _reduce(self, theta):
         """(turns, theta - turns * period): a single revolute coordinate farther than half a period from

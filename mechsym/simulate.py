@@ -105,6 +105,13 @@ class ConfigurationTracker:
         theta, q, fac, jq = states[i]
         return theta + turns[i] * period[0], q + turns[i] * period[1], fac, jq
 
+    def state(self, theta, thetad):
+        """q, J, the acceleration offset a0 = -Phi_q^-1 gamma and None (the applied forces, which the C
+        tracker returns) at (theta, thetad): CTracker's interface. StepRejected as `at`."""
+        q, fac, jq = self.at(theta)
+        s = self.solver
+        return q, jq, fac.solve(-s.f.gamma(q, jq @ np.asarray(thetad, float), s.params)[None])[0], None
+
     def accept(self, theta, q):
         """Make (theta, q) the tracker's state, q being solved there, if it lies on the tracked branch
         and is no dead point; else StepRejected with the state unchanged. Returns q, factor, J."""
@@ -245,6 +252,7 @@ class CTracker:
         self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0, q0)
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
+        self.library, self._row_calls = library, {}
         self.factor = self.fallback.factor
         self._inv_col = 1.0 / solver.col_scale
         self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
@@ -271,6 +279,37 @@ class CTracker:
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
         return q, jq, a0, app
 
+    def rows(self, theta, thetad, rows):
+        """The state at (theta, thetad) in one ms_track_rows call, with the multipliers of `rows` of Phi_q as
+        linear functions of the accelerations: (q, J, base (r,), coef (r, k)), lambda_rows = base + coef
+        thetadd. None, the tracker unchanged, where `state`'s careful route is needed (no convergence, a
+        large J, a jump to check); `factor` is not kept (None) after this call."""
+        s = self.solver
+        key = tuple(rows)
+        if key not in self._row_calls:
+            from mechsym.kinematics import STEP_TOL
+
+            self._row_calls[key] = self.library.track_rows(s.params, s.col_scale, STEP_TOL, key)
+        th = np.atleast_1d(np.asarray(theta, float))
+        pred = self.q + self.jq @ (th - self.theta)
+        status, q, jq, _, _, base, coef = self._row_calls[key](pred, th, thetad)
+        if status or not (abs(jq).max() * self._rel_max <= SUSPECT or s.coefficient_size(jq[None])[0] <= SUSPECT):
+            return None
+        moved = (q - pred) * self._inv_col
+        if max(moved.max(), -moved.min()) > FAR:
+            return None
+        self.q, self.theta, self.jq, self.factor = q, th, jq, None
+        return q, jq, base, coef
+
+
+def tracker(system, solver, theta0, q0=None):
+    """The configuration tracker of a derived system: CTracker (one ms_track call per state) on the C
+    backend where Phi_q is square, else ConfigurationTracker; both answer `state(theta, thetad)`."""
+    library = system.library
+    if library is not None and library.meta["square"]:
+        return CTracker(solver, library, theta0, q0)
+    return ConfigurationTracker(solver, theta0, q0)
+
 
 class EquationsOfMotion:
     """The ODE that `simulate` integrates, for callers that drive the integrator themselves (event runners):
@@ -278,27 +317,22 @@ class EquationsOfMotion:
     `coordinates(y)` -> (q, qd), the absolute coordinates and their rates at a state. Arguments as in
     `simulate`; the configuration is tracked from `theta0` (warm-started Newton), where it is found by the
     continuation from the declared assembly or, given q0 (coordinates near it, say the configuration
-    another build of the mechanism hands over), by Newton from q0."""
+    another build of the mechanism hands over), by Newton from q0. On the C backend a right-hand side is one
+    ms_track_rows call (CTracker.rows): the driving rows' multipliers give J^T M J and J^T (M a0 - Q)."""
 
     def __init__(self, system, theta0, params=None, forces=None, load=None, n_states=0, q0=None):
         self.system, self.load, self.n_states = system, load, int(n_states)
         self.k = len(system.coordinate_names)
         self.solver = system.solver(params)
-        library = system.library
-        if library is not None and library.meta["square"]:
-            self.tracker = CTracker(self.solver, library, theta0, q0)
-        else:
-            self.tracker = ConfigurationTracker(self.solver, theta0, q0)
+        self.tracker = tracker(system, self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
+        nj = system.constraints.n_joint_rows
+        self._drive_rows = tuple(range(nj, nj + self.k))
 
     def _state(self, th, thd):
         """q, J, a0 and the applied forces (q'' = J thetadd + a0) at coordinates th with rates thd."""
-        if isinstance(self.tracker, CTracker):
-            q, jq, a0, app = self.tracker.state(th, thd)
-        else:
-            q, fac, jq = self.tracker.at(th)
-            a0, app = fac.solve(-self.system.gamma(q, jq @ thd, self.solver.params)[None])[0], None
+        q, jq, a0, app = self.tracker.state(th, thd)
         return q, jq, a0, self.system.applied(q, self.solver.params) if app is None else app
 
     def coordinates(self, y):
@@ -311,6 +345,17 @@ class EquationsOfMotion:
         """The state's time derivative at (t, y) (solve_ivp's right-hand side)."""
         k = self.k
         th, thd, s = y[:k], y[k:2 * k], y[2 * k:]
+        tau = np.array([f(t, th, thd) for f in self.coord_forces])
+        fast = self.tracker.rows(th, thd, self._drive_rows) if isinstance(self.tracker, CTracker) else None
+        if fast is not None:  # one C call: the driving rows' multipliers J^T (M qdd - Q) = base + coef thetadd
+            q, jq, base, coef = fast
+            sdot = np.zeros(0)
+            force = tau - base
+            if self.load is not None:
+                extra, sdot = self.load(t, q, jq @ thd, s)
+                force = force + jq.T @ extra
+            thdd = force / coef[0, 0] if k == 1 else np.linalg.solve(coef, force)
+            return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(self.n_states)])
         q, jq, a0, applied = self._state(th, thd)
         qd = jq @ thd
         gen = applied - self.mass * a0
@@ -318,7 +363,6 @@ class EquationsOfMotion:
         if self.load is not None:
             extra, sdot = self.load(t, q, qd, s)
             gen = gen + extra
-        tau = np.array([f(t, th, thd) for f in self.coord_forces])
         big_m = jq.T @ (self.mass[:, None] * jq)
         thdd = np.linalg.solve(big_m, tau + jq.T @ gen)
         return np.concatenate([thd, thdd, np.asarray(sdot, float).reshape(self.n_states)])

@@ -121,6 +121,48 @@ class System:
         """Names of the driven coordinates, in declaration order."""
         return [c.name for c in self.mechanism.coordinates]
 
+    # -- change of fixed body ------------------------------------------------------------------------
+    def handover(self, q, target: "System", params) -> np.ndarray:
+        """Coordinates q (n,) of this build re-expressed in `target`, a build of the same bodies with
+        another fixed body (a walker's other support foot): every pose moved by the rigid motion that takes
+        target's fixed body from its pose here to its own frame. params: the parameter vector of both. The
+        target's tracking starts from the result (Newton corrects it to rounding), so a change of fixed body
+        keeps the assembly branch without a continuation from the declared assembly. With the same fixed body
+        the coordinates are only reordered."""
+        mech, fixed = self.mechanism, target.mechanism.fixed
+        if set(target.constraints.bodies) | {fixed} != set(self.constraints.bodies) | {mech.fixed}:
+            raise InputError(f"mechanism '{mech.name}': cannot hand a configuration over to build "
+                             f"'{target.mechanism.name}': its bodies differ")
+        subs = dict(zip(self.constraints.params, np.asarray(params, float)))
+        com = {b: np.array([float(c.xreplace(subs)) for c in mech.bodies[b].com]) for b in (mech.fixed, fixed)}
+        poses = {b: q[3 * i: 3 * i + 3] for i, b in enumerate(self.constraints.bodies)}
+        poses[mech.fixed] = np.append(com[mech.fixed], 0.0)
+        x, y, th = poses[fixed]
+        c, s = np.cos(th), np.sin(th)
+        out = []
+        for b in target.constraints.bodies:  # centre of mass relative to the fixed body's, turned by -th
+            dx, dy = poses[b][0] - x, poses[b][1] - y
+            out += [com[fixed][0] + c * dx + s * dy, com[fixed][1] - s * dx + c * dy, poses[b][2] - th]
+        return np.array(out)
+
+    def point_state(self, kin, thetad, point):
+        """Position and velocity (fixed frame) of a named point of a moving body at the first sample of the
+        solved kinematics `kin`, at coordinate rates thetad (k,): exact, by rigid-body motion."""
+        mech, con = self.mechanism, self.constraints
+        owner = next((b for b in con.bodies if point in mech.bodies[b].points), None)
+        if owner is None:
+            raise InputError(f"mechanism '{mech.name}': no moving body has a point '{point}'")
+        i = con.bodies.index(owner)
+        qd = kin.velocities(np.atleast_2d(np.asarray(thetad, float)))[0]
+        x, y, th = kin.q[0, 3 * i: 3 * i + 3]
+        vx, vy, w = qd[3 * i: 3 * i + 3]
+        subs = dict(zip(con.params, kin.params))
+        body = mech.bodies[owner]
+        local = np.array([float(body.points[point][k].xreplace(subs)) - float(body.com[k].xreplace(subs)) for k in range(2)])
+        c, s = np.cos(th), np.sin(th)
+        r = np.array([c * local[0] - s * local[1], s * local[0] + c * local[1]])
+        return np.array([x, y]) + r, np.array([vx - w * r[1], vy + w * r[0]])
+
     # -- analyses -----------------------------------------------------------------------------------
     def kinematics(self, theta, params=None, start=None):
         """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order: a

@@ -311,11 +311,11 @@ def test_support_change_hands_the_configuration_over(monkeypatch):
 
     theta = 1.5 * np.pi
     src, dst = pb.system("foot", "unprimed"), pb.system("foot", "primed")
-    q = st.handover(src, dst, src.kinematics([theta]).q[0], src.params())
+    q = src.handover(src.kinematics([theta]).q[0], dst, src.params())
     assert np.max(np.abs(q - dst.kinematics([theta]).q[0])) < 1e-12
     src, dst = pb.system("slide", "unprimed"), pb.system("slide", "primed")
     x1 = src.kinematics_table(np.array([[theta, 0.0]]))["E_f.x"][0]
-    q = st.handover(src, dst, src.kinematics(np.array([[theta, 0.0]])).q[0], src.params())
+    q = src.handover(src.kinematics(np.array([[theta, 0.0]])).q[0], dst, src.params())
     assert np.max(np.abs(q - dst.kinematics(np.array([[theta, x1]])).q[0])) < 1e-12
     sweeps = []
     sweep = Solver.sweep
@@ -339,16 +339,41 @@ def test_start_torque_by_bisection():
     assert round(value, 3) == 0.840
 
 
+def foot_equilibrium(theta8, omega, params=None):
+    """The ground's force on the supporting foot and the ZMP (Eqs. 29-30) written by hand from the 69 x 69
+    reactions on the foot (f of the foot on the tibia at E and on bar 12 at E') and the foot's weight: the
+    independent route for ground_force, which solves the sliding build's stick mode."""
+    inv = pb.inverse_table(theta8, omega, params=params)
+    p = pb.system("foot").mechanism.resolve_parameters(params)
+    l8, g = p["l8"], p["g"]
+    m1 = p["density"] * (p["heel"] + p["toe"]) * l8
+    xc, xep = (p["toe"] - p["heel"]) * l8 / 2, p["off_t"] * l8
+    fx, fy, zmp = (np.empty(len(theta8)) for _ in range(3))
+    primed = inv["support"] == 1
+    for leg, sel in (("unprimed", ~primed), ("primed", primed)):
+        s = pb.LEGS[leg]
+        f12y = inv[f"j1_12{s}.fy"][sel]
+        fx[sel] = inv[f"j1_2{s}.fx"][sel] + inv[f"j1_12{s}.fx"][sel]
+        fy[sel] = inv[f"j1_2{s}.fy"][sel] + f12y + m1 * g
+        zmp[sel] = (xep * f12y + xc * m1 * g) / fy[sel]  # moments about the ankle E, the foot on y = 0
+    return {"f01x": fx, "f01y": fy, "zmp": zmp, "T8": inv["T8"]}
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_slide_model_agrees_with_the_fixed_foot():
-    """Stick mode of the sliding build (72 x 72) against the foot's equilibrium in the 69 x 69 (Eqs. 29-30)."""
+    """Stick mode of the sliding build (72 x 72), tracked and batched (ground_force, on either support leg),
+    against the foot's equilibrium written by hand from the 69 x 69 reactions (Eqs. 29-30)."""
     model = st.SlipModel(0.1, omega=3.0)
-    theta = np.array([1.7, 2.5, 3.3, 4.4])
-    ref = st.ground_force(theta, 3.0)
-    got = [model.solve("unprimed", "stick", 0.0, np.array([x, 3.0, 0.0, 0.0, 0, 0])) for x in theta]
+    theta = np.array([1.7, 2.5, 3.3, 4.4, 5.0, 0.4])
+    ref = foot_equilibrium(theta, 3.0, {"m_load": 2.0})
+    batch = st.ground_force(theta, 3.0, {"m_load": 2.0})
+    for name in ("f01x", "f01y", "zmp", "T8"):
+        assert agree(batch[name], ref[name], 1e-9), name
+    ref = foot_equilibrium(theta[:4], 3.0)
+    got = [model.solve("unprimed", "stick", 0.0, np.array([x, 3.0, 0.0, 0.0, 0, 0])) for x in theta[:4]]
     assert agree([u["friction"] for u in got], ref["f01x"], 1e-9)
     assert agree([u["fn"] for u in got], ref["f01y"], 1e-9)
-    assert agree([u["T8"] for u in got], ref["T8"], 1e-9)
+    assert agree([u["T"] for u in got], ref["T8"], 1e-9)
     assert agree([u["m"] / u["fn"] for u in got], ref["zmp"], 1e-9)
 
 

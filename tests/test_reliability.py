@@ -311,7 +311,7 @@ def test_params_text_and_json_hold_the_same_values(capsys):
 def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tmp_path, monkeypatch):
     code, _, err = run(capsys, "pasibot", "slip", "--mu-s", "0.3", "--omega", "3", "--rtol", "0")
     assert code == 2 and "--rtol must be positive and finite, got 0.0" in err
-    from mechanisms import pasibot_study as st
+    from mechanisms import pasibot_figures as st
 
     calls = []
     monkeypatch.setitem(st.FIGURES, "11", lambda out_dir, params=None, backend="numpy": calls.append(out_dir))

@@ -302,6 +302,19 @@ static int lu_factor(double *a, int *piv) {
   a[26] = a[14];
   a[27] = a[24];
   a[28] = a[17];
+  { double m;
+    m = 0.0; if (fabs(a[24]) > m) m = fabs(a[24]);
+    if (!(fabs(a[23]) > 0.0 && fabs(a[23]) >= 0.1 * m)) goto dense;
+    a[23] = 1.0 / a[23];
+    a[24] *= a[23];
+    a[17] -= a[24] * a[14];
+    if (!(fabs(a[17]) > 0.0)) goto dense;
+    a[17] = 1.0 / a[17];
+    (void)m;
+  }
+  piv[0] = -1;
+  return 0;
+dense:
   return dense_lu(a + 25, 2, piv);
 }
 static void lu_solve(const double *a, const int *piv, double *b, double *x) {
@@ -315,6 +328,11 @@ static void lu_solve(const double *a, const int *piv, double *b, double *x) {
   b[5] -= a[15] * b[3];
   b[4] -= a[13] * b[6];
   b[5] -= a[16] * b[7];
+  if (piv[0] < 0) {
+    b[5] -= a[24] * b[4];
+    x[8] = (b[5]) * a[17];
+    x[5] = (b[4] - a[14] * x[8]) * a[23];
+  } else
   { double rb[2], rx[2];
     rb[0] = b[4];
     rb[1] = b[5];
@@ -342,6 +360,12 @@ static void lu_solve_t(const double *a, const int *piv, double *c, double *y) {
   c[8] -= a[19] * y[6];
   y[7] = c[7];
   c[8] -= a[21] * y[7];
+  if (piv[0] < 0) {
+    y[4] = c[5] * a[23];
+    c[8] -= a[14] * y[4];
+    y[5] = c[8] * a[17];
+    y[4] = y[4] - a[24] * y[5];
+  } else
   { double rc[2], ry[2];
     rc[0] = c[5];
     rc[1] = c[8];

@@ -21,7 +21,7 @@ static int dense_lu(double *m, int r, int *piv) {
 }
 
 static void dense_solve(const double *m, int r, const int *piv, double *b, double *x) {
-  for (int k = 0; k < r; ++k) { int p = piv[k]; if (p != k) { double t = b[k]; b[k] = b[p]; b[p] = t; } }
+  for (int k = 0; k < r; ++k) { int p = piv[k]; if (p > k && p < r) { double t = b[k]; b[k] = b[p]; b[p] = t; } }
   for (int i = 0; i < r; ++i) for (int j = 0; j < i; ++j) b[i] -= m[i * r + j] * b[j];
   for (int i = r - 1; i >= 0; --i) {
     double s = b[i];
@@ -38,6 +38,6 @@ static void dense_solve_t(const double *m, int r, const int *piv, double *c, dou
     y[i] = s / m[i * r + i];
   }
   for (int i = r - 1; i >= 0; --i) for (int j = i + 1; j < r; ++j) y[i] -= m[j * r + i] * y[j];
-  for (int k = r - 1; k >= 0; --k) { int p = piv[k]; if (p != k) { double t = y[k]; y[k] = y[p]; y[p] = t; } }
+  for (int k = r - 1; k >= 0; --k) { int p = piv[k]; if (p > k && p < r) { double t = y[k]; y[k] = y[p]; y[p] = t; } }
 }
 #endif

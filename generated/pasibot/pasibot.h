@@ -13,7 +13,7 @@
 #define PASIBOT_NPAR 14
 #define PASIBOT_NPOINTS 32
 /* storage of one factorisation of Phi_q: slot values and the pivots of its dense block */
-#define PASIBOT_NSLOT 894
+#define PASIBOT_NSLOT 895
 #define PASIBOT_NBLOCK 22
 /* default parameter values, in the order above */
 static const double PASIBOT_PARAMS[14] = {0.03, 1.47, 1.5, 0.02, 0.0, 2.0, -6.0, 2.1, 2.1, 2.0, 4.0, 9.81, 0.1, 0.1};

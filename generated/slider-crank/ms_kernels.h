@@ -330,4 +330,67 @@ int MS_FN(ode)(int n, const double *th, const double *om, double torque, const d
   ms_release(caught, &old);
   return failed;
 }
+/* Kinematics of a one-coordinate mechanism over n samples th (in path order) from the configuration q0 near
+   th[0]: q, dq/dth and d2q/dth2 per sample (n x NQ each), the largest velocity coefficient and the smallest
+   branch condition as ms_inverse. Returns -1, or the index of the first sample that failed (*status: 1 no
+   convergence, 2 singular, 5 interrupted). */
+int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                  int maxit, double hmax, double *q_out, double *dq_out, double *ddq_out, double *coef_max,
+                  double *branch_min, int *status) {
+  double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], br[NBRANCH];
+  int piv[LU_NBLOCK], turns = 0, failed = -1;
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  memcpy(q, q0, sizeof q);
+  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (*status) failed = 0;
+  else coefficients(q, sc, p, a, piv, dq, ddq);
+  for (int s = 0; s < n && failed < 0; ++s) {
+    if (ms_stop) { *status = MS_INTERRUPTED; failed = s; break; }
+    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns))) {
+      failed = s;
+      break;
+    }
+    double cm = 0.0, bm = 1.0;
+    for (int i = 0; i < NQ; ++i) { double v = fabs(dq[i]) / scale[i]; if (!(v <= cm)) cm = v; }
+    branch1_s(q, p, sc, br);
+    for (int i = 0; i < NBRANCH_USED; ++i) if (!(br[i] >= bm)) bm = br[i];
+    coef_max[s] = cm;
+    branch_min[s] = bm;
+    memcpy(q_out + (size_t)s * NQ, q, sizeof q);
+    memcpy(dq_out + (size_t)s * NQ, dq, sizeof dq);
+    memcpy(ddq_out + (size_t)s * NQ, ddq, sizeof ddq);
+  }
+  ms_release(caught, &old);
+  return failed;
+}
+/* One state as ms_track (q in/out, J, a0, the applied forces app), and for nr rows k of Phi_q the multiplier
+   of row k (a reaction, or a coordinate's generalised force) as a linear function of the coordinates'
+   accelerations thdd: lambda_k = base[r] + sum_j coef[r * NTH + j] thdd[j], where Phi_q^T lambda = M qdd - Q
+   and qdd = J thdd + a0. With lambda_k = (Phi_q^-1 e_k) . (M qdd - Q), any analysis of the state that fixes
+   or frees accelerations and ties forces together (Coulomb friction) is a small system in these numbers.
+   Returns as ms_track. */
+int MS_FN(track_rows)(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
+                  int maxit, int nr, const int *rows, double *jq, double *a0, double *app, double *base, double *coef) {
+  double lu[LU_NSLOT], mass[NQ], r0[NQ], e[NROW], w[NQ];
+  int piv[LU_NBLOCK];
+  const int status = MS_FN(track)(q, th, thd, p, scale, tol, maxit, jq, a0, app, lu, piv);
+  if (status) return status;
+  mass1(p, mass);
+  for (int i = 0; i < NQ; ++i) r0[i] = mass[i] * a0[i] - app[i];
+  for (int r = 0; r < nr; ++r) {
+    memset(e, 0, sizeof e);
+    e[rows[r]] = 1.0;
+    lu_solve(lu, piv, e, w);
+    double b = 0.0;
+    for (int i = 0; i < NQ; ++i) b += w[i] * r0[i];
+    base[r] = b;
+    for (int j = 0; j < NTH; ++j) {
+      double c = 0.0;
+      for (int i = 0; i < NQ; ++i) c += w[i] * mass[i] * jq[i * NTH + j];
+      coef[r * NTH + j] = c;
+    }
+  }
+  return 0;
+}
 #endif

@@ -281,6 +281,14 @@ static void jac1(const double *q, const double *p, double *out) {
 static int lu_factor(double *a, int *piv) {
   a[16] -= a[15] * a[11];
   a[21] = a[16];
+  { double m;
+    if (!(fabs(a[16]) > 0.0)) goto dense;
+    a[16] = 1.0 / a[16];
+    (void)m;
+  }
+  piv[0] = -1;
+  return 0;
+dense:
   return dense_lu(a + 21, 1, piv);
 }
 static void lu_solve(const double *a, const int *piv, double *b, double *x) {
@@ -289,6 +297,9 @@ static void lu_solve(const double *a, const int *piv, double *b, double *x) {
   b[3] -= a[9] * b[8];
   b[3] -= a[8] * b[1];
   b[5] -= a[15] * b[3];
+  if (piv[0] < 0) {
+    x[5] = (b[5]) * a[16];
+  } else
   { double rb[1], rx[1];
     rb[0] = b[5];
     dense_solve(a + 21, 1, piv, rb, rx);
@@ -319,6 +330,9 @@ static void lu_solve_t(const double *a, const int *piv, double *c, double *y) {
   y[1] = c[1];
   y[3] = c[4];
   c[5] -= a[11] * y[3];
+  if (piv[0] < 0) {
+    y[5] = c[5] * a[16];
+  } else
   { double rc[1], ry[1];
     rc[0] = c[5];
     dense_solve_t(a + 21, 1, piv, rc, ry);

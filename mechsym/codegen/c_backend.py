@@ -347,6 +347,8 @@ class CLibrary:
         if meta["square"]:
             dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
             dll.ms_inverse.restype = i
+            dll.ms_kinematics.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _D, _I]
+            dll.ms_kinematics.restype = i
             dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
@@ -358,6 +360,8 @@ class CLibrary:
             dll.ms_factor.restype = i
             dll.ms_track.argtypes = [_D, _D, _D, _D, _D, d, i, _D, _D, _D, _D, _I]
             dll.ms_track.restype = i
+            dll.ms_track_rows.argtypes = [_D, _D, _D, _D, _D, d, i, i, _I, _D, _D, _D, _D, _D]
+            dll.ms_track_rows.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             dll.ms_solve.restype = i
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
@@ -478,6 +482,28 @@ class CLibrary:
 
         return track
 
+    def track_rows(self, params, col_scale, tol, rows, maxit=30):
+        """track(q, theta, thetad) -> (status, q, J (nq, nth), a0, applied, base (r,), coef (r, nth)): one
+        state as `tracker`'s, and the multipliers of the given rows of Phi_q as linear functions of the
+        coordinates' accelerations (see ms_track_rows), in one call with the pointers bound once."""
+        p = self._params(params)
+        scale = np.ascontiguousarray(col_scale, float)
+        idx = np.ascontiguousarray(rows, dtype=np.intc)
+        q, th, thd = np.empty(self.nq), np.empty(self.nth), np.empty(self.nth)
+        jq, a0, app = np.empty((self.nq, self.nth)), np.empty(self.nq), np.empty(self.nq)
+        base, coef = np.empty(len(idx)), np.empty((len(idx), self.nth))
+        pointers = [_ptr(a) for a in (q, th, thd, p, scale)] + [float(tol), int(maxit), len(idx), idx.ctypes.data_as(_I)] \
+            + [_ptr(a) for a in (jq, a0, app, base, coef)]
+        fn, keep = self.dll.ms_track_rows, (p, scale, idx)
+
+        def track(q0, theta, thetad):
+            assert keep
+            q[:], th[:], thd[:] = q0, theta, thetad
+            status = fn(*pointers)
+            return status, q.copy(), jq.copy(), a0.copy(), app.copy(), base.copy(), coef.copy()
+
+        return track
+
     def inverse(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1, want_q=False):
         """The inverse-dynamics basis along theta (N,) from q0 near theta[0], with per-sample largest
         velocity coefficient and smallest branch condition (and q if asked)."""
@@ -492,6 +518,19 @@ class CLibrary:
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
         return failed, _interrupted(status.value), q_out, coef, branch, u_out
+
+    def kinematics(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1):
+        """One-coordinate kinematics along theta (N,) from q0 near theta[0], in one call: (index of the first
+        sample that failed or -1, its status, q, dq/dtheta, d2q/dtheta2 (N, nq) each, the largest velocity
+        coefficient and the smallest branch condition per sample)."""
+        n = len(theta)
+        th = np.ascontiguousarray(theta, float)
+        q, dq, ddq = (np.empty((n, self.nq)) for _ in range(3))
+        coef, branch, status = np.empty(n), np.empty(n), ctypes.c_int(0)
+        failed = self.dll.ms_kinematics(n, _ptr(th), _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)),
+                                        _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, _ptr(q),
+                                        _ptr(dq), _ptr(ddq), _ptr(coef), _ptr(branch), ctypes.byref(status))
+        return failed, _interrupted(status.value), q, dq, ddq, coef, branch
 
     def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
         """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):

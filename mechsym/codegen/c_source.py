@@ -9,6 +9,12 @@ entry points that loop over samples inside C:
                the static sparse factorisation of Phi_q at many configurations, and its solves
   ms_track     one state of a mechanism with several coordinates: Newton, J = dq/dtheta, the
                acceleration offset a0 and the applied forces, for a simulation's right-hand side
+  ms_track_rows
+               ms_track, and the multipliers of chosen rows of Phi_q (reactions, coordinate forces) as linear
+               functions of the accelerations: an analysis of one state in closed form (stick/slip, the
+               reduced equations of motion)
+  ms_kinematics
+               one-coordinate kinematics by continuation + Newton, with exact q' and q'', per sample
   ms_inverse   kinematics by continuation + Newton, exact coefficients, and the reactions and driving
                force for three right-hand sides (per unit thetadd, per unit thetad^2, static), per sample
   ms_inverse_sets
@@ -194,7 +200,7 @@ def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         src.append(c_runtime.include("ms_kernels.h"))
         src.append(c_runtime.include("ms_dop853.h"))
         meta["block"] = len(pl.block_rows)
-        meta["nslot"] = len(pl.slots)
+        meta["nslot"] = len(pl.slots) + len(pl.block.fill if pl.block else ())
     src.append(c_runtime.include("ms_batch.h"))
     flops = {name: count_flops(fns[f].outputs) for name, f in (
         ("phi", "phi"), ("jacobian", "jac_values"), ("gamma", "gamma"), ("applied", "applied"), ("gamma3", "gamma3"),

@@ -4,7 +4,9 @@ Pivots are taken first on entries that are non-zero constants (the +-1 of the pi
 columns, the +1 of a driving row): such a pivot can never vanish, so its order is fixed at generation
 time (Markowitz order, to limit fill-in), and its value is known then too, so the generated code
 multiplies by its reciprocal (or nothing, for +-1) instead of dividing. What remains is a small block in the link angles, eliminated at
-run time with partial pivoting, because its entries can vanish (e.g. a horizontal link).
+run time, because its entries can vanish (e.g. a horizontal link): in a static order of its own (Block:
+Markowitz on its pattern, each pivot chosen where it is large in Phi_q at a few solved configurations and
+checked at run time), and where a pivot fails that check, by a dense LU with partial pivoting.
 
 One factorisation serves both solves mechsym needs per sample: Phi_q x = b (Newton steps, velocity and
 acceleration coefficients) and Phi_q^T y = c (the Newton-Euler reactions, since A = Phi_q^T).
@@ -26,6 +28,25 @@ class Plan:
     updates: tuple  # per pivot: ((i, j), ...) entries updated a_ij -= l_i a_rj
     block_rows: tuple  # rows left for the run-time dense block
     block_cols: tuple
+    block: "Block | None" = None  # the block's static order, tried before its dense LU
+
+
+@dataclass(frozen=True)
+class Block:
+    """A static elimination order of the run-time block, planned on its pattern (Markowitz). Its pivots are
+    known only at run time and may vanish, so each is checked there (threshold pivoting: at least TAU times
+    the largest other entry of its column); a sample where one fails is factorised by the dense LU instead."""
+
+    fill: dict  # (row, col) -> slot of the fill-in this order creates (after the plan's slots)
+    pivots: tuple  # ((row, col), ...) in elimination order
+    lower: tuple
+    upper: tuple
+    updates: tuple
+
+
+TAU = 0.1  # threshold of the block's static pivots at run time
+TAU_PLAN = 0.5  # and in the samples that choose them (a margin: other configurations differ)
+TIE = 1 - 1e-9  # an entry at the threshold by construction (equal links) qualifies on every machine alike
 
 
 def jacobian_pattern(jacobian) -> tuple[dict, list]:
@@ -41,8 +62,9 @@ def jacobian_pattern(jacobian) -> tuple[dict, list]:
     return entries, varying
 
 
-def plan(n: int, entries: dict) -> Plan:
-    """entries maps (row, col) to a float for constant entries or None for varying ones."""
+def plan(n: int, entries: dict, samples=()) -> Plan:
+    """entries maps (row, col) to a float for constant entries or None for varying ones. samples: Phi_q
+    (n, n) at a few solved configurations; with them the run-time block gets a static order too (Block)."""
     value = dict(entries)
     slots = {rc: k for k, rc in enumerate(sorted(entries))}
     constants = {slots[rc]: v for rc, v in entries.items() if v is not None}
@@ -84,7 +106,84 @@ def plan(n: int, entries: dict) -> Plan:
         upper.append(tuple(up))
         updates.append(tuple(ups))
     return Plan(n, slots, constants, tuple(pivots), tuple(pivot_values), tuple(lower), tuple(upper), tuple(updates),
-                tuple(sorted(rows_left)), tuple(sorted(cols_left)))
+                tuple(sorted(rows_left)), tuple(sorted(cols_left)),
+                _block_order(slots, pivots, sorted(rows_left), sorted(cols_left), samples))
+
+
+def _block_order(slots, pivots, rows_left, cols_left, samples):
+    """Markowitz order on the pattern the constant phase leaves in the block, each pivot chosen among those
+    at least TAU_PLAN times their column's largest entry in every sample (the block's entries at a sample
+    being the Schur complement of the constant pivots). An entry of the pattern can vanish identically (the
+    parallel links of a parallelogram), which only values show. None without samples, for an empty
+    block, or where no pivot qualifies (the dense LU then factorises every sample)."""
+    import numpy as np
+
+    if not rows_left or not len(samples):
+        return None
+    prow, pcol = [r for r, _ in pivots], [c for _, c in pivots]
+    blocks = []
+    for jac in samples:
+        jac = np.asarray(jac, float)
+        schur = jac[np.ix_(rows_left, cols_left)]
+        if prow:
+            schur = schur - jac[np.ix_(rows_left, pcol)] @ np.linalg.solve(jac[np.ix_(prow, pcol)],
+                                                                           jac[np.ix_(prow, cols_left)])
+        blocks.append(schur)
+    at_row, at_col = {i: k for k, i in enumerate(rows_left)}, {j: k for k, j in enumerate(cols_left)}
+    pattern = {rc for rc in slots if rc[0] in at_row and rc[1] in at_col}
+    rows, cols = set(rows_left), set(cols_left)
+    fill, order, lower, upper, updates = {}, [], [], [], []
+    while rows:
+        row_count, col_count = {}, {}
+        for i, j in pattern:
+            if i in rows and j in cols:
+                row_count[i] = row_count.get(i, 0) + 1
+                col_count[j] = col_count.get(j, 0) + 1
+        live = [at_row[i] for i in rows]
+        candidates = [((row_count[i] - 1) * (col_count[j] - 1), i, j) for i, j in pattern if i in rows and j in cols
+                      and all(abs(b[at_row[i], at_col[j]]) >= TIE * TAU_PLAN * np.max(np.abs(b[live, at_col[j]])) > 0
+                              for b in blocks)]
+        if not candidates:
+            return None
+        _, r, c = min(candidates)
+        for b in blocks:  # eliminate with the chosen pivot, to judge the next ones
+            k, m = at_row[r], at_col[c]
+            for i in rows - {r}:
+                b[at_row[i]] -= b[at_row[i], m] / b[k, m] * b[k]
+        rows.discard(r)
+        cols.discard(c)
+        low = tuple(sorted(i for i, j in pattern if j == c and i in rows))
+        up = tuple(sorted(j for i, j in pattern if i == r and j in cols))
+        for i in low:
+            for j in up:
+                if (i, j) not in pattern:
+                    pattern.add((i, j))
+                    fill[(i, j)] = len(slots) + len(fill)
+        order.append((r, c))
+        lower.append(low)
+        upper.append(up)
+        updates.append(tuple((i, j) for i in low for j in up))
+    return Block(fill, tuple(order), tuple(lower), tuple(upper), tuple(updates))
+
+
+def sample_jacobians(con, functions, count=4):
+    """Phi_q (dense) at `count` solved configurations from the reference assembly on (default parameters,
+    `functions`: a numpy rendering of the mechanism's spec): the values that choose the run-time block's
+    static pivots. Empty where the mechanism does not assemble there (the block is then factorised by the
+    dense LU alone)."""
+    import numpy as np
+
+    from mechsym.errors import InputError
+    from mechsym.kinematics import KinematicFunctions, Solver
+
+    values = con.mechanism.resolve_parameters(None)
+    try:
+        solver = Solver(KinematicFunctions(con, functions), np.array([values[name] for name in con.mechanism.parameters]))
+        ref, _ = solver.reference()
+        offsets = np.array([0.0, 0.7, 1.6, 2.9])[:count, None] * solver.step  # a few continuation steps apart
+        return list(solver.sweep(ref + offsets).jac)
+    except (InputError, np.linalg.LinAlgError):
+        return []
 
 
 def scaled(term: str, pivot: float) -> str:
@@ -101,8 +200,9 @@ def emit_c(p: Plan, prefix: str) -> str:
 
     `a` holds the slot values; the dense block (size r) is stored after the slots, row-major."""
     r = len(p.block_rows)
-    base = len(p.slots)
-    S = p.slots
+    blk = p.block
+    S = {**p.slots, **(blk.fill if blk else {})}
+    base = len(S)
     lines = [f"#define {prefix.upper()}_NSLOT {base + r * r}", f"#define {prefix.upper()}_NBLOCK {r if r else 1}", ""]
     # -- factor
     body = []
@@ -113,8 +213,22 @@ def emit_c(p: Plan, prefix: str) -> str:
             body.append(f"  a[{S[(i, j)]}] -= a[{S[(i, col)]}] * a[{S[(row, j)]}];")
     for bi, i in enumerate(p.block_rows):
         for bj, j in enumerate(p.block_cols):
-            src = f"a[{S[(i, j)]}]" if (i, j) in S else "0.0"
+            src = f"a[{S[(i, j)]}]" if (i, j) in p.slots else "0.0"
             body.append(f"  a[{base + bi * r + bj}] = {src};")
+    if blk:  # the static order first; piv[0] = -1 marks it, else the dense LU of the copy above
+        body += [f"  a[{k}] = 0.0;" for k in blk.fill.values()]
+        body.append("  { double m;")
+        for (row, col), low, ups in zip(blk.pivots, blk.lower, blk.updates):
+            pv = f"a[{S[(row, col)]}]"
+            if low:
+                body.append("    m = 0.0;" + "".join(f" if (fabs(a[{S[(i, col)]}]) > m) m = fabs(a[{S[(i, col)]}]);" for i in low))
+                body.append(f"    if (!(fabs({pv}) > 0.0 && fabs({pv}) >= {TAU!r} * m)) goto dense;")
+            else:
+                body.append(f"    if (!(fabs({pv}) > 0.0)) goto dense;")
+            body.append(f"    {pv} = 1.0 / {pv};")
+            body += [f"    a[{S[(i, col)]}] *= {pv};" for i in low]
+            body += [f"    a[{S[(i, j)]}] -= a[{S[(i, col)]}] * a[{S[(row, j)]}];" for i, j in ups]
+        body += ["    (void)m;", "  }", "  piv[0] = -1;", "  return 0;", "dense:"]
     lines.append(f"static int {prefix}_factor(double *a, int *piv) {{")
     lines += body
     lines.append(f"  return dense_lu(a + {base}, {r}, piv);")
@@ -124,6 +238,14 @@ def emit_c(p: Plan, prefix: str) -> str:
     for (row, col), low in zip(p.pivots, p.lower):
         for i in low:
             body.append(f"  b[{i}] -= a[{S[(i, col)]}] * b[{row}];")
+    if blk:
+        body.append("  if (piv[0] < 0) {")
+        for (row, col), low in zip(blk.pivots, blk.lower):
+            body += [f"    b[{i}] -= a[{S[(i, col)]}] * b[{row}];" for i in low]
+        for (row, col), up in reversed(list(zip(blk.pivots, blk.upper))):
+            terms = "".join(f" - a[{S[(row, j)]}] * x[{j}]" for j in up)
+            body.append(f"    x[{col}] = (b[{row}]{terms}) * a[{S[(row, col)]}];")
+        body.append("  } else")
     if r:
         body.append(f"  {{ double rb[{r}], rx[{r}];")
         body += [f"    rb[{k}] = b[{i}];" for k, i in enumerate(p.block_rows)]
@@ -142,6 +264,16 @@ def emit_c(p: Plan, prefix: str) -> str:
         body.append(f"  y[{row}] = {scaled(f'c[{col}]', pv)};")
         for j in up:
             body.append(f"  c[{j}] -= a[{S[(row, j)]}] * y[{row}];")
+    if blk:
+        body.append("  if (piv[0] < 0) {")
+        for (row, col), up in zip(blk.pivots, blk.upper):
+            body.append(f"    y[{row}] = c[{col}] * a[{S[(row, col)]}];")
+            body += [f"    c[{j}] -= a[{S[(row, j)]}] * y[{row}];" for j in up]
+        for (row, col), low in reversed(list(zip(blk.pivots, blk.lower))):
+            terms = "".join(f" - a[{S[(i, col)]}] * y[{i}]" for i in low)
+            if terms:
+                body.append(f"    y[{row}] = y[{row}]{terms};")
+        body.append("  } else")
     if r:
         body.append(f"  {{ double rc[{r}], ry[{r}];")
         body += [f"    rc[{k}] = c[{j}];" for k, j in enumerate(p.block_cols)]

@@ -24,12 +24,12 @@ per-sample loop in Python would be the slow path numpy is there to avoid.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import sympy as sp
 
-from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan
+from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan, sample_jacobians
 
 __all__ = ["Function", "SparseJacobian", "Spec", "generate", "check"]
 
@@ -117,7 +117,13 @@ def generate(system) -> Spec:
                               plan(con.n, entries) if square else None)
     sizes = {"nq": con.n, "nrow": len(con.rows), "nth": len(th), "npar": len(p), "nj": con.n_joint_rows,
              "n_points": len(point_exprs) // 2, "n_branches": len(branch_exprs)}
-    return Spec(mech.name, sizes, functions, jacobian, tuple(3 * i + 2 for i in range(len(con.bodies))))
+    spec = Spec(mech.name, sizes, functions, jacobian, tuple(3 * i + 2 for i in range(len(con.bodies))))
+    if square and jacobian.plan.block_rows:  # the run-time block's static order, chosen on solved samples
+        from mechsym.codegen import numpy_backend
+
+        samples = sample_jacobians(con, numpy_backend.render(spec))
+        spec = replace(spec, jacobian=replace(jacobian, plan=plan(con.n, entries, samples)))
+    return spec
 
 
 def check(spec: Spec):
