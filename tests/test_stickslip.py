@@ -49,10 +49,10 @@ def test_stick_slip_run_against_the_closed_forms(system):
     model.seed(np.array([0.0, 0.0]))
     y0 = np.array([0.0, OMEGA, 0.0, 0.0, 0.0, 0.0])
     run = hybrid.run(model.modes(max_step=0.05), model.choose, y0, (0.0, 0.7), rtol=1e-10, atol=1e-12)
-    kinds = [e.transition for e in run.timeline]
+    kinds = [e.transition for e in run.events]
     assert {"stick->slip", "slip stops"} <= set(kinds) and "lift-off" not in kinds
     m_arm, c = RHO * R, R / 2
-    for e in run.timeline:  # Coulomb's law at the switches, from the closed forms
+    for e in run.events:  # Coulomb's law at the switches, from the closed forms
         need, fn = closed_form(e.y[0])
         if e.transition == "stick->slip":
             assert abs(need) == pytest.approx(0.2 * fn, abs=1e-9)
@@ -138,5 +138,5 @@ def test_one_c_call_per_state_equals_the_full_solve(system, drive):
             m.seed(np.array([0.0, 0.0]))
             y0 = np.array([0.0, OMEGA, 0.0, 0.0, 0.0, 0.0])
             runs[name] = hybrid.run(m.modes(max_step=0.05), m.choose, y0, (0.0, 0.7), rtol=1e-10, atol=1e-12)
-        assert [e.transition for e in runs["c"].timeline] == [e.transition for e in runs["numpy"].timeline]
-        assert np.allclose([e.t for e in runs["c"].timeline], [e.t for e in runs["numpy"].timeline], rtol=0, atol=1e-9)
+        assert [e.transition for e in runs["c"].events] == [e.transition for e in runs["numpy"].events]
+        assert np.allclose([e.t for e in runs["c"].events], [e.t for e in runs["numpy"].events], rtol=0, atol=1e-9)
