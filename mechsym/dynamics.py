@@ -22,7 +22,7 @@ from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
-from mechsym.results import Table
+from mechsym.results import Table, speed_columns
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -284,7 +284,7 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     with np.errstate(over="ignore", invalid="ignore"):
         coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
         cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-        cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})  # contiguous columns
+        cols.update(zip(names, speed_columns(basis, coef)))
     _check_result(system, cols, names)
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
 

@@ -127,7 +127,7 @@ def run(args):
         return None
     from mechsym.budget import check_memory
     from mechsym.cli import _emit
-    from mechsym.results import Table
+    from mechsym.results import Table, speed_columns
 
     n, omegas = args.samples, np.asarray(args.omega, float)
     check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
@@ -141,7 +141,7 @@ def run(args):
     with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
         coef = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
         cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-        cols.update({name: (coef @ basis[:, i, :].T).ravel() for i, name in enumerate(m["names"])})
+        cols.update(zip(m["names"], speed_columns(basis, coef)))
     if not all(np.isfinite(v).all() for v in cols.values()):
         return None
     _emit(Table(cols, m["units"], m["title"]), args.out)

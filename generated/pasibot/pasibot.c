@@ -3381,6 +3381,11 @@ static void jac_slots(const double *q, const double *sc, const double *p, double
 }
 
 
+static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                          int *status);
+
+
 
 /* After a tiny correction q -= dx (|d| <= tol rad per angle), rotate the stored sines and cosines by it,
    exact to rounding (the neglected terms are O(d^3)), instead of calling sin and cos again. */
@@ -3615,7 +3620,7 @@ int pasibot_inverse(int n, const double *th, const double *p, const double *q0, 
                int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
   pasibot_handler old;
   const int caught = pasibot_catch(&old);
-  const int failed = inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
   pasibot_release(caught, &old);
   return failed;
 }
@@ -3633,7 +3638,7 @@ int pasibot_inverse_sets(int nsets, int n, const double *th, const double *P, co
   int result = 0;
   for (int k = 0; k < nsets; ++k) {
     const size_t off = (size_t)k * n;
-    failed[k] = inverse_run(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+    failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
                             HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
     if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
   }
@@ -3947,6 +3952,13 @@ int pasibot_forward(double torque, double th0, double om0, double t_end, const d
                                   grid_y, nfev, status);
   pasibot_release(caught, &old);
   return written;
+}
+
+
+static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                          int *status) {
+  return inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
 }
 
 

@@ -9,8 +9,9 @@ entry points that loop over samples inside C:
                the static sparse factorisation of Phi_q at many configurations, and its solves
   ms_track     one state of a mechanism with several coordinates: Newton, J = dq/dtheta, the
                acceleration offset a0 and the applied forces, for a simulation's right-hand side
-  ms_inverse   kinematics by continuation + Newton, exact coefficients, and the reactions and driving
-               force for three right-hand sides (per unit thetadd, per unit thetad^2, static), per sample
+  ms_inverse   kinematics by Newton, exact coefficients, and the reactions and driving force for three
+               right-hand sides (per unit thetadd, per unit thetad^2, static), per sample: in blocks of
+               samples solved independently from anchors reached by continuation (mechsym.codegen.c_lanes)
   ms_inverse_sets
                ms_inverse for many parameter sets (each with its own starting configuration) in one call
   ms_ode       the reduced one-coordinate ODE's right-hand side and its exact Jacobian along theta
@@ -30,6 +31,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
+from mechsym.codegen import c_lanes
 from mechsym.codegen.sparse_plan import DENSE_C, emit_c, jacobian_pattern, plan
 
 
@@ -139,7 +141,10 @@ def generate(system) -> tuple[str, dict]:
         src.append("/* Phi_q at q (with its trig sc) into the factorisation slots */\n"
                    "static void jac_slots(const double *q, const double *sc, const double *p, double *a) {\n"
                    f"  double v[{max(1, len(varying))}];\n  jacd1_s(q, p, sc, v);\n" + "\n".join(consts + fill) + "\n}\n")
+        lanes = c_lanes.lanes_source(con, eqs, pl, trig, sc, varying, branch_exprs, c_code)
+        src.append((lanes or "") + c_lanes.PROTOTYPE)
         src.append(KERNELS)
+        src.append(c_lanes.DRIVER if lanes else c_lanes.NO_LANES)
         meta["block"] = len(pl.block_rows)
         meta["nslot"] = len(pl.slots)
     src.append(BATCH)
@@ -437,7 +442,7 @@ int ms_inverse(int n, const double *th, const double *p, const double *q0, const
                int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
   ms_handler old;
   const int caught = ms_catch(&old);
-  const int failed = inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
   ms_release(caught, &old);
   return failed;
 }
@@ -455,7 +460,7 @@ int ms_inverse_sets(int nsets, int n, const double *th, const double *P, const d
   int result = 0;
   for (int k = 0; k < nsets; ++k) {
     const size_t off = (size_t)k * n;
-    failed[k] = inverse_run(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+    failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
                             HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
     if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
   }
