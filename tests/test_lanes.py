@@ -9,7 +9,7 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
-from mechsym.codegen import c_backend, c_lanes
+from mechsym.codegen import c_backend, c_lanes, c_runtime
 from mechsym.codegen.c_source import generate
 from mechsym.kinematics import STEP_TOL
 from mechsym.system import derive
@@ -26,14 +26,14 @@ def _compile(tmp_path, name, source, meta):
 def _libraries(num, tmp):
     """The library of a System with lanes, and the same generated without them (the sequential route)."""
     source, meta = generate(num)
-    assert "inverse_lanes(" in source
+    assert "#define MS_HAVE_LANES 1" in source
     limit = c_lanes.MAX_BLOCK
     c_lanes.MAX_BLOCK = -1  # no dense block is small enough: inverse_blocks is inverse_run
     try:
         sequential, meta_seq = generate(num)
     finally:
         c_lanes.MAX_BLOCK = limit
-    assert "inverse_lanes(" not in sequential
+    assert "#define MS_HAVE_LANES 0" in sequential
     return _compile(tmp, "lanes", source, meta), _compile(tmp, "sequential", sequential, meta_seq)
 
 
@@ -108,7 +108,7 @@ def test_a_failure_is_named_at_the_same_sample(tmp_path):
 def test_sines_and_cosines_within_their_stated_error(tmp_path):
     """MS_SIN_COS against libm (math.sin, math.cos): absolute error below 2^-52 for |x| <= MS_TRIG_MAX,
     with the cache's flags and with an export's portable ones."""
-    source = "#include <math.h>\n" + c_lanes.PRELUDE % {"lanes": c_lanes.LANES} + r"""
+    source = "#include <math.h>\n" + c_runtime.text("ms_lanes.h") + r"""
 void sin_cos_batch(int n, const double *x, double *s, double *c) {
   MS_SIMD_LOOP
   for (int i = 0; i < n; ++i) MS_SIN_COS(x[i], s[i], c[i]);

@@ -10,8 +10,10 @@ The cache is keyed by construction, never by a hand-kept list of what the code d
   loads the library without generating (and, for a planar mechanism, without deriving) anything.
   LOOKUP is the caller's key; a planar mechanism's (`cache_key`) is a hash of its whole declaration walked
   generically (`fingerprint`: every attribute of every object, dicts in their order, sympy expressions by
-  srepr), the options, the source of every module of mechsym and the version of sympy: everything the
-  generation reads. The entry an index names must still hold the content recorded for it.
+  srepr), the options, the source of every module of mechsym and of its C runtime (mechsym/codegen/runtime)
+  and the version of sympy: everything the generation reads. A generated source is compiled as its
+  amalgamation with the C runtime (c_runtime.amalgamate), so the entry's content key covers the runtime
+  too. The entry an index names must still hold the content recorded for it.
 
 Entries are written under a lock (a per-entry lock file) into a temporary folder and renamed into place;
 a damaged entry is replaced under the same lock, so concurrent processes repairing one entry all succeed
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mechsym.codegen import c_runtime
 from mechsym.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
@@ -123,10 +126,15 @@ def cpu_features() -> str:
 
 @functools.lru_cache(maxsize=1)
 def package_source() -> str:
-    """A SHA-256 of the source of every module of mechsym (the generator and everything it calls)."""
-    root = Path(__file__).resolve().parent.parent
+    """A SHA-256 of the source of every module of mechsym and of its C runtime (the generator, everything it
+    calls and the C it includes): `source_digest` of the installed package."""
+    return source_digest(Path(__file__).resolve().parent.parent)
+
+
+def source_digest(root: Path) -> str:
+    """A SHA-256 of every .py, .c and .h file under `root` (names and bytes, in sorted order)."""
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c", ".h") and p.is_file()):
         h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -190,6 +198,7 @@ def build_source(name: str, key: str, generate, directory: Path | None = None) -
     if compiler() is None:
         raise CompilerMissing("no C compiler found (set CC, or install gcc)")
     source, meta = generate()
+    source = c_runtime.amalgamate(source)
     # a damaged entry the index names is repaired in place (a generator whose printing varies between
     # runs would otherwise leave it behind); else the entry is named by the source's content
     entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content_key(source)}"
@@ -291,7 +300,8 @@ def _load(entry: Path) -> Compiled | None:
 
 
 def write_entry(entry: Path, source: str, meta: dict):
-    """Compile `source` into the cache entry `entry` (source.c, lib.so, meta.json with the SHA-256 of
+    """Compile `source` (as its amalgamation with the C runtime) into the cache entry `entry` (source.c, lib.so,
+    meta.json with the SHA-256 of
     both), built in a temporary folder and renamed into place; a broken entry is first moved aside into
     a temporary folder and removed. Call under `_locked(entry)` when other processes may use the entry."""
     cc = compiler()
@@ -301,7 +311,7 @@ def write_entry(entry: Path, source: str, meta: dict):
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=entry.parent))
     trash = None
     try:
-        (tmp / "source.c").write_text(source)
+        (tmp / "source.c").write_text(c_runtime.amalgamate(source))
         for flags in (CFLAGS + HOST_FLAGS, CFLAGS):
             proc = subprocess.run([cc, *flags, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
                                   capture_output=True, text=True)
@@ -325,7 +335,7 @@ _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
 
 
-INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (MS_INTERRUPTED in mechsym.codegen.c_source;
+INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (MS_INTERRUPTED in runtime/ms_prelude.h;
 #                   1-4 are failures: no convergence, singular, step size, branch)
 
 

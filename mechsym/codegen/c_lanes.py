@@ -14,58 +14,20 @@ independent. A block whose samples lie farther than hmax from the anchor, or in 
 converge or meets a singular Phi_q, is solved sample by sample by the sequential route (inverse_run),
 which names the failure exactly as before.
 
-Built for the cache with MS_SIMD defined (-fopenmp-simd: `#pragma omp simd` on the lane loops); an export
-compiles the same text as plain C99 without it.
+The block layout and MS_SIN_COS are the runtime file ms_lanes.h, the block driver (inverse_blocks) is
+ms_blocks.h; this module prints the model's lane functions between them. Built for the cache with MS_SIMD
+defined (-fopenmp-simd: `#pragma omp simd` on the lane loops); an export compiles the same text as plain
+C99 without it.
 """
 from __future__ import annotations
 
 import sympy as sp
 
+from mechsym.codegen import c_runtime
 from mechsym.codegen.sparse_plan import Plan, scaled
 
-LANES = 8
 MAX_BLOCK = 6  # the largest run-time dense block unrolled branch-free; beyond it the sequential route runs
 
-PRELUDE = r"""
-/* ---- blocks of MS_LANES samples, structure of arrays: V(i) is coordinate i of lane l ---- */
-#define MS_LANES %(lanes)d
-#define V(i) ((i) * MS_LANES + l)
-#if defined(MS_SIMD)
-#define MS_SIMD_LOOP _Pragma("omp simd")
-#define MS_SIMD_LOOP_BAD _Pragma("omp simd reduction(|:bad)")
-#define MS_SIMD_LOOP_WIDE _Pragma("omp simd reduction(|:wide)")
-#else
-#define MS_SIMD_LOOP_WIDE
-#define MS_SIMD_LOOP
-#define MS_SIMD_LOOP_BAD
-#endif
-
-/* sin x and cos x for |x| <= MS_TRIG_MAX, branch-free so that a loop over lanes vectorises: x = k pi/2 + r
-   with r from pi/2 in three parts (fdlibm's pio2_1, pio2_2, pio2_3; k pio2_1 and k pio2_2 are exact for
-   |k| < 2^20), then fdlibm's kernel polynomials on |r| <= pi/4: an absolute error below 2^-52 against libm
-   (tests/test_lanes.py; relative to a value near a zero of sin or cos the error is larger, as the reduction
-   keeps 2^-52 of r absolute, which is what the mechanism's equations see). k is rounded by adding and
-   subtracting 1.5 2^52 (no rounding function, no integer overflow). */
-#define MS_TRIG_MAX 1.0e5
-#define MS_SIN_COS(X, S, C) do {                                                                            \
-    const double x_ = (X), big_ = 6755399441055744.0;                                                       \
-    const double k_ = (x_ * 6.36619772367581382433e-01 + big_) - big_;                                      \
-    const double r_ = ((x_ - k_ * 1.57079632673412561417e+00) - k_ * 6.07710050630396597660e-11)            \
-                      - k_ * 2.02226624871116645580e-21;                                                    \
-    const double z_ = r_ * r_, hz_ = 0.5 * z_, w_ = 1.0 - hz_;                                              \
-    const double s_ = r_ + r_ * z_ * (-1.66666666666666324348e-01 + z_ * (8.33333333332248946124e-03 + z_ * ( \
-                      -1.98412698298579493134e-04 + z_ * (2.75573137070700676789e-06 + z_ * (               \
-                      -2.50507602534068634195e-08 + z_ * 1.58969099521155010221e-10)))));                   \
-    const double c_ = w_ + (((1.0 - w_) - hz_) + z_ * z_ * (4.16666666666666019037e-02 + z_ * (             \
-                      -1.38888888888741095749e-03 + z_ * (2.48015872894767294178e-05 + z_ * (               \
-                      -2.75573143513906633035e-07 + z_ * (2.08757232129817482790e-09                        \
-                      + z_ * -1.13596475577881948265e-11))))));                                             \
-    const double m_ = k_ - 4.0 * ((k_ * 0.25 + big_) - big_);  /* k mod 4, in -2..2 */                     \
-    const double ss_ = (m_ == 1.0 || m_ == -1.0) ? c_ : s_, cc_ = (m_ == 1.0 || m_ == -1.0) ? s_ : c_;     \
-    (S) = (m_ == 2.0 || m_ == -2.0 || m_ == -1.0) ? -ss_ : ss_;                                             \
-    (C) = (m_ == 2.0 || m_ == -2.0 || m_ == 1.0) ? -cc_ : cc_;                                              \
-  } while (0)
-"""
 
 
 def _lane_symbols(cname, symbols, per_lane=True):
@@ -237,7 +199,7 @@ def lanes_source(con, eqs, pl, trig, sc, varying, branch_exprs, printer) -> str 
     sub = lambda exprs: [sp.sympify(e).xreplace(trig) for e in exprs]
     lanes = lambda c, syms: (c, syms, True)
     shared = ("p", p, False)
-    parts = [PRELUDE % {"lanes": LANES}, trig_function(len(sc) // 2)]
+    parts = [c_runtime.include("ms_lanes.h"), trig_function(len(sc) // 2)]
     parts.append(lane_function("phi_v", [lanes("q", q), lanes("th", th), shared, lanes("sc", sc)], sub(con.rows), printer))
     parts.append(lane_function("gamma_v", [lanes("q", q), lanes("qd", qd), shared, lanes("sc", sc)], sub(con.gamma),
                                printer))
@@ -248,167 +210,3 @@ def lanes_source(con, eqs, pl, trig, sc, varying, branch_exprs, printer) -> str 
                                constants=sorted(pl.constants.items())))
     parts.append(emit_lanes(pl))
     return "\n".join(parts)
-
-
-DRIVER = r"""
-/* The samples th[0..cnt) of one block (cnt <= MS_LANES), each solved by Newton from its own prediction
-   q + h dq + h^2/2 ddq + h^3/6 d3q off the anchor (qa and its derivatives d[0..2] along th, solved at tha),
-   then their coefficients, reactions (three right-hand sides), largest velocity coefficient and smallest
-   branch condition, written as inverse_run writes them. Returns the number of Newton iterations the block
-   took, or 0 when a lane did not converge or met a singular Phi_q (nothing is then written: the caller
-   solves the block sample by sample). */
-static int inverse_lanes(int cnt, const double *th, double tha, const double *qa, const double (*d)[NQ],
-                         const double *p, const double *mass, const double *scale, double tol, int maxit,
-                         double *q_out, double *coef_max, double *branch_min, double *u_out) {
-  double Q[NQ * MS_LANES], SC[NSC * MS_LANES], TH[MS_LANES], A[LU_NSLOT * MS_LANES], PV[LU_NBLOCK * MS_LANES];
-  double R[NROW * MS_LANES], DX[NQ * MS_LANES], DQ[NQ * MS_LANES], DDQ[NQ * MS_LANES], U[3][NROW * MS_LANES];
-  double BR[NBRANCH * MS_LANES], STEP[MS_LANES];
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l) {
-    const double t = th[l < cnt ? l : cnt - 1], h = t - tha;
-    TH[l] = t;
-    for (int i = 0; i < NQ; ++i) Q[V(i)] = qa[i] + h * (d[0][i] + h * (0.5 * d[1][i] + h * (1.0 / 6.0) * d[2][i]));
-  }
-  int it = 0, done = 0;
-  while (!done) {
-    if (it++ == maxit) return 0;
-    trig_v(Q, SC);
-    phi_v(Q, TH, p, SC, R);
-    jac_slots_v(Q, SC, p, A);
-    if (lu_factor_v(A, PV)) return 0;
-    lu_solve_v(A, PV, R, DX);
-    MS_SIMD_LOOP
-    for (int l = 0; l < MS_LANES; ++l) {
-      double step = 0.0;
-      for (int i = 0; i < NQ; ++i) {
-        Q[V(i)] -= DX[V(i)];
-        const double v = fabs(DX[V(i)]) / scale[i];
-        step = (step != step || v <= step) ? step : v;   /* a NaN stays */
-      }
-      STEP[l] = step;
-    }
-    done = 1;
-    for (int l = 0; l < MS_LANES; ++l) done &= STEP[l] <= tol;
-  }
-  rotate_v(SC, DX);
-  jac_slots_v(Q, SC, p, A);
-  if (lu_factor_v(A, PV)) return 0;
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l)
-    for (int i = 0; i < NROW; ++i) R[V(i)] = i == NJ ? 1.0 : 0.0;
-  lu_solve_v(A, PV, R, DQ);                       /* dq/dth */
-  gamma_v(Q, DQ, p, SC, R);
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l)
-    for (int i = 0; i < NROW; ++i) R[V(i)] = -R[V(i)];
-  lu_solve_v(A, PV, R, DDQ);                      /* d2q/dth2 */
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l)
-    for (int i = 0; i < NQ; ++i) R[V(i)] = mass[i] * DQ[V(i)];
-  lu_solve_t_v(A, PV, R, U[0]);
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l)
-    for (int i = 0; i < NQ; ++i) R[V(i)] = mass[i] * DDQ[V(i)];
-  lu_solve_t_v(A, PV, R, U[1]);
-  applied_v(Q, p, SC, DX);
-  MS_SIMD_LOOP
-  for (int l = 0; l < MS_LANES; ++l)
-    for (int i = 0; i < NQ; ++i) R[V(i)] = -DX[V(i)];
-  lu_solve_t_v(A, PV, R, U[2]);
-  branch_v(Q, p, SC, BR);
-  for (int l = 0; l < cnt; ++l) {
-    double *out = u_out + (size_t)l * NROW * 3, cm = 0.0, bm = 1.0;
-    for (int i = 0; i < NROW; ++i) { out[3 * i] = U[0][V(i)]; out[3 * i + 1] = U[1][V(i)]; out[3 * i + 2] = U[2][V(i)]; }
-    for (int i = 0; i < NQ; ++i) { const double v = fabs(DQ[V(i)]) / scale[i]; if (!(v <= cm)) cm = v; }
-    for (int i = 0; i < NBRANCH_USED; ++i) if (!(BR[V(i)] >= bm)) bm = BR[V(i)];
-    coef_max[l] = cm;
-    branch_min[l] = bm;
-    if (q_out) for (int i = 0; i < NQ; ++i) q_out[(size_t)l * NQ + i] = Q[V(i)];
-  }
-  return it;
-}
-
-/* The third derivative d3q along th at a solved configuration (Phi_q d3q = -gamma3(q, dq, ddq)). */
-static void third(const double *q, const double *sc, const double *p, const double *a, const int *piv,
-                  const double *dq, const double *ddq, double *d3) {
-  double r[NROW];
-  gamma3_1_s(q, dq, ddq, p, sc, r);
-  for (int i = 0; i < NROW; ++i) r[i] = -r[i];
-  lu_solve(a, piv, r, d3);
-}
-
-/* inverse_run's results in blocks of MS_LANES samples, each block's samples solved independently
-   (inverse_lanes) from one anchor: a solved configuration reached by continuation (advance, as the
-   sequential route does) at the middle sample of the first block farther than `reach` from the last
-   anchor, and always within hmax of every sample it predicts. reach adapts so that a block takes one
-   Newton iteration: halved after a block that took more, grown after one that took one. A block whose
-   samples span more than 2 hmax, or whose lanes fail, runs sample by sample (inverse_run) from the last
-   anchor, which then names the failing sample and its status. */
-static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
-                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status) {
-  double q[NQ], sc[NSC], d[3][NQ], a[LU_NSLOT], mass[NQ], q_prev[NQ], tha = th[0], reach = hmax;
-  int piv[LU_NBLOCK], turns = 0;
-  memcpy(q, q0, sizeof q);
-  mass1(p, mass);
-  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
-  if (*status) return 0;
-  coefficients(q, sc, p, a, piv, d[0], d[1]);
-  third(q, sc, p, a, piv, d[0], d[1], d[2]);
-  for (int s0 = 0; s0 < n; s0 += MS_LANES) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s0; }
-    const int cnt = n - s0 < MS_LANES ? n - s0 : MS_LANES;
-    int near = 1, its = 0;
-    for (int l = 0; l < cnt; ++l) near &= fabs(th[s0 + l] - tha) <= reach;
-    memcpy(q_prev, q, sizeof q);
-    const double tha_prev = tha;
-    if (!near) {
-      const double mid = th[s0 + (cnt - 1) / 2];
-      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns);
-      tha = mid;
-      for (int l = 0; l < cnt && near; ++l) near = fabs(th[s0 + l] - mid) <= hmax;
-      if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);
-    }
-    if (near)
-      its = inverse_lanes(cnt, th + s0, tha, q, (const double (*)[NQ])d, p, mass, scale, tol, maxit,
-                          q_out ? q_out + (size_t)s0 * NQ : NULL, coef_max + s0, branch_min + s0,
-                          u_out + (size_t)s0 * NROW * 3);
-    if (its) {
-      reach = its > 1 ? 0.5 * reach : fmin(hmax, 1.25 * reach);
-      continue;
-    }
-    /* sample by sample from the last anchor (its first row, the anchor itself, is not a result) */
-    double t1[MS_LANES + 1], q1[(MS_LANES + 1) * NQ], c1[MS_LANES + 1], b1[MS_LANES + 1], u1[(MS_LANES + 1) * NROW * 3];
-    t1[0] = tha_prev;
-    memcpy(t1 + 1, th + s0, sizeof(double) * cnt);
-    const int failed = inverse_run(cnt + 1, t1, p, q_prev, scale, tol, maxit, hmax, q1, c1, b1, u1, status);
-    const int good = failed < 0 ? cnt : (failed > 0 ? failed - 1 : 0);
-    memcpy(coef_max + s0, c1 + 1, sizeof(double) * good);
-    memcpy(branch_min + s0, b1 + 1, sizeof(double) * good);
-    memcpy(u_out + (size_t)s0 * NROW * 3, u1 + NROW * 3, sizeof(double) * NROW * 3 * good);
-    if (q_out) memcpy(q_out + (size_t)s0 * NQ, q1 + NQ, sizeof(double) * NQ * good);
-    if (failed >= 0) return s0 + good;
-    memcpy(q, q1 + (size_t)cnt * NQ, sizeof q);
-    tha = th[s0 + cnt - 1];
-    *status = newton(q, sc, &tha, p, scale, tol, maxit, a, piv);
-    if (*status) return s0 + cnt - 1;
-    coefficients(q, sc, p, a, piv, d[0], d[1]);
-    third(q, sc, p, a, piv, d[0], d[1], d[2]);
-  }
-  return -1;
-}
-"""
-
-PROTOTYPE = r"""
-static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
-                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status);
-"""
-
-NO_LANES = r"""
-static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
-                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status) {
-  return inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
-}
-"""

@@ -1,8 +1,8 @@
-"""Standalone C export of a mechanism: MODEL.h, MODEL.c (plain C99, no Python), an example program and a
-Makefile.
+"""Standalone C export of a mechanism: MODEL.h, MODEL.c (plain C99, no Python), verbatim copies of the C
+runtime files it includes (ms_*.h, from mechsym/codegen/runtime), an example program and a Makefile.
 
-The source is the same generated code the C backend compiles, with its entry points renamed
-MODEL_phi, MODEL_inverse, MODEL_forward, ... The header documents the array layouts, the parameter
+The source is the same generated code the C backend compiles, with MS_PREFIX defined as MODEL_ so that
+its entry points are MODEL_phi, MODEL_inverse, MODEL_forward, ... The header documents the array layouts, the parameter
 order, the order of the unknowns and of the points, and a reference configuration to start the
 continuation from. The output depends only on the declaration and the generator (and the sympy that
 prints it, named in the header), so an export can be regenerated and compared byte for byte.
@@ -16,6 +16,7 @@ import numpy as np
 import sympy
 
 from mechsym import __version__
+from mechsym.codegen import c_runtime
 from mechsym.codegen.c_source import generate
 from mechsym.errors import InputError
 from mechsym.output import write_text
@@ -35,11 +36,10 @@ def export_files(system, params=None) -> dict:
     if len(system.coordinate_names) != 1:
         raise InputError("export supports one-coordinate mechanisms")
     prefix = c_name(system.mechanism.name)
-    source, meta = generate(system)
+    source, meta = generate(system, prefix=f"{prefix}_", headers=(f"{prefix}.h",))
     if not meta["square"]:
         raise InputError(f"mechanism '{system.mechanism.name}' is over-constrained; nothing to export")
-    source = source.replace("ms_", f"{prefix}_")
-    source = source.replace("#include <math.h>", f'#include "{prefix}.h"\n#include <math.h>', 1)
+    runtime = c_runtime.used(source)
     solver = system.solver(params)
     ref = np.array([system.mechanism.coordinates[0].guess_at])
     q_ref = _machine_independent(solver.sweep(ref[None]).q[0], solver.col_scale)
@@ -47,8 +47,9 @@ def export_files(system, params=None) -> dict:
         f"{prefix}.h": _header(system, prefix, meta, solver, ref[0], q_ref),
         f"{prefix}.c": source,
         "example.c": _example(system, prefix),
-        "Makefile": (f"CFLAGS ?= {CFLAGS}\n\nexample: example.c {prefix}.c {prefix}.h\n"
+        "Makefile": (f"CFLAGS ?= {CFLAGS}\n\nexample: example.c {prefix}.c {prefix}.h {' '.join(runtime)}\n"
                      f"\t$(CC) $(CFLAGS) -o example example.c {prefix}.c -lm\n"),
+        **{name: c_runtime.text(name) for name in runtime},
     }
 
 

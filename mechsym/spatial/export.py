@@ -1,10 +1,11 @@
 """`mechsym params` and `mechsym export` of a tree model (mechanisms.TREES).
 
 The export is standalone C99 (no Python, no mechsym): NAME.h declares the functions of the module
-docstring of mechsym.spatial.render with the prefix NAME_ instead of ms_, the sizes, the parameter names
-and default values; NAME.c is the generated source. It compiles with -std=c99 -pedantic -Wall -Wextra
--Werror. example.c evaluates H, the bias and the contact frames' Jacobians and biases at three states
-written into it as constants (the standing pose at rest and two moving states) and prints them as CSV
+docstring of mechsym.spatial.render with the prefix NAME_ instead of ms_ (MS_PREFIX), the sizes, the
+parameter names and default values; NAME.c is the generated source, with verbatim copies of the C runtime
+files it includes (ms_*.h) beside it. It compiles with -std=c99 -pedantic -Wall -Wextra -Werror.
+example.c evaluates H, the bias and the contact frames' Jacobians and biases at three states written into
+it as constants (the standing pose at rest and two moving states) and prints them as CSV
 blocks; the Makefile builds it.
 """
 from __future__ import annotations
@@ -13,9 +14,11 @@ import importlib
 import json
 from pathlib import Path
 
+from mechsym.codegen import c_runtime
 from mechsym.codegen.export import CFLAGS, c_name
 from mechsym.errors import InputError
 from mechsym.output import write_text
+from mechsym.spatial import render
 
 
 def tree_json(system, values) -> dict:
@@ -40,15 +43,14 @@ def tree_json(system, values) -> dict:
 def export_files(system, standing=None) -> dict:
     """file name -> text of the standalone export; `standing` (q) is the example's first state."""
     prefix = c_name(system.tree.name)
-    groups = ("main", "coriolis")
-    sources = [system.source_text(g) for g in groups]
+    # each group rendered before the next is derived (deriving one rewrites the shared program's temporaries)
+    source = render.c_source(system.derivation.s, list(system.functions("main").values()), system.nq, system.nv,
+                             f"tree '{system.tree.name}'", prefix=f"{prefix}_", headers=(f"{prefix}.h",))
+    source += "\n" + render.c_functions(system.derivation.s, list(system.functions("coriolis").values()))
+    runtime = c_runtime.used(source)
     fns = {}
-    for g in groups:
+    for g in ("main", "coriolis"):
         fns.update(system.function_sizes(g))
-    # the coriolis source repeats the header and the Cholesky helper: keep its functions only
-    coriolis = "void ms_" + sources[1].split("void ms_", 1)[1]
-    body = sources[0] + "\n" + coriolis
-    body = body.replace("void ms_", f"void {prefix}_")
     p = system.param_values
     guard = f"{prefix.upper()}_H"
     import sympy
@@ -71,10 +73,10 @@ def export_files(system, standing=None) -> dict:
         header.append(f"void {prefix}_{name}(int ns, const double *q, const double *v, const double *a, "
                       f"const double *p, double *out); /* out: {size} per state */")
     header += ["", "#endif", ""]
-    source = f'#include "{prefix}.h"\n' + body
     return {f"{prefix}.h": "\n".join(header), f"{prefix}.c": source, "example.c": _example(system, prefix, standing),
-            "Makefile": (f"CFLAGS ?= {CFLAGS}\n\nexample: example.c {prefix}.c {prefix}.h\n"
-                         f"\t$(CC) $(CFLAGS) -o example example.c {prefix}.c -lm\n")}
+            "Makefile": (f"CFLAGS ?= {CFLAGS}\n\nexample: example.c {prefix}.c {prefix}.h {' '.join(runtime)}\n"
+                         f"\t$(CC) $(CFLAGS) -o example example.c {prefix}.c -lm\n"),
+            **{name: c_runtime.text(name) for name in runtime}}
 
 
 def example_states(system, standing=None):

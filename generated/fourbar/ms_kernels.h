@@ -1,0 +1,338 @@
+/* mechsym C runtime: the configuration tracker and the batched kernels of a one-coordinate mechanism
+   (Newton, continuation, the sparse factorisation and solves, the tracked state of a simulation, inverse
+   dynamics, the reduced ODE), included into a generated mechanism's source after its per-sample functions.
+   Needs, from the generated source before it: the sizes NQ, NROW, NTH, NPAR, NJ, NSC, LU_NSLOT, LU_NBLOCK,
+   NBRANCH, NBRANCH_USED; the per-sample functions trig1, phi1_s, gamma1_s, gamma3_1_s, applied1_s,
+   apprate1_s, branch1_s, mass1 and jac_slots; the static sparse elimination lu_factor, lu_solve, lu_solve_t. */
+#ifndef MS_KERNELS_H
+#define MS_KERNELS_H
+/* After a tiny correction q -= dx (|d| <= tol rad per angle), rotate the stored sines and cosines by it,
+   exact to rounding (the neglected terms are O(d^3)), instead of calling sin and cos again. */
+static void rotate_trig(double *sc, const double *dx) {
+  for (int b = 0; b < NSC / 2 && 2 * b + 1 < NSC && 3 * b + 2 < NQ; ++b) {
+    const double d = -dx[3 * b + 2], s0 = sc[2 * b], c0 = sc[2 * b + 1], h = 1.0 - 0.5 * d * d;
+    sc[2 * b] = s0 * h + c0 * d;
+    sc[2 * b + 1] = c0 * h - s0 * d;
+  }
+}
+
+/* Newton on Phi(q, th) = 0 from q until a correction step is below tol (relative to the row scales),
+   so that q is then exact to rounding; on return a holds the factorisation at the final q.
+   Returns 0 on success, 1 if it did not converge, 2 if the Jacobian is singular. */
+static int newton(double *q, double *sc, const double *th, const double *p, const double *scale, double tol,
+                  int maxit, double *a, int *piv) {
+  double r[NROW], dx[NQ];
+  for (int it = 0; it < maxit; ++it) {
+    trig1(q, sc);
+    phi1_s(q, th, p, sc, r);
+    jac_slots(q, sc, p, a);
+    if (lu_factor(a, piv)) return 2;
+    lu_solve(a, piv, r, dx);
+    double step = 0.0;
+    for (int i = 0; i < NQ; ++i) { q[i] -= dx[i]; double v = fabs(dx[i]) / scale[i]; if (!(v <= step)) step = v; }
+    if (step <= tol) {
+      rotate_trig(sc, dx);
+      jac_slots(q, sc, p, a);
+      return lu_factor(a, piv) ? 2 : 0;
+    }
+  }
+  return 1;
+}
+
+/* Velocity coefficients dq = dq/dth (one coordinate) and second derivatives ddq at factored a. */
+static void coefficients(const double *q, const double *sc, const double *p, const double *a, const int *piv,
+                         double *dq, double *ddq) {
+  double e[NROW], g[NROW];
+  memset(e, 0, sizeof e);
+  e[NJ] = 1.0;
+  lu_solve(a, piv, e, dq);
+  gamma1_s(q, dq, p, sc, g);
+  for (int i = 0; i < NROW; ++i) g[i] = -g[i];
+  lu_solve(a, piv, g, ddq);
+}
+
+/* Newton from a prediction q (with its sines and cosines sc), whose first step reuses the factorisation
+   still held in a (that of the previous configuration: a chord step). Its error after the step is about
+   (change of Phi_q) * step, so it is accepted only when the step is far below tol; closely spaced samples
+   then cost one factorisation each, at the solution. Otherwise full Newton takes over. */
+static int newton_warm(double *q, double *sc, const double *th, const double *p, const double *scale, double tol,
+                       int maxit, double *a, int *piv) {
+  double r[NROW], dx[NQ], q_in[NQ];
+  memcpy(q_in, q, sizeof q_in);
+  phi1_s(q, th, p, sc, r);
+  lu_solve(a, piv, r, dx);
+  double step = 0.0;
+  for (int i = 0; i < NQ; ++i) { double v = fabs(dx[i]) / scale[i]; if (!(v <= step)) step = v; }
+  if (!(step <= 1e-3 * tol)) {
+    memcpy(q, q_in, sizeof q_in);
+    return newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  }
+  for (int i = 0; i < NQ; ++i) q[i] -= dx[i];
+  rotate_trig(sc, dx);
+  jac_slots(q, sc, p, a);
+  return lu_factor(a, piv) ? 2 : 0;
+}
+
+static void predict(double *q, const double *dq, const double *ddq, double h) {
+  for (int i = 0; i < NQ; ++i) q[i] += h * dq[i] + 0.5 * h * h * ddq[i];
+}
+
+/* Sines and cosines at q_new from those at q_old: for angle increments d below 0.01 rad, a rotation by
+   sin d and cos d from their Taylor series (exact to rounding there) replaces the calls to sin and cos;
+   every TRIG_ANCHOR turns (or for a larger increment) they are computed afresh, so rounding cannot
+   accumulate. */
+#define TRIG_ANCHOR 16
+static void turn_trig(double *sc, const double *q_old, const double *q_new, int *turns) {
+  int fresh = ++*turns >= TRIG_ANCHOR;
+  for (int b = 0; b < NSC / 2 && 3 * b + 2 < NQ; ++b) fresh |= !(fabs(q_new[3 * b + 2] - q_old[3 * b + 2]) < 1e-2);
+  if (fresh) { *turns = 0; trig1(q_new, sc); return; }
+  for (int b = 0; b < NSC / 2 && 3 * b + 2 < NQ; ++b) {
+    const double d = q_new[3 * b + 2] - q_old[3 * b + 2], d2 = d * d;
+    const double sd = d * (1.0 - d2 / 6.0 * (1.0 - d2 / 20.0 * (1.0 - d2 / 42.0)));
+    const double cd = 1.0 - d2 / 2.0 * (1.0 - d2 / 12.0 * (1.0 - d2 / 30.0));
+    const double s0 = sc[2 * b], c0 = sc[2 * b + 1];
+    sc[2 * b] = s0 * cd + c0 * sd;
+    sc[2 * b + 1] = c0 * cd - s0 * sd;
+  }
+}
+
+/* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0, in steps of at most
+   hmax; on return q, dq, ddq, a are at th1. */
+static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
+                   const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns) {
+  const double span = th1 - th0;
+  int steps = (int)ceil(fabs(span) / hmax);
+  if (steps < 1) steps = 1;
+  for (int s = 1; s <= steps; ++s) {
+    const double h = span / steps;
+    const double th = th0 + span * s / steps;
+    double q_old[NQ];
+    memcpy(q_old, q, sizeof q_old);
+    predict(q, dq, ddq, h);
+    turn_trig(sc, q_old, q, turns);
+    const int status = newton_warm(q, sc, &th, p, scale, tol, maxit, a, piv);
+    if (status) return status;
+    coefficients(q, sc, p, a, piv, dq, ddq);
+  }
+  return 0;
+}
+
+/* Factorisations of Phi_q at n configurations q (n x NQ) by the static sparse elimination, into a
+   (n x LU_NSLOT) and piv (n x LU_NBLOCK); ok[s] is 0 where Phi_q is singular (its slots are then NaN
+   and its pivots the identity, so that its solutions are NaN and no other sample's are touched). Returns 0,
+   or MS_INTERRUPTED. */
+int MS_FN(factor)(int n, const double *q, const double *p, double *a, int *piv, int *ok) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  int status = 0;
+  for (int s = 0; s < n; ++s) {
+    if (ms_stop) { status = MS_INTERRUPTED; break; }
+    double sc[NSC], *as = a + (size_t)s * LU_NSLOT;
+    trig1(q + (size_t)s * NQ, sc);
+    jac_slots(q + (size_t)s * NQ, sc, p, as);
+    ok[s] = !lu_factor(as, piv + (size_t)s * LU_NBLOCK);
+    if (!ok[s]) {
+      for (int i = 0; i < LU_NSLOT; ++i) as[i] = NAN;
+      for (int k = 0; k < LU_NBLOCK; ++k) piv[(size_t)s * LU_NBLOCK + k] = k;
+    }
+  }
+  ms_release(caught, &old);
+  return status;
+}
+
+/* Phi_q x = b (or Phi_q^T x = b if transpose) at n factorised samples, m right-hand sides each:
+   b and x are n x m x NQ. Returns 0, or MS_INTERRUPTED. */
+int MS_FN(solve)(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x) {
+  double w[NQ];
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  int status = 0;
+  for (int s = 0; s < n && !status; ++s) {
+    if (ms_stop) status = MS_INTERRUPTED;
+    for (int k = 0; k < m && !status; ++k) {
+      const size_t at = ((size_t)s * m + k) * NQ;
+      memcpy(w, b + at, sizeof w);
+      if (transpose) lu_solve_t(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
+      else lu_solve(a + (size_t)s * LU_NSLOT, piv + (size_t)s * LU_NBLOCK, w, x + at);
+    }
+  }
+  ms_release(caught, &old);
+  return status;
+}
+
+/* One state of a mechanism with any number of coordinates, for a right-hand side: from the prediction q
+   (in/out), Newton at th to rounding, then J = dq/dth (NQ x NTH, row-major), a0 = -Phi_q^-1 gamma(q, J thd)
+   (so that qdd = J thdd + a0) and the applied forces; the factorisation of Phi_q at q goes to lu (LU_NSLOT)
+   and lu_piv (LU_NBLOCK) unless they are NULL (as ms_factor's, for ms_solve). Returns 0, 1 (no
+   convergence) or 2 (singular). */
+int MS_FN(track)(double *q, const double *th, const double *thd, const double *p, const double *scale, double tol,
+             int maxit, double *jq, double *a0, double *app, double *lu, int *lu_piv) {
+  double sc[NSC], a[LU_NSLOT], e[NROW], col[NQ], qd[NQ], g[NROW];
+  int piv[LU_NBLOCK];
+  const int status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  for (int j = 0; j < NTH; ++j) {
+    memset(e, 0, sizeof e);
+    e[NJ + j] = 1.0;
+    lu_solve(a, piv, e, col);
+    for (int i = 0; i < NQ; ++i) jq[i * NTH + j] = col[i];
+  }
+  for (int i = 0; i < NQ; ++i) {
+    qd[i] = 0.0;
+    for (int j = 0; j < NTH; ++j) qd[i] += jq[i * NTH + j] * thd[j];
+  }
+  gamma1_s(q, qd, p, sc, g);
+  for (int i = 0; i < NROW; ++i) g[i] = -g[i];
+  lu_solve(a, piv, g, a0);
+  applied1_s(q, p, sc, app);
+  if (lu) memcpy(lu, a, sizeof a);
+  if (lu_piv) memcpy(lu_piv, piv, sizeof piv);
+  return 0;
+}
+
+/* Inverse dynamics of a one-coordinate mechanism over n samples th (in path order), starting from the
+   configuration q0 near th[0]. Per sample: the unknowns U (reactions, then the driving force) for three
+   right-hand sides (per unit thetadd, per unit thetad^2, static loads), the largest velocity coefficient
+   (each relative to its coordinate's scale; large near a dead point), the smallest branch condition, and q
+   (if q_out is not NULL). Returns -1, or the index of the first sample that failed
+   (*status: 1 no convergence, 2 singular, 5 interrupted). */
+static int inverse_run(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                       int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                       int *status) {
+  double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ], rhs[NQ], app[NQ], u[NROW], br[NBRANCH];
+  int piv[LU_NBLOCK], turns = 0;
+  memcpy(q, q0, sizeof q);
+  mass1(p, mass);
+  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (*status) return 0;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  for (int s = 0; s < n; ++s) {
+    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
+    if (s > 0) {
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      if (*status) return s;
+    }
+    applied1_s(q, p, sc, app);
+    double *out = u_out + (size_t)s * NROW * 3;
+    for (int i = 0; i < NQ; ++i) rhs[i] = mass[i] * dq[i];
+    lu_solve_t(a, piv, rhs, u);
+    for (int i = 0; i < NROW; ++i) out[3 * i] = u[i];
+    for (int i = 0; i < NQ; ++i) rhs[i] = mass[i] * ddq[i];
+    lu_solve_t(a, piv, rhs, u);
+    for (int i = 0; i < NROW; ++i) out[3 * i + 1] = u[i];
+    for (int i = 0; i < NQ; ++i) rhs[i] = -app[i];
+    lu_solve_t(a, piv, rhs, u);
+    for (int i = 0; i < NROW; ++i) out[3 * i + 2] = u[i];
+    double cm = 0.0;
+    for (int i = 0; i < NQ; ++i) { double v = fabs(dq[i]) / scale[i]; if (!(v <= cm)) cm = v; }
+    coef_max[s] = cm;
+    branch1_s(q, p, sc, br);
+    double bm = 1.0;
+    for (int i = 0; i < NBRANCH_USED; ++i) if (!(br[i] >= bm)) bm = br[i];
+    branch_min[s] = bm;
+    if (q_out) memcpy(q_out + (size_t)s * NQ, q, sizeof q);
+  }
+  return -1;
+}
+
+/* inverse_run's results in blocks of samples solved independently (ms_blocks.h, included after this file) */
+static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                          int *status);
+
+int MS_FN(inverse)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+               int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+  ms_release(caught, &old);
+  return failed;
+}
+
+/* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call: set k
+   has the parameters P[k * NPAR ..], the configuration Q0[k * NQ ..] near th[0], the coordinate scales
+   SCALE[k * NQ ..] and the largest step HMAX[k]; its outputs are those of ms_inverse at offsets k * n
+   (coef_max, branch_min) and k * n * NROW * 3 (u_out), failed[k] its return value and status[k] its
+   status. Returns 0, or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
+int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, const double *Q0, const double *SCALE,
+                    const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min, double *u_out,
+                    int *failed, int *status) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  int result = 0;
+  for (int k = 0; k < nsets; ++k) {
+    const size_t off = (size_t)k * n;
+    failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
+    if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
+  }
+  ms_release(caught, &old);
+  return result;
+}
+
+/* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
+
+/* f at a solved configuration (q, sc, dq, ddq at theta, factorisation in a) and, if jac is not NULL, its
+   exact Jacobian df/dy (row-major 2 x 2), from the third-order coefficients (Phi_q q''' = -gamma3):
+   M' = 2 h, h' = sum m (q''^2 + q' q'''), G' = -(q' . dQ/dq q' + Q . q''). */
+static void reduced_ode(const double *q, const double *sc, const double *dq, const double *ddq, const double *a,
+                        const int *piv, const double *p, const double *mass, double torque, double omega,
+                        double *f, double *jac) {
+  double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
+  applied1_s(q, p, sc, app);
+  for (int i = 0; i < NQ; ++i) {
+    big_m += mass[i] * dq[i] * dq[i];
+    half_dm += mass[i] * dq[i] * ddq[i];
+    g -= app[i] * dq[i];
+  }
+  f[0] = omega;
+  f[1] = (torque - half_dm * omega * omega - g) / big_m;
+  if (!jac) return;
+  double r[NROW], d3[NQ], rate;
+  gamma3_1_s(q, dq, ddq, p, sc, r);
+  for (int i = 0; i < NROW; ++i) r[i] = -r[i];
+  lu_solve(a, piv, r, d3);
+  apprate1_s(q, dq, p, sc, &rate);
+  double dh = 0.0, dg = -rate;
+  for (int i = 0; i < NQ; ++i) {
+    dh += mass[i] * (ddq[i] * ddq[i] + dq[i] * d3[i]);
+    dg -= app[i] * ddq[i];
+  }
+  jac[0] = 0.0;
+  jac[1] = 1.0;
+  jac[2] = (-dh * omega * omega - dg - 2.0 * half_dm * f[1]) / big_m;
+  jac[3] = -2.0 * half_dm * omega / big_m;
+}
+
+/* The reduced ODE's right-hand side f (n x 2) and exact Jacobian (n x 2 x 2) at n states (th[s], om[s]),
+   th in path order from the configuration q0 near th[0], under a constant torque. Returns -1, or the
+   index of the first sample that failed (*status 1: no convergence, 2: singular, 5: interrupted). */
+static int ode_run(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
+                   const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+  double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
+  int piv[LU_NBLOCK], turns = 0;
+  memcpy(q, q0, sizeof q);
+  mass1(p, mass);
+  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  if (*status) return 0;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  for (int s = 0; s < n; ++s) {
+    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
+    if (s > 0) {
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      if (*status) return s;
+    }
+    reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
+  }
+  return -1;
+}
+
+int MS_FN(ode)(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
+           const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  const int failed = ode_run(n, th, om, torque, p, q0, scale, tol, maxit, hmax, f_out, jac_out, status);
+  ms_release(caught, &old);
+  return failed;
+}
+#endif
