@@ -134,14 +134,20 @@ def run(args):
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
     lib = c_backend.CLibrary(compiled)
-    failed, _, _, coef, branch, basis = lib.inverse(theta, np.array(m["params"]), np.array(q0),
-                                                    np.array(m["col_scale"]), m["tol"], hmax=m["hmax"])
+    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
+        weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
+    inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
+    if lib.meta.get("lanes"):
+        failed, _, coef, branch, columns = lib.inverse_columns(*inputs, coef=weights, hmax=m["hmax"])
+        columns = columns.reshape(len(m["names"]), -1)
+    else:
+        failed, _, _, coef, branch, basis = lib.inverse(*inputs, hmax=m["hmax"])
+        with np.errstate(over="ignore", invalid="ignore"):
+            columns = speed_columns(basis, weights)
     if failed >= 0 or (coef * m["coord_scale"] > m["suspect"]).any() or (branch <= 0).any():
         return None  # the full route names the sample and the reason
-    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
-        coef = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
-        cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-        cols.update(zip(m["names"], speed_columns(basis, coef)))
+    cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+    cols.update(zip(m["names"], columns))
     if not all(np.isfinite(v).all() for v in cols.values()):
         return None
     _emit(Table(cols, m["units"], m["title"]), args.out)

@@ -373,6 +373,9 @@ class CLibrary:
             dll.ms_inverse.restype = i
             dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
+            if meta.get("lanes"):
+                dll.ms_inverse_columns.argtypes = [i, _D, _D, _D, _D, d, i, d, i, _D, _D, _D, _D, _I]
+                dll.ms_inverse_columns.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
             dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
@@ -516,6 +519,21 @@ class CLibrary:
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
                                      ctypes.byref(status))
         return failed, _interrupted(status.value), q_out, coef, branch, u_out
+
+    def inverse_columns(self, theta, params, q0, col_scale, tol, coef, maxit=30, hmax=0.1):
+        """`inverse` with the unknowns combined for S speeds as they are computed (coef (S, 3): alpha,
+        omega^2, 1 per speed): failed, status, coef_max and branch (N,), and the columns (nrow, S, N). Only
+        for a library with lanes (meta["lanes"])."""
+        n, coef = len(theta), np.ascontiguousarray(coef, float).reshape(-1, 3)
+        th = np.ascontiguousarray(theta, float)
+        coef_max, branch = np.empty(n), np.empty(n)
+        cols = np.empty((self.nrow, len(coef), n))
+        status = ctypes.c_int(0)
+        failed = self.dll.ms_inverse_columns(n, _ptr(th), _ptr(self._params(params)),
+                                             _ptr(np.ascontiguousarray(q0, float)),
+                                             _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, len(coef),
+                                             _ptr(coef), _ptr(coef_max), _ptr(branch), _ptr(cols), ctypes.byref(status))
+        return failed, _interrupted(status.value), coef_max, branch, cols
 
     def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
         """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):

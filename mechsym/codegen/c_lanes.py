@@ -29,7 +29,6 @@ from mechsym.codegen.sparse_plan import Plan, scaled
 MAX_BLOCK = 6  # the largest run-time dense block unrolled branch-free; beyond it the sequential route runs
 
 
-
 def _lane_symbols(cname, symbols, per_lane=True):
     return {s: sp.Symbol(f"{cname}[V({i})]" if per_lane else f"{cname}[{i}]", real=True)
             for i, s in enumerate(symbols)}
@@ -103,8 +102,8 @@ def _dense_lu(r, base) -> list:
     return body
 
 
-def _dense_solve(r, base, src, dst) -> list:
-    """x = block^-1 b for the factored block (as dense_solve), b in rb[k], x into dst."""
+def _dense_solve(r, base) -> list:
+    """x = block^-1 b for the factored block (as dense_solve), b in rb{k}, x in rx{k}."""
     m = lambda i, j: f"a[V({base + i * r + j})]"
     body = []
     for k in range(r):
@@ -164,7 +163,7 @@ def emit_lanes(p: Plan) -> str:
             body.append(f"    b[V({i})] -= a[V({S[(i, col)]})] * b[V({row})];")
     if r:
         body += [f"    double rb{k} = b[V({i})];" for k, i in enumerate(p.block_rows)]
-        body += _dense_solve(r, base, "rb", "rx")
+        body += _dense_solve(r, base)
         body += [f"    x[V({j})] = rx{k};" for k, j in enumerate(p.block_cols)]
     for (row, col), pv_, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
         terms = "".join(f" - a[V({S[(row, j)]})] * x[V({j})]" for j in up)

@@ -153,6 +153,7 @@ def generate(system, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         src.append(c_runtime.include("ms_kernels.h"))
         src.append(c_runtime.include("ms_blocks.h"))
         src.append(c_runtime.include("ms_dop853.h"))
+        meta["lanes"] = lanes is not None
         meta["block"] = len(pl.block_rows)
         meta["nslot"] = len(pl.slots)
     src.append(c_runtime.include("ms_batch.h"))

@@ -1,11 +1,26 @@
 /* mechsym C runtime: the inverse-dynamics batch in blocks of MS_LANES samples (inverse_blocks, which
-   MS_FN(inverse) and MS_FN(inverse_sets) call), included after ms_kernels.h. Where the generated source has
+   MS_FN(inverse) and MS_FN(inverse_sets) call, and MS_FN(inverse_columns)), included after ms_kernels.h. Where the generated source has
    lane functions (MS_HAVE_LANES: trig_v, rotate_v, phi_v, jac_slots_v, gamma_v, applied_v, branch_v,
    lu_factor_v, lu_solve_v, lu_solve_t_v of mechsym.codegen.c_lanes) each block's samples are solved
    independently; otherwise inverse_blocks is inverse_run. */
 #ifndef MS_BLOCKS_H
 #define MS_BLOCKS_H
 #if MS_HAVE_LANES
+/* Where the unknowns go: sample-major into u (n x NROW x 3, as MS_FN(inverse) writes them), or, when cols is
+   not NULL, combined for nspeed speeds into columns, cols[(i * nspeed + k) * n + s] = coef[3 k] Ua +
+   coef[3 k + 1] Uw + coef[3 k + 2] Us for unknown i at sample s (the layout of a table's columns, rows
+   speed by speed). */
+typedef struct { double *u, *cols; const double *coef; int nspeed, n; } ms_sink;
+
+/* The unknowns u (NROW x 3) of sample s into the sink. */
+static void sink_sample(const ms_sink *o, int s, const double *u) {
+  if (!o->cols) { memcpy(o->u + (size_t)s * NROW * 3, u, sizeof(double) * NROW * 3); return; }
+  for (int i = 0; i < NROW; ++i)
+    for (int k = 0; k < o->nspeed; ++k)
+      o->cols[((size_t)i * o->nspeed + k) * o->n + s] =
+          o->coef[3 * k] * u[3 * i] + o->coef[3 * k + 1] * u[3 * i + 1] + o->coef[3 * k + 2] * u[3 * i + 2];
+}
+
 /* The samples th[0..cnt) of one block (cnt <= MS_LANES), each solved by Newton from its own prediction
    q + h dq + h^2/2 ddq + h^3/6 d3q off the anchor (qa and its derivatives d[0..2] along th, solved at tha),
    then their coefficients, reactions (three right-hand sides), largest velocity coefficient and smallest
@@ -13,11 +28,11 @@
    took, or 0 when a lane did not converge or met a singular Phi_q (nothing is then written: the caller
    solves the block sample by sample). */
 static int inverse_lanes(int cnt, const double *th, double tha, const double *qa, const double (*d)[NQ],
-                         const double *p, const double *mass, const double *scale, double tol, int maxit,
-                         double *q_out, double *coef_max, double *branch_min, double *u_out) {
+                         const double *p, const double *mass, const double *rscale, double tol, int maxit,
+                         double *q_out, double *coef_max, double *branch_min, const ms_sink *out, int s0) {
   double Q[NQ * MS_LANES], SC[NSC * MS_LANES], TH[MS_LANES], A[LU_NSLOT * MS_LANES], PV[LU_NBLOCK * MS_LANES];
   double R[NROW * MS_LANES], DX[NQ * MS_LANES], DQ[NQ * MS_LANES], DDQ[NQ * MS_LANES], U[3][NROW * MS_LANES];
-  double BR[NBRANCH * MS_LANES], STEP[MS_LANES];
+  double BR[NBRANCH * MS_LANES], STEP[MS_LANES], CM[MS_LANES], BM[MS_LANES];
   MS_SIMD_LOOP
   for (int l = 0; l < MS_LANES; ++l) {
     const double t = th[l < cnt ? l : cnt - 1], h = t - tha;
@@ -34,13 +49,14 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
     lu_solve_v(A, PV, R, DX);
     MS_SIMD_LOOP
     for (int l = 0; l < MS_LANES; ++l) {
-      double step = 0.0;
+      double step = 0.0, sum = 0.0;
       for (int i = 0; i < NQ; ++i) {
         Q[V(i)] -= DX[V(i)];
-        const double v = fabs(DX[V(i)]) / scale[i];
-        step = (step != step || v <= step) ? step : v;   /* a NaN stays */
+        const double v = fabs(DX[V(i)]) * rscale[i];
+        step = v > step ? v : step;
+        sum += v;                                      /* NaN if any step is */
       }
-      STEP[l] = step;
+      STEP[l] = sum == sum ? step : sum;
     }
     done = 1;
     for (int l = 0; l < MS_LANES; ++l) done &= STEP[l] <= tol;
@@ -71,13 +87,27 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
     for (int i = 0; i < NQ; ++i) R[V(i)] = -DX[V(i)];
   lu_solve_t_v(A, PV, R, U[2]);
   branch_v(Q, p, SC, BR);
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    double cm = 0.0, bm = 1.0, sum = 0.0;
+    for (int i = 0; i < NQ; ++i) { const double v = fabs(DQ[V(i)]) * rscale[i]; cm = v > cm ? v : cm; sum += v; }
+    for (int i = 0; i < NBRANCH_USED; ++i) { bm = BR[V(i)] < bm ? BR[V(i)] : bm; sum += BR[V(i)]; }
+    CM[l] = sum == sum ? cm : sum;                     /* a NaN shows in both */
+    BM[l] = sum == sum ? bm : sum;
+  }
+  if (out->cols)
+    for (int i = 0; i < NROW; ++i)
+      for (int k = 0; k < out->nspeed; ++k) {
+        const double ca = out->coef[3 * k], cw = out->coef[3 * k + 1], cs = out->coef[3 * k + 2];
+        double *col = out->cols + ((size_t)i * out->nspeed + k) * out->n + s0;
+        for (int l = 0; l < cnt; ++l) col[l] = ca * U[0][V(i)] + cw * U[1][V(i)] + cs * U[2][V(i)];
+      }
   for (int l = 0; l < cnt; ++l) {
-    double *out = u_out + (size_t)l * NROW * 3, cm = 0.0, bm = 1.0;
-    for (int i = 0; i < NROW; ++i) { out[3 * i] = U[0][V(i)]; out[3 * i + 1] = U[1][V(i)]; out[3 * i + 2] = U[2][V(i)]; }
-    for (int i = 0; i < NQ; ++i) { const double v = fabs(DQ[V(i)]) / scale[i]; if (!(v <= cm)) cm = v; }
-    for (int i = 0; i < NBRANCH_USED; ++i) if (!(BR[V(i)] >= bm)) bm = BR[V(i)];
-    coef_max[l] = cm;
-    branch_min[l] = bm;
+    double *u = out->cols ? NULL : out->u + (size_t)(s0 + l) * NROW * 3;
+    if (u)
+      for (int i = 0; i < NROW; ++i) { u[3 * i] = U[0][V(i)]; u[3 * i + 1] = U[1][V(i)]; u[3 * i + 2] = U[2][V(i)]; }
+    coef_max[l] = CM[l];
+    branch_min[l] = BM[l];
     if (q_out) for (int i = 0; i < NQ; ++i) q_out[(size_t)l * NQ + i] = Q[V(i)];
   }
   return it;
@@ -99,11 +129,12 @@ static void third(const double *q, const double *sc, const double *p, const doub
    Newton iteration: halved after a block that took more, grown after one that took one. A block whose
    samples span more than 2 hmax, or whose lanes fail, runs sample by sample (inverse_run) from the last
    anchor, which then names the failing sample and its status. */
-static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
-                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status) {
-  double q[NQ], sc[NSC], d[3][NQ], a[LU_NSLOT], mass[NQ], q_prev[NQ], tha = th[0], reach = hmax;
+static int inverse_blocks_to(int n, const double *th, const double *p, const double *q0, const double *scale,
+                             double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min,
+                             const ms_sink *out, int *status) {
+  double q[NQ], sc[NSC], d[3][NQ], a[LU_NSLOT], mass[NQ], q_prev[NQ], rscale[NQ], tha = th[0], reach = hmax;
   int piv[LU_NBLOCK], turns = 0;
+  for (int i = 0; i < NQ; ++i) rscale[i] = 1.0 / scale[i];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
@@ -125,9 +156,8 @@ static int inverse_blocks(int n, const double *th, const double *p, const double
       if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);
     }
     if (near)
-      its = inverse_lanes(cnt, th + s0, tha, q, (const double (*)[NQ])d, p, mass, scale, tol, maxit,
-                          q_out ? q_out + (size_t)s0 * NQ : NULL, coef_max + s0, branch_min + s0,
-                          u_out + (size_t)s0 * NROW * 3);
+      its = inverse_lanes(cnt, th + s0, tha, q, (const double (*)[NQ])d, p, mass, rscale, tol, maxit,
+                          q_out ? q_out + (size_t)s0 * NQ : NULL, coef_max + s0, branch_min + s0, out, s0);
     if (its) {
       reach = its > 1 ? 0.5 * reach : fmin(hmax, 1.25 * reach);
       continue;
@@ -140,7 +170,7 @@ static int inverse_blocks(int n, const double *th, const double *p, const double
     const int good = failed < 0 ? cnt : (failed > 0 ? failed - 1 : 0);
     memcpy(coef_max + s0, c1 + 1, sizeof(double) * good);
     memcpy(branch_min + s0, b1 + 1, sizeof(double) * good);
-    memcpy(u_out + (size_t)s0 * NROW * 3, u1 + NROW * 3, sizeof(double) * NROW * 3 * good);
+    for (int j = 0; j < good; ++j) sink_sample(out, s0 + j, u1 + (size_t)(j + 1) * NROW * 3);
     if (q_out) memcpy(q_out + (size_t)s0 * NQ, q1 + NQ, sizeof(double) * NQ * good);
     if (failed >= 0) return s0 + good;
     memcpy(q, q1 + (size_t)cnt * NQ, sizeof q);
@@ -151,6 +181,27 @@ static int inverse_blocks(int n, const double *th, const double *p, const double
     third(q, sc, p, a, piv, d[0], d[1], d[2]);
   }
   return -1;
+}
+
+static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                          int *status) {
+  const ms_sink out = {u_out, NULL, NULL, 0, n};
+  return inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, &out, status);
+}
+
+/* MS_FN(inverse) with the unknowns combined for nspeed speeds into columns: cols (NROW x nspeed x n),
+   cols[(i * nspeed + k) * n + s] = coef[3 k] Ua + coef[3 k + 1] Uw + coef[3 k + 2] Us (coef: nspeed rows of
+   alpha, omega^2, 1), written as they are computed, so that no per-sample basis is stored. */
+int MS_FN(inverse_columns)(int n, const double *th, const double *p, const double *q0, const double *scale,
+                           double tol, int maxit, double hmax, int nspeed, const double *coef, double *coef_max,
+                           double *branch_min, double *cols, int *status) {
+  ms_handler old;
+  const int caught = ms_catch(&old);
+  const ms_sink out = {NULL, cols, coef, nspeed, n};
+  const int failed = inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, NULL, coef_max, branch_min, &out, status);
+  ms_release(caught, &old);
+  return failed;
 }
 #else
 static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
