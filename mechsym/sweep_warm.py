@@ -87,7 +87,7 @@ def _sha(path) -> str | None:
         return None
 
 
-def _watched(read, model_file) -> dict:
+def watched(read, model_file) -> dict:
     """path -> SHA-256 of the files a build read that mechsym's own sources and installed packages do not
     cover, and of the modules loaded from the model file's folder."""
     skip = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
@@ -101,6 +101,11 @@ def _watched(read, model_file) -> dict:
         if path.is_file() and not any(path.is_relative_to(s) for s in skip) and "__pycache__" not in path.parts:
             out[str(path)] = _sha(path)
     return out
+
+
+def unchanged(files) -> bool:
+    """Whether every file of `watched` still has its recorded SHA-256."""
+    return all(_sha(path) == sha for path, sha in files.items())
 
 
 def record(ref, study, system, read):
@@ -140,7 +145,7 @@ def record(ref, study, system, read):
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
         "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
         "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
-        "files": _watched(read, _model_file(ref.source)),
+        "files": watched(read, _model_file(ref.source)),
     })
     data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
     try:
@@ -164,7 +169,7 @@ def _manifest(ref):
         m = json.loads(path.read_text()) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not m or m.get("version") != VERSION or any(_sha(f) != h for f, h in m["files"].items()):
+    if not m or m.get("version") != VERSION or not unchanged(m["files"]):
         return None
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
     return None if compiled is None else (m, c_backend.CLibrary(compiled))

@@ -4,8 +4,9 @@ After a run of the generic inverse command on the C backend at the default param
 what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
 the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
-source and the source of every module of mechsym (c_backend.package_source), so any change to either
-makes it unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
+source and the source of every module of mechsym (c_backend.package_source), and it keeps the SHA-256 of
+every other file the model's build read (mechsym.sweep_warm.watch), so any change to one of them makes it
+unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
 same C call as the full route from the same inputs, so its table is identical; whatever the manifest does
 not cover (other parameters, another first sample, a plot, a failure the full route would name) goes
 the full route.
@@ -22,7 +23,8 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 
-VERSION = 1
+VERSION = 2
+BUILDS = {}  # model -> the files its build opened in this process (mechsym.sweep_warm.watch, by mechsym.cli.run)
 
 
 def parse(argv):
@@ -78,7 +80,10 @@ def _applies(args) -> bool:
 
 
 def record(args, system, table):
-    """After the full route's inverse (`table`), write or extend the manifest of args.model."""
+    """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
+    SHA-256 of the files its build opened in this process (BUILDS)."""
+    from mechsym.sweep_warm import watched
+
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
@@ -101,7 +106,7 @@ def record(args, system, table):
         "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
         "units": table.units, "title": table.title,
-        "memory": [base, inverse_memory(system, 1, 1) - base],
+        "memory": [base, inverse_memory(system, 1, 1) - base], "files": watched(BUILDS.get(args.model, ()), _model_file(args.model)),
     })
     data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
     try:
@@ -119,7 +124,9 @@ def run(args):
         m = json.loads(path.read_text()) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not m or m.get("version") != VERSION:
+    from mechsym.sweep_warm import unchanged
+
+    if not m or m.get("version") != VERSION or not unchanged(m.get("files", {})):
         return None
     q0 = m["start"].get(float.hex(float(args.theta0)))
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
