@@ -12,6 +12,7 @@ right-hand sides and combines them for every speed.
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -344,6 +345,21 @@ def _inverse_basis(system, theta, params, analysis):
     return np.concatenate(results, axis=0)
 
 
+_STARTS = weakref.WeakKeyDictionary()  # Solver -> {theta0: the configuration its sweep finds there}
+
+
+def _start(solver, theta0):
+    """The configuration at theta0 that solver.sweep finds from its reference assembly (with its branch
+    checks), kept per solver and theta0: the same value every time, found once."""
+    starts = _STARTS.setdefault(solver, {})
+    key = float(theta0)
+    if key not in starts:
+        if len(starts) >= 64:
+            starts.pop(next(iter(starts)))
+        starts[key] = solver.sweep(np.array([[key]])).q[0]
+    return starts[key].copy()
+
+
 def _inverse_c(system, theta, params, kernel):
     """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
     inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
@@ -351,7 +367,7 @@ def _inverse_c(system, theta, params, kernel):
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
-    q0 = solver.sweep(theta[:1, None]).q[0]
+    q0 = _start(solver, theta[0])
     failed, status, *_, coef, branch, u = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
                                                  hmax=solver.step[0])
     coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size

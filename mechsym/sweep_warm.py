@@ -5,7 +5,8 @@ any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a
 library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
 geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
 found at the study's first sample for the default geometry. The manifest's name is a key of the model
-file's source and of mechsym's sources (c_backend.package_source); inside, it lists every other file the
+file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the library it
+names is built for them); inside, it lists every other file the
 model's build read (`watch`: observed while it ran, a data file or a module it imported), each with its
 SHA-256, which a worker checks before using the manifest, so a change to any of them makes it unused.
 
@@ -73,7 +74,8 @@ def manifest_path(source) -> Path | None:
     if path is None or not path.is_file():
         return None
     h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), str(VERSION).encode()):
+    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
+                 str(VERSION).encode()):
         h.update(part)
         h.update(b"\0")
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)

@@ -4,7 +4,8 @@ After a run of the generic inverse command on the C backend at the default param
 what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
 the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
-source and the source of every module of mechsym (c_backend.package_source), and it keeps the SHA-256 of
+source, the source of every module of mechsym (c_backend.package_source) and the CPU's features (the
+library it names is built for them), and it keeps the SHA-256 of
 every other file the model's build read (mechsym.sweep_warm.watch), so any change to one of them makes it
 unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
 same C call as the full route from the same inputs, so its table is identical; whatever the manifest does
@@ -67,7 +68,8 @@ def manifest_path(model: str) -> Path | None:
     if path is None or not path.is_file():
         return None
     h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), str(VERSION).encode()):
+    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
+                 str(VERSION).encode()):
         h.update(part)
         h.update(b"\0")
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)

@@ -141,3 +141,12 @@ def test_a_data_file_the_model_reads_is_covered(cache):
                        np.array(_rows(full["rows"], study.names), float), rtol=1e-12, atol=0.0)
     assert not np.allclose(np.array(_rows(second["rows"], study.names), float),
                            np.array(_rows(first["rows"], study.names), float), rtol=1e-6)
+
+
+def test_manifests_are_per_cpu(monkeypatch):
+    """A manifest names a library built with -march=native: another CPU finds no manifest of it."""
+    from mechsym import sweep_warm, warm
+
+    paths = sweep_warm.manifest_path("fourbar"), warm.manifest_path("fourbar")
+    monkeypatch.setattr(c_backend, "cpu_features", lambda: "another CPU: avx512f")
+    assert sweep_warm.manifest_path("fourbar") != paths[0] and warm.manifest_path("fourbar") != paths[1]
