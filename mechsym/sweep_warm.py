@@ -57,7 +57,8 @@ def watch():
             outer |= seen
 
 
-def _model_file(source) -> Path | None:
+def model_file(source) -> Path | None:
+    """The file of a model: a shipped model's module, or a .py file; None for anything else."""
     from mechanisms import MODELS
 
     if not isinstance(source, str):
@@ -68,18 +69,24 @@ def _model_file(source) -> Path | None:
     return Path(source) if source.endswith(".py") else None
 
 
-def manifest_path(source) -> Path | None:
-    """Where the sweep manifest of a model (a shipped name or a .py file) lives for the present sources."""
-    path = _model_file(source)
+def keyed_path(source, kind, version) -> Path | None:
+    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY a hash of the model file, mechsym's sources, the CPU's
+    features and `version`; None when the model has no file."""
+    path = model_file(source)
     if path is None or not path.is_file():
         return None
     h = hashlib.sha256()
     for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
-                 str(VERSION).encode()):
+                 str(version).encode()):
         h.update(part)
         h.update(b"\0")
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
-    return c_backend.cache_dir() / "warm" / f"sweep-{name}-{h.hexdigest()[:32]}.json"
+    return c_backend.cache_dir() / "warm" / f"{kind}-{name}-{h.hexdigest()[:32]}.json"
+
+
+def manifest_path(source) -> Path | None:
+    """Where the sweep manifest of a model (a shipped name or a .py file) lives for the present sources."""
+    return keyed_path(source, "sweep", VERSION)
 
 
 def _sha(path) -> str | None:
@@ -89,12 +96,12 @@ def _sha(path) -> str | None:
         return None
 
 
-def watched(read, model_file) -> dict:
+def watched(read, model_path) -> dict:
     """path -> SHA-256 of the files a build read that mechsym's own sources and installed packages do not
     cover, and of the modules loaded from the model file's folder."""
     skip = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
     skip.append(Path(c_backend.__file__).resolve().parent.parent)  # mechsym: in package_source
-    folder = Path(model_file).resolve().parent
+    folder = Path(model_path).resolve().parent
     files = set(read) | {m.__file__ for m in list(sys.modules.values())
                          if getattr(m, "__file__", None) and Path(m.__file__).resolve().parent == folder}
     out = {}
@@ -147,7 +154,7 @@ def record(ref, study, system, read):
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
         "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
         "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
-        "files": watched(read, _model_file(ref.source)),
+        "files": watched(read, model_file(ref.source)),
     })
     data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
     try:

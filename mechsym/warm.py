@@ -14,8 +14,6 @@ the full route.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -53,27 +51,11 @@ def parse(argv):
         return None
 
 
-def _model_file(model: str) -> Path | None:
-    from mechanisms import MODELS
-
-    if model in MODELS:
-        spec = importlib.util.find_spec(MODELS[model])
-        return Path(spec.origin) if spec and spec.origin else None
-    return Path(model) if model.endswith(".py") else None
-
-
 def manifest_path(model: str) -> Path | None:
     """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources."""
-    path = _model_file(model)
-    if path is None or not path.is_file():
-        return None
-    h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
-                 str(VERSION).encode()):
-        h.update(part)
-        h.update(b"\0")
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
-    return c_backend.cache_dir() / "warm" / f"{name}-{h.hexdigest()[:32]}.json"
+    from mechsym.sweep_warm import keyed_path
+
+    return keyed_path(model, "inverse", VERSION)
 
 
 def _applies(args) -> bool:
@@ -84,7 +66,7 @@ def _applies(args) -> bool:
 def record(args, system, table):
     """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
     SHA-256 of the files its build opened in this process (BUILDS)."""
-    from mechsym.sweep_warm import watched
+    from mechsym.sweep_warm import model_file, watched
 
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
@@ -108,7 +90,8 @@ def record(args, system, table):
         "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
         "units": table.units, "title": table.title,
-        "memory": [base, inverse_memory(system, 1, 1) - base], "files": watched(BUILDS.get(args.model, ()), _model_file(args.model)),
+        "memory": [base, inverse_memory(system, 1, 1) - base],
+        "files": watched(BUILDS.get(args.model, ()), model_file(args.model)),
     })
     data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
     try:
