@@ -3,16 +3,16 @@
 Inside a block every quantity is stored structure-of-arrays (coordinate i of lane l at [i * MS_LANES + l],
 written V(i)), every per-sample function is one loop over the lanes with straight-line, branch-free
 code (restrict pointers; the dense block of the sparse LU pivots by selects, not by branches), and the
-sines and cosines of the body angles come from `ms_sin_cos`, a polynomial of our own that vectorises
+sines and cosines of the body angles come from MS_SIN_COS, a polynomial of our own that vectorises
 (Cody-Waite reduction by pi/2 in three parts and fdlibm's kernel polynomials on [-pi/4, pi/4]: an absolute
 error below 2^-52 for |x| <= MS_TRIG_MAX; larger or non-finite x go to libm's sin and cos).
 
-Each sample of a block is solved by its own Newton from its own prediction: the Taylor step
-q + h q' + h^2/2 q'' off one anchor configuration of the block (solved by continuation from the previous
-anchor, as the sequential route does), never from the previous sample's solution, so the lanes are
-independent. A block whose samples lie farther than hmax from the anchor, or in which a lane does not
-converge or meets a singular Phi_q, is solved sample by sample by the sequential route (inverse_run),
-which names the failure exactly as before.
+Each sample of a block is solved by its own Newton from its own prediction: the third-order Taylor step
+off an anchor configuration (solved by continuation from the previous anchor, as the sequential route
+does, with its exact derivatives along the coordinate), never from the previous sample's solution, so the
+lanes are independent. A block whose samples lie farther than hmax from the anchor, or in which a lane
+does not converge or meets a singular Phi_q, is solved sample by sample by the sequential route
+(inverse_run), which names the failure exactly as before.
 
 The block layout and MS_SIN_COS are the runtime file ms_lanes.h, the block driver (inverse_blocks) is
 ms_blocks.h; this module prints the model's lane functions between them. Built for the cache with MS_SIMD
