@@ -43,10 +43,12 @@ from mechsym.codegen import c_runtime
 from mechsym.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
-# the cache builds for the CPU it runs on (its features are in every key): its vector instructions and fused
-# multiply-adds, and `#pragma omp simd` on the generated loops over samples (MS_SIMD). No flag changes results
-# beyond rounding (never -ffast-math). A compiler that refuses them builds with CFLAGS alone.
-HOST_FLAGS = ["-march=native", "-ffp-contract=fast", "-fopenmp-simd", "-DMS_SIMD"]
+# the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
+# `#pragma omp simd` on the generated loops over samples (MS_SIMD). No flag changes a result: never -ffast-math,
+# and no contraction into fused multiply-adds (-std=c99 keeps -ffp-contract=off), which would move an exact
+# zero that a check relies on (a rolling disc whose axis meets the plane normal) off zero. A compiler that
+# refuses them builds with CFLAGS alone.
+HOST_FLAGS = ["-march=native", "-fopenmp-simd", "-DMS_SIMD"]
 _LOADED = {}
 _FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
 _WRITABLE = set()  # cache folders found writable (probed once per process)
