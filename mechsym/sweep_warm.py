@@ -30,7 +30,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 
-VERSION = 1
+VERSION = 2
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -145,7 +145,7 @@ def record(ref, study, system, read):
         data = {}
     mech = system.mechanism
     data.update({
-        "version": VERSION, "entry": lib.path.name, "name": mech.name,
+        "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in mech.parameters.items()},
         "geometry": _geometry_parameters(system), "bodies": list(system.constraints.bodies),
@@ -180,7 +180,7 @@ def _manifest(ref):
         return None
     if not m or m.get("version") != VERSION or not unchanged(m["files"]):
         return None
-    compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
+    compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)
     return None if compiled is None else (m, c_backend.CLibrary(compiled))
 
 
