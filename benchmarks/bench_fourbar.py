@@ -56,7 +56,7 @@ typedef double v4 __attribute__((vector_size(32)));
 int main(void) {
   v4 acc[12], a = {1.0000001, 1.0000001, 1.0000001, 1.0000001}, b = {1e-9, 1e-9, 1e-9, 1e-9};
   for (int i = 0; i < 12; i++) acc[i] = (v4){i, i + 1, i + 2, i + 3};
-  long n = 50000000;
+  long n = 5000000;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long k = 0; k < n; k++)
@@ -70,9 +70,13 @@ int main(void) {
 """
 
 
+PEAK_RUNS = 25  # short runs (about 20 ms each), the best kept: on a shared machine one of them gets a whole core
+
+
 def machine_peak():
     """Double-precision flops per second of one core at its best: 12 independent chains of 4-wide fused
-    multiply-adds (the dependency chains hide the FMA latency), compiled for this CPU. None without gcc."""
+    multiply-adds (the dependency chains hide the FMA latency), compiled for this CPU, the best of PEAK_RUNS
+    short runs. None without gcc."""
     from mechsym.codegen import c_backend
 
     cc = c_backend.compiler()
@@ -83,22 +87,38 @@ def machine_peak():
         src.write_text(PEAK_KERNEL)
         subprocess.run([cc, "-O2", "-march=native", "-o", str(exe), str(src)], check=True, capture_output=True)
         return max(float(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()[0])
-                   for _ in range(3))
+                   for _ in range(PEAK_RUNS))
+
+
+def kernel_time(system, theta):
+    """Best time of the compiled inverse kernel alone over theta at one speed (the columns of every unknown),
+    as mechsym.dynamics.inverse calls it."""
+    from mechsym.kinematics import STEP_TOL
+
+    solver, lib = system.solver(), system.library
+    q0 = solver.sweep(theta[:1, None]).q[0]
+    args = (theta, solver.params, q0, solver.col_scale, STEP_TOL)
+    if lib.meta.get("lanes"):
+        return best_of(lambda: lib.inverse_columns(*args, coef=[[0.0, 4.0, 1.0]], hmax=solver.step[0]))
+    return best_of(lambda: lib.inverse(*args, hmax=solver.step[0]))
 
 
 def transcendental_calls(system) -> int:
-    """Calls of sin, cos, sqrt, ... per sample: one sine-cosine pair per angle coordinate (the generated code
-    shares them) plus the other functions left in the expressions."""
+    """Calls of a transcendental function per sample other than the body angles' sines and cosines (which
+    the vectorised kernel evaluates as a polynomial, counted as flops): sqrt, atan2, ... left in the
+    expressions."""
     import sympy as sp
 
     con = system.constraints
-    n_angles = sum(1 for s in con.q if str(s).endswith("angle") or "phi" in str(s) or "th" in str(s))
     trig = {sp.sin(s) for s in con.q} | {sp.cos(s) for s in con.q}
     exprs = list(con.rows) + list(con.gamma) + list(system.equations.applied)
     other = set()
     for e in exprs:
         other |= {f for f in sp.sympify(e).atoms(sp.Function) if f not in trig}
-    return 2 * n_angles + len(other)
+    return len(other)
+
+
+SIN_COS_FLOPS = 40  # MS_SIN_COS (runtime/ms_lanes.h): the reduction, two degree-6 polynomials, the quadrant
 
 
 def main():
@@ -149,6 +169,9 @@ def main():
         t = best_of(lambda: system.inverse(theta, 2.0))
         per_sample[label] = t / N_ANGLES
         row(f"mechsym inverse dynamics, every reaction, {label} backend", t, N_ANGLES, t_peer * N_ANGLES)
+    per_sample["C kernel"] = kernel_time(c, theta) / N_ANGLES
+    row("  of which the C kernel (one ctypes call, no table)", per_sample["C kernel"] * N_ANGLES, N_ANGLES,
+        t_peer * N_ANGLES)
     t = best_of(lambda: c.inverse(theta, [1.0, 2.0, 3.0, 4.0, 5.0]))
     row("mechsym C, five speeds at once (linear in omega^2)", t, 5 * N_ANGLES, 5 * t_peer * N_ANGLES)
     a, b = c.inverse(theta, 2.0), num.inverse(theta, 2.0)
@@ -160,18 +183,25 @@ def main():
 
     # -- the machine's limit ----------------------------------------------------------------------------
     f = meta["flops"]
-    # per sample in the C kernel: a chord step (residual, solve), the Jacobian and its factorisation, two
-    # solves for the coefficients, gamma, the applied loads, three transposed solves
-    flops = f["phi"] + f["jacobian"] + f["factor"] + 6 * f["solve"] + f["gamma"] + f["applied"]
+    n_angles = len(num.constraints.bodies)
+    # per sample in the vectorised kernel (runtime/ms_blocks.h), one Newton iteration per block (the anchor's
+    # reach adapts to keep it there): sines and cosines, the residual, the Jacobian and its factorisation, a
+    # solve; at the solution the rotated sines and cosines, the Jacobian and its factorisation again; two
+    # solves and gamma for the coefficients, the applied loads, three transposed solves, and the combination
+    # of the three right-hand sides into one speed's columns
+    flops = (SIN_COS_FLOPS * n_angles + f["phi"] + 2 * f["jacobian"] + 2 * f["factor"] + 6 * f["solve"] + f["gamma"]
+             + f["applied"] + 6 * n_angles + 5 * meta["nrow"])
     calls = transcendental_calls(num)
     peak = machine_peak()
-    print(f"generated per-sample work: about {flops} flops ({f}) and {calls} transcendental calls")
+    print(f"generated per-sample work: about {flops} flops ({f}; sin/cos as {SIN_COS_FLOPS} flops per angle) "
+          f"and {calls} other transcendental calls")
     if peak:
-        # a vectorised sin/cos pair costs about 20 vector flops per lane: counted as 20 flops each
+        # another transcendental function costs about 20 vector flops per lane: counted as 20 flops each
         limit = (flops + 20 * calls) / peak
         print(f"machine peak, one core (4-wide FMA kernel compiled here): {peak / 1e9:.1f} GFLOP/s; "
-              f"the work above at that peak: {limit * 1e6:.4f} us/sample; measured on C "
-              f"{per_sample['C'] * 1e6:.3f} us/sample ({100 * limit / per_sample['C']:.1f}% of peak)")
+              f"the work above at that peak: {limit * 1e6:.4f} us/sample; measured on C: the kernel "
+              f"{per_sample['C kernel'] * 1e6:.4f} us/sample ({100 * limit / per_sample['C kernel']:.1f}% of peak), "
+              f"the whole call {per_sample['C'] * 1e6:.4f} us/sample ({100 * limit / per_sample['C']:.1f}% of peak)")
     print()
 
     # -- forward dynamics at equal accuracy -----------------------------------------------------------

@@ -1,6 +1,8 @@
 """Warm CLI start: `mechsym inverse fourbar --omega 3` with the library and its manifest cached, against
 `python -c "import numpy"` (the floor of any numpy program), median wall time of 10 runs of each, in one run;
-and the full route (derivation with sympy, library from the cache) for comparison.
+and the full route (derivation with sympy, library from the cache) for comparison. Then a sweep worker's
+first task (a fresh process evaluating an inverse study at 8 densities) from the sweep manifest
+(mechsym.sweep_warm) against the same task with the model derived first, median of 5 each, interleaved.
 
     python benchmarks/bench_warm.py
 """
@@ -38,7 +40,33 @@ def main():
     print(f"warm `mechsym inverse fourbar --omega 3`, median of {RUNS}: {b:.3f} s   (+{b - a:.3f} s over numpy)")
     print(f"the same with --param density=1 (the default value: the full route, library cached), median of 3: "
           f"{statistics.median(full):.3f} s")
+    worker = {"warm": [], "derived": []}
+    subprocess.run([sys.executable, "-c", SWEEP], cwd=ROOT, env=env, check=True)  # records the manifest
+    for _ in range(5):
+        for route in worker:
+            worker[route].append(wall([sys.executable, "-c", WORKER, route], env))
+    print(f"a sweep worker's first task (fresh process, 8 densities, 360 angles, 2 speeds), median of 5: "
+          f"{statistics.median(worker['warm']):.3f} s from the manifest, "
+          f"{statistics.median(worker['derived']):.3f} s deriving the model")
     print(f"load: {os.getloadavg()[0]:.1f} (1-minute average)")
+
+
+STUDY = 'TableStudy("inverse", {"omega": [2.0, 3.0]}, ["absmax:torque"])'
+SWEEP = f"""
+from concurrent.futures import ThreadPoolExecutor
+from mechsym.sweep import TableStudy, grid, sweep
+with ThreadPoolExecutor(1) as pool:
+    sweep("fourbar", grid(density=[1.0, 2.0]), {STUDY}, executor=pool)
+"""
+WORKER = f"""
+import sys
+from mechsym.sweep import ModelRef, TableStudy, evaluate, grid
+ref = ModelRef("fourbar")
+if sys.argv[1] == "derived":
+    ref.system()
+rows = evaluate(ref, {STUDY}, grid(density=[0.5 + 0.25 * k for k in range(8)]))
+assert all(r[1] == "" for r in rows) and ("sympy" in sys.modules) == (sys.argv[1] == "derived")
+"""
 
 
 if __name__ == "__main__":

@@ -243,7 +243,11 @@ def run(args) -> int:
         from mechsym.spatial.export import tree_command
 
         return tree_command(args, TREES[args.model])
-    mech = load_mechanism(args.model)
+    from mechsym import warm
+    from mechsym.sweep_warm import watch
+
+    with watch() as warm.BUILDS[args.model]:  # the files the build reads, which a warm repeat checks
+        mech = load_mechanism(args.model)
     params = dict(args.param)
     if model_hooks(args.model).get(args.command) is not None:  # the model computes this command itself
         return _output(args, *compute(args, None, params))

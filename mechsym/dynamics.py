@@ -11,6 +11,8 @@ right-hand sides and combines them for every speed.
 """
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -22,7 +24,7 @@ from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
-from mechsym.results import RunEvent, RunResult, Table
+from mechsym.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.timegrid import run_options
 
 def chunk_size(system) -> int:
@@ -275,17 +277,26 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     theta = np.asarray(theta, float).ravel()
     system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
     names = analysis_functions(system, analysis).names
-    if system.library is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
-        basis = _inverse_basis_c(system, theta, params)
-        if not analysis.inertia:
-            basis[:, :, :2] = 0.0
-    else:
-        basis = _inverse_basis(system, theta, params, analysis)
     # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
     with np.errstate(over="ignore", invalid="ignore"):
         coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
-        cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-        cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})  # contiguous columns
+    cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+    lib = system.library
+    if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
+        if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
+            weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
+            columns = _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
+            cols.update(zip(names, columns.reshape(len(names), -1)))
+        else:
+            basis = _inverse_c(system, theta, params, lib.inverse)
+            if not analysis.inertia:
+                basis[:, :, :2] = 0.0
+            with np.errstate(over="ignore", invalid="ignore"):
+                cols.update(zip(names, speed_columns(basis, coef)))
+    else:
+        basis = _inverse_basis(system, theta, params, analysis)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cols.update(zip(names, speed_columns(basis, coef)))
     _check_result(system, cols, names)
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
 
@@ -335,15 +346,31 @@ def _inverse_basis(system, theta, params, analysis):
     return np.concatenate(results, axis=0)
 
 
-def _inverse_basis_c(system, theta, params):
-    """The same basis from the compiled kernel: continuation, Newton, coefficients and the transposed
-    sparse solves all run in C, one call for the whole batch."""
+_STARTS = weakref.WeakKeyDictionary()  # Solver -> {theta0: the configuration its sweep finds there}
+
+
+def _start(solver, theta0):
+    """The configuration at theta0 that solver.sweep finds from its reference assembly (with its branch
+    checks), kept per solver and theta0: the same value every time, found once."""
+    starts = _STARTS.setdefault(solver, {})
+    key = float(theta0)
+    if key not in starts:
+        if len(starts) >= 64:
+            starts.pop(next(iter(starts)))
+        starts[key] = solver.sweep(np.array([[key]])).q[0]
+    return starts[key].copy()
+
+
+def _inverse_c(system, theta, params, kernel):
+    """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
+    inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
+    call for the whole batch."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
-    q0 = solver.sweep(theta[:1, None]).q[0]
-    failed, status, _, coef, branch, u = system.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                                hmax=solver.step[0])
+    q0 = _start(solver, theta[0])
+    failed, status, *_, coef, branch, u = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
+                                                 hmax=solver.step[0])
     coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
     if failed >= 0 or (coef > SUSPECT).any() or (branch <= 0).any():
         # rare: let the numpy route name the sample and the reason (dead point, loop, branch)

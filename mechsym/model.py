@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from mechsym.errors import InputError, ModelError
+from mechsym.overrides import apply_overrides  # noqa: F401 (part of this module's interface)
 
 Vec2 = tuple  # a pair of sympy expressions
 
@@ -493,32 +494,6 @@ def polygon_properties(vertices, density, defaults=None):
 
 def _signed_area(v):
     return sum((x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(v, v[1:] + v[:1])), sp.Integer(0)) / 2
-
-
-def apply_overrides(parameters: dict, overrides=None) -> tuple[dict, list]:
-    """Defaults of `parameters` (name -> Parameter) with `overrides` applied, and the problems found
-    (unknown names, non-numbers, non-finite, non-positive or negative values where not allowed)."""
-    values = {name: p.default for name, p in parameters.items()}
-    problems = []
-    for name, value in (overrides or {}).items():
-        if name not in values:
-            problems.append(f"unknown parameter '{name}' (known: {', '.join(sorted(values))})")
-            continue
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            problems.append(f"parameter '{name}' = {value!r} is not a number")
-            continue
-        values[name] = value
-    for name, value in values.items():
-        p = parameters[name]
-        if not math.isfinite(value):
-            problems.append(f"parameter '{name}' = {value} is not finite")
-        elif p.positive and value <= 0:
-            problems.append(f"parameter '{name}' = {value} must be positive")
-        elif getattr(p, "nonnegative", False) and value < 0:
-            problems.append(f"parameter '{name}' = {value} must not be negative")
-    return values, problems
 
 
 def numeric_subs(parameters: dict, values) -> dict:

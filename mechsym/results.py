@@ -163,6 +163,16 @@ def ivp_result(sol, events, columns, units, title) -> RunResult:
                      status="stopped" if stopped else "done", message=message)
 
 
+def speed_columns(basis, coef) -> list:
+    """The columns U = coef[s, 0] basis[:, i, 0] + coef[s, 1] basis[:, i, 1] + coef[s, 2] basis[:, i, 2] of an
+    inverse analysis, rows stacked speed by speed: basis (N, m, 3) holds each unknown per unit acceleration,
+    per unit speed squared and for the static loads, coef (S, 3) one row per speed. One matrix product
+    over the whole basis (read once), then one contiguous column per unknown."""
+    n, m = basis.shape[:2]
+    u = (np.ascontiguousarray(basis).reshape(n * m, 3) @ np.asarray(coef, float).T).reshape(n, m, -1)
+    return [np.ascontiguousarray(u[:, i, :].T).ravel() for i in range(m)]
+
+
 def read_csv(path) -> Table:
     """A CSV that mechsym wrote, back as a Table: numeric columns as float arrays (an empty field as
     NaN), the text columns `status` and `message` as arrays of str."""

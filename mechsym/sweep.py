@@ -180,7 +180,7 @@ def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
-    from mechsym.model import apply_overrides
+    from mechsym.overrides import apply_overrides
 
     mech = system.mechanism
     analysis = inverse_analysis(mech, not args.quasi_static)
@@ -203,15 +203,7 @@ def _inverse_batch(system, args, sets, reductions):
     coordinate = system.coordinate_names[0]
 
     def figures(k, basis):
-        """Set k's figures (or its exception) from its basis (N, unknowns, 3)."""
-        cols = {coordinate: np.tile(theta, len(omegas))}
-        if not args.quasi_static:
-            cols["omega"] = np.repeat(omegas, len(theta))
-        cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
-        try:
-            out[k] = {r.name: r(Table(cols)) for r in reductions}
-        except InputError as exc:
-            out[k] = exc
+        out[k] = inverse_figures(coordinate, theta, omegas, args.quasi_static, coef, names, basis, reductions)
 
     groups_valid = []
     lone = []  # on the C backend: the sets of the small geometry groups, all in one compiled call
@@ -219,12 +211,8 @@ def _inverse_batch(system, args, sets, reductions):
         valid = []
         for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
             mass = system.mass(p)
-            negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(system.constraints.bodies)
-                        if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
-            if negative:
-                out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(
-                    f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
-            else:
+            out[k] = negative_mass(mech.name, system.constraints.bodies, mass)
+            if out[k] is None:
                 valid.append((k, p, params, mass))
         if system.library is not None and len(valid) < SHARED_MIN:
             lone += valid
@@ -249,6 +237,29 @@ def _inverse_batch(system, args, sets, reductions):
         for j, (k, *_) in enumerate(valid):
             figures(k, basis[:, :, 3 * j:3 * j + 3])
     return out
+
+
+def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis, reductions):
+    """A set's figures (or its InputError) from its inverse basis (N, unknowns, 3): the table of every
+    speed (coef (S, 3): alpha, omega^2, 1 per speed) reduced."""
+    cols = {coordinate: np.tile(theta, len(omegas))}
+    if not quasi_static:
+        cols["omega"] = np.repeat(omegas, len(theta))
+    cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
+    try:
+        return {r.name: r(Table(cols)) for r in reductions}
+    except InputError as exc:
+        return exc
+
+
+def negative_mass(name, bodies, mass):
+    """The InputError of a parameter set whose mass matrix diagonal `mass` (x, y, angle per body) holds a
+    negative mass or inertia (Mechanism.resolve_parameters' check), or None."""
+    negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(bodies) if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
+    if not negative:
+        return None
+    return InputError(f"mechanism '{name}': " + "; ".join(
+        f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
 
 
 def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
@@ -317,6 +328,7 @@ def _defaults(command) -> dict:
 
 # -- the model a worker loads --------------------------------------------------------------------------
 _SYSTEMS = {}
+_READ = {}  # ModelRef key -> the files its build read
 
 
 @dataclass(frozen=True)
@@ -329,6 +341,10 @@ class ModelRef:
     backend: str = "c"
     derived: bool = True  # False: the study needs only the declaration (system() returns the Mechanism)
 
+    def loaded(self) -> bool:
+        """Whether this process has made the model already."""
+        return (self.source, self.backend, self.derived) in _SYSTEMS
+
     def system(self):
         """The derived System (or the Mechanism when not derived), made once per process."""
         key = (self.source, self.backend, self.derived)
@@ -338,7 +354,11 @@ class ModelRef:
             from mechsym.loader import load_mechanism
             from mechsym.system import derive
 
-            mech = load_mechanism(self.source) if isinstance(self.source, str) else self.source()
+            from mechsym.sweep_warm import watch
+
+            with watch() as read:  # the files the build reads, for a worker's warm start (mechsym.sweep_warm)
+                mech = load_mechanism(self.source) if isinstance(self.source, str) else self.source()
+            _READ[key] = read
             if not self.derived:
                 _SYSTEMS[key] = mech
                 return mech
@@ -356,18 +376,27 @@ def evaluate(model: ModelRef, study, sets) -> list:
 
     from mechsym.progress import quiet
 
-    system = model.system()
     with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
         warnings.simplefilter("ignore", RuntimeWarning)
-        batch = getattr(study, "batch", None)
-        outcomes = batch(system, [dict(s) for s in sets]) if batch is not None else None
-        if outcomes is None:
-            outcomes = []
-            for params in sets:
+        outcomes = None
+        if isinstance(model, ModelRef) and not model.loaded():  # a worker's warm start: no derivation
+            from mechsym import sweep_warm
+
+            outcomes = sweep_warm.batch(model, study, [dict(s) for s in sets])
+        rest = list(range(len(sets))) if outcomes is None else [k for k, o in enumerate(outcomes) if o is None]
+        if rest:
+            outcomes = outcomes or [None] * len(sets)
+            system = model.system()
+            batch = getattr(study, "batch", None)
+            found = batch(system, [dict(sets[k]) for k in rest]) if batch is not None else None
+            for j, k in enumerate(rest):
+                if found is not None:
+                    outcomes[k] = found[j]
+                    continue
                 try:
-                    outcomes.append(study(system, dict(params)))
+                    outcomes[k] = study(system, dict(sets[k]))
                 except _SET_ERRORS as exc:
-                    outcomes.append(exc)
+                    outcomes[k] = exc
     return [_row(outcome) for outcome in outcomes]
 
 
@@ -426,6 +455,10 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     else:
         ref = ModelRef(model, backend, getattr(study, "needs_system", True))
         system = ref.system()  # derived (and compiled into the cache) here, before any task leaves
+        if executor is not None or workers:
+            from mechsym import sweep_warm
+
+            sweep_warm.record(ref, study, system, _READ.get((ref.source, ref.backend, ref.derived), ()))
     mech = getattr(system, "mechanism", system)
     mech.resolve_parameters(dict(sets[0]))  # unknown parameter names: bad input, up front
     prepare = getattr(study, "prepare", None)

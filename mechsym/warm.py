@@ -4,16 +4,16 @@ After a run of the generic inverse command on the C backend at the default param
 what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
 the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
-source and the source of every module of mechsym (c_backend.package_source), so any change to either
-makes it unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
+source, the source of every module of mechsym (c_backend.package_source) and the CPU's features (the
+library it names is built for them), and it keeps the SHA-256 of
+every other file the model's build read (mechsym.sweep_warm.watch), so any change to one of them makes it
+unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
 same C call as the full route from the same inputs, so its table is identical; whatever the manifest does
 not cover (other parameters, another first sample, a plot, a failure the full route would name) goes
 the full route.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -22,7 +22,8 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 
-VERSION = 1
+VERSION = 2
+BUILDS = {}  # model -> the files its build opened in this process (mechsym.sweep_warm.watch, by mechsym.cli.run)
 
 
 def parse(argv):
@@ -51,26 +52,11 @@ def parse(argv):
         return None
 
 
-def _model_file(model: str) -> Path | None:
-    from mechanisms import MODELS
-
-    if model in MODELS:
-        spec = importlib.util.find_spec(MODELS[model])
-        return Path(spec.origin) if spec and spec.origin else None
-    return Path(model) if model.endswith(".py") else None
-
-
 def manifest_path(model: str) -> Path | None:
     """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources."""
-    path = _model_file(model)
-    if path is None or not path.is_file():
-        return None
-    h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), str(VERSION).encode()):
-        h.update(part)
-        h.update(b"\0")
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
-    return c_backend.cache_dir() / "warm" / f"{name}-{h.hexdigest()[:32]}.json"
+    from mechsym.sweep_warm import keyed_path
+
+    return keyed_path(model, "inverse", VERSION)
 
 
 def _applies(args) -> bool:
@@ -79,7 +65,10 @@ def _applies(args) -> bool:
 
 
 def record(args, system, table):
-    """After the full route's inverse (`table`), write or extend the manifest of args.model."""
+    """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
+    SHA-256 of the files its build opened in this process (BUILDS)."""
+    from mechsym.sweep_warm import model_file, watched
+
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
@@ -103,6 +92,7 @@ def record(args, system, table):
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
         "units": table.units, "title": table.title,
         "memory": [base, inverse_memory(system, 1, 1) - base],
+        "files": watched(BUILDS.get(args.model, ()), model_file(args.model)),
     })
     data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
     try:
@@ -120,7 +110,9 @@ def run(args):
         m = json.loads(path.read_text()) if path is not None else None
     except (OSError, ValueError):
         return None
-    if not m or m.get("version") != VERSION:
+    from mechsym.sweep_warm import unchanged
+
+    if not m or m.get("version") != VERSION or not unchanged(m.get("files", {})):
         return None
     q0 = m["start"].get(float.hex(float(args.theta0)))
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
@@ -128,21 +120,27 @@ def run(args):
         return None
     from mechsym.budget import check_memory
     from mechsym.cli_args import write_outputs
-    from mechsym.results import Table
+    from mechsym.results import Table, speed_columns
 
     n, omegas = args.samples, np.asarray(args.omega, float)
     check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
     lib = c_backend.CLibrary(compiled)
-    failed, _, _, coef, branch, basis = lib.inverse(theta, np.array(m["params"]), np.array(q0),
-                                                    np.array(m["col_scale"]), m["tol"], hmax=m["hmax"])
+    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
+        weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
+    inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
+    if lib.meta.get("lanes"):
+        failed, _, coef, branch, columns = lib.inverse_columns(*inputs, coef=weights, hmax=m["hmax"])
+        columns = columns.reshape(len(m["names"]), -1)
+    else:
+        failed, _, _, coef, branch, basis = lib.inverse(*inputs, hmax=m["hmax"])
+        with np.errstate(over="ignore", invalid="ignore"):
+            columns = speed_columns(basis, weights)
     if failed >= 0 or (coef * m["coord_scale"] > m["suspect"]).any() or (branch <= 0).any():
         return None  # the full route names the sample and the reason
-    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
-        coef = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
-        cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-        cols.update({name: (coef @ basis[:, i, :].T).ravel() for i, name in enumerate(m["names"])})
+    cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
+    cols.update(zip(m["names"], columns))
     if not all(np.isfinite(v).all() for v in cols.values()):
         return None
     write_outputs(Table(cols, m["units"], m["title"]), args.out, stdout=True)

@@ -60,6 +60,25 @@ def test_a_changed_model_file_is_not_served_from_an_old_manifest(cache, tmp_path
     assert "heavy: []" not in mechsym(args, cache)[1]
 
 
+def test_a_changed_data_file_the_model_reads_is_not_served_from_an_old_manifest(cache, tmp_path):
+    """The manifest keeps the SHA-256 of every file the model's build opened: a model file unchanged but
+    its data edited is derived again, and its table follows the data."""
+    source = (ROOT / "mechanisms" / "fourbar.py").read_text()
+    source = source.replace('d = m.parameter("d_ground", 0.1,',
+                            'd = m.parameter("d_ground", float((Path(__file__).parent / "ground.txt").read_text()),')
+    model = tmp_path / "bar_data.py"
+    model.write_text("from pathlib import Path\n" + source)
+    (tmp_path / "ground.txt").write_text("0.1")
+    args = ["inverse", str(model), "--omega", "2", "--samples", "6"]
+    first, _ = mechsym(args, cache)
+    warm, err = mechsym(args, cache)
+    assert "heavy: []" in err and warm == first
+    (tmp_path / "ground.txt").write_text("0.105")
+    edited, err = mechsym(args, cache)
+    assert "heavy: []" not in err and table(edited)[1].shape == table(first)[1].shape
+    assert not np.allclose(table(edited)[1], table(first)[1])
+
+
 @pytest.mark.parametrize("argv", [
     ["inverse", "fourbar", "--omega", "3"],
     ["inverse", "fourbar", "--omega", "1", "--omega", "2", "--alpha", "-1", "--samples", "7", "--theta0", "10deg",

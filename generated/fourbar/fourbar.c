@@ -413,6 +413,256 @@ static void jac_slots(const double *q, const double *sc, const double *p, double
   a[21] = v[9];
 }
 
+#define MS_HAVE_LANES 1
+#include "ms_lanes.h"
+static void trig_v(const double *restrict q, double *restrict sc) {
+  int wide = 0;
+  MS_SIMD_LOOP_WIDE
+  for (int l = 0; l < MS_LANES; ++l) {
+    MS_SIN_COS(q[V(2)], sc[V(0)], sc[V(1)]);
+    wide |= !(fabs(q[V(2)]) <= MS_TRIG_MAX);
+    MS_SIN_COS(q[V(5)], sc[V(2)], sc[V(3)]);
+    wide |= !(fabs(q[V(5)]) <= MS_TRIG_MAX);
+    MS_SIN_COS(q[V(8)], sc[V(4)], sc[V(5)]);
+    wide |= !(fabs(q[V(8)]) <= MS_TRIG_MAX);
+  }
+  if (wide)
+    for (int l = 0; l < MS_LANES; ++l) {
+      if (!(fabs(q[V(2)]) <= MS_TRIG_MAX)) { sc[V(0)] = sin(q[V(2)]); sc[V(1)] = cos(q[V(2)]); }
+      if (!(fabs(q[V(5)]) <= MS_TRIG_MAX)) { sc[V(2)] = sin(q[V(5)]); sc[V(3)] = cos(q[V(5)]); }
+      if (!(fabs(q[V(8)]) <= MS_TRIG_MAX)) { sc[V(4)] = sin(q[V(8)]); sc[V(5)] = cos(q[V(8)]); }
+    }
+}
+
+static void rotate_v(double *restrict sc, const double *restrict dx) {
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    { const double d = -dx[V(2)], s0 = sc[V(0)], c0 = sc[V(1)], h = 1.0 - 0.5 * d * d;
+      sc[V(0)] = s0 * h + c0 * d; sc[V(1)] = c0 * h - s0 * d; }
+    { const double d = -dx[V(5)], s0 = sc[V(2)], c0 = sc[V(3)], h = 1.0 - 0.5 * d * d;
+      sc[V(2)] = s0 * h + c0 * d; sc[V(3)] = c0 * h - s0 * d; }
+    { const double d = -dx[V(8)], s0 = sc[V(4)], c0 = sc[V(5)], h = 1.0 - 0.5 * d * d;
+      sc[V(4)] = s0 * h + c0 * d; sc[V(5)] = c0 * h - s0 * d; }
+  }
+}
+
+static void phi_v(const double *restrict q, const double *restrict th, const double *restrict p, const double *restrict sc, double *restrict out) {
+  (void)q;
+  (void)th;
+  (void)p;
+  (void)sc;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    const double t0 = (1.0/2.0)*p[0];
+    const double t1 = sc[V(1)]*t0;
+    const double t2 = sc[V(0)]*t0;
+    const double t3 = -q[V(3)];
+    const double t4 = (1.0/2.0)*p[2];
+    const double t5 = -q[V(4)];
+    const double t6 = (1.0/2.0)*p[1];
+    const double t7 = sc[V(5)]*t6;
+    const double t8 = sc[V(4)]*t6;
+    out[V(0)] = q[V(0)] - t1;
+    out[V(1)] = q[V(1)] - t2;
+    out[V(2)] = -q[V(0)] - sc[V(3)]*t4 - t1 - t3;
+    out[V(3)] = -q[V(1)] - sc[V(2)]*t4 - t2 - t5;
+    out[V(4)] = q[V(6)] + t3 + t7;
+    out[V(5)] = q[V(7)] + t5 + t8;
+    out[V(6)] = -p[3] + q[V(6)] - t7;
+    out[V(7)] = q[V(7)] - t8;
+    out[V(8)] = q[V(2)] - th[V(0)];
+  }
+}
+
+static void gamma_v(const double *restrict q, const double *restrict qd, const double *restrict p, const double *restrict sc, double *restrict out) {
+  (void)q;
+  (void)qd;
+  (void)p;
+  (void)sc;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    const double t0 = (1.0/2.0)*p[0]*(qd[V(2)]*qd[V(2)]);
+    const double t1 = sc[V(1)]*t0;
+    const double t2 = sc[V(0)]*t0;
+    const double t3 = (1.0/2.0)*p[2]*(qd[V(5)]*qd[V(5)]);
+    const double t4 = (1.0/2.0)*p[1]*(qd[V(8)]*qd[V(8)]);
+    const double t5 = sc[V(5)]*t4;
+    const double t6 = sc[V(4)]*t4;
+    out[V(0)] = t1;
+    out[V(1)] = t2;
+    out[V(2)] = sc[V(3)]*t3 + t1;
+    out[V(3)] = sc[V(2)]*t3 + t2;
+    out[V(4)] = -t5;
+    out[V(5)] = -t6;
+    out[V(6)] = t5;
+    out[V(7)] = t6;
+    out[V(8)] = 0;
+  }
+}
+
+static void applied_v(const double *restrict q, const double *restrict p, const double *restrict sc, double *restrict out) {
+  (void)q;
+  (void)p;
+  (void)sc;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    const double t0 = p[4]*p[5];
+    out[V(0)] = 0;
+    out[V(1)] = -p[0]*t0;
+    out[V(2)] = 0;
+    out[V(3)] = 0;
+    out[V(4)] = -p[2]*t0;
+    out[V(5)] = 0;
+    out[V(6)] = 0;
+    out[V(7)] = -p[1]*t0;
+    out[V(8)] = 0;
+  }
+}
+
+static void branch_v(const double *restrict q, const double *restrict p, const double *restrict sc, double *restrict out) {
+  (void)q;
+  (void)p;
+  (void)sc;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    out[V(0)] = p[3]*q[V(4)];
+  }
+}
+
+static void jac_slots_v(const double *restrict q, const double *restrict sc, const double *restrict p, double *restrict a) {
+  (void)q;
+  (void)sc;
+  (void)p;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    const double t0 = (1.0/2.0)*p[0];
+    const double t1 = sc[V(0)]*t0;
+    const double t2 = -sc[V(1)]*t0;
+    const double t3 = (1.0/2.0)*p[2];
+    const double t4 = (1.0/2.0)*p[1];
+    const double t5 = sc[V(4)]*t4;
+    const double t6 = sc[V(5)]*t4;
+    a[V(0)] = 1.0;
+    a[V(2)] = 1.0;
+    a[V(4)] = -1.0;
+    a[V(6)] = 1.0;
+    a[V(8)] = -1.0;
+    a[V(10)] = 1.0;
+    a[V(12)] = -1.0;
+    a[V(13)] = 1.0;
+    a[V(15)] = -1.0;
+    a[V(16)] = 1.0;
+    a[V(18)] = 1.0;
+    a[V(20)] = 1.0;
+    a[V(22)] = 1.0;
+    a[V(23)] = 0.0;
+    a[V(24)] = 0.0;
+    a[V(1)] = t1;
+    a[V(3)] = t2;
+    a[V(5)] = t1;
+    a[V(7)] = sc[V(2)]*t3;
+    a[V(9)] = t2;
+    a[V(11)] = -sc[V(3)]*t3;
+    a[V(14)] = -t5;
+    a[V(17)] = t6;
+    a[V(19)] = t5;
+    a[V(21)] = -t6;
+  }
+}
+
+static int lu_factor_v(double *restrict a, double *restrict pv) {
+  int bad = 0;
+  (void)pv;
+  MS_SIMD_LOOP_BAD
+  for (int l = 0; l < MS_LANES; ++l) {
+    a[V(23)] -= a[V(12)] * a[V(7)];
+    a[V(24)] -= a[V(15)] * a[V(11)];
+    a[V(14)] -= a[V(13)] * a[V(19)];
+    a[V(17)] -= a[V(16)] * a[V(21)];
+    a[V(25)] = a[V(23)];
+    a[V(26)] = a[V(14)];
+    a[V(27)] = a[V(24)];
+    a[V(28)] = a[V(17)];
+    { double best = fabs(a[V(25)]), p = 0.0;
+      { const double v = fabs(a[V(27)]); p = v > best ? 1.0 : p; best = v > best ? v : best; }
+      pv[V(0)] = p; bad |= !(best > 0.0);
+      { const double t = a[V(25)], u = a[V(27)]; a[V(25)] = p == 1.0 ? u : t; a[V(27)] = p == 1.0 ? t : u; }
+      { const double t = a[V(26)], u = a[V(28)]; a[V(26)] = p == 1.0 ? u : t; a[V(28)] = p == 1.0 ? t : u; }
+      const double inv = 1.0 / a[V(25)];
+      a[V(27)] *= inv;
+      a[V(28)] -= a[V(27)] * a[V(26)];
+    }
+    { double best = fabs(a[V(28)]), p = 1.0;
+      pv[V(1)] = p; bad |= !(best > 0.0);
+    }
+  }
+  return bad;
+}
+static void lu_solve_v(const double *restrict a, const double *restrict pv, double *restrict b, double *restrict x) {
+  (void)pv;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    b[V(0)] -= a[V(1)] * b[V(8)];
+    b[V(1)] -= a[V(3)] * b[V(8)];
+    b[V(2)] -= a[V(5)] * b[V(8)];
+    b[V(3)] -= a[V(9)] * b[V(8)];
+    b[V(2)] -= a[V(4)] * b[V(0)];
+    b[V(3)] -= a[V(8)] * b[V(1)];
+    b[V(4)] -= a[V(12)] * b[V(2)];
+    b[V(5)] -= a[V(15)] * b[V(3)];
+    b[V(4)] -= a[V(13)] * b[V(6)];
+    b[V(5)] -= a[V(16)] * b[V(7)];
+    double rb0 = b[V(4)];
+    double rb1 = b[V(5)];
+    { const double t = rb0, u = rb1; rb0 = pv[V(0)] == 1.0 ? u : t; rb1 = pv[V(0)] == 1.0 ? t : u; }
+    rb1 -= a[V(27)] * rb0;
+    const double rx1 = (rb1) / a[V(28)];
+    const double rx0 = (rb0 - a[V(26)] * rx1) / a[V(25)];
+    x[V(5)] = rx0;
+    x[V(8)] = rx1;
+    x[V(7)] = (b[V(7)] - a[V(21)] * x[V(8)]);
+    x[V(6)] = (b[V(6)] - a[V(19)] * x[V(8)]);
+    x[V(4)] = (b[V(3)] - a[V(11)] * x[V(5)]);
+    x[V(3)] = (b[V(2)] - a[V(7)] * x[V(5)]);
+    x[V(1)] = b[V(1)];
+    x[V(0)] = b[V(0)];
+    x[V(2)] = b[V(8)];
+  }
+}
+static void lu_solve_t_v(const double *restrict a, const double *restrict pv, double *restrict c, double *restrict y) {
+  (void)pv;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    y[V(8)] = c[V(2)];
+    y[V(0)] = c[V(0)];
+    y[V(1)] = c[V(1)];
+    y[V(2)] = c[V(3)];
+    c[V(5)] -= a[V(7)] * y[V(2)];
+    y[V(3)] = c[V(4)];
+    c[V(5)] -= a[V(11)] * y[V(3)];
+    y[V(6)] = c[V(6)];
+    c[V(8)] -= a[V(19)] * y[V(6)];
+    y[V(7)] = c[V(7)];
+    c[V(8)] -= a[V(21)] * y[V(7)];
+    const double rc0 = c[V(5)];
+    const double rc1 = c[V(8)];
+    double ry0 = (rc0) / a[V(25)];
+    double ry1 = (rc1 - a[V(26)] * ry0) / a[V(28)];
+    ry0 -= a[V(27)] * ry1;
+    { const double t = ry0, u = ry1; ry0 = pv[V(0)] == 1.0 ? u : t; ry1 = pv[V(0)] == 1.0 ? t : u; }
+    y[V(4)] = ry0;
+    y[V(5)] = ry1;
+    y[V(7)] = y[V(7)] - a[V(16)] * y[V(5)];
+    y[V(6)] = y[V(6)] - a[V(13)] * y[V(4)];
+    y[V(3)] = y[V(3)] - a[V(15)] * y[V(5)];
+    y[V(2)] = y[V(2)] - a[V(12)] * y[V(4)];
+    y[V(1)] = y[V(1)] - a[V(8)] * y[V(3)];
+    y[V(0)] = y[V(0)] - a[V(4)] * y[V(2)];
+    y[V(8)] = y[V(8)] - a[V(1)] * y[V(0)] - a[V(3)] * y[V(1)] - a[V(5)] * y[V(2)] - a[V(9)] * y[V(3)];
+  }
+}
+
 #include "ms_kernels.h"
+#include "ms_blocks.h"
 #include "ms_dop853.h"
 #include "ms_batch.h"

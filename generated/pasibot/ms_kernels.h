@@ -235,11 +235,16 @@ static int inverse_run(int n, const double *th, const double *p, const double *q
   return -1;
 }
 
+/* inverse_run's results in blocks of samples solved independently (ms_blocks.h, included after this file) */
+static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
+                          int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
+                          int *status);
+
 int MS_FN(inverse)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
   ms_handler old;
   const int caught = ms_catch(&old);
-  const int failed = inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
   ms_release(caught, &old);
   return failed;
 }
@@ -257,7 +262,7 @@ int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, con
   int result = 0;
   for (int k = 0; k < nsets; ++k) {
     const size_t off = (size_t)k * n;
-    failed[k] = inverse_run(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
+    failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
                             HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
     if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
   }

@@ -3656,6 +3656,9 @@ static void jac_slots(const double *q, const double *sc, const double *p, double
   a[260] = v[133];
 }
 
+#define MS_HAVE_LANES 0
+
 #include "ms_kernels.h"
+#include "ms_blocks.h"
 #include "ms_dop853.h"
 #include "ms_batch.h"

@@ -43,6 +43,12 @@ from mechsym.codegen import c_runtime
 from mechsym.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
+# the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
+# `#pragma omp simd` on the generated loops over samples (MS_SIMD). No flag changes a result: never -ffast-math,
+# and no contraction into fused multiply-adds (-std=c99 keeps -ffp-contract=off), which would move an exact
+# zero that a check relies on (a rolling disc whose axis meets the plane normal) off zero. A compiler that
+# refuses them builds with CFLAGS alone.
+HOST_FLAGS = ["-march=native", "-fopenmp-simd", "-DMS_SIMD"]
 _LOADED = {}
 _FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
 _WRITABLE = set()  # cache folders found writable (probed once per process)
@@ -105,6 +111,22 @@ def fingerprint(obj) -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def cpu_features() -> str:
+    """The CPU's model and instruction-set features (Linux's /proc/cpuinfo; elsewhere what platform names):
+    a library built with -march=native on one CPU is never loaded on another."""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            lines = handle.read().split("\n\n")[0].splitlines()
+        keep = [ln for ln in lines if ln.split(":")[0].strip() in ("vendor_id", "model name", "flags", "Features",
+                                                                     "CPU implementer", "CPU part", "isa")]
+        if keep:
+            return "\n".join(keep)
+    except OSError:
+        pass
+    return f"{platform.processor()} {platform.machine()} {platform.platform()}"
+
+
+@functools.lru_cache(maxsize=1)
 def package_source() -> str:
     """A SHA-256 of the source of every module of mechsym and of its C runtime (the generator, everything it
     calls and the C it includes): `source_digest` of the installed package."""
@@ -121,12 +143,13 @@ def source_digest(root: Path) -> str:
 
 def content_key(*parts) -> str:
     """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
-    command and flags, the machine (no flag depends on its CPU features today) and the version of sympy
-    that prints the code."""
+    command and flags, the machine and its CPU features (the library is built for them) and the version of
+    sympy that prints the code."""
     import sympy
 
     h = hashlib.sha256()
-    for part in (*parts, " ".join(CFLAGS), compiler() or "", platform.machine(), f"sympy {sympy.__version__}"):
+    for part in (*parts, " ".join(CFLAGS + HOST_FLAGS), compiler() or "", platform.machine(), cpu_features(),
+                 f"sympy {sympy.__version__}"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -291,8 +314,11 @@ def write_entry(entry: Path, source: str, meta: dict):
     trash = None
     try:
         (tmp / "source.c").write_text(c_runtime.amalgamate(source))
-        proc = subprocess.run([cc, *CFLAGS, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
-                              capture_output=True, text=True)
+        for flags in (CFLAGS + HOST_FLAGS, CFLAGS):
+            proc = subprocess.run([cc, *flags, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
+                                  capture_output=True, text=True)
+            if proc.returncode == 0:
+                break
         if proc.returncode != 0:
             raise RuntimeError(f"C compilation failed:\n{proc.stderr[-4000:]}")
         meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"), source_sha256=_sha(tmp / "source.c"))
@@ -351,6 +377,9 @@ class CLibrary:
             dll.ms_kinematics.restype = i
             dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
+            if meta.get("lanes"):
+                dll.ms_inverse_columns.argtypes = [i, _D, _D, _D, _D, d, i, d, i, _D, _D, _D, _D, _I]
+                dll.ms_inverse_columns.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
             dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
@@ -531,6 +560,21 @@ class CLibrary:
                                         _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, _ptr(q),
                                         _ptr(dq), _ptr(ddq), _ptr(coef), _ptr(branch), ctypes.byref(status))
         return failed, _interrupted(status.value), q, dq, ddq, coef, branch
+
+    def inverse_columns(self, theta, params, q0, col_scale, tol, coef, maxit=30, hmax=0.1):
+        """`inverse` with the unknowns combined for S speeds as they are computed (coef (S, 3): alpha,
+        omega^2, 1 per speed): failed, status, coef_max and branch (N,), and the columns (nrow, S, N). Only
+        for a library with lanes (meta["lanes"])."""
+        n, coef = len(theta), np.ascontiguousarray(coef, float).reshape(-1, 3)
+        th = np.ascontiguousarray(theta, float)
+        coef_max, branch = np.empty(n), np.empty(n)
+        cols = np.empty((self.nrow, len(coef), n))
+        status = ctypes.c_int(0)
+        failed = self.dll.ms_inverse_columns(n, _ptr(th), _ptr(self._params(params)),
+                                             _ptr(np.ascontiguousarray(q0, float)),
+                                             _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, len(coef),
+                                             _ptr(coef), _ptr(coef_max), _ptr(branch), _ptr(cols), ctypes.byref(status))
+        return failed, _interrupted(status.value), coef_max, branch, cols
 
     def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
         """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):

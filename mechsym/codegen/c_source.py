@@ -15,8 +15,9 @@ entry points that loop over samples inside C:
                reduced equations of motion)
   ms_kinematics
                one-coordinate kinematics by continuation + Newton, with exact q' and q'', per sample
-  ms_inverse   kinematics by continuation + Newton, exact coefficients, and the reactions and driving
-               force for three right-hand sides (per unit thetadd, per unit thetad^2, static), per sample
+  ms_inverse   kinematics by Newton, exact coefficients, and the reactions and driving force for three
+               right-hand sides (per unit thetadd, per unit thetad^2, static), per sample: in blocks of
+               samples solved independently from anchors reached by continuation (mechsym.codegen.c_lanes)
   ms_inverse_sets
                ms_inverse for many parameter sets (each with its own starting configuration) in one call
   ms_ode       the reduced one-coordinate ODE's right-hand side and its exact Jacobian along theta
@@ -31,7 +32,8 @@ once (the caller raises KeyboardInterrupt) instead of waiting for it to finish.
 The model's part (sizes, per-sample functions, the elimination of mechsym.codegen.sparse_plan) is printed
 here; the rest is the C runtime, real C files in mechsym/codegen/runtime/ that the source includes
 (mechsym.codegen.c_runtime): ms_prefix.h (the MS_FN macro), ms_prelude.h (includes, SIGINT), ms_dense.h,
-ms_kernels.h (tracker, inverse, ODE), ms_dop853.h (forward) and ms_batch.h. Entry points are written
+ms_kernels.h (tracker, inverse, ODE), ms_lanes.h and ms_blocks.h (the inverse batch in blocks of samples,
+with the lane functions of mechsym.codegen.c_lanes), ms_dop853.h (forward) and ms_batch.h. Entry points are written
 MS_FN(name): ms_name in the C backend's library, MODEL_name in an export. Plain C99 with no Python
 dependency, so it is also what `mechsym export` writes.
 """
@@ -40,7 +42,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from mechsym.codegen import c_runtime
+from mechsym.codegen import c_lanes, c_runtime
 from mechsym.codegen import spec as codegen_spec
 from mechsym.codegen.sparse_plan import emit_c
 
@@ -197,8 +199,12 @@ def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
         src.append("/* Phi_q at q (with its trig sc) into the factorisation slots */\n"
                    "static void jac_slots(const double *q, const double *sc, const double *p, double *a) {\n"
                    f"  double v[{max(1, len(varying))}];\n  jacd1_s(q, p, sc, v);\n" + "\n".join(consts + fill) + "\n}\n")
+        lanes = c_lanes.lanes_source(spec, trig, sc, c_code)
+        src.append(f"#define MS_HAVE_LANES {int(lanes is not None)}\n" + (lanes or ""))
         src.append(c_runtime.include("ms_kernels.h"))
+        src.append(c_runtime.include("ms_blocks.h"))
         src.append(c_runtime.include("ms_dop853.h"))
+        meta["lanes"] = lanes is not None
         meta["block"] = len(pl.block_rows)
         meta["nslot"] = len(pl.slots) + len(pl.block.fill if pl.block else ())
     src.append(c_runtime.include("ms_batch.h"))

@@ -93,6 +93,19 @@ def _array(values, digits=None):
     return "{" + ", ".join(fmt(v) for v in values) + "}"
 
 
+def _columns_declaration(prefix, meta) -> list:
+    """The header lines of MODEL_inverse_columns, which a mechanism with lanes has (meta["lanes"])."""
+    if not meta.get("lanes"):
+        return []
+    return [
+        "/* _inverse with U combined for nspeed speeds as it is computed: coef (nspeed x 3) holds alpha, omega^2, 1",
+        "   per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */",
+        f"int {prefix}_inverse_columns(int n, const double *th, const double *p, const double *q0,",
+        "    const double *scale, double tol, int maxit, double hmax, int nspeed, const double *coef,",
+        "    double *coef_max, double *branch_min, double *cols, int *status);",
+    ]
+
+
 def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
     con = system.constraints
     P = prefix.upper()
@@ -141,6 +154,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"int {prefix}_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0,",
         "    const double *SCALE, const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min,",
         "    double *u_out, int *failed, int *status);",
+        *_columns_declaration(prefix, meta),
         "/* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from",
         "   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */",
         f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",

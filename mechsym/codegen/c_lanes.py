@@ -1,0 +1,217 @@
+"""Generated C for the inverse-dynamics batch in blocks of MS_LANES samples, in a form compilers vectorise.
+
+Inside a block every quantity is stored structure-of-arrays (coordinate i of lane l at [i * MS_LANES + l],
+written V(i)), every per-sample function is one loop over the lanes with straight-line, branch-free
+code (restrict pointers; the dense block of the sparse LU pivots by selects, not by branches), and the
+sines and cosines of the body angles come from MS_SIN_COS, a polynomial of our own that vectorises
+(Cody-Waite reduction by pi/2 in three parts and fdlibm's kernel polynomials on [-pi/4, pi/4]: an absolute
+error below 2^-52 for |x| <= MS_TRIG_MAX; larger or non-finite x go to libm's sin and cos).
+
+Each sample of a block is solved by its own Newton from its own prediction: the third-order Taylor step
+off an anchor configuration (solved by continuation from the previous anchor, as the sequential route
+does, with its exact derivatives along the coordinate), never from the previous sample's solution, so the
+lanes are independent. A block whose samples lie farther than hmax from the anchor, or in which a lane
+does not converge or meets a singular Phi_q, is solved sample by sample by the sequential route
+(inverse_run), which names the failure exactly as before.
+
+The block layout and MS_SIN_COS are the runtime file ms_lanes.h, the block driver (inverse_blocks) is
+ms_blocks.h; this module prints the model's lane functions between them. Built for the cache with MS_SIMD
+defined (-fopenmp-simd: `#pragma omp simd` on the lane loops); an export compiles the same text as plain
+C99 without it.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from mechsym.codegen import c_runtime
+from mechsym.codegen.sparse_plan import Plan, scaled
+
+MAX_BLOCK = 6  # the largest run-time dense block unrolled branch-free; beyond it the sequential route runs
+
+
+def _lane_symbols(cname, symbols, per_lane=True):
+    return {s: sp.Symbol(f"{cname}[V({i})]" if per_lane else f"{cname}[{i}]", real=True)
+            for i, s in enumerate(symbols)}
+
+
+def lane_function(name, args, exprs, printer, out="out", at=None, constants=()) -> str:
+    """static void name(a1, ..., out): out[V(at[i])] = exprs[i] (at[i] = i by default) and
+    out[V(k)] = v for (k, v) in constants, for every lane, in one vectorisable loop. args: (C name,
+    symbols, per_lane) with per_lane False for the parameters shared by the block."""
+    mapping = {}
+    for cname, symbols, per_lane in args:
+        mapping.update(_lane_symbols(cname, symbols, per_lane))
+    exprs = [sp.sympify(e).xreplace(mapping) for e in exprs]
+    temps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("t"), order="none")
+    sig = ", ".join(f"const double *restrict {c}" for c, _, _ in args)
+    lines = [f"static void {name}({sig}, double *restrict {out}) {{"]
+    lines += [f"  (void){c};" for c, _, _ in args]
+    lines += ["  MS_SIMD_LOOP", "  for (int l = 0; l < MS_LANES; ++l) {"]
+    lines += [f"    const double {t} = {printer(v)};" for t, v in temps]
+    at = list(range(len(reduced))) if at is None else at
+    lines += [f"    {out}[V({k})] = {v!r};" for k, v in constants]
+    lines += [f"    {out}[V({k})] = {printer(e)};" for k, e in zip(at, reduced)]
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def trig_function(n_angles) -> str:
+    """trig_v(q, sc): the sines and cosines of the body angles q[3 b + 2] of every lane (libm's for an angle
+    beyond MS_TRIG_MAX), and rotate_v(sc, dx): those after the tiny correction q -= dx, as rotate_trig."""
+    lines = ["static void trig_v(const double *restrict q, double *restrict sc) {", "  int wide = 0;",
+             "  MS_SIMD_LOOP_WIDE", "  for (int l = 0; l < MS_LANES; ++l) {"]
+    for b in range(n_angles):
+        lines.append(f"    MS_SIN_COS(q[V({3 * b + 2})], sc[V({2 * b})], sc[V({2 * b + 1})]);")
+        lines.append(f"    wide |= !(fabs(q[V({3 * b + 2})]) <= MS_TRIG_MAX);")
+    lines += ["  }", "  if (wide)", "    for (int l = 0; l < MS_LANES; ++l) {"]
+    for b in range(n_angles):
+        x = f"q[V({3 * b + 2})]"
+        lines.append(f"      if (!(fabs({x}) <= MS_TRIG_MAX)) {{ sc[V({2 * b})] = sin({x}); sc[V({2 * b + 1})] = cos({x}); }}")
+    lines += ["    }", "}", "",
+              "static void rotate_v(double *restrict sc, const double *restrict dx) {",
+              "  MS_SIMD_LOOP", "  for (int l = 0; l < MS_LANES; ++l) {"]
+    for b in range(n_angles):
+        lines.append(f"    {{ const double d = -dx[V({3 * b + 2})], s0 = sc[V({2 * b})], c0 = sc[V({2 * b + 1})], "
+                     "h = 1.0 - 0.5 * d * d;")
+        lines.append(f"      sc[V({2 * b})] = s0 * h + c0 * d; sc[V({2 * b + 1})] = c0 * h - s0 * d; }}")
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _dense_lu(r, base) -> list:
+    """Branch-free partial pivoting of the r x r block at slots base.. (row-major), as dense_lu does it
+    (the first largest |entry| of the column wins); pivots as doubles in pv[V(k)], bad |= a zero pivot."""
+    m = lambda i, j: f"a[V({base + i * r + j})]"
+    body = []
+    for k in range(r):
+        body.append(f"    {{ double best = fabs({m(k, k)}), p = {k}.0;")
+        for i in range(k + 1, r):
+            body.append(f"      {{ const double v = fabs({m(i, k)}); p = v > best ? {i}.0 : p; best = v > best ? v : best; }}")
+        body.append(f"      pv[V({k})] = p; bad |= !(best > 0.0);")
+        for i in range(k + 1, r):
+            for j in range(r):
+                body.append(f"      {{ const double t = {m(k, j)}, u = {m(i, j)}; {m(k, j)} = p == {i}.0 ? u : t; "
+                            f"{m(i, j)} = p == {i}.0 ? t : u; }}")
+        if k + 1 < r:
+            body.append(f"      const double inv = 1.0 / {m(k, k)};")
+        for i in range(k + 1, r):
+            body.append(f"      {m(i, k)} *= inv;")
+            for j in range(k + 1, r):
+                body.append(f"      {m(i, j)} -= {m(i, k)} * {m(k, j)};")
+        body.append("    }")
+    return body
+
+
+def _dense_solve(r, base) -> list:
+    """x = block^-1 b for the factored block (as dense_solve), b in rb{k}, x in rx{k}."""
+    m = lambda i, j: f"a[V({base + i * r + j})]"
+    body = []
+    for k in range(r):
+        for i in range(k + 1, r):
+            body.append(f"    {{ const double t = rb{k}, u = rb{i}; rb{k} = pv[V({k})] == {i}.0 ? u : t; "
+                        f"rb{i} = pv[V({k})] == {i}.0 ? t : u; }}")
+    for i in range(r):
+        for j in range(i):
+            body.append(f"    rb{i} -= {m(i, j)} * rb{j};")
+    for i in reversed(range(r)):
+        terms = "".join(f" - {m(i, j)} * rx{j}" for j in range(i + 1, r))
+        body.append(f"    const double rx{i} = (rb{i}{terms}) / {m(i, i)};")
+    return body
+
+
+def _dense_solve_t(r, base) -> list:
+    """y = block^-T c for the factored block (as dense_solve_t), c in rc{k}, y in ry{k}."""
+    m = lambda i, j: f"a[V({base + i * r + j})]"
+    body = []
+    for i in range(r):
+        terms = "".join(f" - {m(j, i)} * ry{j}" for j in range(i))
+        body.append(f"    double ry{i} = (rc{i}{terms}) / {m(i, i)};")
+    for i in reversed(range(r)):
+        for j in range(i + 1, r):
+            body.append(f"    ry{i} -= {m(j, i)} * ry{j};")
+    for k in reversed(range(r)):
+        for i in range(k + 1, r):
+            body.append(f"    {{ const double t = ry{k}, u = ry{i}; ry{k} = pv[V({k})] == {i}.0 ? u : t; "
+                        f"ry{i} = pv[V({k})] == {i}.0 ? t : u; }}")
+    return body
+
+
+def emit_lanes(p: Plan) -> str:
+    """lu_factor_v(a, pv), lu_solve_v(a, pv, b, x) and lu_solve_t_v(a, pv, c, y): the static sparse
+    elimination of `p` (as emit_c's lu_factor, lu_solve, lu_solve_t) on every lane at once. lu_factor_v
+    returns whether any lane met a zero pivot."""
+    r, base, S = len(p.block_rows), len(p.slots), p.slots
+    loop = ["  MS_SIMD_LOOP", "  for (int l = 0; l < MS_LANES; ++l) {"]
+    # -- factor
+    body = []
+    for (row, col), pv_, low, ups in zip(p.pivots, p.pivot_values, p.lower, p.updates):
+        for i in low if pv_ != 1.0 else ():
+            body.append(f"    a[V({S[(i, col)]})] = {scaled(f'a[V({S[(i, col)]})]', pv_)};")
+        for i, j in ups:
+            body.append(f"    a[V({S[(i, j)]})] -= a[V({S[(i, col)]})] * a[V({S[(row, j)]})];")
+    for bi, i in enumerate(p.block_rows):
+        for bj, j in enumerate(p.block_cols):
+            src = f"a[V({S[(i, j)]})]" if (i, j) in S else "0.0"
+            body.append(f"    a[V({base + bi * r + bj})] = {src};")
+    body += _dense_lu(r, base)
+    text = ["static int lu_factor_v(double *restrict a, double *restrict pv) {", "  int bad = 0;", "  (void)pv;",
+            "  MS_SIMD_LOOP_BAD", "  for (int l = 0; l < MS_LANES; ++l) {"] + body + ["  }", "  return bad;", "}"]
+    # -- solve Phi x = b (b is overwritten)
+    body = []
+    for (row, col), low in zip(p.pivots, p.lower):
+        for i in low:
+            body.append(f"    b[V({i})] -= a[V({S[(i, col)]})] * b[V({row})];")
+    if r:
+        body += [f"    double rb{k} = b[V({i})];" for k, i in enumerate(p.block_rows)]
+        body += _dense_solve(r, base)
+        body += [f"    x[V({j})] = rx{k};" for k, j in enumerate(p.block_cols)]
+    for (row, col), pv_, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
+        terms = "".join(f" - a[V({S[(row, j)]})] * x[V({j})]" for j in up)
+        body.append(f"    x[V({col})] = {scaled(f'(b[V({row})]{terms})' if terms else f'b[V({row})]', pv_)};")
+    text += ["static void lu_solve_v(const double *restrict a, const double *restrict pv, double *restrict b, "
+             "double *restrict x) {", "  (void)pv;"] + loop + body + ["  }", "}"]
+    # -- solve Phi^T y = c (c is overwritten)
+    body = []
+    for (row, col), pv_, up in zip(p.pivots, p.pivot_values, p.upper):
+        body.append(f"    y[V({row})] = {scaled(f'c[V({col})]', pv_)};")
+        for j in up:
+            body.append(f"    c[V({j})] -= a[V({S[(row, j)]})] * y[V({row})];")
+    if r:
+        body += [f"    const double rc{k} = c[V({j})];" for k, j in enumerate(p.block_cols)]
+        body += _dense_solve_t(r, base)
+        body += [f"    y[V({i})] = ry{k};" for k, i in enumerate(p.block_rows)]
+    for (row, col), low in reversed(list(zip(p.pivots, p.lower))):
+        terms = "".join(f" - a[V({S[(i, col)]})] * y[V({i})]" for i in low)
+        if terms:
+            body.append(f"    y[V({row})] = y[V({row})]{terms};")
+    text += ["static void lu_solve_t_v(const double *restrict a, const double *restrict pv, double *restrict c, "
+             "double *restrict y) {", "  (void)pv;"] + loop + body + ["  }", "}"]
+    return "\n".join(text) + "\n"
+
+
+def lanes_source(spec, trig, sc, printer) -> str | None:
+    """The lane functions of a square mechanism's codegen Spec (trig_v, phi_v, jac_slots_v, gamma_v,
+    applied_v, branch_v and the sparse LU on lanes), or None when the plan's dense block is too large to
+    unroll."""
+    fns, pl = spec.functions, spec.jacobian.plan
+    if len(pl.block_rows) > MAX_BLOCK:
+        return None
+    q, th, p = (dict(fns["phi"].inputs)[k] for k in ("q", "th", "p"))
+    qd = dict(fns["gamma"].inputs)["qd"]
+    sub = lambda exprs: [sp.sympify(e).xreplace(trig) for e in exprs]
+    lanes = lambda c, syms: (c, syms, True)
+    shared = ("p", p, False)
+    parts = [c_runtime.include("ms_lanes.h"), trig_function(len(sc) // 2)]
+    parts.append(lane_function("phi_v", [lanes("q", q), lanes("th", th), shared, lanes("sc", sc)],
+                               sub(fns["phi"].outputs), printer))
+    parts.append(lane_function("gamma_v", [lanes("q", q), lanes("qd", qd), shared, lanes("sc", sc)],
+                               sub(fns["gamma"].outputs), printer))
+    parts.append(lane_function("applied_v", [lanes("q", q), shared, lanes("sc", sc)], sub(fns["applied"].outputs),
+                               printer))
+    parts.append(lane_function("branch_v", [lanes("q", q), shared, lanes("sc", sc)],
+                               sub(list(fns["branches"].outputs) or [1]), printer))
+    parts.append(lane_function("jac_slots_v", [lanes("q", q), lanes("sc", sc), shared],
+                               sub(fns[spec.jacobian.values].outputs), printer, out="a",
+                               at=[pl.slots[ij] for ij in spec.jacobian.varying], constants=sorted(pl.constants.items())))
+    parts.append(emit_lanes(pl))
+    return "\n".join(parts)

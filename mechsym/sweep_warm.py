@@ -1,0 +1,245 @@
+"""A sweep worker's warm start: the inverse study of a one-coordinate model on the C backend, without sympy.
+
+The process that starts a parallel sweep derives the model and compiles its library into the cache before
+any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a worker needs besides the
+library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
+geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
+found at the study's first sample for the default geometry. The manifest's name is a key of the model
+file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the library it
+names is built for them); inside, it lists every other file the
+model's build read (`watch`: observed while it ran, a data file or a module it imported), each with its
+SHA-256, which a worker checks before using the manifest, so a change to any of them makes it unused.
+
+A worker (`batch`) evaluates the sets whose geometry is the default one in ONE call of the compiled
+ms_inverse_sets, as TableStudy.batch does, and leaves every other set (another geometry, a set the kernel
+flags, a manifest that does not apply) to the full route, which derives the model.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from mechsym.codegen import c_backend
+
+VERSION = 2
+_WATCH = threading.local()
+_HOOKED = []
+
+
+def _on_event(event, args):
+    opened = getattr(_WATCH, "files", None)
+    if opened is not None and event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        opened.add(os.fsdecode(args[0]))
+
+
+@contextmanager
+def watch():
+    """The set of files opened in this thread while the block runs (an audit hook, installed once)."""
+    if not _HOOKED:
+        sys.addaudithook(_on_event)
+        _HOOKED.append(True)
+    outer = getattr(_WATCH, "files", None)
+    _WATCH.files = set()
+    try:
+        yield _WATCH.files
+    finally:
+        seen, _WATCH.files = _WATCH.files, outer
+        if outer is not None:
+            outer |= seen
+
+
+def model_file(source) -> Path | None:
+    """The file of a model: a shipped model's module, or a .py file; None for anything else."""
+    from mechanisms import MODELS
+
+    if not isinstance(source, str):
+        return None
+    if source in MODELS:
+        spec = importlib.util.find_spec(MODELS[source])
+        return Path(spec.origin) if spec and spec.origin else None
+    return Path(source) if source.endswith(".py") else None
+
+
+def keyed_path(source, kind, version) -> Path | None:
+    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY a hash of the model file, mechsym's sources, the CPU's
+    features and `version`; None when the model has no file."""
+    path = model_file(source)
+    if path is None or not path.is_file():
+        return None
+    h = hashlib.sha256()
+    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
+                 str(version).encode()):
+        h.update(part)
+        h.update(b"\0")
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
+    return c_backend.cache_dir() / "warm" / f"{kind}-{name}-{h.hexdigest()[:32]}.json"
+
+
+def manifest_path(source) -> Path | None:
+    """Where the sweep manifest of a model (a shipped name or a .py file) lives for the present sources."""
+    return keyed_path(source, "sweep", VERSION)
+
+
+def _sha(path) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def watched(read, model_path) -> dict:
+    """path -> SHA-256 of the files a build read that mechsym's own sources and installed packages do not
+    cover, and of the modules loaded from the model file's folder."""
+    skip = [Path(p).resolve() for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}]
+    skip.append(Path(c_backend.__file__).resolve().parent.parent)  # mechsym: in package_source
+    folder = Path(model_path).resolve().parent
+    files = set(read) | {m.__file__ for m in list(sys.modules.values())
+                         if getattr(m, "__file__", None) and Path(m.__file__).resolve().parent == folder}
+    out = {}
+    for name in sorted(files):
+        path = Path(name).resolve()
+        if path.is_file() and not any(path.is_relative_to(s) for s in skip) and "__pycache__" not in path.parts:
+            out[str(path)] = _sha(path)
+    return out
+
+
+def unchanged(files) -> bool:
+    """Whether every file of `watched` still has its recorded SHA-256."""
+    return all(_sha(path) == sha for path, sha in files.items())
+
+
+def record(ref, study, system, read):
+    """Write (or extend) the manifest of ref's model after the parent derived `system`, for `study` (a
+    TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
+    cover."""
+    from mechsym.kinematics import STEP_TOL, SUSPECT
+    from mechsym.sweep import _geometry_parameters
+
+    path = manifest_path(ref.source)
+    lib = getattr(system, "library", None)
+    if (path is None or ref.backend != "c" or lib is None or not lib.meta.get("square")
+            or getattr(study, "command", None) != "inverse" or getattr(study, "model", "")
+            or len(system.coordinate_names) != 1):
+        return
+    from mechsym.dynamics import analysis_functions
+    from mechsym.equations import inverse as inverse_analysis
+
+    args = study.args("c")
+    analysis = inverse_analysis(system.mechanism, not args.quasi_static)
+    if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
+        return
+    solver = system.solver()
+    q0 = solver.sweep(np.array([[args.theta0]])).q[0]
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    mech = system.mechanism
+    data.update({
+        "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
+        "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
+                       for n, p in mech.parameters.items()},
+        "geometry": _geometry_parameters(system), "bodies": list(system.constraints.bodies),
+        "coordinate": system.coordinate_names[0],
+        "names": {"inertia": analysis_functions(system, inverse_analysis(mech, True)).names,
+                  "static": analysis_functions(system, inverse_analysis(mech, False)).names},
+        "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
+        "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
+        "files": watched(read, model_file(ref.source)),
+    })
+    data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
+    try:
+        c_backend._write_atomic(path, json.dumps(data))
+    except OSError:
+        pass  # a cache folder that cannot be written: no warm start, nothing else lost
+
+
+class _Parameter:
+    """What mechsym.overrides.apply_overrides reads of a parameter."""
+
+    def __init__(self, default, positive, nonnegative):
+        self.default, self.positive, self.nonnegative = default, positive, nonnegative
+
+
+def _manifest(ref):
+    """The manifest of ref's model if it applies (present sources, every watched file unchanged, the
+    library's entry intact), with its loaded library; else None."""
+    path = manifest_path(ref.source) if ref.backend == "c" else None
+    try:
+        m = json.loads(path.read_text()) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    if not m or m.get("version") != VERSION or not unchanged(m["files"]):
+        return None
+    compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)
+    return None if compiled is None else (m, c_backend.CLibrary(compiled))
+
+
+def _inverse_args(study):
+    """study.args() of an inverse study from the inverse command's own options (the full parser loads every
+    model's commands, and with them sympy)."""
+    import argparse
+
+    from mechsym import cli
+
+    parser = argparse.ArgumentParser()
+    cli.inverse_options(parser)
+    return argparse.Namespace(**dict(vars(parser.parse_args(["--omega", "0"])), **study.options))
+
+
+def batch(ref, study, sets):
+    """The outcomes of a TableStudy inverse at `sets` from the manifest (figures, or the InputError of a
+    set that cannot be evaluated; None for a set left to the full route), or None where the manifest does
+    not apply at all."""
+    from mechsym.errors import InputError
+    from mechsym.overrides import apply_overrides
+    from mechsym.sweep import inverse_figures, negative_mass
+
+    if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):
+        return None
+    found = _manifest(ref)
+    if found is None:
+        return None
+    m, lib = found
+    args = _inverse_args(study)
+    q0 = m["start"].get(float.hex(float(args.theta0)))
+    if q0 is None or not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
+        return None
+    parameters = {n: _Parameter(*v) for n, v in m["parameters"].items()}
+    theta = args.theta0 + 2 * math.pi * np.arange(args.samples) / args.samples
+    omegas = np.array([0.0] if args.quasi_static else args.omega, float)
+    alpha = 0.0 if args.quasi_static else args.alpha
+    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)
+    names = m["names"]["static" if args.quasi_static else "inertia"]
+    out, ready = [None] * len(sets), []
+    for k, params in enumerate(sets):
+        values, problems = apply_overrides(parameters, params)
+        if problems:
+            out[k] = InputError(f"mechanism '{m['name']}': " + "; ".join(problems))
+        elif all(values[g] == parameters[g].default for g in m["geometry"]):
+            p = np.array([values[n] for n in parameters])
+            out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
+            if out[k] is None:
+                ready.append((k, p))
+    if ready:
+        count = len(ready)
+        failed, _, size, branch, u = lib.inverse_sets(
+            theta, np.array([p for _, p in ready]), np.tile(q0, (count, 1)), np.tile(m["col_scale"], (count, 1)),
+            np.full(count, m["hmax"]), m["tol"])
+        for j, (k, _) in enumerate(ready):
+            if failed[j] >= 0 or (size[j] * m["coord_scale"] > m["suspect"]).any() or (branch[j] <= 0).any():
+                continue  # the full route names the sample and the reason
+            if args.quasi_static:
+                u[j, :, :, :2] = 0.0
+            out[k] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u[j],
+                                     study.reductions)
+    return out
