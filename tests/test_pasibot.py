@@ -325,18 +325,27 @@ def test_support_change_hands_the_configuration_over(monkeypatch):
 
 
 def test_start_torque_bracket():
-    """The energy bound (spec: about 0.840 N m) and the forward simulation agree on either side of it."""
+    """Independent check: the energy bound max (PE - PE0) / (theta8 - pi/2) over the step (statics only) is
+    bracketed by forward simulations (dynamics), which fail to finish a step 0.5 % below it and finish it
+    0.5 % above it."""
     bound = st.energy_start_threshold()
-    assert bound == pytest.approx(0.840, abs=5e-4)
     assert not st.reaches_step_end(bound * 0.995, rtol=1e-9)[0]
     assert st.reaches_step_end(bound * 1.005, rtol=1e-9)[0]
 
 
+def test_start_torque_regression_of_the_calibrated_value():
+    """Regression, not a physical check: the link density 1.47 kg/m was calibrated so that the start torque
+    is 0.840 N m (docs/pasibot.md, the reference model's value); a change of the model or of the potential
+    energy's derivation moves it. The physics is checked by test_start_torque_bracket."""
+    assert st.energy_start_threshold() == pytest.approx(0.8403, abs=1e-4)
+
+
 @pytest.mark.slow
 def test_start_torque_by_bisection():
+    """The bisection on forward runs with terminal events (the command's route) meets the energy bound,
+    found without any simulation."""
     value = st.start_torque(tol=1e-4)
     assert value == pytest.approx(st.energy_start_threshold(), abs=2e-4)
-    assert round(value, 3) == 0.840
 
 
 def foot_equilibrium(theta8, omega, params=None):

@@ -325,7 +325,7 @@ def _complex_stage(vehicle, track, x, pr, pf, x_rear):
     beta_r, beta_f = np.arctan(d1r), np.arctan(d1f)
     q = [0.0] * 15
     q[2], q[5], q[8] = psi, psi - pr, psi + pf  # the body angles: all the forces depend on (checked below)
-    f = dict(zip(us.FORCES, vehicle.statics.compile(us.FORCES, vehicle.p)(q, [beta_r, beta_f])))
+    f = dict(zip(us.FORCES, vehicle.statics.compile(us.FORCES, vehicle.p).outputs(q, [beta_r, beta_f])))
     nodes, weights = np.polynomial.legendre.leggauss(8)
     half = (xr - x_rear) / 2
     arc = half * (np.sqrt(1 + track_fn(x_rear[:, None] + half[:, None] * (1 + nodes))[1] ** 2) @ weights)
