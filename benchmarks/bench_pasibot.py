@@ -156,7 +156,7 @@ def bench_runs(backend):
         t = time.perf_counter()
         slip = model.run(steps=1, samples_per_step=50)
         slip_time = time.perf_counter() - t
-    return forward, run.nfev, run.sample(np.linspace(0.0, 3.0, 301))[0], slip_time, slip.result.nfev, slip.table
+    return forward, run.nfev, run.sample(np.linspace(0.0, 3.0, 301))[0], slip_time, slip.result.nfev, slip
 
 
 def bench_figures(repeat):

@@ -115,15 +115,15 @@ def run(args) -> int:
         for w in caught:
             print(f"warning: {w.message}")
         print(f"t=0: start in {result.result.segments[0].mode}")
-        for event in result.timeline:
+        for event in result.events:
             print(event.describe())
         work, d_energy, dissipated = result.energy_balance()
         print(f"work in {work:.9g} J = delta(KE + PE) {d_energy:.9g} J + friction {dissipated:.9g} J "
               f"(residual {work - d_energy - dissipated:.3g} J)")
-        x = "t/T" if "t/T" in result.table else "t"
-        write_outputs(result.table, args.out,
-                      drawings=[(args.plot, lambda p: result.table.plot(p, x, ["slip"], title="pasibot: cumulative foot slip"))])
-        print(f"total_slip_m={result.table['slip'][-1]:.6g}")
+        x = "t/T" if "t/T" in result else "t"
+        write_outputs(result, args.out,
+                      drawings=[(args.plot, lambda p: result.plot(p, x, ["slip"], title="pasibot: cumulative foot slip"))])
+        print(f"total_slip_m={result['slip'][-1]:.6g}")
     elif args.study == "animate":
         figs.animate(args.out, params, frames=args.frames, backend=args.backend)
         print(f"wrote {args.out}")

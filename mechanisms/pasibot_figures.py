@@ -131,7 +131,7 @@ def _slip_figure(out_dir, name, cases, steps, title, params=None, backend="numpy
             table = model.table(run.result, tt * period(omega), period(omega))
         cols[f"slip_{label}"] = table["slip"]
         series[_pretty(label, mu_s, mu_k, omega)] = (None, table["slip"] * 1000)
-        events[label] = run.timeline
+        events[label] = run.events
     out = Table(cols, {"slip_" + k: "m" for k in cases}, title)
     _plot(os.path.join(out_dir, f"{name}.png"), tt, series, "t / T", "cumulative foot slip [mm]", title)
     _save(out_dir, name, out)

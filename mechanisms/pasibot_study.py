@@ -30,7 +30,7 @@ from mechsym.dynamics import energies
 from mechsym.equations import Analysis
 from mechsym.errors import InputError
 from mechsym.progress import bar, bisection_steps
-from mechsym.results import Table
+from mechsym.results import RunResult, Table
 from mechsym.simulate import EquationsOfMotion
 from mechsym.timegrid import run_options, uniform_grid
 from mechsym.stickslip import StickSlip, check_friction, sliding
@@ -170,14 +170,12 @@ def energy_start_threshold(params=None, samples=4001, backend="numpy"):
 # slip (section 7)
 # ------------------------------------------------------------------------------------------------------
 @dataclass
-class SlipResult:
-    result: hybrid.HybridResult
-    model: "SlipModel"
-    table: Table  # sampled on a uniform grid
+class SlipResult(RunResult):
+    """A slip run: the RunResult (the table sampled per step, the switches as events, the hybrid run's dense
+    solution) with the hybrid run's pieces (`result`) and the model."""
 
-    @property
-    def timeline(self):
-        return self.result.events
+    result: hybrid.HybridResult | None = None
+    model: "SlipModel | None" = None
 
     def slips(self):
         """Slip episodes: (t_start, t_end, displacement) of each stay in a slip mode."""
@@ -279,7 +277,10 @@ class SlipModel:
                           "the model has no flight phase, so the run ends there", stacklevel=2)
         n = max(2, int(round(samples_per_step * t_end / (big_t or t_end / 4))) + 1)
         grid = run_options(result.t_end, n=n).grid()
-        return SlipResult(result, self, self.table(result, grid, big_t))
+        table = self.table(result, grid, big_t)
+        return SlipResult(table.columns, table.units, table.title, events=result.events, nfev=result.nfev,
+                          solution=result.solution, status=result.status, message=result.message, result=result,
+                          model=self)
 
     def table(self, result, grid, big_t=None):
         """Sampled results: t, t/T, theta8, omega, x1, x1d, work, dissipation, slip (cumulative), T8,

@@ -240,8 +240,8 @@ def test_forward_reduced_form_agrees_with_eq28():
     t_end = 0.9
     ref = st.forward_run(1.0, np.pi / 2, 0.0, t_end, rtol=1e-11, atol=1e-11)
     eq28 = st.SlipModel(1.0, torque=1.0).run(t_end=t_end, rtol=1e-11, atol=1e-11, samples_per_step=4)
-    assert [e.transition for e in eq28.timeline] == ["support"] and not eq28.slips()
-    assert eq28.timeline[0].t == pytest.approx(ref.events[0].t, abs=1e-9)
+    assert [e.transition for e in eq28.events] == ["support"] and not eq28.slips()
+    assert eq28.events[0].t == pytest.approx(ref.events[0].t, abs=1e-9)
     t = np.linspace(0, t_end, 91)
     y_ref, y28 = ref.sample(t)[0], eq28.result.sample(t)[0]
     assert np.max(np.abs(y28[:, 0] - y_ref[:, 0])) < 1e-8
@@ -264,12 +264,12 @@ def test_c_backend_runs_agree_with_numpy():
     assert np.max(np.abs(y["c"][:, 0] - y["numpy"][:, 0])) < 1e-9 and agree(y["c"][:, 1], y["numpy"][:, 1], 1e-9)
     slip = {b: st.SlipModel(0.05, omega=3.0, backend=b).run(t_end=1.1 * st.period(3.0), samples_per_step=20)
             for b in ("numpy", "c")}
-    kinds = [e.transition for e in slip["c"].timeline]
+    kinds = [e.transition for e in slip["c"].events]
     assert {"stick->slip", "slip stops", "support"} <= set(kinds)
-    assert kinds == [e.transition for e in slip["numpy"].timeline]
-    assert np.allclose([e.t for e in slip["c"].timeline], [e.t for e in slip["numpy"].timeline], atol=1e-9, rtol=0)
+    assert kinds == [e.transition for e in slip["numpy"].events]
+    assert np.allclose([e.t for e in slip["c"].events], [e.t for e in slip["numpy"].events], atol=1e-9, rtol=0)
     for col in ("theta8", "x1", "slip", "T8", "friction", "fn"):
-        assert agree(slip["c"].table[col], slip["numpy"].table[col], 1e-8), col
+        assert agree(slip["c"][col], slip["numpy"][col], 1e-8), col
     w, de, d = slip["c"].energy_balance()
     assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
 
@@ -414,9 +414,9 @@ def test_slip_run_energy_balance_and_events():
     model = st.SlipModel(0.05, 0.05, omega=omega)
     with pytest.warns(UserWarning, match="zero moment point"):
         run = model.run(t_end=1.25 * big_t, samples_per_step=40)
-    kinds = {e.transition for e in run.timeline}
+    kinds = {e.transition for e in run.events}
     assert {"stick->slip", "slip stops", "support"} <= kinds
-    tab = run.table
+    tab = run
     energy = np.array([model.energy("primed" if s else "unprimed", np.array([a, w, x, v, 0, 0]))
                        for s, a, w, x, v in zip(tab["support"], tab["theta8"], tab["omega"], tab["x1"], tab["x1d"])])
     assert agree(tab["work"], energy - energy[0] + tab["dissipation"], 1e-6)
@@ -448,11 +448,11 @@ def test_lift_off_ends_the_run():
     model = st.SlipModel(0.5, omega=10.0)
     with pytest.warns(UserWarning, match="lifts off"):
         run = model.run(steps=1, samples_per_step=8)
-    end = run.timeline[-1]
+    end = run.events[-1]
     assert run.result.status == "stopped" and end.transition == "lift-off" and end.target is None
     assert run.result.t_end < st.period(10.0)
     leg, contact = end.source.split("/")
-    assert abs(model.solve(leg, contact, end.t, end.y)["fn"]) < 1e-6 * np.max(run.table["fn"])
+    assert abs(model.solve(leg, contact, end.t, end.y)["fn"]) < 1e-6 * np.max(run["fn"])
     with pytest.raises(InputError, match="lifts off"):
         st.min_friction(10.0, hi=0.9)
 
@@ -564,7 +564,7 @@ def test_forward_slip_run_energy_balance():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         run = st.SlipModel(0.05, torque=1.0).run(t_end=1.0, samples_per_step=50)
-    assert {e.transition for e in run.timeline} >= {"slip stops"}
+    assert {e.transition for e in run.events} >= {"slip stops"}
     w, de, d = run.energy_balance()
     assert abs(w - de - d) <= 1e-6 * max(abs(w), abs(de), d)
 
