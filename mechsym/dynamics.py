@@ -494,7 +494,7 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
     dense output. Returns a RunResult: its events (RunEvent: t, the event's name, the state [coordinate,
-    speed]; no state on the C route) in time order, nfev, the dense solution (numpy route), status
+    speed], from the dense output on either route) in time order, nfev, the dense solution (numpy route), status
     "stopped" where a terminal event ended the run. reactions=True adds every reaction from the
     forward Newton-Euler system along the grid (and its thetadd: an independent check).
     """
@@ -558,7 +558,7 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
-    return y, sorted((float(t), int(i), None) for t, i in hits), nfev  # C gives no state at an event
+    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev
 
 
 def _event_name(event) -> str:

@@ -137,6 +137,10 @@ def test_events_located_in_c_as_by_solve_ivp(pair):
     assert agree([e.t for e in a.events], [e.t for e in b.events], 1e-9)
     assert len(a) == len(b) and agree(a["theta"], b["theta"], 1e-9)
     assert a.status == b.status == "stopped" and b.events[0].state[0] == pytest.approx(-0.4, abs=1e-12)
+    # the state at each event from the C integrator's dense output: the crossing value, and the same
+    # speed as scipy's (its own dense output)
+    assert a.events[0].state[0] == pytest.approx(-0.4, abs=1e-9) and a.events[1].state[1] == pytest.approx(0.0, abs=1e-9)
+    assert agree(np.array([e.state for e in a.events]), np.array([e.state for e in b.events]), 1e-8)
     # listed in the other order, the events still come back in time order, on both routes
     for system in (c, num):
         swapped = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-12, atol=1e-12, events=events[::-1])

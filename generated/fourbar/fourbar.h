@@ -52,7 +52,7 @@ int fourbar_ode(int n, const double *th, const double *om, double torque, const 
 int fourbar_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
-    int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);
+    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);
 /* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
    singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.
    Both return 0, or 5 if interrupted. */

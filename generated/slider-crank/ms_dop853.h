@@ -152,13 +152,14 @@ static double dop853_first_step(Work *w, const double *y, const double *f0, doub
    times grid_t (n_grid points, grid_t[0] = 0). Events: for each e < n_ev, the component ev_comp[e] crossing ev_value[e] with
    direction ev_dir[e] (0 any, +1 rising, -1 falling); ev_terminal[e] stops the run. A step whose stages the
    tracker cannot reach is rejected and retried shorter. Returns the number of grid points written;
-   ev_t/ev_id receive up to max_events located events (*n_events), in time order. *status: 0, or why the
+   ev_t/ev_id/ev_y (theta, omega there) receive up to max_events located events (*n_events), in time order. *status: 0, or why the
    run ended early (1 the loops could not be closed, 2 a dead point, 3 the step size fell below its limit,
    4 a declared branch condition would not hold, 5 interrupted). */
 static int forward_run(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid, double rtol, double atol,
                const double *p, const double *q0, const double *scale, double tol, int maxit, double hmax,
                int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
-               int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status) {
+               int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
+               int *status) {
   Work w;
   memcpy(w.q, q0, sizeof w.q);
   w.p = p; w.scale = scale; w.tol = tol; w.hmax = hmax; w.maxit = maxit; w.torque = torque; w.status = 0; w.nfev = 0; w.turns = 0;
@@ -213,7 +214,11 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
       if (ev_terminal[e] && hi < t_stop) { t_stop = hi; stop = 1; }
     }
     for (int i = 0; i < n_hit && when[i] <= t_stop; ++i)
-      if (*n_events < max_events) { ev_t[*n_events] = when[i]; ev_id[*n_events] = order[i]; (*n_events)++; }
+      if (*n_events < max_events) {
+        ev_t[*n_events] = when[i]; ev_id[*n_events] = order[i];
+        dop853_eval(F, y, t, h, when[i], ev_y + 2 * *n_events);
+        (*n_events)++;
+      }
     while (written < n_grid && grid_t[written] <= t_stop) {
       dop853_eval(F, y, t, h, grid_t[written], grid_y + 2 * written);
       written++;
@@ -233,11 +238,12 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
 int MS_FN(forward)(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid, double rtol, double atol,
                const double *p, const double *q0, const double *scale, double tol, int maxit, double hmax,
                int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
-               int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status) {
+               int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
+               int *status) {
   ms_handler old;
   const int caught = ms_catch(&old);
   const int written = forward_run(torque, th0, om0, t_end, grid_t, n_grid, rtol, atol, p, q0, scale, tol, maxit, hmax,
-                                  n_ev, ev_comp, ev_value, ev_dir, ev_terminal, max_events, ev_t, ev_id, n_events,
+                                  n_ev, ev_comp, ev_value, ev_dir, ev_terminal, max_events, ev_t, ev_id, ev_y, n_events,
                                   grid_y, nfev, status);
   ms_release(caught, &old);
   return written;

@@ -382,8 +382,8 @@ class CLibrary:
                 dll.ms_inverse_columns.restype = i
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
             dll.ms_ode.restype = i
-            dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _I,
-                                       _D, ctypes.POINTER(ctypes.c_long), _I]
+            dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _D,
+                                       _I, _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
             dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
             dll.ms_factor.restype = i
@@ -606,7 +606,8 @@ class CLibrary:
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000):
         """Integrate the reduced one-coordinate ODE in C (DOP853). events: (component, value, direction,
-        terminal), at most 64."""
+        terminal), at most 64. Returns the states on the grid, the events (time, index, state) in time order,
+        the right-hand sides evaluated and the status."""
         grid = np.ascontiguousarray(grid, float)
         n_ev = len(events)
         if n_ev > 64:
@@ -617,6 +618,7 @@ class CLibrary:
         term = np.array([int(e[3]) for e in events] or [0], dtype=np.intc)
         ev_t = np.empty(max_events)
         ev_id = np.empty(max_events, dtype=np.intc)
+        ev_y = np.empty((max_events, 2))
         n_events, status = ctypes.c_int(0), ctypes.c_int(0)
         nfev = ctypes.c_long(0)
         out = np.empty((len(grid), 2))
@@ -624,10 +626,10 @@ class CLibrary:
         written = self.dll.ms_forward(
             float(torque), float(theta0), float(omega0), float(t_end), _ptr(grid), len(grid), rtol, atol,
             _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(row_scale, float)),
-            tol, maxit, hmax, n_ev, ip(comp), _ptr(value), ip(direc), ip(term), max_events, _ptr(ev_t), ip(ev_id),
+            tol, maxit, hmax, n_ev, ip(comp), _ptr(value), ip(direc), ip(term), max_events, _ptr(ev_t), ip(ev_id), _ptr(ev_y),
             ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), ctypes.byref(status))
         k = n_events.value
-        return out[:written], list(zip(ev_t[:k], ev_id[:k])), nfev.value, _interrupted(status.value)
+        return out[:written], list(zip(ev_t[:k], ev_id[:k], ev_y[:k])), nfev.value, _interrupted(status.value)
 
 
 class CFactor:

@@ -164,7 +164,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
         "    double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,",
-        "    int max_events, double *ev_t, int *ev_id, int *n_events, double *grid_y, long *nfev, int *status);",
+        "    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);",
         "/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where",
         "   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.",
         "   Both return 0, or 5 if interrupted. */",
@@ -235,7 +235,7 @@ int main(void) {{
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = {prefix}_forward(0.0, {P}_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, {P}_PARAMS, {P}_Q_REF, {P}_SCALE,
-      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
+      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
   if (status) {{ fprintf(stderr, "forward failed (status %d)\\n", status); return 1; }}
   printf("# forward: t,{coord},omega\\n");
   for (int i = 0; i < written; ++i) printf("%.17g,%.17g,%.17g\\n", grid[i], y[2 * i], y[2 * i + 1]);
