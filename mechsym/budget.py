@@ -80,3 +80,29 @@ def add_option(parser) -> None:
     """--max-memory SIZE on a command's parser."""
     parser.add_argument("--max-memory", type=parse_size, metavar="SIZE",
                         help="largest memory a request may need (default: a quarter of this machine's; e.g. 16G)")
+
+
+class CallBudget:
+    """The right-hand sides an integration may evaluate before the dense output it keeps (for the output
+    grid and events, about `BYTES_PER_CALL(n)` per evaluation) would pass the memory limit. A step size that
+    collapses (a model too stiff for an explicit method, a switch the integrator cannot pass) then ends the
+    run with an error naming the time reached, instead of exhausting the machine. One budget spans every
+    piece of a run (`wrap` each right-hand side)."""
+
+    def __init__(self, n_states, what):
+        self.what, self.calls = what, 0
+        self.cap = max(1, int(memory_limit() // (8 * (int(n_states) + 16))))
+
+    def wrap(self, rhs):
+        """rhs(t, y, ...) counted against the budget."""
+        def counted(t, y, *args):
+            self.calls += 1
+            if self.calls > self.cap:
+                raise InputError(
+                    f"{self.what}: {self.cap} right-hand side evaluations reached only t = {t:.6g}: the step size "
+                    f"collapsed (a model too stiff for the method, or a switch the integrator cannot pass), and the "
+                    f"integrator's dense output would pass the memory limit of {format_size(memory_limit())}; a "
+                    "stiff method (Radau) or --max-memory may help")
+            return rhs(t, y, *args)
+
+        return counted

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import sympy as sp
 
-from mechsym.budget import check_memory
+from mechsym.budget import CallBudget, check_memory
 from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import AssemblyError, InputError, SingularError
@@ -613,7 +613,8 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     name = system.coordinate_names[0]
     fun = rejecting(rhs if scalar is not None else tracked_rhs, method, lambda y: f"{name} = {y[0]:.6g}")
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
-    sol = solve_ivp(fun, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
+    counted = CallBudget(2, f"forward run of '{system.mechanism.name}'").wrap(fun)
+    sol = solve_ivp(counted, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
                     dense_output=True, events=funcs or None,
                     **({"jac": rejecting(jacobian, method, lambda y: f"{name} = {y[0]:.6g}")} if implicit else {}))
     if sol.status < 0:

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from mechsym.budget import CallBudget
 from mechsym.errors import InputError
 from mechsym.progress import Progress, tracked
 from mechsym.results import RunResult
@@ -189,6 +190,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
 
     from mechsym.simulate import rejecting
 
+    budget = CallBudget(len(y), "hybrid run")
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
     while True:
@@ -203,7 +205,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
             event.terminal, event.direction = True, tr.direction
             events.append(event)
         checked = rejecting(mode.rhs, method, lambda yy: f"mode '{mode.name}', state {np.array2string(yy, precision=6)}")
-        rhs = tracked(checked, progress)
+        rhs = tracked(budget.wrap(checked), progress)
         sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
                         events=events or None, max_step=mode.max_step)
         if sol.status == 1 and _spurious_start(sol, mode, t, y):

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from mechsym.budget import CallBudget
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
@@ -424,7 +425,8 @@ class FloatingSystem:
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
         progress = Progress(f"body '{self.body.name}'", opts.t_end)
-        sol = solve_ivp(tracked(ode.rhs, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
+        counted = CallBudget(13 + len(extra0), f"body '{self.body.name}'").wrap(ode.rhs)
+        sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
                         method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True, events=list(events) or None)
         progress.close()
         if sol.status < 0:
@@ -611,7 +613,8 @@ class LoadedODE:
         options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
         wall = time.perf_counter()
         progress = Progress(f"body '{self.system.body.name}'", opts.t_end)
-        sol = solve_ivp(tracked(fun, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
+        counted = CallBudget(len(y0), f"body '{self.system.body.name}'").wrap(fun)
+        sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
                         atol=opts.atol, dense_output=True, **options)
         progress.close()
         wall = time.perf_counter() - wall

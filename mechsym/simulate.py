@@ -16,6 +16,7 @@ from collections import deque
 
 import numpy as np
 
+from mechsym.budget import CallBudget
 from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 from mechsym.results import RunResult, ivp_result
@@ -224,7 +225,8 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     rhs = rejecting(eom.rhs, method, describe)
 
     y0 = np.concatenate([theta0, thetad0, state0])
-    sol = solve_ivp(rhs, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True,
+    counted = CallBudget(len(y0), f"simulation of '{system.mechanism.name}'").wrap(rhs)
+    sol = solve_ivp(counted, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True,
                     events=list(events) or None)
     if sol.status < 0:
         reason = rhs.failure or sol.message

@@ -348,3 +348,24 @@ def test_ctrl_c_while_a_large_csv_is_written_keeps_the_previous_file(tmp_path):
         if code == 0:
             assert sum(1 for _ in open(out)) == 2_000_001
         assert listing(tmp_path) == ["k.csv"]
+
+
+def test_a_collapsing_step_size_ends_with_an_error_not_an_exhausted_machine():
+    """A model too stiff for an explicit method takes ever more steps whose dense output the integrator keeps
+    (a rolling disc falling flat ran until it held 5 GB): the run stops with an error naming the time
+    reached once that output would pass the memory limit, on the hybrid runner and on a forward run alike,
+    and runs normally within the limit."""
+    from mechanisms import fourbar
+    from mechsym import hybrid
+    from mechsym.budget import limit_memory
+    from mechsym.system import derive
+
+    stiff = hybrid.Mode("stiff", lambda t, y: -1e7 * (y - np.cos(t)), ())
+    with limit_memory(1_000_000), pytest.raises(InputError, match=r"hybrid run: \d+ right-hand side evaluations "
+                                                                   r"reached only t = .*memory limit of 977 KiB"):
+        hybrid.run([stiff], "stiff", [1.0], (0.0, 1.0), method="RK45", rtol=1e-6)
+    system = derive(fourbar.build())
+    with limit_memory(50_000), pytest.raises(InputError, match="forward run of 'fourbar': .* reached only t = "):
+        system.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-9)
+    with limit_memory(1_000_000):
+        assert system.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-9).status == "done"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechsym.budget import CallBudget
 from mechsym.errors import InputError
 from mechsym.results import RunResult, ivp_result
 from mechsym.timegrid import run_options
@@ -44,7 +45,8 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
         return np.concatenate([manifold.qdot(q, v, floating), acc])
 
     y0 = np.concatenate([manifold.normalise(q0, floating), v0])
-    sol = solve_ivp(rhs, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True)
+    counted = CallBudget(len(y0), f"tree '{system.tree.name}'").wrap(rhs)
+    sol = solve_ivp(counted, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True)
     if sol.status < 0:
         raise InputError(f"tree '{system.tree.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
     grid = opts.grid(sol.t[-1])
