@@ -18,7 +18,8 @@ def run(capsys, *args):
     return code, out, err
 
 
-def test_inverse_writes_csv_and_plot(tmp_path, capsys, fourbar):
+def test_inverse_writes_csv_and_plot(tmp_path, capsys, fourbar, plotted):
+    """The CSV, and a plot drawing its torque against the crank angle, one line per speed."""
     out, png = tmp_path / "sub" / "t.csv", tmp_path / "t.png"
     code, _, err = run(capsys, "inverse", "fourbar", "--omega", "2", "--omega=5", "--samples", "36",
                        "--theta0", "90deg", "--out", str(out), "--plot", str(png))
@@ -26,6 +27,11 @@ def test_inverse_writes_csv_and_plot(tmp_path, capsys, fourbar):
     table = read_csv(out)
     assert table.names[:3] == ["theta", "omega", "A.fx"] and table.names[-1] == "torque"
     assert len(table) == 72 and png.stat().st_size > 1000
+    lines = {label: (x, y) for _, label, x, y in plotted["t.png"]}
+    for k, w in enumerate((2, 5)):
+        x, y = lines[f"torque, omega = {w} rad/s"]
+        rows = slice(36 * k, 36 * (k + 1))
+        assert np.array_equal(x, table["theta"][rows]) and np.array_equal(y, table["torque"][rows])
     assert np.isclose(table["theta"][0], np.pi / 2)
     ref = fourbar.inverse(table["theta"][:36], 5.0)["torque"]
     assert np.allclose(table["torque"][36:], ref, rtol=0, atol=1e-14)

@@ -523,11 +523,20 @@ def test_cli_generic_commands(tmp_path, capsys):
     assert total == pytest.approx(9.156, abs=1e-3)
 
 
-def test_cli_figure_and_animation(tmp_path, capsys):
+def test_cli_figure_and_animation(tmp_path, capsys, plotted):
+    """Figure 11 draws the torque curves its CSV holds, one per crank speed, against t/T."""
+    from mechsym.results import read_csv
+
     code, out, err = run_cli(capsys, "pasibot", "figures", "--out", str(tmp_path), "--only", "11")
     assert code == 0, err
-    for name in ("fig11",):
-        assert (tmp_path / f"{name}.png").stat().st_size > 1000 and (tmp_path / f"{name}.csv").exists()
+    assert (tmp_path / "fig11.png").stat().st_size > 1000
+    table = read_csv(tmp_path / "fig11.csv")
+    lines = {label: (x, y) for _, label, x, y in plotted["fig11.png"]}
+    speeds = [name[len("T8_omega"):] for name in table.names if name.startswith("T8_omega")]
+    assert speeds == ["1", "2", "3", "4", "5"]
+    for w in speeds:
+        x, y = lines[f"ω8 = {w} rad/s"]
+        assert np.array_equal(x, table["t/T"]) and np.allclose(y, table[f"T8_omega{w}"], rtol=1e-15, atol=0)
     code, out, err = run_cli(capsys, "pasibot", "animate", "--out", str(tmp_path / "gait.gif"), "--frames", "6")
     assert code == 0, err
     assert (tmp_path / "gait.gif").stat().st_size > 1000

@@ -303,7 +303,9 @@ def chain3_command():
     return main
 
 
-def test_chain_command(chain3_command, tmp_path, capsys):
+def test_chain_command(chain3_command, tmp_path, capsys, plotted):
+    """The command's CSV, timeline and figure; the figure draws the heights, paths and contact counts of the
+    CSV (read back: the same numbers)."""
     from mechsym.results import read_csv
 
     out, events, picture = tmp_path / "out" / "chain.csv", tmp_path / "events.csv", tmp_path / "chain.png"
@@ -317,6 +319,10 @@ def test_chain_command(chain3_command, tmp_path, capsys):
     timeline = read_csv(events)
     assert len(timeline) >= 2 and timeline["before"][0] == 0 and 0.5 < timeline["t"][0] < 0.6
     assert picture.stat().st_size > 10_000
+    lines = {label: (x, y) for _, label, x, y in plotted["chain.png"]}
+    for label, (x, y) in (("A.y", ("t", "A.y")), ("C.y", ("t", "C.y")), ("n_contact", ("t", "n_contact")),
+                          ("path of C", ("C.x", "C.y"))):
+        assert np.array_equal(lines[label][0], table[x]) and np.array_equal(lines[label][1], table[y]), label
 
 
 @pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")

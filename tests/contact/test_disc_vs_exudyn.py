@@ -100,7 +100,15 @@ BASE = ["disc", "--radius", "0.2", "--mass", "1", "--inertia", "0.02,0.01,0.01",
         "--damping", "1e3", "--mu", "0.3"]
 
 
-def test_command_writes_the_issue_columns(tmp_path, capsys):
+def _draws_its_csv(lines, table):
+    """How many of a figure's lines draw a column of the CSV against its time column, each exactly."""
+    drawn = [(label, x, y) for _, label, x, y in lines if label in table]
+    for label, x, y in drawn:
+        assert np.array_equal(x, table["t"]) and np.array_equal(y, table[label]), label
+    return len(drawn)
+
+
+def test_command_writes_the_issue_columns(tmp_path, capsys, plotted):
     out, png, gif = tmp_path / "sub" / "disc.csv", tmp_path / "disc.png", tmp_path / "anim" / "disc.gif"
     code = main([*BASE, "--v0=0,1,0", "--omega0=-5,0,0", "--tilt", "0deg", "--t-end", "0.05", "--dt", "0.001",
                  "--out", str(out), "--plot", str(png)])
@@ -109,7 +117,7 @@ def test_command_writes_the_issue_columns(tmp_path, capsys):
     assert table.names == list(COLUMNS) and len(table) == 51
     np.testing.assert_allclose(table["vy"], 1.0, atol=1e-9)
     np.testing.assert_allclose(table["f_n"], G, rtol=1e-6)
-    assert png.stat().st_size > 0
+    assert png.stat().st_size > 0 and _draws_its_csv(plotted["disc.png"], table) == 11  # rates, forces, slips
     assert "wrote" in capsys.readouterr().out
     # the animation (a few frames), and the options beyond the issue's: a friction pair, rolling friction
     code = main([*BASE[:-1], "0.3,0.2", "--rolling-friction", "0.05", "--v0=0,1,0", "--omega0=-5,0,0",
@@ -232,7 +240,7 @@ def test_cart_turning_scrubs_its_yaw_rate_away_and_conserves_energy():
     assert work[-1] < 0                                          # friction took more than the drive gave
 
 
-def test_cart_command(tmp_path, capsys):
+def test_cart_command(tmp_path, capsys, plotted):
     from mechanisms.cart import COLUMNS as CART_COLUMNS
 
     out, png, gif = tmp_path / "cart.csv", tmp_path / "cart.png", tmp_path / "cart.gif"
@@ -242,6 +250,7 @@ def test_cart_command(tmp_path, capsys):
     table = read_csv(out)
     assert table.names == list(CART_COLUMNS) and len(table) == 6
     assert png.stat().st_size > 0 and gif.read_bytes()[:3] == b"GIF"
+    assert _draws_its_csv(plotted["cart.png"], table) == 16  # rates, and forces and slips of both wheels
     code = main(["cart", "--t-end", "1", "--radius", "-1", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: radius must be positive") and len(err.strip().splitlines()) == 1
