@@ -117,6 +117,33 @@ def unchanged(files) -> bool:
     return all(_sha(path) == sha for path, sha in files.items())
 
 
+def load_manifest(path, version) -> dict | None:
+    """The manifest at `path` if it is of `version` and every file it watches is unchanged, else None."""
+    try:
+        m = json.loads(path.read_text()) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    if not m or m.get("version") != version or not unchanged(m.get("files", {})):
+        return None
+    return m
+
+
+def update_manifest(path, fields, theta0, q0):
+    """Write `fields` into the manifest at `path` (kept: the starting configurations recorded before), with
+    the configuration q0 at the first sample theta0, atomically; a cache folder that cannot be written
+    leaves no warm start and loses nothing else."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    data.update(fields)
+    data.setdefault("start", {})[float.hex(float(theta0))] = np.asarray(q0).tolist()
+    try:
+        c_backend._write_atomic(path, json.dumps(data))
+    except OSError:
+        pass
+
+
 def record(ref, study, system, read):
     """Write (or extend) the manifest of ref's model after the parent derived `system`, for `study` (a
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
@@ -139,12 +166,8 @@ def record(ref, study, system, read):
         return
     solver = system.solver()
     q0 = solver.sweep(np.array([[args.theta0]])).q[0]
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = {}
     mech = system.mechanism
-    data.update({
+    update_manifest(path, {
         "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in mech.parameters.items()},
@@ -155,12 +178,7 @@ def record(ref, study, system, read):
         "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
         "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
         "files": watched(read, model_file(ref.source)),
-    })
-    data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
-    try:
-        c_backend._write_atomic(path, json.dumps(data))
-    except OSError:
-        pass  # a cache folder that cannot be written: no warm start, nothing else lost
+    }, args.theta0, q0)
 
 
 class _Parameter:
@@ -173,12 +191,8 @@ class _Parameter:
 def _manifest(ref):
     """The manifest of ref's model if it applies (present sources, every watched file unchanged, the
     library's entry intact), with its loaded library; else None."""
-    path = manifest_path(ref.source) if ref.backend == "c" else None
-    try:
-        m = json.loads(path.read_text()) if path is not None else None
-    except (OSError, ValueError):
-        return None
-    if not m or m.get("version") != VERSION or not unchanged(m["files"]):
+    m = load_manifest(manifest_path(ref.source) if ref.backend == "c" else None, VERSION)
+    if m is None:
         return None
     compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)
     return None if compiled is None else (m, c_backend.CLibrary(compiled))

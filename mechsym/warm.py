@@ -14,7 +14,6 @@ the full route.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def _applies(args) -> bool:
 def record(args, system, table):
     """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
     SHA-256 of the files its build opened in this process (BUILDS)."""
-    from mechsym.sweep_warm import model_file, watched
+    from mechsym.sweep_warm import model_file, update_manifest, watched
 
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
@@ -79,13 +78,9 @@ def record(args, system, table):
         return
     solver = system.solver()
     q0 = solver.sweep(np.array([[args.theta0]])).q[0]
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        data = {}
     coord = system.coordinate_names[0]
     base = inverse_memory(system, 1, 0)
-    data.update({
+    update_manifest(path, {
         "version": VERSION, "entry": system.library.path.name, "name": system.mechanism.name,
         "params": solver.params.tolist(), "col_scale": solver.col_scale.tolist(),
         "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
@@ -93,26 +88,17 @@ def record(args, system, table):
         "units": table.units, "title": table.title,
         "memory": [base, inverse_memory(system, 1, 1) - base],
         "files": watched(BUILDS.get(args.model, ()), model_file(args.model)),
-    })
-    data.setdefault("start", {})[float.hex(float(args.theta0))] = q0.tolist()
-    try:
-        c_backend._write_atomic(path, json.dumps(data))
-    except OSError:
-        pass  # a cache folder that cannot be written: no warm start, nothing else lost
+    }, args.theta0, q0)
 
 
 def run(args):
     """The warm inverse: its exit code, or None where the manifest does not cover the request."""
     if not _applies(args):
         return None
-    path = manifest_path(args.model)
-    try:
-        m = json.loads(path.read_text()) if path is not None else None
-    except (OSError, ValueError):
-        return None
-    from mechsym.sweep_warm import unchanged
+    from mechsym.sweep_warm import load_manifest
 
-    if not m or m.get("version") != VERSION or not unchanged(m.get("files", {})):
+    m = load_manifest(manifest_path(args.model), VERSION)
+    if m is None:
         return None
     q0 = m["start"].get(float.hex(float(args.theta0)))
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
