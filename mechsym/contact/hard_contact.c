@@ -11,6 +11,7 @@
    mechsym.codegen.c_backend's cache (mechsym/contact/c_contact.py); states are sample-major. */
 /* the runtime prelude: the POSIX feature macro, math.h, signal.h, string.h and the SIGINT handling */
 #include "ms_prelude.h"
+#include "ms_cholesky.h"
 #include <stdlib.h>
 
 /* SIGINT during a call over many states: the runtime's handler raises ms_stop, the loops poll it once per
@@ -39,38 +40,6 @@ typedef struct {
 } mc_model;
 
 /* ------------------------------------------------------------------ small dense linear algebra */
-
-/* Cholesky H = L L^T in place (lower triangle); 0 if H is not positive definite. */
-static int chol(int n, double *H) {
-  for (int j = 0; j < n; j++) {
-    double d = H[j * n + j];
-    for (int l = 0; l < j; l++) d -= H[j * n + l] * H[j * n + l];
-    if (!(d > 0.0)) return 0;
-    d = sqrt(d);
-    H[j * n + j] = d;
-    for (int i = j + 1; i < n; i++) {
-      double s = H[i * n + j];
-      for (int l = 0; l < j; l++) s -= H[i * n + l] * H[j * n + l];
-      H[i * n + j] = s / d;
-    }
-  }
-  return 1;
-}
-
-/* x = H^-1 b with the factor of chol (x may be b). */
-static void chol_solve(int n, const double *L, const double *b, double *x) {
-  if (x != b) memcpy(x, b, n * sizeof(double));
-  for (int i = 0; i < n; i++) {
-    double s = x[i];
-    for (int l = 0; l < i; l++) s -= L[i * n + l] * x[l];
-    x[i] = s / L[i * n + i];
-  }
-  for (int i = n - 1; i >= 0; i--) {
-    double s = x[i];
-    for (int l = i + 1; l < n; l++) s -= L[l * n + i] * x[l];
-    x[i] = s / L[i * n + i];
-  }
-}
 
 /* LU with partial pivoting of the m x m matrix A (row stride lda) in place; 0 where a pivot is exactly
    zero. rcond_est: the smallest over the largest pivot magnitude (a cheap conditioning estimate). */
@@ -332,7 +301,7 @@ static int terms(const mc_model *m, const double *q, const double *v, double *qn
     for (int row = 0; row < 3; row++)
       bc[i * 3 + row] = m->B[row * 3] * lin[0] + m->B[row * 3 + 1] * lin[1] + m->B[row * 3 + 2] * lin[2];
   }
-  return chol(nv, L);
+  return chol_factor(nv, L);
 }
 
 /* The friction polygon's radius along the unit tangential direction s, per unit mu fn. */
@@ -402,7 +371,7 @@ static void assemble(const mc_model *m, const double *L, const double *Jc, const
       memcpy(P->rows + (na + k * j + l) * nv, g, nv * sizeof(double));
     }
   }
-  for (int j = 0; j < nr; j++) chol_solve(nv, L, P->G + j * nv, P->HiG + j * nv);
+  for (int j = 0; j < nr; j++) chol_factored_solve(nv, L, P->G + j * nv, P->HiG + j * nv);
   double *M = P->M, *qv = P->qv;
   memset(M, 0, mm * mm * sizeof(double));
   memset(qv, 0, mm * sizeof(double));
@@ -443,7 +412,7 @@ static int solve_problem(const mc_model *m, const double *Jc, const double *mu, 
   for (int a = 0; a < nrow; a++)
     for (int b = 0; b < nrow; b++) AAt[a * nrow + b] = dot(nv, Jc + row[a] * nv, Jc + row[b] * nv);
   for (int a = 0; a < nrow; a++) if (AAt[a * nrow + a] > big) big = AAt[a * nrow + a];
-  if (!chol(nrow, AAt)) return MC_AMBIGUOUS;
+  if (!chol_factor(nrow, AAt)) return MC_AMBIGUOUS;
   for (int a = 0; a < nrow; a++) if (AAt[a * nrow + a] < small) small = AAt[a * nrow + a];
   return small * small < 1e-14 * big ? MC_AMBIGUOUS : MC_OK;
 }
@@ -517,7 +486,7 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
     if (sum != 0.0) { info[0] = MC_NOT_FINITE; bad++; continue; }
     if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; bad++; continue; }
     for (int i = 0; i < nv; i++) freeacc[i] = tau[i] - C[i];
-    chol_solve(nv, L, freeacc, freeacc);
+    chol_factored_solve(nv, L, freeacc, freeacc);
     for (int i = 0; i < n; i++) {
       for (int a = 0; a < 3; a++) {
         const double *J = Jc + (i * 3 + a) * nv;
@@ -660,7 +629,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   }
   if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) return MC_NOT_PD;
   for (int i = 0; i < nv; i++) freeacc[i] = tau[i] - C[i];
-  chol_solve(nv, L, freeacc, freeacc);
+  chol_factored_solve(nv, L, freeacc, freeacc);
   memset(lam, 0, 3 * n * sizeof(double));
   for (int i = 0; i < n; i++) {
     for (int a = 0; a < 3; a++) rates[i * 3 + a] = dot(nv, Jc + (i * 3 + a) * nv, v);
@@ -694,7 +663,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   double *vdot = ydot + nq;
   memcpy(vdot, freeacc, nv * sizeof(double));
   if (nx) {
-    for (int j = 0; j < nx; j++) chol_solve(nv, L, G + j * nv, HiG + j * nv);
+    for (int j = 0; j < nx; j++) chol_factored_solve(nv, L, G + j * nv, HiG + j * nv);
     for (int a = 0; a < nx; a++) {
       for (int b = 0; b < nx; b++) A[a * nx + b] = dot(nv, R + a * nv, HiG + b * nv);
       rhs[a] = -(dot(nv, R + a * nv, freeacc) + rhs[a]);
