@@ -11,28 +11,19 @@ the right-hand sides evaluated and the best of three times.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from timing import best_of  # noqa: E402
 
 from mechanisms import fourbar  # noqa: E402
 from mechsym.system import derive  # noqa: E402
 
 RUNS = {"from rest, 2 s": (0.0, 2.0), "from 20 rad/s, 1 s": (20.0, 1.0)}
 RTOLS = (1e-3, 1e-6, 1e-9, 1e-12)
-
-
-def best_of(fn, repeat=3):
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def error(table, ref, column):

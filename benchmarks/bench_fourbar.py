@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+from timing import best_time as _best_time  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 N_ANGLES = 10_000 if QUICK else 100_000
@@ -35,12 +36,7 @@ RTOL = 1e-9
 
 
 def best_of(fn, repeat=REPEAT):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return _best_time(fn, repeat)
 
 
 def in_fresh_process(code, cache):

@@ -29,6 +29,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from timing import best_time as best_of  # noqa: E402
 
 DERIVE = """
 import time, sys
@@ -62,15 +63,6 @@ def parts(times):
     total, imports, build, derive, first = times
     return (f"{total:.2f} s (imports {imports:.2f}, declaration {build:.2f}, derivation {derive:.2f}, "
             f"first kinematics {first:.2f})")
-
-
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def bench_inverse(backend, samples, repeat):
