@@ -1,5 +1,8 @@
 import os
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -76,3 +79,20 @@ def plotted(monkeypatch):
 
     monkeypatch.setattr(Figure, "savefig", recording)
     return saved
+
+
+def interrupt_cli(args, delay, cwd):
+    """Run `mechsym ARGS` from the repository folder `cwd` with SIGINT delivered as from a terminal after
+    `delay` s; (exit code, seconds from the signal to the exit)."""
+    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(cwd)),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    try:
+        proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+    return proc.returncode, time.perf_counter() - start

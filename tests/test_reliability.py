@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import interrupt_cli
 from mechsym.cli import main
 from mechsym.errors import InputError
 from mechsym.output import atomic, transaction
@@ -28,23 +29,6 @@ def listing(folder):
 
 
 # -- interrupts ---------------------------------------------------------------------------------------
-def _interrupt(args, delay, cwd):
-    """Run `mechsym ARGS` with SIGINT delivered as from a terminal after `delay` s; (exit code, seconds
-    from the signal to the exit)."""
-    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=ROOT),
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    start = time.perf_counter()
-    try:
-        proc.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-    return proc.returncode, time.perf_counter() - start
-
-
 def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
     """forward on the C backend runs minutes for t_end = 2000 s: SIGINT ends it within a second, exit
     130, and the file that was there before is untouched (the C loop polls the interrupt flag)."""
@@ -53,7 +37,7 @@ def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
     warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
                            "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
     assert warm.returncode == 0, warm.stderr  # the library is compiled and cached: the long run is in C
-    code, after = _interrupt(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT)
+    code, after = interrupt_cli(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT)
     assert code == 130 and after < 1.0, (code, after)
     assert out.read_text() == "previous\n"
     assert listing(tmp_path) == ["lf.csv", "warm.csv"]
@@ -341,7 +325,7 @@ def test_ctrl_c_while_a_large_csv_is_written_keeps_the_previous_file(tmp_path):
     out = tmp_path / "k.csv"
     for delay in (2.0, 5.0, 12.0):
         out.write_text("previous\n")
-        code, after = _interrupt(["kinematics", "fourbar", "--samples", "2000000", "--out", str(out)], delay, ROOT)
+        code, after = interrupt_cli(["kinematics", "fourbar", "--samples", "2000000", "--out", str(out)], delay, ROOT)
         assert after < 2.0, after
         text = out.read_text() if code == 130 else None
         assert code == 0 or text == "previous\n", (delay, code)

@@ -228,31 +228,15 @@ def test_ctrl_c_ends_the_drop_at_once(tmp_path):
     """`mechsym hyq drop` elastic and undamped for 2000 s (an impact every 20 ms) runs many minutes: SIGINT
     ends it within a second (every compiled call is short, the integration loop Python's), exit 130, nothing
     written."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
     from pathlib import Path
+
+    from conftest import interrupt_cli
 
     root = str(Path(__file__).resolve().parents[2])
     out = tmp_path / "drop.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", "hyq", "drop", "--kd", "0", "--restitution", "1",
-                             "--t-end", "2000",
-                             "--out", str(out)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=dict(os.environ, PYTHONPATH=root),
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(5.0)
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    start = time.perf_counter()
-    try:
-        proc.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-    after = time.perf_counter() - start
-    assert proc.returncode == 130 and after < 1.0, (proc.returncode, after)
+    code, after = interrupt_cli(["hyq", "drop", "--kd", "0", "--restitution", "1", "--t-end", "2000", "--out", str(out)],
+                                5.0, root)
+    assert code == 130 and after < 1.0, (code, after)
     assert not out.exists()
 
 
