@@ -116,12 +116,15 @@ class HybridResult(RunResult):
         super().__post_init__()
         self.solution = lambda t: self.sample(t)[0].T
 
+    def piece_at(self, t):
+        """Index of the piece (segment) at each time t; at a switch instant, the piece entered there."""
+        starts = np.array([s.t0 for s in self.segments])
+        t = np.atleast_1d(np.asarray(t, float))
+        return np.clip(np.searchsorted(starts, t, side="right") - 1, 0, len(self.segments) - 1)
+
     def mode_at(self, t):
         """Mode name(s) at time(s) t; at a switch instant, the mode entered there."""
-        t = np.atleast_1d(np.asarray(t, float))
-        starts = np.array([s.t0 for s in self.segments])
-        idx = np.clip(np.searchsorted(starts, t, side="right") - 1, 0, len(self.segments) - 1)
-        return np.array([self.segments[i].mode for i in idx])
+        return np.array([self.segments[i].mode for i in self.piece_at(t)])
 
     def sample(self, grid):
         """States (len(grid), ny) from the dense outputs, and the mode at each time (the later mode at a
@@ -131,8 +134,7 @@ class HybridResult(RunResult):
             raise InputError(f"cannot sample at t = {grid.max():.6g}: the run ended at t = {self.t_end:.6g}")
         ny = len(self.segments[0].y0)
         out = np.empty((len(grid), ny))
-        starts = np.array([s.t0 for s in self.segments])
-        idx = np.clip(np.searchsorted(starts, grid, side="right") - 1, 0, len(self.segments) - 1)
+        idx = self.piece_at(grid)
         for i in np.unique(idx):
             sel = idx == i
             seg = self.segments[i]

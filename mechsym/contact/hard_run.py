@@ -582,7 +582,7 @@ def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, contr
     y = np.column_stack(list(res.columns.values())[1:])
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(modes.seg_states[:len(seg_starts)])
-    idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
+    idx = res.piece_at(grid)
     cols = {"t": grid}
     q_names = list(getattr(model, "q_names", [f"q{i}" for i in range(model.nq)]))
     v_names = list(getattr(model, "v_names", [f"v{i}" for i in range(model.nv)]))

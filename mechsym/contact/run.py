@@ -372,7 +372,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
         y = np.column_stack(list(res.columns.values())[1:])
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(guards.seg_states[:len(seg_starts)])
-    idx = np.clip(np.searchsorted(seg_starts, grid, side="right") - 1, 0, len(seg_starts) - 1)
+    idx = res.piece_at(grid)
     states = seg_states[idx]
     cols = {"t": grid}
     if model_names is None:
