@@ -482,7 +482,7 @@ MAX_TRAVEL = 1e12  # rad: beyond this a coordinate keeps no useful digits of its
 
 
 def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
-            events=(), method="DOP853", reactions=False) -> RunResult:
+            events=(), method="DOP853", reactions=False, dense_output=True) -> RunResult:
     """Integrate a one-coordinate mechanism under a driving force.
 
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
@@ -494,9 +494,11 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
     dense output. Returns a RunResult: its events (RunEvent: t, the event's name, the state [coordinate,
-    speed], from the dense output on either route) in time order, nfev, the dense solution (numpy route), status
-    "stopped" where a terminal event ended the run. reactions=True adds every reaction from the
-    forward Newton-Euler system along the grid (and its thetadd: an independent check).
+    speed], from the dense output on either route) in time order, nfev, the dense solution over (coordinate,
+    speed) on either route (scipy's OdeSolution; on C a results.DenseSolution of the same interpolant), status
+    "stopped" where a terminal event ended the run. dense_output=False keeps no solution (None): on C every
+    step then makes its dense output only where a grid point or an event needs it. reactions=True adds every
+    reaction from the forward Newton-Euler system along the grid (and its thetadd: an independent check).
     """
     if len(system.coordinate_names) != 1:
         raise InputError("forward() integrates one coordinate")
@@ -523,11 +525,12 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
         raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
                          "for scipy's other methods")
     if in_c:
-        y, hits, nfev = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol, q0, events)
-        solution = None
+        y, hits, nfev, solution = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol,
+                                             q0, events, dense_output)
     else:
         y, hits, nfev, solution = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0,
                                                events, method)
+        solution = solution if dense_output else None
     grid = grid[: len(y)]
     stopped = [e for e in hits if getattr(events[e[1]], "terminal", False)]
     name = system.coordinate_names[0]
@@ -546,19 +549,20 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     return table
 
 
-def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events):
+def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, dense):
     from mechsym.kinematics import STEP_TOL
 
     spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
-    y, hits, nfev, status = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol, solver.params,
-                                                   q0, solver.col_scale, STEP_TOL, spec, hmax=solver.step[0])
+    y, hits, nfev, status, solution = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol,
+                                                             solver.params, q0, solver.col_scale, STEP_TOL, spec,
+                                                             hmax=solver.step[0], dense=dense)
     if status:
         reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
                   3: "the step size fell below its limit", 4: "a declared branch condition would not hold"}.get(status, f"status {status}")
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
-    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev
+    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev, solution
 
 
 def _event_name(event) -> str:

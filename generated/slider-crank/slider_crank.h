@@ -48,11 +48,15 @@ int slider_crank_inverse_columns(int n, const double *th, const double *p, const
 int slider_crank_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
     const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);
 /* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of
-   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted). */
+   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted).
+   With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and
+   F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;
+   *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */
 int slider_crank_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
-    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);
+    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
+    int rec_cap, double *rec, long *n_rec, int *status);
 /* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
    singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.
    Both return 0, or 5 if interrupted. */

@@ -160,11 +160,15 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",
         "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);",
         "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of",
-        "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted). */",
+        "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted).",
+        "   With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and",
+        "   F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;",
+        "   *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */",
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
         "    double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,",
-        "    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);",
+        "    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,",
+        "    int rec_cap, double *rec, long *n_rec, int *status);",
         "/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where",
         "   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.",
         "   Both return 0, or 5 if interrupted. */",
@@ -211,7 +215,7 @@ int main(void) {{
   static double grid[NT], y[NT * 2];
   const double omega = 2.0, tol = 1e-10;
   int status = 0, n_events = 0;
-  long nfev = 0;
+  long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = {P}_THETA_REF + 6.283185307179586 * i / N;
   int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
   if (failed >= 0) {{ fprintf(stderr, "inverse failed at sample %d (status %d)\\n", failed, status); return 1; }}
@@ -235,7 +239,7 @@ int main(void) {{
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = {prefix}_forward(0.0, {P}_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, {P}_PARAMS, {P}_Q_REF, {P}_SCALE,
-      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
+      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, 0, 0, &n_rec, &status);
   if (status) {{ fprintf(stderr, "forward failed (status %d)\\n", status); return 1; }}
   printf("# forward: t,{coord},omega\\n");
   for (int i = 0; i < written; ++i) printf("%.17g,%.17g,%.17g\\n", grid[i], y[2 * i], y[2 * i + 1]);
