@@ -555,7 +555,8 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
     spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
     y, hits, nfev, status, solution = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol,
                                                              solver.params, q0, solver.col_scale, STEP_TOL, spec,
-                                                             hmax=solver.step[0], dense=dense)
+                                                             hmax=solver.step[0], dense=dense,
+                                                             what=f"the forward run of '{system.mechanism.name}'")
     if status:
         reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
                   3: "the step size fell below its limit", 4: "a declared branch condition would not hold"}.get(status, f"status {status}")

@@ -127,7 +127,7 @@ def test_record_beyond_the_first_buffer_and_under_the_memory_limit(pair, monkeyp
     assert steps > 8 and np.array_equal(grown.solution.ts, full.solution.ts)
     assert np.array_equal(grown.solution.F, full.solution.F)
     with limit_memory(steps * c_backend.DENSE_BYTES // 2), \
-            pytest.raises(InputError, match=rf"dense output of a forward run \({steps} steps.*--max-memory"):
+            pytest.raises(InputError, match=rf"dense output of the forward run of 'fourbar' \({steps} steps.*--max-memory"):
         c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10)
     with limit_memory(steps * c_backend.DENSE_BYTES // 2):
         bare = c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10, dense_output=False)

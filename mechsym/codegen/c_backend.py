@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mechsym.budget import check_memory, memory_limit
 from mechsym.codegen import c_runtime
 from mechsym.errors import InputError
 
@@ -604,23 +605,21 @@ class CLibrary:
         return failed, _interrupted(status.value), f, jac
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
-                maxit=30, hmax=0.1, max_events=10000, dense=False):
+                maxit=30, hmax=0.1, max_events=10000, dense=False, what="a forward run"):
         """Integrate the reduced one-coordinate ODE in C (DOP853). events: (component, value, direction,
         terminal), at most 64. Returns the states on the grid, the events (time, index, state) in time order,
         the right-hand sides evaluated, the status, and with `dense` the dense output over (theta, omega) (a
         results.DenseSolution; else None). The record of every step is bounded by the memory limit
-        (budget.check_memory): a run with more steps than the first buffer holds is run again into one of the
-        size it reported, once that size passes the check."""
-        from mechsym.budget import check_memory
-
-        cap = int(min(DENSE_CHUNK, max(1, _memory_steps())))
+        (budget.check_memory, naming `what`): a run with more steps than the first buffer holds is run again
+        into one of the size it reported, once that size passes the check."""
+        cap = int(min(DENSE_CHUNK, max(1, memory_limit() // DENSE_BYTES)))
         while True:
             out, hits, nfev, status, rec, n_rec = self._forward(torque, theta0, omega0, t_end, grid, rtol, atol,
                                                                 params, q0, row_scale, tol, events, maxit, hmax,
                                                                 max_events, cap if dense else None)
             if not dense or status or n_rec <= cap:
                 break
-            check_memory(f"the dense output of a forward run ({n_rec} steps; dense_output=False keeps none)",
+            check_memory(f"the dense output of {what} ({n_rec} steps; dense_output=False keeps none)",
                          n_rec * DENSE_BYTES)
             cap = n_rec
         solution = None
@@ -665,13 +664,6 @@ class CLibrary:
 DENSE_WIDTH = 18  # doubles a step of the C integrator's dense record: t_old, h, y_old (2), F (7 x 2) (DOP_REC)
 DENSE_BYTES = 8 * DENSE_WIDTH
 DENSE_CHUNK = 1 << 16  # steps the first record of a forward run holds (9 MiB; a run touches only what it writes)
-
-
-def _memory_steps() -> int:
-    """The steps whose dense record fits the memory limit."""
-    from mechsym.budget import memory_limit
-
-    return memory_limit() // DENSE_BYTES
 
 
 class CFactor:
