@@ -169,6 +169,10 @@ def main():
     per_sample["C kernel"] = kernel_time(c, theta) / N_ANGLES
     row("  of which the C kernel (one ctypes call, no table)", per_sample["C kernel"] * N_ANGLES, N_ANGLES,
         t_peer * N_ANGLES)
+    bare = fourbar.build()
+    bare.branches.clear()  # no declared branch condition: the kernel checks the sign of det Phi_q instead
+    t = kernel_time(derive(bare, "c"), theta)
+    row("  the C kernel, no declared branch condition (det Phi_q's sign)", t, N_ANGLES, t_peer * N_ANGLES)
     t = best_of(lambda: c.inverse(theta, [1.0, 2.0, 3.0, 4.0, 5.0]))
     row("mechsym C, five speeds at once (linear in omega^2)", t, 5 * N_ANGLES, 5 * t_peer * N_ANGLES)
     a, b = c.inverse(theta, 2.0), num.inverse(theta, 2.0)

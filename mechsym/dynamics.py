@@ -22,7 +22,7 @@ import sympy as sp
 from mechsym.budget import CallBudget, check_memory
 from mechsym.codegen import VectorFunction
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.errors import AssemblyError, InputError, SingularError
+from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
 from mechsym.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.timegrid import run_options
@@ -282,21 +282,21 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
     lib = system.library
+    basis = columns = None
     if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
         if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
             weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
             columns = _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
-            cols.update(zip(names, columns.reshape(len(names), -1)))
         else:
             basis = _inverse_c(system, theta, params, lib.inverse)
-            if not analysis.inertia:
+            if basis is not None and not analysis.inertia:
                 basis[:, :, :2] = 0.0
-            with np.errstate(over="ignore", invalid="ignore"):
-                cols.update(zip(names, speed_columns(basis, coef)))
-    else:
-        basis = _inverse_basis(system, theta, params, analysis)
+    if columns is None:
+        if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
+            basis = _inverse_basis(system, theta, params, analysis)
         with np.errstate(over="ignore", invalid="ignore"):
-            cols.update(zip(names, speed_columns(basis, coef)))
+            columns = speed_columns(basis, coef)
+    cols.update(zip(names, np.reshape(columns, (len(names), -1))))
     _check_result(system, cols, names)
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
 
@@ -364,23 +364,21 @@ def _start(solver, theta0):
 def _inverse_c(system, theta, params, kernel):
     """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
     inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
-    call for the whole batch."""
+    call for the whole batch. None where the kernel stopped at a sample (the loops do not close, a dead
+    point, another branch): the numpy route then names that failure as it does on its own, or solves it."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
     q0 = _start(solver, theta[0])
     failed, status, *_, coef, branch, u = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
                                                  hmax=solver.step[0])
+    if failed >= 0:
+        return None
     coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
-    if failed >= 0 or (coef > SUSPECT).any() or (branch <= 0).any():
-        # rare: let the numpy route name the sample and the reason (dead point, loop, branch)
-        end = failed + 1 if failed >= 0 else len(theta)
-        bad = np.flatnonzero((coef[:end] > SUSPECT) | (branch[:end] <= 0))
-        first = min([failed] * (failed >= 0) + list(bad[:1]))
+    if (coef > SUSPECT).any() or (branch <= 0).any():
+        # rare: let the numpy route name the sample and the reason (dead point, branch)
+        first = int(np.flatnonzero((coef > SUSPECT) | (branch <= 0))[0])
         solver.sweep(theta[: first + 1, None])
-        if failed >= 0:
-            raise AssemblyError(f"mechanism '{system.mechanism.name}': no configuration found at "
-                                f"{system.coordinate_names[0]}={theta[failed]:.6g}")
     return u
 
 
@@ -450,8 +448,7 @@ def ode(system, theta, omega, torque=0.0, params=None):
                                                hmax=solver.step[0])
         if failed < 0:
             return f, jac
-        solver.sweep(theta[: failed + 1, None])  # let the numpy route name the sample and the reason
-    return reduced_ode(system, system.kinematics(theta, params), omega, torque)
+    return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure
 
 
 @dataclass(frozen=True)
@@ -559,7 +556,8 @@ def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, 
                                                              what=f"the forward run of '{system.mechanism.name}'")
     if status:
         reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
-                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold"}.get(status, f"status {status}")
+                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold",
+                  6: "det Phi_q would change sign (another assembly branch)"}.get(status, f"status {status}")
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
