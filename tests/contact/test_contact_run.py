@@ -8,7 +8,8 @@ from mechsym.contact import (NO_CONTACT, SLIP, STICK, ContactPoints, GroundConta
 from mechsym.contact.points import classify, contact_signals
 from mechsym.contact.spatial_v2 import _laws
 from mechsym.errors import InputError
-from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
+from mechsym.freejoint import quat_about
+from mechsym.rigid3d import FloatingBody, derive_floating
 
 K, D = 1e6, 2000.0
 A, B, C = 0.1, 0.06, 0.04  # half sizes of the box
