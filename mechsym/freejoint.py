@@ -51,14 +51,19 @@ def _symbolic(*values) -> bool:
 def quat_multiply(a, b):
     """Hamilton product a (x) b of quaternions stored (x, y, z, w): numeric over leading axes, or a tuple
     of sympy expressions."""
-    symbolic = _symbolic(a, b)
-    ax, ay, az, aw = tuple(a) if symbolic else np.moveaxis(np.asarray(a, float), -1, 0)
-    bx, by, bz, bw = tuple(b) if symbolic else np.moveaxis(np.asarray(b, float), -1, 0)
-    out = (aw * bx + ax * bw + ay * bz - az * by,
-           aw * by - ax * bz + ay * bw + az * bx,
-           aw * bz + ax * by - ay * bx + az * bw,
-           aw * bw - ax * bx - ay * by - az * bz)
-    return out if symbolic else np.stack(out, axis=-1)
+    if _symbolic(a, b):
+        return _hamilton(*a, *b)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.ndim == b.ndim == 1:                              # one quaternion: plain floats, no array per term
+        return np.array(_hamilton(*a.tolist(), *b.tolist()))
+    return np.stack(_hamilton(*_components(a), *_components(b)), axis=-1)
+
+
+def _hamilton(ax, ay, az, aw, bx, by, bz, bw):
+    return (aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz)
 
 
 def rotation(quat, let=None):
@@ -70,15 +75,32 @@ def rotation(quat, let=None):
         x, y, z, w = tuple(quat)
         s = let(2 / (x * x + y * y + z * z + w * w))
         return sp.Matrix([[let(e) for e in row] for row in _rotation_rows(x, y, z, w, s)])
-    x, y, z, w = np.moveaxis(np.asarray(quat, float), -1, 0)
+    quat = np.asarray(quat, float)
+    if quat.ndim == 1:
+        x, y, z, w = quat.tolist()
+        return np.array(_rotation_rows(x, y, z, w, 2.0 / (x * x + y * y + z * z + w * w)))
+    x, y, z, w = _components(quat)
     s = 2.0 / (x * x + y * y + z * z + w * w)
     return np.stack([np.stack(row, -1) for row in _rotation_rows(x, y, z, w, s)], -2)
+
+
+def _components(a):
+    """The components of vectors a (..., n) as n contiguous arrays (arithmetic on them runs faster than on
+    strided views)."""
+    return np.ascontiguousarray(np.moveaxis(a, -1, 0))
 
 
 def _rotation_rows(x, y, z, w, s):
     return ((1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)),
             (s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)),
             (s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)))
+
+
+def _turn(R, vec, inverse=False):
+    """R vec (or R^T vec) over leading axes."""
+    if inverse:
+        R = np.swapaxes(R, -1, -2)
+    return np.matmul(R, vec[..., None])[..., 0]
 
 
 def quat_about(axis, angle):
@@ -103,9 +125,8 @@ def _skew(w):
                      np.stack([-w[..., 1], w[..., 0], z], -1)], -2)
 
 
-def _exp_quat(w):
-    """The unit quaternion (..., 4) of the rotation vector w (..., 3) (SO(3)'s exponential)."""
-    th = np.linalg.norm(w, axis=-1)
+def _exp_quat(w, th):
+    """The unit quaternion (..., 4) of the rotation vector w (..., 3) of norm th (SO(3)'s exponential)."""
     small = th < 1e-6
     sinc = np.where(small, 0.5 - th ** 2 / 48, np.sin(th / 2) / np.where(small, 1.0, th))
     return np.concatenate([w * sinc[..., None], np.cos(th / 2)[..., None]], axis=-1)
@@ -122,10 +143,10 @@ def _log_quat(quat):
     return vec * scale[..., None]
 
 
-def _left_jacobian(w):
-    """V(w) = I + (1 - cos t)/t^2 W + (t - sin t)/t^3 W^2 (t = |w|, W = [w]x): the exponential of a twist
-    moves the origin by R V v_lin (a series for small t)."""
-    th = np.linalg.norm(w, axis=-1)[..., None, None]
+def _left_jacobian(w, th):
+    """V(w) = I + (1 - cos t)/t^2 W + (t - sin t)/t^3 W^2 (t = th = |w|, W = [w]x): the exponential of a
+    twist moves the origin by R V v_lin (a series for small t)."""
+    th = th[..., None, None]
     small = th < 1e-6
     ths = np.where(small, 1.0, th)
     a = np.where(small, 0.5 - th ** 2 / 24, (1 - np.cos(ths)) / ths ** 2)
@@ -180,35 +201,33 @@ class FreeJoint:
             lin = sp.Matrix(v[:3]) if self.linear == "world" else rotation(q[3:7]) * sp.Matrix(v[:3])
             return (*lin, *(c / 2 for c in quat_multiply(q[3:7], (*v[3:6], 0))))
         q, v = np.asarray(q, float), np.asarray(v, float)
-        out = np.empty(np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (7,))
-        out[..., :3] = v[..., :3] if self.linear == "world" else \
-            np.einsum("...ij,...j->...i", rotation(q[..., 3:7]), v[..., :3])
+        lin = v[..., :3] if self.linear == "world" else _turn(rotation(q[..., 3:7]), v[..., :3])
         w = np.concatenate([v[..., 3:6], np.zeros(v.shape[:-1] + (1,))], axis=-1)
-        out[..., 3:7] = 0.5 * quat_multiply(q[..., 3:7], w)
-        return out
+        rate = 0.5 * quat_multiply(q[..., 3:7], w)
+        lin = np.broadcast_to(lin, rate.shape[:-1] + (3,))
+        return np.concatenate([lin, rate], axis=-1)
 
     def velocity(self, q, qd):
         """The speeds v (..., 6) from q and dq/dt (..., 7): the inverse of `qdot`."""
         q, qd = np.asarray(q, float), np.asarray(qd, float)
         quat = q[..., 3:7]
-        out = np.empty(np.broadcast_shapes(q.shape[:-1], qd.shape[:-1]) + (6,))
-        out[..., :3] = qd[..., :3] if self.linear == "world" else \
-            np.einsum("...ji,...j->...i", rotation(quat), qd[..., :3])
+        lin = qd[..., :3] if self.linear == "world" else _turn(rotation(quat), qd[..., :3], inverse=True)
         conj = quat * np.array([-1.0, -1.0, -1.0, 1.0])
         w = 2 * quat_multiply(conj, qd[..., 3:7]) / np.sum(quat * quat, axis=-1, keepdims=True)
-        out[..., 3:6] = w[..., :3]
-        return out
+        lin = np.broadcast_to(lin, w.shape[:-1] + (3,))
+        return np.concatenate([lin, w[..., :3]], axis=-1)
 
     def integrate(self, q, v, dt=1.0):
         """The configuration (..., 7) after the constant speeds v for the time dt (see the class docstring)."""
         q, v = np.asarray(q, float), np.asarray(v, float) * dt
         out = np.empty(np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (7,))
+        w = v[..., 3:6]
+        th = np.linalg.norm(w, axis=-1)
         if self.linear == "world":
             out[..., :3] = q[..., :3] + v[..., :3]
         else:
-            step = np.einsum("...ij,...j->...i", _left_jacobian(v[..., 3:6]), v[..., :3])
-            out[..., :3] = q[..., :3] + np.einsum("...ij,...j->...i", rotation(q[..., 3:7]), step)
-        out[..., 3:7] = normalise_quat(quat_multiply(q[..., 3:7], _exp_quat(v[..., 3:6])))
+            out[..., :3] = q[..., :3] + _turn(rotation(q[..., 3:7]), _turn(_left_jacobian(w, th), v[..., :3]))
+        out[..., 3:7] = normalise_quat(quat_multiply(q[..., 3:7], _exp_quat(w, th)))
         return out
 
     def difference(self, q0, q1):
@@ -222,8 +241,8 @@ class FreeJoint:
         if self.linear == "world":
             out[..., :3] = dp
         else:
-            local = np.einsum("...ji,...j->...i", rotation(q0[..., 3:7]), dp)
-            out[..., :3] = np.linalg.solve(_left_jacobian(w), local[..., None])[..., 0]
+            local = _turn(rotation(q0[..., 3:7]), dp, inverse=True)
+            out[..., :3] = np.linalg.solve(_left_jacobian(w, np.linalg.norm(w, axis=-1)), local[..., None])[..., 0]
         out[..., 3:6] = w
         return out
 
@@ -241,12 +260,11 @@ class FreeJoint:
         a = None if a is None else np.array(a, float)
         if self.linear == "world":
             R = rotation(q[..., 3:7])
-            spec = "...ji,...j->...i" if to_local else "...ij,...j->...i"
-            lin = np.einsum(spec, R, v[..., :3])
+            lin = _turn(R, v[..., :3], inverse=to_local)
             if a is not None:
                 local = lin if to_local else v[..., :3]
                 a_lin = a[..., :3] if to_local else a[..., :3] + np.cross(v[..., 3:6], local)
-                a[..., :3] = np.einsum(spec, R, a_lin)
+                a[..., :3] = _turn(R, a_lin, inverse=to_local)
                 if to_local:
                     a[..., :3] -= np.cross(v[..., 3:6], local)
             v[..., :3] = lin

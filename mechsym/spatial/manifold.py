@@ -22,7 +22,10 @@ BASE = FreeJoint("local")
 
 
 def _joined(base, rest):
-    return np.concatenate([base, np.broadcast_to(rest, base.shape[:-1] + rest.shape[-1:])], axis=-1)
+    """[base, rest] along the last axis (rest broadcast over base's leading axes)."""
+    if rest.shape[:-1] != base.shape[:-1]:
+        rest = np.broadcast_to(rest, base.shape[:-1] + rest.shape[-1:])
+    return np.concatenate([base, rest], axis=-1)
 
 
 def qdot(q, v, floating=True):
