@@ -109,8 +109,8 @@ def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     sys3 = system()
     wheels = cart.wheels()
     ode = sys3.loaded([*wheels.values(), BodyTorque("drive", (-cart.torque, 0.0, 0.0))], backend)
-    y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), (0.0, 0.0, 0.0, 1.0), (0.0, cart.v0, 0.0),
-                            (-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
+    y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), velocity=(0.0, cart.v0, 0.0),
+                            omega=(-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
     run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()),
                        columns=lambda grid, y: columns(sys3, grid, y, {f"{name}.": w for name, w in wheels.items()}))
     cols = run.columns

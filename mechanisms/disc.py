@@ -139,8 +139,8 @@ def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     sys3 = system()
     connector = disc.connector()
     ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
-    y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
-                            disc.omega0, omega_frame="world")
+    y0 = sys3.initial_state(disc.start_position(), quat_xyzw=quat_about((0.0, 1.0, 0.0), disc.tilt),
+                            velocity=disc.v0, omega=disc.omega0, omega_frame="world")
     return ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()),
                         columns=lambda grid, y: columns(sys3, grid, y, {"": connector}))
 

@@ -62,7 +62,7 @@ def model(sides: int = 16, params=None, mu: float = MU, stiffness: float = K, da
 
 def initial_state(system, twist=0.18, height=0.1, speed=0.6):
     """Upright, yawed by `twist` about z, centre at `height`, moving at `speed` along x."""
-    return system.initial_state((0.0, 0.0, height), quat_about((0, 0, 1), twist), (speed, 0.0, 0.0))
+    return system.initial_state((0.0, 0.0, height), quat_xyzw=quat_about((0, 0, 1), twist), velocity=(speed, 0.0, 0.0))
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,

@@ -138,8 +138,9 @@ def _log_quat(quat):
     vec, w = quat[..., :3], quat[..., 3]
     sn = np.linalg.norm(vec, axis=-1)
     th = 2 * np.arctan2(sn, w)
-    small = sn < 1e-8
-    scale = np.where(small, 2 / np.where(small, w, 1.0) * (1 - sn ** 2 / (3 * w * w)), th / np.where(small, 1.0, sn))
+    small = sn < 1e-8                                          # then w is about 1: a series in sn / w
+    ws, sns = np.where(small, w, 1.0), np.where(small, 1.0, sn)
+    scale = np.where(small, 2 / ws * (1 - sn ** 2 / (3 * ws * ws)), th / sns)
     return vec * scale[..., None]
 
 

@@ -316,13 +316,14 @@ class FloatingSystem:
         return out
 
     # -- states ---------------------------------------------------------------------------------------
-    def initial_state(self, position=(0, 0, 0), quaternion=(0, 0, 0, 1), velocity=(0, 0, 0),
+    def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion (qx, qy, qz, qw), scalar last as `mechsym.freejoint.quat_about` gives it (normalised
-        here), and the angular velocity in the world (default) or body frame."""
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.freejoint.quat_about` gives it
+        (normalised here), and the angular velocity in the world (default) or body frame. All but the
+        position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}
-        for name, value, n in (("position", position, 3), ("quaternion", quaternion, 4),
+        for name, value, n in (("position", position, 3), ("quat_xyzw", quat_xyzw, 4),
                                ("velocity", velocity, 3), ("omega", omega, 3)):
             a = np.asarray(value, float)
             if a.shape != (n,):
@@ -330,10 +331,10 @@ class FloatingSystem:
             if not np.all(np.isfinite(a)):
                 raise InputError(f"{name} must be finite, got {a}")
             arrays[name] = a
-        qn = np.linalg.norm(arrays["quaternion"])
+        qn = np.linalg.norm(arrays["quat_xyzw"])
         if not qn > 0:
-            raise InputError("quaternion must be non-zero")
-        quat = arrays["quaternion"] / qn
+            raise InputError("quat_xyzw (the quaternion) must be non-zero")
+        quat = arrays["quat_xyzw"] / qn
         omega = arrays["omega"]
         if omega_frame == "world":
             omega = rotation(quat).T @ omega

@@ -198,7 +198,7 @@ def test_connector_rejects_bad_parameters_by_name():
     sys3 = system()
     ode = sys3.loaded([RollingDisc("w", **good, axis=(0, 0, 1))])
     with pytest.raises(InputError, match="rolling disc 'w': axis is parallel to the plane normal"):
-        ode.simulate(sys3.initial_state((0, 0, 0.1), quat_about((1, 0, 0), 0.0)), 0.1)
+        ode.simulate(sys3.initial_state((0, 0, 0.1), quat_xyzw=quat_about((1, 0, 0), 0.0)), 0.1)
 
 
 # ---------------------------------------------------------------- the larger example: a two-wheeled cart

@@ -170,7 +170,7 @@ def test_a_state_is_read_in_the_free_joint_layout():
     the body's x axis along world y; the same numbers read scalar first would be a half turn about x."""
     system = derive_floating(floating_body())
     s = np.sqrt(0.5)
-    y = system.initial_state((1, 2, 3), (0, 0, s, s), (0, 0, 0), (0, 0, 1), omega_frame="body")
+    y = system.initial_state((1, 2, 3), quat_xyzw=(0, 0, s, s), omega=(0, 0, 1), omega_frame="body")
     np.testing.assert_allclose(y[3:7], [0, 0, s, s])
     cols = system.world_columns(y)
     assert (cols["qw"], cols["qx"], cols["qy"], cols["qz"]) == pytest.approx((s, 0, 0, s))
@@ -180,6 +180,10 @@ def test_a_state_is_read_in_the_free_joint_layout():
     rng = np.random.default_rng(9)
     ys = np.concatenate([random_q(rng, 6), rng.normal(size=(6, 6))], axis=1).T
     np.testing.assert_allclose(system.state_from_columns(system.world_columns(ys)), ys, atol=1e-14)
+    with pytest.raises(TypeError):                     # a quaternion is never taken by position
+        system.initial_state((0, 0, 0), (1, 0, 0, 0))
+    with pytest.raises(TypeError):                     # nor under its former name
+        system.initial_state(quaternion=(1, 0, 0, 0))
     with pytest.raises(InputError, match="lack 'wz'"):
         system.state_from_columns({k: 0.0 for k in ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy")})
 

@@ -28,7 +28,7 @@ def test_derive_dispatches(system):
 
 
 def test_torque_free_motion_conserves_energy_and_momentum(system):
-    y0 = system.initial_state((0, 0, 1), quat_about((1, 1, 0), 0.3), (1, 0, 2), (0.5, 3.0, 0.2))
+    y0 = system.initial_state((0, 0, 1), quat_xyzw=quat_about((1, 1, 0), 0.3), velocity=(1, 0, 2), omega=(0.5, 3.0, 0.2))
     table = system.simulate(y0, 2.0, rtol=1e-11)
     y = table.solution(table["t"])
     energy = system.energy(y, system.params()).sum(axis=0)
@@ -43,7 +43,7 @@ def test_torque_free_motion_conserves_energy_and_momentum(system):
 
 
 def test_free_flight_is_a_parabola(system):
-    y0 = system.initial_state((1, 2, 3), quat_about((0, 1, 0), 1.0), (0.5, -0.2, 4.0), (1, 2, 3))
+    y0 = system.initial_state((1, 2, 3), quat_xyzw=quat_about((0, 1, 0), 1.0), velocity=(0.5, -0.2, 4.0), omega=(1, 2, 3))
     table = system.simulate(y0, 1.0, rtol=1e-11)
     t = table["t"]
     np.testing.assert_allclose(table["z"], 3 + 4 * t - 9.81 * t**2 / 2, atol=1e-9)
@@ -56,7 +56,7 @@ def test_quaternion_drift_is_pulled_back_without_changing_the_rotation(system):
     |q| back towards 1 while the rotation stays that of the normalised start."""
     from scipy.integrate import solve_ivp
 
-    y_unit = system.initial_state(omega=(0.0, 0.0, 40.0), omega_frame="body", quaternion=quat_about((1, 0, 0), 0.2))
+    y_unit = system.initial_state(omega=(0.0, 0.0, 40.0), omega_frame="body", quat_xyzw=quat_about((1, 0, 0), 0.2))
     y_big = y_unit.copy()
     y_big[3:7] *= 1.05
     ode = system.ode()
@@ -77,7 +77,7 @@ def test_rotation_matrix_and_axis_angle():
 
 
 def test_points_and_accelerations(system):
-    y = system.initial_state((0, 0, 1), quat_about((0, 0, 1), np.pi / 2))
+    y = system.initial_state((0, 0, 1), quat_xyzw=quat_about((0, 0, 1), np.pi / 2))
     np.testing.assert_allclose(system.point_positions(y)[0], [-0.2, 0.1, 1.3], atol=1e-15)
     rate = system.accelerations(y, [2.0, 0, 0, 0, 0, 0.25])
     np.testing.assert_allclose(rate[7:10], [1.0, 0, -9.81])
@@ -116,8 +116,8 @@ def test_bad_states_and_parameters(system):
         system.simulate(y0, 1.0)
     with pytest.raises(InputError, match="t_end"):
         system.simulate(system.initial_state(), -1.0)
-    with pytest.raises(InputError, match="quaternion must be non-zero"):
-        system.initial_state(quaternion=(0, 0, 0, 0))
+    with pytest.raises(InputError, match=r"quat_xyzw \(the quaternion\) must be non-zero"):
+        system.initial_state(quat_xyzw=(0, 0, 0, 0))
     with pytest.raises(InputError, match="velocity must have 3"):
         system.initial_state(velocity=(1, 2))
     with pytest.raises(InputError, match="omega_frame"):
@@ -136,7 +136,7 @@ def test_loaded_body_is_served_from_the_shared_c_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     monkeypatch.setattr(rigid3d, "_GENERATED", {})
     body = derive(brick())
-    y = body.initial_state((0, 0, 1), quat_about((1, 2, 0), 0.4), (0.3, 0, 0), (1, -2, 3))
+    y = body.initial_state((0, 0, 1), quat_xyzw=quat_about((1, 2, 0), 0.4), velocity=(0.3, 0, 0), omega=(1, -2, 3))
     first = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))])
     rates, jac = first.rates(y), first.jacobians(y)
     (entry,) = tmp_path.glob("rigid3d-brick-*")
@@ -197,7 +197,7 @@ def test_the_body_runs_on_c_as_on_numpy(system):
     np.testing.assert_allclose(on_c.accelerations(ys[:, 3], gens[:, 3]), ref[:, 3], rtol=0,
                                atol=1e-13 * np.abs(ref).max())
     load = lambda t, q, qd, s: (np.array([0.3, 0.0, -0.2, 0.02, -0.01, 0.03]), ())  # noqa: E731
-    y0 = system.initial_state((0, 0, 1), quat_about((1, 1, 0), 0.3), (1, 0, 2), (0.5, 3.0, 0.2))
+    y0 = system.initial_state((0, 0, 1), quat_xyzw=quat_about((1, 1, 0), 0.3), velocity=(1, 0, 2), omega=(0.5, 3.0, 0.2))
     a, b = on_c.simulate(y0, 2.0, rtol=1e-9, load=load), system.simulate(y0, 2.0, rtol=1e-9, load=load)
     for name in a.names:
         assert np.max(np.abs(a[name] - b[name])) <= 1e-9 * max(1.0, np.abs(b[name]).max()), name

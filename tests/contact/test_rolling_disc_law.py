@@ -694,7 +694,7 @@ def test_body_torque_alone_matches_the_lambdified_body(body):
     and its Jacobian, against mechsym.rigid3d's lambdified rates integrated by DOP853."""
     drive = BodyTorque("drive", DRIVE)
     ode = body.loaded([drive])
-    y0 = body.initial_state((0, 0, 1), (0.2, -0.1, 0.3, 1), (0.5, 0, 2), (3, -2, 5))
+    y0 = body.initial_state((0, 0, 1), quat_xyzw=(0.2, -0.1, 0.3, 1), velocity=(0.5, 0, 2), omega=(3, -2, 5))
     run = ode.simulate(y0, 1.0, rtol=1e-11, params=ode.params(BODY_VALUES))
     assert run.stats["jacobians"] >= 1 and run.stats["backend"] == "c"
     table = body.simulate(y0, 1.0, rtol=1e-12, params=BODY_VALUES,
@@ -767,7 +767,7 @@ def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tm
 
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     monkeypatch.setattr(rigid3d, "_GENERATED", {})
-    y = body.initial_state((0, 0, 1), (0.1, 0.2, 0.3, 1), (0, 0, 0), (1, 2, 3))
+    y = body.initial_state((0, 0, 1), quat_xyzw=(0.1, 0.2, 0.3, 1), omega=(1, 2, 3))
     first = body.loaded([BodyTorque("drive", DRIVE)])
     rates = first.rates(y, first.params(BODY_VALUES))
     (entry,) = tmp_path.glob("rigid3d-*")
