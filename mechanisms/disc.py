@@ -132,14 +132,15 @@ def system(*declaration):
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
-    from mechsym.rigid3d import BodyTorque, quat_about
+    from mechsym.freejoint import quat_about
+    from mechsym.rigid3d import BodyTorque
 
     disc.check()
     sys3 = system()
     connector = disc.connector()
     ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
-    y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
-                            disc.omega0, omega_frame="world")
+    y0 = sys3.initial_state(disc.start_position(), quat_xyzw=quat_about((0.0, 1.0, 0.0), disc.tilt),
+                            velocity=disc.v0, omega=disc.omega0, omega_frame="world")
     return ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()),
                         columns=lambda grid, y: columns(sys3, grid, y, {"": connector}))
 
@@ -291,10 +292,9 @@ def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-
 def rims(cols, discs, k, n=48):
     """World points of each disc's rim, its axle stub and one spoke at sample k: discs are (centre, axis,
     radius) in the body frame. Returns a list of (rim (n+1, 3), spoke (2, 3)) and the axle polyline."""
-    from mechsym.rigid3d import rotation_matrix
+    from mechsym.freejoint import rotation
 
-    q = np.array([cols[c][k] for c in ("qw", "qx", "qy", "qz")])
-    rot = rotation_matrix(q)
+    rot = rotation([cols[c][k] for c in ("qx", "qy", "qz", "qw")])
     origin = np.array([cols[c][k] for c in ("x", "y", "z")])
     out, axle = [], []
     for centre, axis, radius in discs:

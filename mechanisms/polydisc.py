@@ -24,7 +24,8 @@ import sympy as sp
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.errors import InputError
 from mechsym.output import save_animation, save_figure
-from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
+from mechsym.freejoint import quat_about, rotation
+from mechsym.rigid3d import FloatingBody, derive_floating
 
 K, D, MU = 1e6, 2000.0, 0.1
 COLUMNS = ("t", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
@@ -61,7 +62,7 @@ def model(sides: int = 16, params=None, mu: float = MU, stiffness: float = K, da
 
 def initial_state(system, twist=0.18, height=0.1, speed=0.6):
     """Upright, yawed by `twist` about z, centre at `height`, moving at `speed` along x."""
-    return system.initial_state((0.0, 0.0, height), quat_about((0, 0, 1), twist), (speed, 0.0, 0.0))
+    return system.initial_state((0.0, 0.0, height), quat_xyzw=quat_about((0, 0, 1), twist), velocity=(speed, 0.0, 0.0))
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
@@ -126,9 +127,7 @@ def run(args) -> int:
 def axis_angles(table):
     """Tilt (the disc axis's elevation above the ground plane: 0 upright) and heading (the yaw of the
     axis from +y, positive about +z), in radians, per sample: the wobble."""
-    from mechsym.rigid3d import rotation_matrix
-
-    axis = rotation_matrix(np.array([table[c] for c in ("qw", "qx", "qy", "qz")]))[:, 1]
+    axis = rotation(np.stack([table[c] for c in ("qx", "qy", "qz", "qw")], axis=-1))[..., 1].T
     return np.arcsin(np.clip(axis[2], -1.0, 1.0)), np.arctan2(-axis[0], axis[1])
 
 
@@ -169,7 +168,6 @@ def animate(run, path, frames=150, fps=25):
     from matplotlib import animation
 
     from mechsym.plotting import _pyplot
-    from mechsym.rigid3d import rotation_matrix
 
     plt = _pyplot()
     tab = run
@@ -197,7 +195,7 @@ def animate(run, path, frames=150, fps=25):
     def frame(j):
         i = k[j]
         centre = np.array([tab["x"][i], tab["y"][i], tab["z"][i]])
-        pts = rotation_matrix(np.array([tab[c][i] for c in ("qw", "qx", "qy", "qz")])) @ local + centre[:, None]
+        pts = rotation([tab[c][i] for c in ("qx", "qy", "qz", "qw")]) @ local + centre[:, None]
         for f, sl in zip(faces, (slice(0, n), slice(n, 2 * n))):
             loop = np.concatenate([pts[:, sl], pts[:, sl][:, :1]], axis=1)
             f.set_data(loop[0], loop[1])
