@@ -9,7 +9,9 @@
    (C and Python routes, warm cache, in-process) with its right-hand-side, LCP and event counts, beside
    MuJoCo (its URDF import with the meshes removed, a free joint, spheres of 0.02175 m at the feet, position
    actuators kp 300 kv 10 holding the standing pose; condim 1 frictionless, 3 with mu = 0.8) stepping the
-   same 2 s at 1 ms and 0.1 ms.
+   same 2 s at 1 ms and 0.1 ms. With mu = 0.8 also the run without the slow-slide rule (slow_stop=False: a
+   slide slower than slow_slip runs on until it stops by itself), its switches, rhs and wall time beside the
+   rule's.
 
 Run: python benchmarks/bench_hard_contact.py  (needs the bench extra: mujoco)
 """
@@ -139,6 +141,26 @@ def mujoco_run(mu, q0, dt, t_end=2.0):
     return wall, steps, first, com
 
 
+def slow_stops(mu):
+    """Scenario 1 on the C route with and without the slow-slide rule, best of 3 each."""
+    from mechsym.contact.hard_run import pd_hold, simulate_hard
+    from timing import best_of
+
+    contacts, q0 = hyq_contact.initial_state("drop")
+    for rule in (False, True):
+        def one():
+            return simulate_hard(contacts, q0, np.zeros(contacts.model.nv), 2.0, mu=mu,
+                                 controller=pd_hold(contacts.model, q0), slow_stop=rule)
+
+        wall, run = best_of(one, 3)
+        st = run.stats
+        com = contacts.model.com(run.sample([2.0])[0, :contacts.model.nq])
+        print(f"  slow-slide rule {'on ' if rule else 'off'}: {wall:.2f} s for 2 s, "
+              f"{st['switches']} switches ({sum(e.name == 'stick' for e in run.events)} by the stick guard), "
+              f"{st['rhs_evaluations']} rhs, {st['lcp_solves']} LCPs, {st['events']} contact events; "
+              f"com.z at 2 s = {com[2]:.5f} m")
+
+
 def scenario():
     contacts, q0 = hyq_contact.initial_state("drop")
     t0 = time.perf_counter()
@@ -159,6 +181,8 @@ def scenario():
                       f"{np.round([table['com.x'][-1], table['com.y'][-1], table['com.z'][-1]], 4)}")
             except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
                 print(f"mechsym hyq drop, mu = {mu}, {route} route: failed: {exc}")
+        if mu > 0:
+            slow_stops(mu)
         for dt in (1e-3, 1e-4):
             wall, steps, first, com = mujoco_run(mu, q0, dt)
             print(f"  MuJoCo, mu = {mu}, dt = {dt:g}: {wall:.2f} s for {steps} steps; first contact "
