@@ -194,16 +194,20 @@ def test_ugv_animation(tmp_path, animated, monkeypatch):
     broken(check_ugv, run(), x, np.radians(80), np.radians(100))           # the vehicle 0.1 m ahead of x_j
 
 
-def keep_run(monkeypatch, module, name="simulate"):
-    """Wrap module.simulate so that the test holds the run the command made: [result]."""
-    held, simulate = [], getattr(module, name)
+def run_command(monkeypatch, animated, tmp_path, module, args):
+    """`mechsym ARGS --out run.csv --animate run.gif`, holding the run that module.simulate returned to the
+    command: (that run, the CSV, the animation's frames)."""
+    held, simulate = [], module.simulate
 
-    def holding(*args, **kwargs):
-        held.append(simulate(*args, **kwargs))
+    def holding(*a, **k):
+        held.append(simulate(*a, **k))
         return held[-1]
 
-    monkeypatch.setattr(module, name, holding)
-    return held
+    monkeypatch.setattr(module, "simulate", holding)
+    out, gif = tmp_path / "run.csv", tmp_path / "run.gif"
+    assert main([*args, "--out", str(out), "--animate", str(gif)]) == 0
+    assert gif.read_bytes()[:3] == b"GIF"
+    return held[0], read_csv(out), animated["run.gif"]
 
 
 def off_by_one(monkeypatch):
@@ -247,14 +251,11 @@ def test_hyq_animation(tmp_path, animated, monkeypatch):
     """`mechsym hyq drop` through the first touchdown (0.45 s): 60 frames of the 1001-row CSV."""
     from mechanisms import hyq_contact
 
-    out, gif = tmp_path / "h.csv", tmp_path / "h.gif"
-    held = keep_run(monkeypatch, hyq_contact)
-    assert main(["hyq", "drop", "--t-end", "0.6", "--out", str(out), "--animate", str(gif)]) == 0
-    table = read_csv(out)
+    (run, _), table, frames = run_command(monkeypatch, animated, tmp_path, hyq_contact, ["hyq", "drop", "--t-end", "0.6"])
     assert len(table) == 1001 and np.max(table["lf_foot.impulse"] + table["rf_foot.impulse"]) > 0
-    check_hyq(animated["h.gif"], table)
+    check_hyq(frames, table)
     off_by_one(monkeypatch)
-    hyq_contact.animate(held[0][0], tmp_path / "broken.gif", frames=8)
+    hyq_contact.animate(run, tmp_path / "broken.gif", frames=8)
     broken(check_hyq, animated["broken.gif"], table, 8)
 
 
@@ -275,16 +276,13 @@ def check_chain3(frames, table, frames_option=150):
 def test_chain3_animation(tmp_path, animated, monkeypatch):
     from mechanisms import chain3
 
-    out, gif = tmp_path / "c.csv", tmp_path / "c.gif"
-    held = keep_run(monkeypatch, chain3)
-    assert main(["chain3", "--t-end", "0.5", "--dt", "0.01", "--out", str(out), "--animate", str(gif)]) == 0
-    table = read_csv(out)
+    run, table, frames = run_command(monkeypatch, animated, tmp_path, chain3, ["chain3", "--t-end", "0.5", "--dt", "0.01"])
     assert len(table) == 51
-    check_chain3(animated["c.gif"], table)
-    chain3.animate(held[0], tmp_path / "fewer.gif", frames=8)          # sub-sampled: rows 0, 7, 14, ... 50
+    check_chain3(frames, table)
+    chain3.animate(run, tmp_path / "fewer.gif", frames=8)          # sub-sampled: rows 0, 7, 14, ... 50
     check_chain3(animated["fewer.gif"], table, 8)
     off_by_one(monkeypatch)
-    chain3.animate(held[0], tmp_path / "broken.gif", frames=8)
+    chain3.animate(run, tmp_path / "broken.gif", frames=8)
     broken(check_chain3, animated["broken.gif"], table, 8)
 
 
@@ -312,14 +310,11 @@ def check_polydisc(frames, table, sides=16, radius=0.05, thickness=0.01):
 def test_polydisc_animation(tmp_path, animated, monkeypatch):
     from mechanisms import polydisc
 
-    out, gif = tmp_path / "p.csv", tmp_path / "p.gif"
-    held = keep_run(monkeypatch, polydisc)
-    assert main(["polydisc", "--t-end", "0.1", "--dt", "0.005", "--out", str(out), "--animate", str(gif)]) == 0
-    table = read_csv(out)
+    run, table, frames = run_command(monkeypatch, animated, tmp_path, polydisc, ["polydisc", "--t-end", "0.1", "--dt", "0.005"])
     assert len(table) == 21
-    check_polydisc(animated["p.gif"], table)
+    check_polydisc(frames, table)
     off_by_one(monkeypatch)
-    polydisc.animate(held[0], tmp_path / "broken.gif")
+    polydisc.animate(run, tmp_path / "broken.gif")
     broken(check_polydisc, animated["broken.gif"], table)
 
 
@@ -361,35 +356,27 @@ def quaternions(run):
 def test_disc_animation(tmp_path, animated, monkeypatch):
     from mechanisms import disc
 
-    out, gif = tmp_path / "d.csv", tmp_path / "d.gif"
-    held = keep_run(monkeypatch, disc)
-    assert main(["disc", "--radius", "0.2", "--mass", "1", "--inertia", "0.02,0.01,0.01", "--stiffness", "1e5",
-                 "--damping", "1e3", "--mu", "0.3", "--v0=0,1,0", "--omega0=-5,0,0.5", "--tilt", "10deg",
-                 "--t-end", "0.2", "--dt", "0.01", "--out", str(out), "--animate", str(gif)]) == 0
-    table = read_csv(out)
+    run, table, frames = run_command(monkeypatch, animated, tmp_path, disc, [
+        "disc", "--radius", "0.2", "--mass", "1", "--inertia", "0.02,0.01,0.01", "--stiffness", "1e5", "--damping",
+        "1e3", "--mu", "0.3", "--v0=0,1,0", "--omega0=-5,0,0.5", "--tilt", "10deg", "--t-end", "0.2", "--dt", "0.01"])
     assert len(table) == 21
-    quat = quaternions(held[0])
-    check_wheels(animated["d.gif"], table, quat, [(np.zeros(3), 0.2)])
+    quat = quaternions(run)
+    check_wheels(frames, table, quat, [(np.zeros(3), 0.2)])
     off_by_one(monkeypatch)
     shape = [(np.zeros(3), np.array([1.0, 0.0, 0.0]), 0.2)]
-    disc.animate(held[0].columns, shape, tmp_path / "broken.gif")
+    disc.animate(run.columns, shape, tmp_path / "broken.gif")
     broken(check_wheels, animated["broken.gif"], table, quat, [(np.zeros(3), 0.2)])
 
 
 def test_cart_animation(tmp_path, animated, monkeypatch):
-    from mechanisms import cart
+    from mechanisms import cart, disc
 
-    out, gif = tmp_path / "c.csv", tmp_path / "c.gif"
-    held = keep_run(monkeypatch, cart)
-    assert main(["cart", "--t-end", "0.2", "--dt", "0.01", "--v0", "0.5", "--yaw-rate", "2", "--out", str(out),
-                 "--animate", str(gif)]) == 0
-    table = read_csv(out)
+    run, table, frames = run_command(monkeypatch, animated, tmp_path, cart,
+                                     ["cart", "--t-end", "0.2", "--dt", "0.01", "--v0", "0.5", "--yaw-rate", "2"])
     wheels = [(np.array([s * 0.25, 0.0, 0.0]), 0.15) for s in (-1.0, 1.0)]
     assert len(table) == 21 and np.ptp(table["heading"]) > 0.05
-    check_wheels(animated["c.gif"], table, quaternions(held[0]), wheels, table["heading"])
+    check_wheels(frames, table, quaternions(run), wheels, table["heading"])
     off_by_one(monkeypatch)
     shape = [(offset, np.array([1.0, 0.0, 0.0]), r) for offset, r in wheels]
-    from mechanisms import disc
-
-    disc.animate(held[0].columns, shape, tmp_path / "broken.gif", frames=6)
-    broken(check_wheels, animated["broken.gif"], table, quaternions(held[0]), wheels, table["heading"], 6)
+    disc.animate(run.columns, shape, tmp_path / "broken.gif", frames=6)
+    broken(check_wheels, animated["broken.gif"], table, quaternions(run), wheels, table["heading"], 6)

@@ -170,7 +170,7 @@ def _normalize(model, q):
 class _Modes:
     """Contact states, the constrained right-hand side, the guards and the switch."""
 
-    def __init__(self, hc, mu, e, controller, gap_tol, stick_speed, chatter_speed, slow_slip, slow_stop):
+    def __init__(self, hc, mu, e, controller, gap_tol, stick_speed, chatter_speed, slow_slip, slow_stop=True):
         self.hc, self.model = hc, hc.model
         self.slow_stop = slow_stop
         self.mu, self.e = mu, e
