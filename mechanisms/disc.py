@@ -318,11 +318,11 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     `frames`); discs: (centre, axis, radius) in the body frame."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     t = cols["t"]
-    k = np.unique(np.linspace(0, len(t) - 1, min(frames, len(t))).astype(int))
+    k = frame_rows(len(t), frames)
     reach = max(r + np.linalg.norm(c) for c, _, r in discs)
     lo = np.array([cols[c].min() for c in "xyz"]) - reach
     hi = np.array([cols[c].max() for c in "xyz"]) + reach
@@ -339,9 +339,9 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
     ax.plot(cols["x"], cols["y"], np.zeros_like(t), color="0.6", lw=0.8)       # path of the centre, on the ground
-    lines = [(ax.plot([], [], [], color="k", lw=1.2)[0], ax.plot([], [], [], color="tab:red", lw=1.0)[0])
-             for _ in discs]
-    axle = ax.plot([], [], [], color="tab:blue", lw=2.0)[0]
+    lines = [(ax.plot([], [], [], color="k", lw=1.2, label=f"rim {i}")[0],
+              ax.plot([], [], [], color="tab:red", lw=1.0, label=f"spoke {i}")[0]) for i in range(len(discs))]
+    axle = ax.plot([], [], [], color="tab:blue", lw=2.0, label="axle")[0]
     label = ax.set_title("")
 
     def frame(j):

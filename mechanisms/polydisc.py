@@ -167,11 +167,11 @@ def animate(run, path, frames=150, fps=25):
     rolling shows, over the path of its centre and the ground (sub-sampled to `frames`; equal scales)."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     tab = run
-    k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
+    k = frame_rows(len(tab), frames)
     local = run.points.local  # 3 x 2 sides
     n = local.shape[1] // 2
     reach = float(np.max(np.linalg.norm(local, axis=0)))
@@ -188,9 +188,9 @@ def animate(run, path, frames=150, fps=25):
     ax.set_zlabel("z [m]")
     ax.plot([lo[0], hi[0], hi[0], lo[0], lo[0]], [lo[1], lo[1], hi[1], hi[1], lo[1]], 0.0, color="saddlebrown")
     ax.plot(tab["x"], tab["y"], np.zeros(len(tab)), color="0.6", lw=0.6)          # the centre's ground track
-    faces = [ax.plot([], [], [], "-", color=c)[0] for c in ("tab:blue", "tab:orange")]
-    spoke = ax.plot([], [], [], "-", color="tab:red")[0]
-    trace = ax.plot([], [], [], "k-", lw=0.6)[0]
+    faces = [ax.plot([], [], [], "-", color=c, label=f"face {i}")[0] for i, c in enumerate(("tab:blue", "tab:orange"))]
+    spoke = ax.plot([], [], [], "-", color="tab:red", label="spoke")[0]
+    trace = ax.plot([], [], [], "k-", lw=0.6, label="centre path")[0]
 
     def frame(j):
         i = k[j]

@@ -349,13 +349,6 @@ def test_chain_command_on_the_c_backend_agrees_with_numpy(chain3_command, tmp_pa
         assert np.max(np.abs(c[name] - ref[name])) <= 1e-6 * max(np.max(np.abs(ref[name])), 1.0), name
 
 
-def test_chain_animation(chain_run, tmp_path):
-    from mechanisms import chain3
-
-    chain3.animate(chain_run, tmp_path / "chain.gif", frames=3)
-    assert (tmp_path / "chain.gif").stat().st_size > 1_000
-
-
 @pytest.mark.parametrize("args, message", [
     (["--theta0", "0,0"], "expected 3 comma-separated values"),
     (["--theta0=-90deg,0,x"], "not an angle"),

@@ -214,15 +214,14 @@ def test_twist_022_falls_over():
     assert t["n_contact"][-1] == 16 and t["n_stick"][-1] == 16            # lying on one face, at rest
 
 
-def test_plot_and_animation(full_run, tmp_path, plotted):
+def test_plot(full_run, tmp_path, plotted):
     """The figure draws the run's height, rates and contact counts against its time column."""
     from mechanisms import polydisc
 
     tilt, heading = polydisc.axis_angles(full_run)
     assert heading[0] == pytest.approx(0.18, abs=1e-12) and tilt[0] == pytest.approx(0.0, abs=1e-12)
     polydisc.plot(full_run, tmp_path / "disc.png")
-    polydisc.animate(full_run, tmp_path / "disc.gif", frames=3)
-    assert (tmp_path / "disc.png").stat().st_size > 10_000 and (tmp_path / "disc.gif").stat().st_size > 1_000
+    assert (tmp_path / "disc.png").stat().st_size > 10_000
     lines = {label: (x, y) for _, label, x, y in plotted["disc.png"]}
     for label, column in (("z (centre)", "z"), ("vx", "vx"), ("wz", "wz"), ("n_contact", "n_contact"),
                           ("n_slip", "n_slip")):
