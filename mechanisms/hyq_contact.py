@@ -42,12 +42,13 @@ def robot():
 def initial_state(scenario):
     """(contacts, q0) of a scenario: 'drop' or 'tilted'."""
     from mechsym.contact.hard import Contact, HardContacts, Plane
+    from mechsym.freejoint import quat_about
 
     model, q_stand = robot()
     q = q_stand.copy()
     if scenario == "drop":
         plane, height = Plane(), 1.0
-        q[3:7] = [0.0, np.sin(TILT / 2), 0.0, np.cos(TILT / 2)]
+        q[3:7] = quat_about((0.0, 1.0, 0.0), TILT)     # the trunk pitched about y
     elif scenario == "tilted":
         plane, height = Plane.tilted(TILT, "y"), 0.5
     else:
