@@ -58,6 +58,40 @@ class Body:
         return self.points[name]
 
 
+# Units whose quantities are positive unless a declaration says otherwise: lengths, masses, inertias and
+# densities (per length, area and volume). One set for planar mechanisms and 3-D bodies.
+POSITIVE_UNITS = ("m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3")
+
+
+def declare_parameter(owner, name, default, unit="", doc="", positive=None, nonnegative=False) -> sp.Symbol:
+    """Add a Parameter to `owner.parameters` (a planar Mechanism or a 3-D FloatingBody: one rule for both)
+    and return its symbol. `positive` defaults to whether `unit` is in POSITIVE_UNITS; a name declared
+    twice is a problem of the declaration (`owner._problems`), with a hint when it is the default gravity."""
+    if name in owner.parameters:
+        hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
+                if name == owner._default_gravity else "")
+        owner._problems.append(f"parameter '{name}' declared twice{hint}")
+    if positive is None:
+        positive = unit in POSITIVE_UNITS
+    sym = sp.Symbol(name, real=True)
+    owner.parameters[name] = Parameter(sym, float(default), unit, doc, bool(positive), bool(nonnegative))
+    return sym
+
+
+def default_problems(parameters: dict) -> list:
+    """What is wrong with the defaults of `parameters` (name -> Parameter): non-finite, not positive or
+    negative where the parameter does not admit it."""
+    problems = []
+    for name, p in parameters.items():
+        if not math.isfinite(p.default):
+            problems.append(f"parameter '{name}' has a non-finite default {p.default}")
+        elif p.positive and p.default <= 0:
+            problems.append(f"parameter '{name}' must be positive (default {p.default})")
+        elif p.nonnegative and p.default < 0:
+            problems.append(f"parameter '{name}' must not be negative (default {p.default})")
+    return problems
+
+
 class JointType:
     """What every joint type gives (a new joint type is one subclass, see docs/joints.md): its bodies and
     points (`body1`, `point1`, `body2`, `point2`: its place in the joint graph), `rows(placed)` its
@@ -247,17 +281,10 @@ class Mechanism:
 
     # -- parameters ---------------------------------------------------------------------------------
     def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None, nonnegative=False):
-        """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive;
-        `nonnegative=True` admits zero but not a negative value (an added load, a friction coefficient)."""
-        if name in self.parameters:
-            hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
-                    if name == self._default_gravity else "")
-            self._problems.append(f"parameter '{name}' declared twice{hint}")
-        if positive is None:
-            positive = unit in ("m", "kg", "kg m^2", "kg/m")
-        sym = sp.Symbol(name, real=True)
-        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive, bool(nonnegative))
-        return sym
+        """Declare a parameter; returns its sympy symbol. Lengths, masses, inertias and densities are
+        positive (POSITIVE_UNITS); `nonnegative=True` admits zero but not a negative value (an added load, a
+        friction coefficient)."""
+        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
 
     def gravity_down(self, name: str = "g", value: float = 9.81):
         """Gravity of magnitude `name` (a parameter, default `value`) along -y of the fixed frame, in place
@@ -456,13 +483,7 @@ class Mechanism:
             stray = set().union(*(e.free_symbols for e in exprs)) - symbols
             if stray:
                 problems.append(f"body '{body.name}' uses undeclared symbols {sorted(map(str, stray))}")
-        for name, p in self.parameters.items():
-            if not math.isfinite(p.default):
-                problems.append(f"parameter '{name}' has a non-finite default {p.default}")
-            elif p.positive and p.default <= 0:
-                problems.append(f"parameter '{name}' must be positive (default {p.default})")
-            elif p.nonnegative and p.default < 0:
-                problems.append(f"parameter '{name}' must not be negative (default {p.default})")
+        problems += default_problems(self.parameters)
         if problems:
             raise ModelError(self.name, problems)
 
