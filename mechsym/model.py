@@ -209,11 +209,38 @@ class Slot(JointType):
         return _axis_problems(self)
 
 
+@dataclass(frozen=True)
+class Weld(JointType):
+    """A fixed joint: point `point2` of `body2` coincides with point `point1` of `body1` and the two bodies
+    keep their relative angle `angle`. Unknowns fx, fy (the force of body1 on body2) and m (the moment)."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    angle: sp.Expr = sp.Integer(0)
+
+    constraint_count = 3
+    reaction_names = ("fx", "fy", "m")
+    angle_rows = (2,)
+
+    @property
+    def relative_angle(self):
+        """The held angle of body2 relative to body1."""
+        return self.angle
+
+    def rows(self, placed):
+        """The two points coincide, and the relative angle is held."""
+        p1, p2 = placed.point(self.body1, self.point1), placed.point(self.body2, self.point2)
+        return [p2[0] - p1[0], p2[1] - p1[1], placed.angle(self.body2) - placed.angle(self.body1) - self.angle]
+
+
 def _axis_problems(joint):
     return [f"joint '{joint.name}' has a zero slide axis"] if all(sp.sympify(a) == 0 for a in joint.axis) else []
 
 
-Joint = Revolute | Prismatic | Slot
+Joint = Revolute | Prismatic | Slot | Weld
 
 
 @dataclass(frozen=True)
@@ -358,8 +385,14 @@ class Mechanism:
         frictionless, along the axis turned +90 degrees. A slot cannot be a coordinate."""
         return self._joint(Slot(name, body1, point1, body2, point2 or point1, _vec(axis)))
 
+    def weld(self, name, body1, point1, body2, point2=None, angle=0):
+        """A fixed joint: `point2` (default: point1's name) of `body2` is held at `point1` of `body1`, and
+        body2 keeps the relative angle `angle` [rad] (its angle minus body1's). Reactions JOINT.fx, JOINT.fy
+        (the force of body1 on body2) and JOINT.m (the moment). A weld cannot be a coordinate."""
+        return self._joint(Weld(name, body1, point1, body2, point2 or point1, sp.sympify(angle)))
+
     def add_joint(self, joint: JointType) -> str:
-        """Declare a joint of any type (a JointType); revolute(), prismatic() and slot() call this."""
+        """Declare a joint of any type (a JointType); revolute(), prismatic(), slot() and weld() call this."""
         if not isinstance(joint, JointType):
             raise InputError(f"mechanism '{self.name}': {joint!r} is not a joint (a mechsym.model.JointType)")
         return self._joint(joint)
