@@ -69,7 +69,6 @@ def run(args) -> int:
     from mechsym.cli_args import run_options, write_outputs
     from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
 
-    warnings.simplefilter("ignore", RuntimeWarning)
     if args.study == "figures":
         check_outputs(("--out", args.out, FOLDER))
     elif args.study == "slip":

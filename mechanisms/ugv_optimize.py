@@ -53,7 +53,7 @@ class _Problem:
 
     def grid_states(self, pose):
         f = self.v.forces(pose, ("Fr", "Nr", "Ff", "Nf", "M_r"))
-        th_r, th_f = self.v.wheelfinite_array(pose, float(self.x[0]))
+        th_r, th_f = self.v.wheel_angles(pose, float(self.x[0]))
         return f, th_r, th_f
 
     def violation(self, f):

@@ -154,7 +154,7 @@ class Vehicle:
         out["torque"] = -out["M_r"]
         return out
 
-    def wheelfinite_array(self, pose: Pose, x0=0.0):
+    def wheel_angles(self, pose: Pose, x0=0.0):
         """Wheel rotations relative to their legs (the spin coordinates) for the motor work; wheels rolling
         without slip from contact x0."""
         spins = self.stance.output_values(pose, x0)

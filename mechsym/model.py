@@ -58,6 +58,40 @@ class Body:
         return self.points[name]
 
 
+# Units whose quantities are positive unless a declaration says otherwise: lengths, masses, inertias and
+# densities (per length, area and volume). One set for planar mechanisms and 3-D bodies.
+POSITIVE_UNITS = ("m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3")
+
+
+def declare_parameter(owner, name, default, unit="", doc="", positive=None, nonnegative=False) -> sp.Symbol:
+    """Add a Parameter to `owner.parameters` (a planar Mechanism or a 3-D FloatingBody: one rule for both)
+    and return its symbol. `positive` defaults to whether `unit` is in POSITIVE_UNITS; a name declared
+    twice is a problem of the declaration (`owner._problems`), with a hint when it is the default gravity."""
+    if name in owner.parameters:
+        hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
+                if name == owner._default_gravity else "")
+        owner._problems.append(f"parameter '{name}' declared twice{hint}")
+    if positive is None:
+        positive = unit in POSITIVE_UNITS
+    sym = sp.Symbol(name, real=True)
+    owner.parameters[name] = Parameter(sym, float(default), unit, doc, bool(positive), bool(nonnegative))
+    return sym
+
+
+def default_problems(parameters: dict) -> list:
+    """What is wrong with the defaults of `parameters` (name -> Parameter): non-finite, not positive or
+    negative where the parameter does not admit it."""
+    problems = []
+    for name, p in parameters.items():
+        if not math.isfinite(p.default):
+            problems.append(f"parameter '{name}' has a non-finite default {p.default}")
+        elif p.positive and p.default <= 0:
+            problems.append(f"parameter '{name}' must be positive (default {p.default})")
+        elif p.nonnegative and p.default < 0:
+            problems.append(f"parameter '{name}' must not be negative (default {p.default})")
+    return problems
+
+
 class JointType:
     """What every joint type gives (a new joint type is one subclass, see docs/joints.md): its bodies and
     points (`body1`, `point1`, `body2`, `point2`: its place in the joint graph), `rows(placed)` its
@@ -175,11 +209,38 @@ class Slot(JointType):
         return _axis_problems(self)
 
 
+@dataclass(frozen=True)
+class Weld(JointType):
+    """A fixed joint: point `point2` of `body2` coincides with point `point1` of `body1` and the two bodies
+    keep their relative angle `angle`. Unknowns fx, fy (the force of body1 on body2) and m (the moment)."""
+
+    name: str
+    body1: str
+    point1: str
+    body2: str
+    point2: str
+    angle: sp.Expr = sp.Integer(0)
+
+    constraint_count = 3
+    reaction_names = ("fx", "fy", "m")
+    angle_rows = (2,)
+
+    @property
+    def relative_angle(self):
+        """The held angle of body2 relative to body1."""
+        return self.angle
+
+    def rows(self, placed):
+        """The two points coincide, and the relative angle is held."""
+        p1, p2 = placed.point(self.body1, self.point1), placed.point(self.body2, self.point2)
+        return [p2[0] - p1[0], p2[1] - p1[1], placed.angle(self.body2) - placed.angle(self.body1) - self.angle]
+
+
 def _axis_problems(joint):
     return [f"joint '{joint.name}' has a zero slide axis"] if all(sp.sympify(a) == 0 for a in joint.axis) else []
 
 
-Joint = Revolute | Prismatic | Slot
+Joint = Revolute | Prismatic | Slot | Weld
 
 
 @dataclass(frozen=True)
@@ -247,17 +308,10 @@ class Mechanism:
 
     # -- parameters ---------------------------------------------------------------------------------
     def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None, nonnegative=False):
-        """Declare a parameter; returns its sympy symbol. Lengths, masses and inertias are positive;
-        `nonnegative=True` admits zero but not a negative value (an added load, a friction coefficient)."""
-        if name in self.parameters:
-            hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
-                    if name == self._default_gravity else "")
-            self._problems.append(f"parameter '{name}' declared twice{hint}")
-        if positive is None:
-            positive = unit in ("m", "kg", "kg m^2", "kg/m")
-        sym = sp.Symbol(name, real=True)
-        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive, bool(nonnegative))
-        return sym
+        """Declare a parameter; returns its sympy symbol. Lengths, masses, inertias and densities are
+        positive (POSITIVE_UNITS); `nonnegative=True` admits zero but not a negative value (an added load, a
+        friction coefficient)."""
+        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
 
     def gravity_down(self, name: str = "g", value: float = 9.81):
         """Gravity of magnitude `name` (a parameter, default `value`) along -y of the fixed frame, in place
@@ -331,8 +385,14 @@ class Mechanism:
         frictionless, along the axis turned +90 degrees. A slot cannot be a coordinate."""
         return self._joint(Slot(name, body1, point1, body2, point2 or point1, _vec(axis)))
 
+    def weld(self, name, body1, point1, body2, point2=None, angle=0):
+        """A fixed joint: `point2` (default: point1's name) of `body2` is held at `point1` of `body1`, and
+        body2 keeps the relative angle `angle` [rad] (its angle minus body1's). Reactions JOINT.fx, JOINT.fy
+        (the force of body1 on body2) and JOINT.m (the moment). A weld cannot be a coordinate."""
+        return self._joint(Weld(name, body1, point1, body2, point2 or point1, sp.sympify(angle)))
+
     def add_joint(self, joint: JointType) -> str:
-        """Declare a joint of any type (a JointType); revolute(), prismatic() and slot() call this."""
+        """Declare a joint of any type (a JointType); revolute(), prismatic(), slot() and weld() call this."""
         if not isinstance(joint, JointType):
             raise InputError(f"mechanism '{self.name}': {joint!r} is not a joint (a mechsym.model.JointType)")
         return self._joint(joint)
@@ -456,13 +516,7 @@ class Mechanism:
             stray = set().union(*(e.free_symbols for e in exprs)) - symbols
             if stray:
                 problems.append(f"body '{body.name}' uses undeclared symbols {sorted(map(str, stray))}")
-        for name, p in self.parameters.items():
-            if not math.isfinite(p.default):
-                problems.append(f"parameter '{name}' has a non-finite default {p.default}")
-            elif p.positive and p.default <= 0:
-                problems.append(f"parameter '{name}' must be positive (default {p.default})")
-            elif p.nonnegative and p.default < 0:
-                problems.append(f"parameter '{name}' must not be negative (default {p.default})")
+        problems += default_problems(self.parameters)
         if problems:
             raise ModelError(self.name, problems)
 

@@ -47,7 +47,6 @@ are generated together (C through the C backend's cache, numpy without a compile
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,7 +57,7 @@ from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
 from mechsym.freejoint import FreeJoint, rotation
-from mechsym.model import Parameter, apply_overrides
+from mechsym.model import apply_overrides, declare_parameter, default_problems
 from mechsym.progress import Progress, tracked
 from mechsym.results import RunResult, ivp_result
 from mechsym.timegrid import run_options
@@ -95,17 +94,9 @@ class FloatingBody:
             self.gravity_down()
             self._default_gravity = "g"
 
-    def parameter(self, name, default, unit="", doc="", positive=None):
-        """Declare a parameter; returns its sympy symbol (as `Mechanism.parameter`)."""
-        if name in self.parameters:
-            hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
-                    if name == self._default_gravity else "")
-            self._problems.append(f"parameter '{name}' declared twice{hint}")
-        if positive is None:
-            positive = unit in ("m", "kg", "kg m^2", "kg/m^3")
-        sym = sp.Symbol(name, real=True)
-        self.parameters[name] = Parameter(sym, float(default), unit, doc, positive)
-        return sym
+    def parameter(self, name, default, unit="", doc="", positive=None, nonnegative=False):
+        """Declare a parameter; returns its sympy symbol (the rule of `Mechanism.parameter`)."""
+        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
 
     def gravity_down(self, name="g", value=9.81):
         """Gravity of magnitude `name` (a parameter, default `value`) along -z, in place of the default
@@ -172,11 +163,7 @@ class FloatingBody:
             stray = set().union(*(sp.sympify(e).free_symbols for e in exprs)) - symbols
             if stray:
                 problems.append(f"body '{self.name}' uses undeclared symbols {sorted(map(str, stray))}")
-        for name, p in self.parameters.items():
-            if not math.isfinite(p.default):
-                problems.append(f"parameter '{name}' has a non-finite default {p.default}")
-            elif p.positive and p.default <= 0:
-                problems.append(f"parameter '{name}' must be positive (default {p.default})")
+        problems += default_problems(self.parameters)
         if problems:
             raise ModelError(self.name, problems)
 

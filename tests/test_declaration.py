@@ -144,3 +144,23 @@ def test_top_level_api():
     light = subprocess.run([sys.executable, "-c", "import sys, mechsym; print('sympy' in sys.modules)"],
                            capture_output=True, text=True, check=True)
     assert light.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("unit", ["m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3"])
+def test_planar_and_3d_parameters_share_one_rule(unit):
+    """A length, mass, inertia or density (per length, area or volume) is positive in a planar mechanism
+    and on a 3-D body alike (the two declared different unit sets: a planar density per area and a 3-D
+    density per length were let through negative); `nonnegative` is understood by both."""
+    from mechsym.rigid3d import FloatingBody
+
+    planar, body = Mechanism("p"), FloatingBody("b")
+    body.body(1.0, (1.0, 1.0, 1.0))
+    for owner in (planar, body):
+        owner.parameter("size", -1.0, unit)
+        owner.parameter("load", -2.0, "N", nonnegative=True)
+        with pytest.raises(ModelError) as err:
+            owner.check()
+        assert "parameter 'size' must be positive (default -1.0)" in str(err.value)
+        assert "parameter 'load' must not be negative (default -2.0)" in str(err.value)
+        with pytest.raises(InputError, match="parameter 'load' = -1.0 must not be negative"):
+            owner.resolve_parameters({"size": 1.0, "load": -1.0})

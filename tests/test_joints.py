@@ -7,6 +7,7 @@ import pytest
 
 from conftest import agree
 from mechsym.codegen import c_backend
+from mechsym.errors import ModelError
 from mechsym.model import Mechanism
 from mechsym.system import derive
 
@@ -43,3 +44,56 @@ def test_a_joint_must_be_a_joint_type():
 
     with pytest.raises(InputError, match="is not a joint"):
         Mechanism("m").add_joint(("A", "B"))
+
+
+def _pendulum(welded, la=0.4, lb=0.25, rho=2.0, angle=0.0):
+    """A bar pinned to the ground at O and driven there; welded: two bars, b fixed to a's end P at the
+    relative angle `angle`; else one bar of length la + lb (the same body, for angle 0)."""
+    m = Mechanism("weld" if welded else "bar")
+    m.ground(points={"O": (0, 0)})
+    if welded:
+        m.bar("a", ("O", "P"), la, rho)
+        m.bar("b", ("P", "Q"), lb, rho)
+        m.revolute("O", "ground", "O", "a")
+        m.weld("W", "a", "P", "b", angle=angle)
+    else:
+        m.bar("a", ("O", "Q"), la + lb, rho)
+        m.revolute("O", "ground", "O", "a")
+    m.coordinate("theta", "O", force="torque")
+    return m
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("c", marks=pytest.mark.skipif(
+    c_backend.compiler() is None, reason="no C compiler"))])
+def test_weld_is_one_rigid_body(backend):
+    """A fixed joint (weld) between two bars: their kinematics and driving torque are those of the one bar
+    they make (an independent declaration), and the weld carries the outer bar: the force of a on b
+    balances b's weight and inertia, and its moment about P is b's moment of those (by hand)."""
+    la, lb, rho, g = 0.4, 0.25, 2.0, 9.81
+    theta = np.linspace(-2.0, 3.0, 11)
+    omega, alpha = 1.5, -0.7
+    welded, single = derive(_pendulum(True), backend), derive(_pendulum(False), backend)
+    kin_w, kin_s = welded.kinematics_table(theta), single.kinematics_table(theta)
+    assert agree(kin_w["Q.x"], kin_s["Q.x"], 1e-12) and agree(kin_w["Q.y"], kin_s["Q.y"], 1e-12)
+    assert agree(kin_w["b.angle"], theta, 1e-12)
+    inv_w, inv_s = welded.inverse(theta, omega, alpha=alpha), single.inverse(theta, omega, alpha=alpha)
+    assert agree(inv_w["torque"], inv_s["torque"], 1e-12)
+    # bar b: mass mb, centre at distance la + lb/2 from O on the line at theta; a's force on it at P
+    mb, d = rho * lb, la + lb / 2
+    e, n = np.array([np.cos(theta), np.sin(theta)]), np.array([-np.sin(theta), np.cos(theta)])
+    acc = d * (alpha * n - omega**2 * e)
+    force = mb * acc + np.array([0.0, mb * g])[:, None]
+    assert agree(inv_w["W.fx"], force[0], 1e-12) and agree(inv_w["W.fy"], force[1], 1e-12)
+    # moment about P: I_b alpha + (lb/2) e x (mb acc + mb g y)
+    moment = mb * lb**2 / 12 * alpha + (lb / 2) * (e[0] * force[1] - e[1] * force[0])
+    assert agree(inv_w["W.m"], moment, 1e-12)
+
+
+def test_weld_holds_its_angle():
+    m = _pendulum(True, angle=0.5)
+    table = derive(m).kinematics_table(np.linspace(0, 1, 5))
+    assert agree(table["b.angle"] - table["a.angle"], np.full(5, 0.5), 1e-12)
+    with pytest.raises(ModelError, match="joint .W. is a weld, which cannot be driven"):
+        bad = _pendulum(True)
+        bad.coordinate("phi", "W")
+        derive(bad)

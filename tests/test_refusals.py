@@ -50,3 +50,18 @@ def test_a_floating_body_on_c_runs_on_c():
     ref = on_numpy.accelerations(y, np.arange(6.0))
     on_c.rate = None
     np.testing.assert_allclose(on_c.accelerations(y, np.arange(6.0)), ref, rtol=0, atol=1e-13 * np.abs(ref).max())
+
+
+def test_model_commands_keep_runtime_warnings(capsys, monkeypatch):
+    """`mechsym pasibot` turned off every RuntimeWarning for the whole of its run: a warning raised inside
+    it now reaches the user as one line."""
+    from mechanisms import pasibot_study as st
+
+    def warned(*args, **kwargs):
+        warnings.warn("probe inside the command", RuntimeWarning)
+        return 0.84
+
+    monkeypatch.setattr(st, "start_torque", warned)
+    monkeypatch.setattr(st, "energy_start_threshold", lambda *a, **k: 0.84)
+    assert cli.main(["pasibot", "start-torque"]) == 0
+    assert "warning: probe inside the command" in capsys.readouterr().err

@@ -455,3 +455,43 @@ def test_curvature_check_is_not_keyed_on_a_reused_id():
             vehicle.prepare(sharp, 0.0, 1.0)
         del sharp
     assert collided, "no id was reused in 20 tries: this check did not exercise the case"
+
+
+def test_wheel_angles_relative_to_the_legs(vehicle):
+    """Vehicle.wheel_angles (the motor work's wheel rotations relative to their legs, from the declaration's
+    spin coordinates) against rolling without slip written by hand: the wheel's absolute angle beta - s/r
+    (s the arc length from x0) minus the leg's angle, pitch - phi_r at the rear and pitch + phi_f at the
+    front."""
+    x = np.linspace(0.5, 7.5, 29)
+    phi_r, phi_f = np.linspace(60, 130, 29) * DEG, np.linspace(120, 70, 29) * DEG
+    pose = vehicle.place(bump(), x, phi_r, phi_f, paired=True)
+    th_r, th_f = vehicle.wheel_angles(pose, 0.3)
+    t, r = pose.track, vehicle.r
+    abs_r = t.slope(pose.x_rear) - t.arc_length_from(pose.x_rear, 0.3) / r
+    abs_f = t.slope(pose.x_front) - t.arc_length_from(pose.x_front, 0.3) / r
+    assert np.max(np.abs(th_r - (abs_r - (pose.pitch - phi_r)))) < 1e-12
+    assert np.max(np.abs(th_f - (abs_f - (pose.pitch + phi_f)))) < 1e-12
+
+
+def _half_unit(text):
+    """Half a unit of the last printed digit of a number as docs/ugv.md prints it."""
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return 0.5 * 10.0 ** -decimals
+
+
+def test_docs_criteria_table_regression(vehicle):
+    """Regression, not a physical check: docs/ugv.md's table of the four criteria on the bump with the
+    defaults (optimised, DP and the best constant pair with its angles), read from the page, is what
+    `optimize` gives now, to the digits printed. The physics is checked by
+    test_optimize_beats_every_constant_pair and the schedule checks."""
+    from pathlib import Path
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "ugv.md").read_text()
+    rows = re.findall(r"^\| ([a-z-]+) \[[^]]*\] \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \((\d+)°, (\d+)°\) \|$", page, re.M)
+    assert sorted(r[0] for r in rows) == sorted(uo.CRITERIA)
+    for criterion, optimised, dp, constant, phi_r, phi_f in rows:
+        s = uo.optimize("bump", criterion, vehicle=vehicle)
+        for value, text in ((s.value, optimised), (s.dp_value, dp), (s.best_constant[2], constant)):
+            assert abs(value - float(text)) <= _half_unit(text), (criterion, value, text)
+        assert np.round(np.array(s.best_constant[:2]) / DEG).tolist() == [float(phi_r), float(phi_f)], criterion
