@@ -95,8 +95,6 @@ def test_concurrent_repair_of_a_truncated_library(tmp_path):
         assert len(libs) == 1 and libs[0].read_bytes()[:4] == b"\x7fELF"
 
 
-@pytest.mark.xfail(strict=True, reason="the lookup key walks a joint's data, not its class's code: a joint type "
-                   "whose rows change under the same class name and fields is served the library of the old rows")
 def test_a_joint_type_whose_rows_change_gets_its_own_library(tmp_path, monkeypatch):
     """The gear pair of docs/joints.md, then the same class (name, module, fields) with another row: the
     generated code differs, so the library of the first must not serve the second."""

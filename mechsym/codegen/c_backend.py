@@ -10,8 +10,8 @@ The cache is keyed by construction, never by a hand-kept list of what the code d
   loads the library without generating (and, for a planar mechanism, without deriving) anything.
   LOOKUP is the caller's key; a planar mechanism's (`cache_key`) is a hash of its whole declaration walked
   generically (`fingerprint`: every attribute of every object, dicts in their order, sympy expressions by
-  srepr), the options, the source of every module of mechsym and of its C runtime (mechsym/codegen/runtime)
-  and the version of sympy: everything the generation reads. A generated source is compiled as its
+  srepr, a class defined outside mechsym also by its code, `class_code`), the options, the source of
+  every module of mechsym and of its C runtime (mechsym/codegen/runtime) and the version of sympy: everything the generation reads. A generated source is compiled as its
   amalgamation with the C runtime (c_runtime.amalgamate), so the entry's content key covers the runtime
   too. The entry an index names must still hold the content recorded for it.
 
@@ -105,10 +105,53 @@ def fingerprint(obj) -> str:
         if fields is None or callable(x):
             raise TypeError(f"cannot fingerprint a {type(x).__qualname__}")
         cls = type(x)
-        return f"{cls.__module__}.{cls.__qualname__}(" + ", ".join(
+        return f"{cls.__module__}.{cls.__qualname__}{class_code(cls)}(" + ", ".join(
             f"{k}={walk(v)}" for k, v in sorted(fields.items())) + ")"
 
     return walk(obj)
+
+
+@functools.lru_cache(maxsize=None)
+def class_code(cls) -> str:
+    """What a class defined outside mechsym does, for `fingerprint` (mechsym's own classes are covered by
+    `package_source`): a digest of the text of its module's file where there is one, and of every class
+    attribute of it and its bases outside mechsym, functions by their compiled code (bytecode, constants,
+    names; not their file or line), so that a joint type whose `rows` change under the same name and fields
+    gets another key even when it was declared without a file (exec, a notebook)."""
+    import inspect
+    import sys
+
+    outside = [k for k in cls.__mro__ if not k.__module__.split(".")[0] in ("mechsym", "builtins")]
+    if not outside:
+        return ""
+
+    def code(c):
+        consts = ", ".join(code(v) if hasattr(v, "co_code") else repr(v) for v in c.co_consts)
+        return f"code({c.co_code.hex()}; {consts}; {c.co_names}; {c.co_varnames}; {c.co_freevars})"
+
+    def attribute(v):
+        v = getattr(v, "__func__", v)  # staticmethod, classmethod
+        if isinstance(v, property):
+            return "property(" + ", ".join(attribute(f) for f in (v.fget, v.fset, v.fdel) if f) + ")"
+        if hasattr(v, "__code__"):
+            return code(v.__code__) + repr(getattr(v, "__defaults__", None))
+        if callable(v) or hasattr(v, "__get__"):  # a builtin method or descriptor: no code of its own
+            return type(v).__name__
+        try:
+            return fingerprint(v)
+        except TypeError:  # an object without a canonical text (its repr may hold an address)
+            return type(v).__qualname__
+
+    parts = []
+    for k in outside:
+        module = sys.modules.get(k.__module__)
+        try:
+            parts.append(hashlib.sha256(Path(inspect.getsourcefile(module)).read_bytes()).hexdigest())
+        except (TypeError, OSError):
+            pass  # no file (exec, an interactive session): the class's own code below
+        parts += [f"{name}={attribute(v)}" for name, v in sorted(vars(k).items())
+                  if name not in ("__dict__", "__weakref__", "__module__", "__doc__")]
+    return "{" + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] + "}"
 
 
 @functools.lru_cache(maxsize=1)
