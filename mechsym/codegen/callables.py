@@ -30,10 +30,13 @@ PREFIX = "ms3_"
 
 
 def layout(spec) -> dict:
-    """The metadata a compiled spec is loaded with: each function's input groups (name, size) and number
-    of outputs, and the Jacobian's shape (or None)."""
-    functions = {name: {"inputs": [[g, len(symbols)] for g, symbols in f.inputs], "size": len(f.outputs)}
-                 for name, f in spec.functions.items()}
+    """The metadata a compiled spec is loaded with: each function's input groups (name, size), number of
+    values per sample and arithmetic operations per sample (spec.flops), and the Jacobian's shape (or None)."""
+    from mechsym.codegen.spec import flops
+
+    counts = flops(spec)
+    functions = {name: {"inputs": [[g, len(symbols)] for g, symbols in f.inputs], "size": f.size,
+                        "flops": counts[name]} for name, f in spec.functions.items()}
     jac = spec.jacobian
     jacobian = None if jac is None else {"rows": jac.rows, "cols": jac.cols, "values": jac.values}
     return {"kind": "spec", "functions": functions, "jacobian": jacobian}
@@ -64,7 +67,7 @@ class CFunctions:
     backend = "c"
 
     def __init__(self, compiled):
-        self.meta = compiled.meta
+        self.meta, self._dll = compiled.meta, compiled.dll
         pointer = ctypes.POINTER(ctypes.c_double)
         self._pointer = pointer
         for name, f in self.meta["functions"].items():
@@ -79,6 +82,15 @@ class CFunctions:
             fn.argtypes = [ctypes.c_int] + [pointer] * (len(inputs) + 1)
             fn.restype = None
             self.jac = self._bind(fn, inputs, jac["rows"] * jac["cols"], (jac["rows"], jac["cols"]))
+
+    def address_function(self, name):
+        """The C entry point of function `name` taking the arrays' addresses (ints) instead of arrays:
+        fn(ns, *input addresses, out address), for a caller that keeps its own buffers (a one-state hot
+        path) or hands the function to C code by pointer."""
+        fn = self._dll[PREFIX + name]                # (a new function object: the bound one keeps its argtypes)
+        fn.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * (len(self.meta["functions"][name]["inputs"]) + 1)
+        fn.restype = None
+        return fn
 
     def _bind(self, fn, inputs, size, matrix):
         """f(*groups) calling `fn` over the samples: outputs (size, *samples), or (*samples, *matrix)."""
