@@ -86,6 +86,14 @@ def per_sample_function(name, args, exprs, out="out") -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_functions(spec, names: dict) -> str:
+    """The functions of a spec as static per-sample C functions `C_NAME(inputs..., out)` (common
+    subexpressions eliminated), under the C names `names` (spec function -> the name a hand-written part of
+    the C runtime calls, such as ms_contact.h's frame1, gen1, rate1)."""
+    codegen_spec.check(spec)
+    return "\n".join(per_sample_function(names[name], list(f.inputs), f.outputs) for name, f in spec.functions.items())
+
+
 def render_straight(spec, prefix: str = "ms3_", headers=()) -> str:
     """C99 of a spec of straight-line functions (a Program's, a tree's, any other): for each function the
     batched entry point `void MS_FN(NAME)(int ns, inputs..., double *out)` over ns samples, named `prefix`NAME

@@ -37,17 +37,32 @@ def _straight_line(groups, exprs, temporaries):
 
 
 class VectorFunction:
-    """f(*groups) -> array (len(exprs), *sample_shape); with `temporaries` (straight-line assignments the
-    expressions use, see mechsym.codegen.spec.Function) printed as a straight-line numpy function."""
+    """f(*groups) -> array (len(outputs), *sample_shape): the numpy printer's rendering of one spec Function
+    (mechsym.codegen.spec), lambdified with CSE, or printed as a straight-line numpy function when it has
+    temporaries. `VectorFunction(groups, exprs, temporaries)` renders the one-function spec of those
+    expressions over those input groups; `render(spec)` gives one per function of a spec."""
 
     def __init__(self, groups, exprs, temporaries=()):
-        self.exprs = tuple(sp.sympify(e) for e in exprs)
+        from mechsym.codegen.spec import Function
+
+        self._render(Function("f", [(f"g{k}", tuple(g)) for k, g in enumerate(groups)], exprs, temporaries=temporaries))
+
+    @classmethod
+    def of(cls, function):
+        """The rendering of the spec Function `function`."""
+        self = cls.__new__(cls)
+        self._render(function)
+        return self
+
+    def _render(self, function):
+        self.function = function
+        self.exprs = tuple(sp.sympify(e) for e in function.outputs)
         if not self.exprs:
             self._f = None
-        elif temporaries:
-            self._f = _straight_line(groups, self.exprs, temporaries)
+        elif function.temporaries:
+            self._f = _straight_line(function.groups, self.exprs, function.temporaries)
         else:
-            self._f = _lambdify(groups, self.exprs)
+            self._f = _lambdify(function.groups, self.exprs)
 
     def one(self, *groups):
         """One sample, each group a plain sequence of floats (an ODE right-hand side's call): no shape
@@ -146,7 +161,7 @@ class Rendered:
             value = SparseMatrixFunction((jac.rows, jac.cols), jac.entries, jac.varying, getattr(self, jac.values))
         else:
             f = spec.functions[name]
-            value = VectorFunction(f.groups, f.outputs, f.temporaries)
+            value = VectorFunction.of(f)
             if f.solve:
                 value = SolveFunction(f.solve, value)
         setattr(self, name, value)
