@@ -127,7 +127,8 @@ def _flat(prog, e):
     return e
 
 
-def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path):
+def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path, monkeypatch):
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     prog, y, (k, c) = _program()
     spec = prog.spec("spring")
     codegen_spec.check(spec)
@@ -143,12 +144,14 @@ def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path):
     assert agree(np.moveaxis(jacobians(states, params), -1, 0), exact_jac, 1e-13)
     if c_backend.compiler() is None:
         return
-    from mechsym.codegen.program import CProgram
+    from mechsym.codegen import program
 
-    compiled = CProgram(c_backend.build_source("spring", "spec-test", lambda: (prog.c_source(), {
-        "kind": "program", "n": 4, "params": list(prog.params)}), tmp_path))
+    compiled = program.load("spring", "spec-test", lambda: prog, "c")
+    assert compiled.backend == "c" and compiled.param_names == ("k", "c")
     assert agree(compiled.rates(states, params), exact_rates, 1e-13)
     assert agree(np.moveaxis(compiled.jacobians(states, params), -1, 0), exact_jac, 1e-13)
+    fun, jac = compiled.single(params)                  # an integrator's one-state calls
+    assert agree(fun(0.0, states[:, 1]), exact_rates[:, 1], 1e-13) and agree(jac(0.0, states[:, 1]), exact_jac[1], 1e-13)
 
 
 def test_check_refuses_a_temporary_used_before_it_is_defined():
@@ -309,3 +312,21 @@ def test_analysis_rows_and_columns_run_on_the_system_backend(backend, tmp_path, 
         got = getattr(fn, name)(*[values[g] for g, _ in f.inputs])
         for k in range(4):
             assert agree(got[:, k], _sympy_values(f, values, k), 1e-12), name
+
+
+def test_tree_without_a_compiler_runs_the_numpy_rendering_of_its_spec(monkeypatch, tmp_path):
+    """backend "c" without a compiler: one warning, and the numpy rendering of the same spec answers."""
+    from mechsym.spatial.system import TreeSystem
+
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(c_backend, "compiler", lambda: None)
+    numpy_system = _tree()
+    with pytest.warns(UserWarning, match="falling back to the numpy backend"):
+        system = TreeSystem(numpy_system.tree, backend="c")
+    assert system.backend == "numpy"
+    values = _tree_states(system, 4, np.random.default_rng(6))
+    q, v, tau = values["q"].T, values["v"].T, values["a"].T
+    assert np.array_equal(system.mass_matrix(q), numpy_system.mass_matrix(q))
+    assert np.array_equal(system.forward(q, v, tau), numpy_system.forward(q, v, tau))
+    assert agree(np.einsum("nij,nj->ni", system.mass_matrix(q), system.forward(q, v, tau)) + system.bias(q, v),
+                 tau, 1e-12)

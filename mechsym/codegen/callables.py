@@ -31,7 +31,8 @@ PREFIX = "ms3_"
 
 def layout(spec) -> dict:
     """The metadata a compiled spec is loaded with: each function's input groups (name, size), number of
-    values per sample and arithmetic operations per sample (spec.flops), and the Jacobian's shape (or None)."""
+    values per sample and arithmetic operations per sample (spec.flops), the Jacobian's shape (or None),
+    and the names of the run-time parameters (the symbols of the shared group "p")."""
     from mechsym.codegen.spec import flops
 
     counts = flops(spec)
@@ -39,7 +40,9 @@ def layout(spec) -> dict:
                         "flops": counts[name]} for name, f in spec.functions.items()}
     jac = spec.jacobian
     jacobian = None if jac is None else {"rows": jac.rows, "cols": jac.cols, "values": jac.values}
-    return {"kind": "spec", "functions": functions, "jacobian": jacobian}
+    shared = [symbols for f in spec.functions.values() for g, symbols in f.inputs if g == "p"]
+    parameters = [getattr(s, "name", str(s)) for s in (shared[0] if shared else ())]
+    return {"kind": "spec", "functions": functions, "jacobian": jacobian, "parameters": parameters}
 
 
 def load(name, key, make_spec, backend="c"):
@@ -84,11 +87,12 @@ class CFunctions:
             self.jac = self._bind(fn, inputs, jac["rows"] * jac["cols"], (jac["rows"], jac["cols"]))
 
     def address_function(self, name):
-        """The C entry point of function `name` taking the arrays' addresses (ints) instead of arrays:
+        """The C entry point of function `name` (or "jac") taking the arrays' addresses (ints) instead of arrays:
         fn(ns, *input addresses, out address), for a caller that keeps its own buffers (a one-state hot
         path) or hands the function to C code by pointer."""
         fn = self._dll[PREFIX + name]                # (a new function object: the bound one keeps its argtypes)
-        fn.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * (len(self.meta["functions"][name]["inputs"]) + 1)
+        of = self.meta["jacobian"]["values"] if name == "jac" else name
+        fn.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * (len(self.meta["functions"][of]["inputs"]) + 1)
         fn.restype = None
         return fn
 
