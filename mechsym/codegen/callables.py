@@ -71,20 +71,13 @@ class CFunctions:
 
     def __init__(self, compiled):
         self.meta, self._dll = compiled.meta, compiled.dll
-        pointer = ctypes.POINTER(ctypes.c_double)
-        self._pointer = pointer
         for name, f in self.meta["functions"].items():
-            fn = getattr(compiled.dll, PREFIX + name)
-            fn.argtypes = [ctypes.c_int] + [pointer] * (len(f["inputs"]) + 1)
-            fn.restype = None
-            setattr(self, name, self._bind(fn, f["inputs"], f["size"], None))
+            setattr(self, name, self._bind(self.address_function(name), f["inputs"], f["size"], None))
         jac = self.meta["jacobian"]
         if jac is not None:
-            fn = getattr(compiled.dll, PREFIX + "jac")
             inputs = self.meta["functions"][jac["values"]]["inputs"]
-            fn.argtypes = [ctypes.c_int] + [pointer] * (len(inputs) + 1)
-            fn.restype = None
-            self.jac = self._bind(fn, inputs, jac["rows"] * jac["cols"], (jac["rows"], jac["cols"]))
+            self.jac = self._bind(self.address_function("jac"), inputs, jac["rows"] * jac["cols"],
+                                  (jac["rows"], jac["cols"]))
 
     def address_function(self, name):
         """The C entry point of function `name` (or "jac") taking the arrays' addresses (ints) instead of arrays:
@@ -98,28 +91,30 @@ class CFunctions:
 
     def _bind(self, fn, inputs, size, matrix):
         """f(*groups) calling `fn` over the samples: outputs (size, *samples), or (*samples, *matrix)."""
-        ptr = self._pointer
+        shared = [g == "p" for g, _ in inputs]
 
         def call(*groups):
             if len(groups) != len(inputs):
                 raise TypeError(f"expected {len(inputs)} input groups ({', '.join(g for g, _ in inputs)}), "
                                 f"got {len(groups)}")
             arrays = [np.asarray(a, float) for a in groups]
-            shapes = [a.shape[1:] for (g, _), a in zip(inputs, arrays) if g != "p"]
-            shape = np.broadcast_shapes(*shapes) if shapes else ()
+            shapes = {a.shape[1:] for a, s in zip(arrays, shared) if not s}
+            shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes) if shapes else ()
             n = math.prod(shape)
             args = []
-            for (g, k), a in zip(inputs, arrays):
-                if g == "p":
+            for (g, k), a, s in zip(inputs, arrays, shared):
+                if s:
                     a = np.ascontiguousarray(a.reshape(k))
+                elif a.shape[1:] == shape:                 # samples last: one transposing copy
+                    a = np.ascontiguousarray(a.reshape(k, n).T)
                 else:
                     a = np.ascontiguousarray(np.moveaxis(np.broadcast_to(a.reshape((k,) + a.shape[1:]), (k,) + shape),
                                                          0, -1).reshape(n, k))
                 args.append(a)
             out = np.empty((n, size))
-            fn(n, *[a.ctypes.data_as(ptr) for a in args], out.ctypes.data_as(ptr))
+            fn(n, *[a.ctypes.data for a in args], out.ctypes.data)
             if matrix is not None:
                 return out.reshape(shape + matrix)
-            return np.moveaxis(out.reshape(shape + (size,)), -1, 0)
+            return out.T.reshape((size,) + shape)
 
         return call

@@ -157,8 +157,10 @@ def shared_program(items, assignments, prefix="x") -> dict:
     """Functions over one straight-line program: `assignments` (symbol, expression), each over the inputs
     and the symbols before it; `items` (name, inputs, outputs, doc, solve) whose outputs use them. Each
     function gets the temporaries its outputs need, in program order; the temporaries any output needs are
-    renamed prefix0, prefix1, ... in that order (the rest left out), so that the printed code depends on
-    the program alone, not on what else was written into it."""
+    renamed prefix0, prefix1, ... in that order and the rest left out, so that the printed code does not
+    depend on assignments no output uses. (The order of the program itself is the caller's: a spatial tree
+    derives each group of functions into a program of its own, since its derivation caches shared
+    quantities and would write them where the first group to need them asked.)"""
     index = {t: e for t, e in assignments}
     operands = {}
 
