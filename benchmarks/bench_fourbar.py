@@ -5,8 +5,9 @@ every reaction over 10^5 crank angles on each backend, beside sympy.physics.mech
 lambdified over the same arrays (closed-form positions, vectorised: the torque alone); the flop and
 transcendental-call count of the generated per-sample code and the time the machine's measured peak
 (SIMD width x FMA x clock, from a small C kernel compiled here) implies; 2 s of forward motion on every
-route, each with its error against a tight reference (rtol 1e-13) printed beside its time, and PyDy's
-lambdify and Cython right-hand sides. Every timed route gets the same number of repeats (best of REPEAT).
+route (C with and without the dense solution kept), each with its error against a tight reference (rtol
+1e-13) printed beside its time, and PyDy's lambdify and Cython right-hand sides. Every timed route gets
+the same number of repeats (best of REPEAT).
 
     python benchmarks/bench_fourbar.py [--quick]
 
@@ -168,6 +169,10 @@ def main():
     per_sample["C kernel"] = kernel_time(c, theta) / N_ANGLES
     row("  of which the C kernel (one ctypes call, no table)", per_sample["C kernel"] * N_ANGLES, N_ANGLES,
         t_peer * N_ANGLES)
+    bare = fourbar.build()
+    bare.branches.clear()  # no declared branch condition: the kernel checks the sign of det Phi_q instead
+    t = kernel_time(derive(bare, "c"), theta)
+    row("  the C kernel, no declared branch condition (det Phi_q's sign)", t, N_ANGLES, t_peer * N_ANGLES)
     t = best_of(lambda: c.inverse(theta, [1.0, 2.0, 3.0, 4.0, 5.0]))
     row("mechsym C, five speeds at once (linear in omega^2)", t, 5 * N_ANGLES, 5 * t_peer * N_ANGLES)
     a, b = c.inverse(theta, 2.0), num.inverse(theta, 2.0)
@@ -222,6 +227,12 @@ def main():
         tab, err_run = mechsym_run(system)
         row(f"mechsym {label}: 2 s of motion, DOP853, rtol {RTOL:g} ({tab.nfev} rhs)", t_run, None, ref_t,
             note=f"   error {err_run:.1e}")
+    # the dense solution (every step's interpolant) is kept above; without it the C route makes a step's
+    # dense output only where the grid or an event needs it
+    bare = lambda: c.forward(0.0, 0.0, 0.0, T_END, dt=T_END / 200, rtol=RTOL, dense_output=False)  # noqa: E731
+    t_run = best_of(bare)
+    row(f"mechsym C, no dense solution kept ({bare().nfev} rhs)", t_run, None, ref_cython,
+        note=f"   error {error(bare()['theta']):.1e}")
     print("\n(ratios: peer time / mechsym time; inverse rows against the vectorised sympy.physics.mechanics "
           "route, the numpy forward row against PyDy's lambdify route, the C forward row against PyDy's "
           "Cython route; errors: max |theta - reference| / max |reference| on a 201-point grid)")

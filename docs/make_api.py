@@ -50,6 +50,7 @@ MODULES = [
     ("mechsym.stance", "A mechanism standing on two rolling contacts"),
     ("mechsym.optimize", "Staged optimisation"),
     ("mechsym.rigid3d", "Free 3-D rigid bodies"),
+    ("mechsym.freejoint", "The free joint of a floating body"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),
     ("mechsym.contact.points", "Contact points on a mechanism"),
     ("mechsym.contact.run", "Contact simulations"),

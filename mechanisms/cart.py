@@ -109,8 +109,8 @@ def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF",
     sys3 = system()
     wheels = cart.wheels()
     ode = sys3.loaded([*wheels.values(), BodyTorque("drive", (-cart.torque, 0.0, 0.0))], backend)
-    y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), (1.0, 0.0, 0.0, 0.0), (0.0, cart.v0, 0.0),
-                            (-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
+    y0 = sys3.initial_state((0.0, 0.0, cart.radius - cart.penetration), velocity=(0.0, cart.v0, 0.0),
+                            omega=(-cart.v0 / cart.radius, 0.0, cart.yaw_rate), omega_frame="world")
     run = ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(cart.body_values()),
                        columns=lambda grid, y: columns(sys3, grid, y, {f"{name}.": w for name, w in wheels.items()}))
     cols = run.columns
@@ -127,14 +127,8 @@ def energy_balance(cart: Cart, cols):
     times the wheel centre's velocity). They agree to the integration and quadrature accuracy."""
     from scipy.integrate import cumulative_simpson
 
-    from mechsym.rigid3d import rotation_matrix
-
     sys3 = system()
-    keys = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz")
-    y = np.array([cols[k] for k in keys] + [np.zeros_like(cols["t"])] * 3)
-    rot = np.moveaxis(rotation_matrix(y[3:7]), -1, 0)
-    omega = np.stack([cols["wx"], cols["wy"], cols["wz"]], axis=1)
-    y[10:13] = np.einsum("nji,nj->in", rot, omega)                  # body-frame angular velocity
+    y = sys3.state_from_columns(cols)
     values = cart.body_values()
     kinetic, potential = sys3.energy(y, sys3.params(values))
     power = -cart.torque * y[10]                                     # the drive -T about body x

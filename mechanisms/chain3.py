@@ -175,12 +175,12 @@ def animate(result, path, frames=150, fps=25):
     """An animation of the chain over the ground (sub-sampled to `frames`)."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     t = result
     base = _base(result)
-    k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
+    k = frame_rows(len(t), frames)
     xs = np.concatenate([[base[0]]] + [t[f"{n}.x"] for n in "ABC"])
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.set_xlim(min(xs.min(), -0.2) - 0.1, xs.max() + 0.1)
@@ -188,7 +188,7 @@ def animate(result, path, frames=150, fps=25):
     ax.set_aspect("equal")
     ax.axhline(0.0, color="saddlebrown", lw=2)
     ax.grid(True, alpha=0.3)
-    line = ax.plot([], [], "-o", color="k", ms=4)[0]
+    line = ax.plot([], [], "-o", color="k", ms=4, label="chain")[0]
     title = ax.set_title("")
 
     def frame(j):

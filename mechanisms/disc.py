@@ -132,14 +132,15 @@ def system(*declaration):
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
-    from mechsym.rigid3d import BodyTorque, quat_about
+    from mechsym.freejoint import quat_about
+    from mechsym.rigid3d import BodyTorque
 
     disc.check()
     sys3 = system()
     connector = disc.connector()
     ode = sys3.loaded([connector, BodyTorque("drive", (-disc.torque, 0.0, 0.0))], backend)
-    y0 = sys3.initial_state(disc.start_position(), quat_about((0.0, 1.0, 0.0), disc.tilt), disc.v0,
-                            disc.omega0, omega_frame="world")
+    y0 = sys3.initial_state(disc.start_position(), quat_xyzw=quat_about((0.0, 1.0, 0.0), disc.tilt),
+                            velocity=disc.v0, omega=disc.omega0, omega_frame="world")
     return ode.simulate(y0, t_end, dt, rtol, atol, method, params=ode.params(disc.body_values()),
                         columns=lambda grid, y: columns(sys3, grid, y, {"": connector}))
 
@@ -291,10 +292,9 @@ def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-
 def rims(cols, discs, k, n=48):
     """World points of each disc's rim, its axle stub and one spoke at sample k: discs are (centre, axis,
     radius) in the body frame. Returns a list of (rim (n+1, 3), spoke (2, 3)) and the axle polyline."""
-    from mechsym.rigid3d import rotation_matrix
+    from mechsym.freejoint import rotation
 
-    q = np.array([cols[c][k] for c in ("qw", "qx", "qy", "qz")])
-    rot = rotation_matrix(q)
+    rot = rotation([cols[c][k] for c in ("qx", "qy", "qz", "qw")])
     origin = np.array([cols[c][k] for c in ("x", "y", "z")])
     out, axle = [], []
     for centre, axis, radius in discs:
@@ -318,11 +318,11 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     `frames`); discs: (centre, axis, radius) in the body frame."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     t = cols["t"]
-    k = np.unique(np.linspace(0, len(t) - 1, min(frames, len(t))).astype(int))
+    k = frame_rows(len(t), frames)
     reach = max(r + np.linalg.norm(c) for c, _, r in discs)
     lo = np.array([cols[c].min() for c in "xyz"]) - reach
     hi = np.array([cols[c].max() for c in "xyz"]) + reach
@@ -339,9 +339,9 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     ax.set_ylabel("y [m]")
     ax.set_zlabel("z [m]")
     ax.plot(cols["x"], cols["y"], np.zeros_like(t), color="0.6", lw=0.8)       # path of the centre, on the ground
-    lines = [(ax.plot([], [], [], color="k", lw=1.2)[0], ax.plot([], [], [], color="tab:red", lw=1.0)[0])
-             for _ in discs]
-    axle = ax.plot([], [], [], color="tab:blue", lw=2.0)[0]
+    lines = [(ax.plot([], [], [], color="k", lw=1.2, label=f"rim {i}")[0],
+              ax.plot([], [], [], color="tab:red", lw=1.0, label=f"spoke {i}")[0]) for i in range(len(discs))]
+    axle = ax.plot([], [], [], color="tab:blue", lw=2.0, label="axle")[0]
     label = ax.set_title("")
 
     def frame(j):

@@ -42,12 +42,13 @@ def robot():
 def initial_state(scenario):
     """(contacts, q0) of a scenario: 'drop' or 'tilted'."""
     from mechsym.contact.hard import Contact, HardContacts, Plane
+    from mechsym.freejoint import quat_about
 
     model, q_stand = robot()
     q = q_stand.copy()
     if scenario == "drop":
         plane, height = Plane(), 1.0
-        q[3:7] = [0.0, np.sin(TILT / 2), 0.0, np.cos(TILT / 2)]
+        q[3:7] = quat_about((0.0, 1.0, 0.0), TILT)     # the trunk pitched about y
     elif scenario == "tilted":
         plane, height = Plane.tilted(TILT, "y"), 0.5
     else:
@@ -167,12 +168,12 @@ def animate(result, path, frames=60, fps=20):
     """The robot as lines (trunk outline through the hips, each leg hip-knee-foot) over the plane."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     model = result.contacts.model
     t = result["t"]
-    k = np.unique(np.linspace(0, len(t) - 1, frames).astype(int))
+    k = frame_rows(len(t), frames)
     q = model.normalize(np.column_stack([result[n] for n in model.q_names])[k])
     chain = {leg: [model.frame_position(q, f"{leg}_{part}") for part in ("hipassembly", "upperleg", "lowerleg", "foot")]
              for leg in LEGS}
@@ -187,7 +188,8 @@ def animate(result, path, frames=60, fps=20):
     gx, gy = np.meshgrid(np.linspace(centre[0] - half, centre[0] + half, 2), np.linspace(centre[1] - half, centre[1] + half, 2))
     gz = p0[2] - (n[0] * (gx - p0[0]) + n[1] * (gy - p0[1])) / n[2]
     ax.plot_surface(gx, gy, gz, alpha=0.2, color="saddlebrown")
-    lines = [ax.plot([], [], [], "-o", ms=3, color="k")[0] for _ in LEGS] + [ax.plot([], [], [], "-", color="b")[0]]
+    lines = ([ax.plot([], [], [], "-o", ms=3, color="k", label=leg)[0] for leg in LEGS]
+             + [ax.plot([], [], [], "-", color="b", label="trunk")[0]])
     ax.set_xlim(centre[0] - half, centre[0] + half)
     ax.set_ylim(centre[1] - half, centre[1] + half)
     ax.set_zlim(min(lo[2], gz.min()) - 0.05, min(lo[2], gz.min()) + 2 * half)

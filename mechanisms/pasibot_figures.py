@@ -212,10 +212,10 @@ def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
     ax.set_aspect("equal")
     ax.axhline(0.0, color="0.4", lw=1)
     for p, style in (("E", "C0--"), ("E_f", "C1--")):
-        ax.plot(fine[f"{p}.x"], fine[f"{p}.y"], style, lw=0.8)
-    lines = {b: ax.plot([], [], "-", lw=1.6 if b in ("13", "8") else 1.0, color="C1" if b.endswith("_f") else "C0")[0]
-             for b in bodies}
-    joints = ax.plot([], [], "k.", ms=3)[0]
+        ax.plot(fine[f"{p}.x"], fine[f"{p}.y"], style, lw=0.8, label=f"{p} path")
+    lines = {b: ax.plot([], [], "-", lw=1.6 if b in ("13", "8") else 1.0, color="C1" if b.endswith("_f") else "C0",
+                        label=b)[0] for b in bodies}
+    joints = ax.plot([], [], "k.", ms=3, label="joints")[0]
     title = ax.set_title("")
 
     def order(b, k):

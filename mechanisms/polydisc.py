@@ -24,7 +24,8 @@ import sympy as sp
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.errors import InputError
 from mechsym.output import save_animation, save_figure
-from mechsym.rigid3d import FloatingBody, derive_floating, quat_about
+from mechsym.freejoint import quat_about, rotation
+from mechsym.rigid3d import FloatingBody, derive_floating
 
 K, D, MU = 1e6, 2000.0, 0.1
 COLUMNS = ("t", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
@@ -61,7 +62,7 @@ def model(sides: int = 16, params=None, mu: float = MU, stiffness: float = K, da
 
 def initial_state(system, twist=0.18, height=0.1, speed=0.6):
     """Upright, yawed by `twist` about z, centre at `height`, moving at `speed` along x."""
-    return system.initial_state((0.0, 0.0, height), quat_about((0, 0, 1), twist), (speed, 0.0, 0.0))
+    return system.initial_state((0.0, 0.0, height), quat_xyzw=quat_about((0, 0, 1), twist), velocity=(speed, 0.0, 0.0))
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
@@ -126,9 +127,7 @@ def run(args) -> int:
 def axis_angles(table):
     """Tilt (the disc axis's elevation above the ground plane: 0 upright) and heading (the yaw of the
     axis from +y, positive about +z), in radians, per sample: the wobble."""
-    from mechsym.rigid3d import rotation_matrix
-
-    axis = rotation_matrix(np.array([table[c] for c in ("qw", "qx", "qy", "qz")]))[:, 1]
+    axis = rotation(np.stack([table[c] for c in ("qx", "qy", "qz", "qw")], axis=-1))[..., 1].T
     return np.arcsin(np.clip(axis[2], -1.0, 1.0)), np.arctan2(-axis[0], axis[1])
 
 
@@ -168,12 +167,11 @@ def animate(run, path, frames=150, fps=25):
     rolling shows, over the path of its centre and the ground (sub-sampled to `frames`; equal scales)."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot
-    from mechsym.rigid3d import rotation_matrix
+    from mechsym.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     tab = run
-    k = np.unique(np.linspace(0, len(tab) - 1, frames).astype(int))
+    k = frame_rows(len(tab), frames)
     local = run.points.local  # 3 x 2 sides
     n = local.shape[1] // 2
     reach = float(np.max(np.linalg.norm(local, axis=0)))
@@ -190,14 +188,14 @@ def animate(run, path, frames=150, fps=25):
     ax.set_zlabel("z [m]")
     ax.plot([lo[0], hi[0], hi[0], lo[0], lo[0]], [lo[1], lo[1], hi[1], hi[1], lo[1]], 0.0, color="saddlebrown")
     ax.plot(tab["x"], tab["y"], np.zeros(len(tab)), color="0.6", lw=0.6)          # the centre's ground track
-    faces = [ax.plot([], [], [], "-", color=c)[0] for c in ("tab:blue", "tab:orange")]
-    spoke = ax.plot([], [], [], "-", color="tab:red")[0]
-    trace = ax.plot([], [], [], "k-", lw=0.6)[0]
+    faces = [ax.plot([], [], [], "-", color=c, label=f"face {i}")[0] for i, c in enumerate(("tab:blue", "tab:orange"))]
+    spoke = ax.plot([], [], [], "-", color="tab:red", label="spoke")[0]
+    trace = ax.plot([], [], [], "k-", lw=0.6, label="centre path")[0]
 
     def frame(j):
         i = k[j]
         centre = np.array([tab["x"][i], tab["y"][i], tab["z"][i]])
-        pts = rotation_matrix(np.array([tab[c][i] for c in ("qw", "qx", "qy", "qz")])) @ local + centre[:, None]
+        pts = rotation([tab[c][i] for c in ("qx", "qy", "qz", "qw")]) @ local + centre[:, None]
         for f, sl in zip(faces, (slice(0, n), slice(n, 2 * n))):
             loop = np.concatenate([pts[:, sl], pts[:, sl][:, :1]], axis=1)
             f.set_data(loop[0], loop[1])

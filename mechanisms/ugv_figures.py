@@ -149,10 +149,10 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
     ax.set_xlim(lo, hi)
     ax.set_ylim(float(track(np.linspace(lo, hi, 200)).min()) - 0.15, top)
     ax.set_aspect("equal")
-    body, = ax.plot([], [], "-", color="k", lw=4, solid_capstyle="round")
-    leg_r, = ax.plot([], [], "-", color="k", lw=2)
-    leg_f, = ax.plot([], [], "-", color="k", lw=2)
-    wheels = [ax.add_patch(Circle((0, 0), vehicle.r, fill=False, lw=1.5)) for _ in range(2)]
+    body, = ax.plot([], [], "-", color="k", lw=4, solid_capstyle="round", label="body")
+    leg_r, = ax.plot([], [], "-", color="k", lw=2, label="rear leg")
+    leg_f, = ax.plot([], [], "-", color="k", lw=2, label="front leg")
+    wheels = [ax.add_patch(Circle((0, 0), vehicle.r, fill=False, lw=1.5, label=f"{end} wheel")) for end in ("rear", "front")]
     label = ax.text(0.01, 0.95, "", transform=ax.transAxes, va="top", fontsize=9)
 
     def frame(k):

@@ -315,7 +315,7 @@ def compute(args, system, params):
                                         alpha=args.alpha)
     elif args.command == "forward":
         table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
-                               atol=args.atol, params=params)
+                               atol=args.atol, params=params, dense_output=False)  # the CSV needs the grid only
         if args.all:
             kin = system.kinematics_table(table[system.coordinate_names[0]], params)
             table.columns.update({k: v for k, v in kin.columns.items() if k not in table.columns})

@@ -22,7 +22,7 @@ import sympy as sp
 from mechsym.budget import CallBudget, check_memory
 from mechsym.codegen import c_backend
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.errors import AssemblyError, InputError, SingularError
+from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
 from mechsym.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.timegrid import run_options
@@ -297,21 +297,21 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
     lib = system.library
+    basis = columns = None
     if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
         if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
             weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
             columns = _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
-            cols.update(zip(names, columns.reshape(len(names), -1)))
         else:
             basis = _inverse_c(system, theta, params, lib.inverse)
-            if not analysis.inertia:
+            if basis is not None and not analysis.inertia:
                 basis[:, :, :2] = 0.0
-            with np.errstate(over="ignore", invalid="ignore"):
-                cols.update(zip(names, speed_columns(basis, coef)))
-    else:
-        basis = _inverse_basis(system, theta, params, analysis)
+    if columns is None:
+        if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
+            basis = _inverse_basis(system, theta, params, analysis)
         with np.errstate(over="ignore", invalid="ignore"):
-            cols.update(zip(names, speed_columns(basis, coef)))
+            columns = speed_columns(basis, coef)
+    cols.update(zip(names, np.reshape(columns, (len(names), -1))))
     _check_result(system, cols, names)
     return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
 
@@ -379,23 +379,21 @@ def _start(solver, theta0):
 def _inverse_c(system, theta, params, kernel):
     """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
     inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
-    call for the whole batch."""
+    call for the whole batch. None where the kernel stopped at a sample (the loops do not close, a dead
+    point, another branch): the numpy route then names that failure as it does on its own, or solves it."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
     q0 = _start(solver, theta[0])
     failed, status, *_, coef, branch, u = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
                                                  hmax=solver.step[0])
+    if failed >= 0:
+        return None
     coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
-    if failed >= 0 or (coef > SUSPECT).any() or (branch <= 0).any():
-        # rare: let the numpy route name the sample and the reason (dead point, loop, branch)
-        end = failed + 1 if failed >= 0 else len(theta)
-        bad = np.flatnonzero((coef[:end] > SUSPECT) | (branch[:end] <= 0))
-        first = min([failed] * (failed >= 0) + list(bad[:1]))
+    if (coef > SUSPECT).any() or (branch <= 0).any():
+        # rare: let the numpy route name the sample and the reason (dead point, branch)
+        first = int(np.flatnonzero((coef > SUSPECT) | (branch <= 0))[0])
         solver.sweep(theta[: first + 1, None])
-        if failed >= 0:
-            raise AssemblyError(f"mechanism '{system.mechanism.name}': no configuration found at "
-                                f"{system.coordinate_names[0]}={theta[failed]:.6g}")
     return u
 
 
@@ -465,8 +463,7 @@ def ode(system, theta, omega, torque=0.0, params=None):
                                                hmax=solver.step[0])
         if failed < 0:
             return f, jac
-        solver.sweep(theta[: failed + 1, None])  # let the numpy route name the sample and the reason
-    return reduced_ode(system, system.kinematics(theta, params), omega, torque)
+    return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure
 
 
 @dataclass(frozen=True)
@@ -497,7 +494,7 @@ MAX_TRAVEL = 1e12  # rad: beyond this a coordinate keeps no useful digits of its
 
 
 def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
-            events=(), method="DOP853", reactions=False) -> RunResult:
+            events=(), method="DOP853", reactions=False, dense_output=True) -> RunResult:
     """Integrate a one-coordinate mechanism under a driving force.
 
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
@@ -509,9 +506,11 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
     the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
     dense output. Returns a RunResult: its events (RunEvent: t, the event's name, the state [coordinate,
-    speed], from the dense output on either route) in time order, nfev, the dense solution (numpy route), status
-    "stopped" where a terminal event ended the run. reactions=True adds every reaction from the
-    forward Newton-Euler system along the grid (and its thetadd: an independent check).
+    speed], from the dense output on either route) in time order, nfev, the dense solution over (coordinate,
+    speed) on either route (scipy's OdeSolution; on C a results.DenseSolution of the same interpolant), status
+    "stopped" where a terminal event ended the run. dense_output=False keeps no solution (None): on C every
+    step then makes its dense output only where a grid point or an event needs it. reactions=True adds every
+    reaction from the forward Newton-Euler system along the grid (and its thetadd: an independent check).
     """
     if len(system.coordinate_names) != 1:
         raise InputError("forward() integrates one coordinate")
@@ -538,11 +537,12 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
         raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
                          "for scipy's other methods")
     if in_c:
-        y, hits, nfev = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol, q0, events)
-        solution = None
+        y, hits, nfev, solution = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol,
+                                             q0, events, dense_output)
     else:
         y, hits, nfev, solution = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0,
                                                events, method)
+        solution = solution if dense_output else None
     grid = grid[: len(y)]
     stopped = [e for e in hits if getattr(events[e[1]], "terminal", False)]
     name = system.coordinate_names[0]
@@ -561,19 +561,22 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     return table
 
 
-def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events):
+def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, dense):
     from mechsym.kinematics import STEP_TOL
 
     spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
-    y, hits, nfev, status = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol, solver.params,
-                                                   q0, solver.col_scale, STEP_TOL, spec, hmax=solver.step[0])
+    y, hits, nfev, status, solution = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol,
+                                                             solver.params, q0, solver.col_scale, STEP_TOL, spec,
+                                                             hmax=solver.step[0], dense=dense,
+                                                             what=f"the forward run of '{system.mechanism.name}'")
     if status:
         reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
-                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold"}.get(status, f"status {status}")
+                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold",
+                  6: "det Phi_q would change sign (another assembly branch)"}.get(status, f"status {status}")
         t_fail = grid[len(y) - 1] if len(y) else 0.0
         raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
                          f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
-    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev
+    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev, solution
 
 
 def _event_name(event) -> str:

@@ -36,6 +36,12 @@ def _body_segments(system, table, k):
     return segs
 
 
+def frame_rows(n, frames):
+    """The rows of an n-sample run that an animation of at most `frames` frames shows: evenly spread,
+    the first and the last included (every row if n <= frames)."""
+    return np.unique(np.linspace(0, n - 1, min(frames, n)).astype(int))
+
+
 def draw_kinematics(system, table, path=None, snapshots=4):
     """Draw the mechanism at a few samples over the traces of its named points; saved to `path` (PNG or
     SVG) if given; returns the matplotlib Figure."""
@@ -73,8 +79,8 @@ def animate_kinematics(system, table, path, fps=25, trace=()):
     ax.set_aspect("equal")
     ax.grid(True, alpha=0.3)
     for name in trace:
-        ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6)
-    lines = [ax.plot([], [], "-o", ms=3)[0] for _ in system.mechanism.moving_bodies]
+        ax.plot(table[f"{name}.x"], table[f"{name}.y"], lw=0.8, alpha=0.6, label=f"{name} path")
+    lines = [ax.plot([], [], "-o", ms=3, label=b)[0] for b in system.mechanism.moving_bodies]
 
     def frame(k):
         for line, (_, xy) in zip(lines, _body_segments(system, table, k)):

@@ -132,7 +132,8 @@ class RunResult(Table):
 
     events: objects with `t`, `name` and `state` (RunEvent, or a runner's own richer event), sorted by
     time; nfev: right-hand side evaluations; solution: the dense output, a callable t -> states
-    (n_states, len(t)), where the integrator gives one (else None); status: "done" (the requested end
+    (n_states, len(t)) with t_min and t_max (scipy's OdeSolution, or a DenseSolution from the C integrator),
+    where the integrator gives one (else None); status: "done" (the requested end
     was reached) or "stopped" (a terminal event or transition ended the run); message: why it stopped
     (empty when done); stats: the runner's counters (wall time, steps, switches, ...)."""
 
@@ -149,6 +150,40 @@ class RunResult(Table):
     def events_named(self, name) -> list:
         """The events called `name`, in time order."""
         return [e for e in self.events if e.name == name]
+
+
+class DenseSolution:
+    """The dense output of a run that DOP853 integrated outside scipy (the C integrator), with the interface
+    of scipy's OdeSolution: called on a scalar t it gives the states (n_states,), on an array of t
+    (n_states, len(t)); t_min and t_max bound the run, ts holds its breakpoints.
+
+    Each accepted step from t_old of size h keeps the state y_old there and the interpolant's coefficients
+    F (7, n_states): y(t) = y_old + F0 x + F1 x (1 - x) + F2 x^2 (1 - x) + ..., x = (t - t_old) / h, summed
+    in the order of scipy's Dop853DenseOutput. As scipy's OdeSolution, a time on a breakpoint takes the
+    step that ends there, and a time outside [t_min, t_max] the first or last step's polynomial. Every
+    sample is evaluated at once (the steps' coefficients gathered, seven vector terms)."""
+
+    def __init__(self, t_old, h, y_old, F, t_max):
+        t_old, h = np.asarray(t_old, float), np.asarray(h, float)
+        if not (len(t_old) and np.all(np.diff(t_old) > 0) and t_old[-1] < t_max):
+            raise ValueError("a dense solution needs steps with increasing start times before its end")
+        self.t_old, self.h = t_old, h
+        self.y_old, self.F = np.asarray(y_old, float), np.asarray(F, float)
+        self.ts = np.append(t_old, float(t_max))
+        self.t_min, self.t_max = float(t_old[0]), float(t_max)
+        self.n_segments = len(t_old)
+
+    def __call__(self, t):
+        t = np.asarray(t, float)
+        step = np.clip(np.searchsorted(self.ts, t, side="left") - 1, 0, self.n_segments - 1)
+        x = ((t - self.t_old[step]) / self.h[step])[..., None]
+        coef = self.F[step]
+        y = np.zeros(t.shape + self.y_old.shape[1:])
+        for i in range(coef.shape[-2]):  # Horner's scheme from the highest term, as scipy's
+            y += coef[..., -1 - i, :]
+            y *= x if i % 2 == 0 else 1.0 - x
+        y += self.y_old[step]
+        return y.T
 
 
 def ivp_result(sol, events, columns, units, title) -> RunResult:

@@ -7,13 +7,19 @@ planar Mechanism: `gravity_down` replaces it, `no_gravity` removes it (docs/conv
 
 State (13 values, the layout of every array below):
 
-    y = [x, y, z,  qw, qx, qy, qz,  vx, vy, vz,  wbx, wby, wbz]
+    y = [x, y, z,  qx, qy, qz, qw,  vx, vy, vz,  wbx, wby, wbz]
+
+the configuration and speeds of the body's free joint (mechsym.freejoint.FreeJoint("world")):
 
 * r = (x, y, z): the centre of mass in the world frame (z up);
-* q = (qw, qx, qy, qz): the body-to-world rotation as a quaternion, scalar first;
-* v: the velocity of the centre of mass, world frame;
+* q = (qx, qy, qz, qw): the body-to-world rotation as a quaternion, scalar LAST (Pinocchio's layout);
+* v: the velocity of the centre of mass, world frame (not Pinocchio's body-frame velocity: see
+  mechsym.freejoint for why; `to_pinocchio` converts exactly);
 * w = (wbx, wby, wbz): the angular velocity in the BODY frame (Euler's equations then have a constant
   inertia). `world_columns` reports it in the world frame, R w, as wx, wy, wz.
+
+Outputs keep their columns: `world_columns` gives x, y, z, qw, qx, qy, qz (scalar first there), vx, vy,
+vz, wx, wy, wz, and `state_from_columns` is its inverse.
 
 The coordinates are (r, q) (7), the speeds are (v, w) (6); generalised forces are conjugate to the speeds:
 Q = (F, M), the total force in the world frame and the moment about the centre of mass in the body frame,
@@ -22,7 +28,7 @@ so that the power of any set of forces is Q . (v, w).
 Equations (derived with sympy, lambdified with CSE, vectorised over samples):
 
     r' = v
-    q' = 1/2 q (x) (0, w) + k_stab |w| (1 - |q|) q         (quaternion product, k_stab = 0.1)
+    q' = 1/2 q (x) (w, 0) + k_stab |w| (1 - |q|) q         (quaternion product, k_stab = 0.1)
     m v' = m g + F
     I w' = M - w x (I w)
 
@@ -51,17 +57,21 @@ from mechsym.budget import CallBudget
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.errors import InputError, ModelError
+from mechsym.freejoint import FreeJoint, rotation
 from mechsym.model import Parameter, apply_overrides
 from mechsym.progress import Progress, tracked
 from mechsym.results import RunResult, ivp_result
 from mechsym.timegrid import run_options
 
 K_STAB = 0.1
-STATE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wbx", "wby", "wbz")
+STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
 WORLD_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
+LAYOUT = "[" + ", ".join(STATE_NAMES) + "]"
 
-__all__ = ["FloatingBody", "FloatingSystem", "derive_floating", "quat_multiply", "quat_about",
-           "rotation_matrix", "K_STAB", "STATE_NAMES", "BodyTorque", "LoadedODE", "floating_program"]
+__all__ = ["FloatingBody", "FloatingSystem", "derive_floating", "K_STAB", "STATE_NAMES",
+           "WORLD_COLUMNS", "JOINT", "BodyTorque", "LoadedODE", "floating_program"]
+
+JOINT = FreeJoint("world")  # the body's configuration and speeds (the module docstring)
 
 
 # ---------------------------------------------------------------- declaration
@@ -206,49 +216,15 @@ def _vec3(v, what):
     return (sp.sympify(x), sp.sympify(y), sp.sympify(z))
 
 
-# ---------------------------------------------------------------- quaternion algebra (symbolic or numeric)
-
-def quat_multiply(a, b):
-    """Hamilton product a (x) b of quaternions (w, x, y, z)."""
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw)
-
-
-def quat_about(axis, angle):
-    """The unit quaternion of a rotation by `angle` about `axis` (numeric)."""
-    axis = np.asarray(axis, float)
-    n = np.linalg.norm(axis)
-    if not n > 0:
-        raise InputError(f"rotation axis must be non-zero, got {axis}")
-    s = math.sin(angle / 2) / n
-    return np.array([math.cos(angle / 2), axis[0] * s, axis[1] * s, axis[2] * s])
-
-
-def rotation_matrix(q):
-    """Body-to-world rotation of the quaternion q/|q| (sympy Matrix for symbols, numpy for numbers;
-    numeric q may carry sample axes after the first)."""
-    w, x, y, z = q
-    n2 = w * w + x * x + y * y + z * z
-    rows = ((w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)),
-            (2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)),
-            (2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z))
-    if isinstance(w, sp.Basic):
-        return sp.Matrix(rows) / n2
-    return np.array([[e / n2 for e in row] for row in rows])
-
-
-def newton_euler(q, w, qn, wn, force, moment, mass, inertia, gravity):
-    """The rates (q', v', w') of the module docstring's equations from the quaternion q, the body-frame
-    angular velocity w, their norms |q|, |w|, the force (world) and the moment (body frame)."""
-    w = sp.Matrix(w)
-    qdot = [sp.Rational(1, 2) * c + K_STAB * wn * (1 - qn) * qc for c, qc in zip(quat_multiply(q, (0, *w)), q)]
+def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
+    """The rates (r', q', v', w') of the module docstring's equations from the coordinates (r, q), the
+    speeds (v, w), the norms |q|, |w|, the force (world) and the moment (body frame)."""
+    quat, w = coords[3:7], sp.Matrix(speeds[3:6])
+    rdot_qdot = JOINT.qdot(coords, speeds)
+    qdot = [c + K_STAB * wn * (1 - qn) * qc for c, qc in zip(rdot_qdot[3:7], quat)]
     vdot = sp.Matrix(gravity) + sp.Matrix(force) / mass
     wdot = inertia.LUsolve(sp.Matrix(moment) - w.cross(inertia * w))
-    return qdot, vdot, wdot
+    return (*rdot_qdot[:3], *qdot, *vdot, *wdot)
 
 
 # ---------------------------------------------------------------- derived system
@@ -277,7 +253,8 @@ class FloatingSystem:
         self.body = self.mechanism = body
         self.backend = backend
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
-        self.r, self.quat = sym("x y z"), sym("qw qx qy qz")
+        self.joint = JOINT
+        self.r, self.quat = sym("x y z"), sym("qx qy qz qw")
         self.v, self.w = sym("vx vy vz"), sym("wx wy wz")
         self.force, self.moment = sym("Fx Fy Fz"), sym("Mx My Mz")
         self.coords, self.speeds = self.r + self.quat, self.v + self.w
@@ -288,15 +265,15 @@ class FloatingSystem:
         w, qv = sp.Matrix(self.w), self.quat
         qn = sp.sqrt(sum(c**2 for c in qv))
         wn = sp.sqrt(sum(c**2 for c in self.w))
-        qdot, vdot, wdot = newton_euler(qv, self.w, qn, wn, self.force, self.moment, m, inertia, g)
-        self.rate_exprs = (*self.v, *qdot, *vdot, *wdot)
-        self.R = rotation_matrix(qv)
+        self.rate_exprs = newton_euler(self.coords, self.speeds, qn, wn, self.force, self.moment, m, inertia, g)
+        self.R = rotation(qv)
         kinetic = (m * sum(c**2 for c in self.v) + (w.T * inertia * w)[0]) / 2
         potential = -m * sum(gi * ri for gi, ri in zip(g, self.r))
         self.rate = VectorFunction((self.state, self.force + self.moment, p), self.rate_exprs)
         self.energy = VectorFunction((self.state, p), [kinetic, potential])
         omega_world = self.R * w
-        self.world = VectorFunction((self.state,), [*self.r, *(c / qn for c in qv), *self.v, *omega_world])
+        scalar_first = (qv[3], *qv[:3])                   # the columns' order: qw, qx, qy, qz
+        self.world = VectorFunction((self.state,), [*self.r, *(c / qn for c in scalar_first), *self.v, *omega_world])
         self.point_names = tuple(body.points)
         self._points = VectorFunction((self.state, p), [c for name in self.point_names for c in
                                                         sp.Matrix(self.r) + self.R * sp.Matrix(body.points[name])])
@@ -339,12 +316,14 @@ class FloatingSystem:
         return out
 
     # -- states ---------------------------------------------------------------------------------------
-    def initial_state(self, position=(0, 0, 0), quaternion=(1, 0, 0, 0), velocity=(0, 0, 0),
+    def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion (normalised here) and the angular velocity in the world (default) or body frame."""
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.freejoint.quat_about` gives it
+        (normalised here), and the angular velocity in the world (default) or body frame. All but the
+        position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}
-        for name, value, n in (("position", position, 3), ("quaternion", quaternion, 4),
+        for name, value, n in (("position", position, 3), ("quat_xyzw", quat_xyzw, 4),
                                ("velocity", velocity, 3), ("omega", omega, 3)):
             a = np.asarray(value, float)
             if a.shape != (n,):
@@ -352,13 +331,13 @@ class FloatingSystem:
             if not np.all(np.isfinite(a)):
                 raise InputError(f"{name} must be finite, got {a}")
             arrays[name] = a
-        qn = np.linalg.norm(arrays["quaternion"])
+        qn = np.linalg.norm(arrays["quat_xyzw"])
         if not qn > 0:
-            raise InputError("quaternion must be non-zero")
-        quat = arrays["quaternion"] / qn
+            raise InputError("quat_xyzw (the quaternion) must be non-zero")
+        quat = arrays["quat_xyzw"] / qn
         omega = arrays["omega"]
         if omega_frame == "world":
-            omega = rotation_matrix(quat).T @ omega
+            omega = rotation(quat).T @ omega
         elif omega_frame != "body":
             raise InputError(f"omega_frame must be 'world' or 'body', got {omega_frame!r}")
         return np.concatenate([arrays["position"], quat, arrays["velocity"], omega])
@@ -374,6 +353,20 @@ class FloatingSystem:
         """Columns x, y, z, qw..qz (normalised), vx..vz, wx..wz (world frame) for states y (13, ...)."""
         values = self.world(np.asarray(y, float)[:13])
         return dict(zip(WORLD_COLUMNS, values))
+
+    def state_from_columns(self, columns) -> np.ndarray:
+        """States (13, N) from the world columns (x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz): the
+        inverse of `world_columns`."""
+        try:
+            c = {k: np.asarray(columns[k], float) for k in WORLD_COLUMNS}
+        except KeyError as exc:
+            raise InputError(f"body '{self.body.name}': the columns lack {exc.args[0]!r} "
+                             f"(expected {', '.join(WORLD_COLUMNS)})") from None
+        quat = np.stack([c["qx"], c["qy"], c["qz"], c["qw"]], axis=-1)
+        omega = np.stack([c["wx"], c["wy"], c["wz"]], axis=-1)
+        body = np.einsum("...ji,...j->...i", rotation(quat), omega)           # w_body = R^T w_world
+        return np.concatenate([np.stack([c["x"], c["y"], c["z"]]), np.moveaxis(quat, -1, 0),
+                               np.stack([c["vx"], c["vy"], c["vz"]]), np.moveaxis(body, -1, 0)])
 
     def point_positions(self, y, params=None):
         """World positions (n_points, 3, ...) of the declared points."""
@@ -413,7 +406,8 @@ class FloatingSystem:
 
     def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, load=None, extra0=(),
                  extra_names=(), events=(), method="DOP853") -> RunResult:
-        """Integrate from `state0` (13,) to t_end; `load(t, q, qd, s)` -> ((F, M) (6,), sdot) adds
+        """Integrate from `state0` (13,) = [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] (quaternion scalar last, see the module
+        docstring; `initial_state` builds one) to t_end; `load(t, q, qd, s)` -> ((F, M) (6,), sdot) adds
         generalised forces and the rates of extra states s (initial values extra0), as planar `simulate`.
         A RunResult: t, the world columns, the extra states; events and the dense solution of solve_ivp."""
         from scipy.integrate import solve_ivp
@@ -421,7 +415,7 @@ class FloatingSystem:
         y0 = np.asarray(state0, float)
         extra0 = np.atleast_1d(np.asarray(extra0, float))
         if y0.shape != (13,):
-            raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
+            raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
         progress = Progress(f"body '{self.body.name}'", opts.t_end)
@@ -492,9 +486,7 @@ class FloatingODE:
 
     def project(self, y):
         """y with its quaternion normalised."""
-        y = np.array(y, float)
-        y[3:7] /= np.linalg.norm(y[3:7])
-        return y
+        return self.system.normalise(y)
 
 
 def derive_floating(body: FloatingBody, backend: str = "numpy") -> FloatingSystem:
@@ -582,7 +574,8 @@ class LoadedODE:
                 check(self.system, y)
 
     def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, method="BDF", params=None, columns=None):
-        """Integrate from `state0` (13,) with a stiff solver (BDF, Radau or LSODA: the generated Jacobian;
+        """Integrate from `state0` (13,) = [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] (quaternion scalar last, see the module
+        docstring) with a stiff solver (BDF, Radau or LSODA: the generated Jacobian;
         an explicit method ignores it). A RunResult: the columns `columns(grid, y)` gives from the states y
         (13, N, unit quaternions) on the output grid (default: t and the world columns); its solution
         gives the states; stats: wall time of the integration, steps, right-hand sides, Jacobians, LU
@@ -593,7 +586,7 @@ class LoadedODE:
 
         y0 = np.asarray(state0, float)
         if y0.shape != (13,):
-            raise InputError(f"state0 must have 13 values (see mechsym.rigid3d), got shape {y0.shape}")
+            raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
         if method not in ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853"):
             raise InputError(f"unknown integration method '{method}' (BDF, Radau, LSODA, RK45, RK23, DOP853)")
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0}, width=60)
@@ -604,9 +597,8 @@ class LoadedODE:
         with np.errstate(all="ignore"):
             start = np.asarray(raw(0.0, y0), float)
         if not np.all(np.isfinite(start)):  # an initial value or a parameter too large to represent
-            names = ["x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wx", "wy", "wz"]
             i = int(np.argmax(~np.isfinite(start)))
-            raise InputError(f"body '{self.system.body.name}': the rate of {names[i] if i < 13 else f'state {i}'} "
+            raise InputError(f"body '{self.system.body.name}': the rate of {STATE_NAMES[i] if i < 13 else f'state {i}'} "
                              f"at t = 0 is {start[i]}: an initial value or a parameter is too large to represent "
                              f"(largest initial value {np.max(np.abs(y0)):.3g})")
         fun, jac = (self._guarded(f, what) for f, what in zip(self._code.single(p), ("rates", "Jacobian")))
@@ -665,7 +657,7 @@ def floating_program(system, loads) -> Program:
     mass, inertia = body.mass.xreplace(sub), body.inertia.xreplace(sub)
     gravity = sp.Matrix(body.gravity).xreplace(sub)
     q, w = system.quat, sp.Matrix(system.w)
-    rot = sp.Matrix(3, 3, [prog.let(e) for e in rotation_matrix(q)])
+    rot = rotation(q, prog.let)
     frame = Frame(sp.Matrix(system.r), rot, sp.Matrix(system.v), prog.vector(rot * w))
     force, torque = sp.zeros(3, 1), sp.zeros(3, 1)
     for load in loads:
@@ -674,8 +666,7 @@ def floating_program(system, loads) -> Program:
         force, torque = force + sp.Matrix(f), torque + sp.Matrix(t)
     force, moment = prog.vector(force), prog.vector(rot.T * torque)
     qn, wn = prog.norm(sum(c**2 for c in q)), prog.norm(w.dot(w))
-    qdot, vdot, wdot = newton_euler(q, w, qn, wn, force, moment, mass, inertia, gravity)
-    prog.output([*system.v, *qdot, *vdot, *wdot])
+    prog.output(list(newton_euler(system.coords, system.speeds, qn, wn, force, moment, mass, inertia, gravity)))
     return prog
 
 

@@ -96,3 +96,52 @@ def interrupt_cli(args, delay, cwd):
         proc.kill()
         proc.communicate()
     return proc.returncode, time.perf_counter() - start
+
+
+def _frame_record(fig):
+    """What one frame of an animation shows: {label: points (n, 2) or (n, 3)} of every line, {label: (centre,
+    radius)} of every circle, and "texts": the axes titles and texts."""
+    from matplotlib.patches import Circle
+
+    drawn, texts = {}, []
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            data = line.get_data_3d() if hasattr(line, "get_data_3d") else line.get_data()
+            assert line.get_label() not in drawn, f"two artists labelled {line.get_label()!r}"
+            drawn[line.get_label()] = np.column_stack([np.asarray(c, float) for c in data])
+        for patch in ax.patches:
+            if isinstance(patch, Circle):
+                drawn[patch.get_label()] = (np.asarray(patch.center, float), float(patch.radius))
+        texts += [ax.get_title()] + [t.get_text() for t in ax.texts]
+    drawn["texts"] = texts
+    return drawn
+
+
+@pytest.fixture
+def animated(monkeypatch):
+    """The drawn data of every frame of every animation saved during the test, so that an animation test
+    checks what each frame shows, not only that a file exists: {file name: [frame record, ...]} in the order
+    the frames were written, each record as conftest._frame_record gives it."""
+    import re
+
+    from matplotlib import animation
+
+    saved = {}
+    save = animation.Animation.save
+
+    def recording(self, filename, writer=None, *args, **kwargs):
+        name = os.path.basename(os.fspath(filename))
+        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.output.atomic's temporary name
+        frames = saved.setdefault(staged.group(1) + staged.group(2) if staged else name, [])
+        frames.clear()
+        grab = writer.grab_frame
+
+        def grab_frame(**savefig_kwargs):
+            frames.append(_frame_record(self._fig))
+            return grab(**savefig_kwargs)
+
+        writer.grab_frame = grab_frame
+        return save(self, filename, writer, *args, **kwargs)
+
+    monkeypatch.setattr(animation.Animation, "save", recording)
+    return saved

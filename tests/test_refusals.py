@@ -46,7 +46,7 @@ def test_a_floating_body_on_c_runs_on_c():
         pytest.skip("no C compiler")
     on_c, on_numpy = derive(disc.build(), "c"), derive(disc.build(), "numpy")
     assert on_c.backend == "c" and on_numpy.backend == "numpy"
-    y = on_numpy.initial_state((0, 0, 0.2), (0.9, 0.1, 0.3, -0.2), (1, 2, 0), (0, 3, 5))
+    y = on_numpy.initial_state((0, 0, 0.2), quat_xyzw=(0.1, 0.3, -0.2, 0.9), velocity=(1, 2, 0), omega=(0, 3, 5))
     ref = on_numpy.accelerations(y, np.arange(6.0))
     on_c.rate = None
     np.testing.assert_allclose(on_c.accelerations(y, np.arange(6.0)), ref, rtol=0, atol=1e-13 * np.abs(ref).max())

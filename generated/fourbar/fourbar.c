@@ -381,6 +381,14 @@ static void lu_solve_t(const double *a, const int *piv, double *c, double *y) {
   y[0] = y[0] - a[4] * y[2];
   y[8] = y[8] - a[1] * y[0] - a[3] * y[1] - a[5] * y[2] - a[9] * y[3];
 }
+/* the sign of det Phi_q (+1 or -1) at a configuration factorised by the function above */
+static int lu_det_sign(const double *a, const int *piv) {
+  (void)a; (void)piv;
+  if (piv[0] < 0) return (0 ^ (a[23] < 0.0) ^ (a[17] < 0.0)) ? -1 : 1;
+  int neg = 0;
+  for (int k = 0; k < 2; ++k) neg ^= (piv[k] != k) ^ (a[25 + k * 3] < 0.0);
+  return neg ? -1 : 1;
+}
 
 /* Phi_q at q (with its trig sc) into the factorisation slots */
 static void jac_slots(const double *q, const double *sc, const double *p, double *a) {
@@ -659,6 +667,16 @@ static void lu_solve_t_v(const double *restrict a, const double *restrict pv, do
     y[V(1)] = y[V(1)] - a[V(8)] * y[V(3)];
     y[V(0)] = y[V(0)] - a[V(4)] * y[V(2)];
     y[V(8)] = y[V(8)] - a[V(1)] * y[V(0)] - a[V(3)] * y[V(1)] - a[V(5)] * y[V(2)] - a[V(9)] * y[V(3)];
+  }
+}
+static void lu_det_sign_v(const double *restrict a, const double *restrict pv, double *restrict sg) {
+  (void)a; (void)pv;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    double s = 1.0;
+    s = (pv[V(0)] != 0.0) != (a[V(25)] < 0.0) ? -s : s;
+    s = (pv[V(1)] != 1.0) != (a[V(28)] < 0.0) ? -s : s;
+    sg[l] = s;
   }
 }
 

@@ -27,7 +27,8 @@ static const double FOURBAR_SCALE[9] = {0.25, 0.25, 1.0, 0.25, 0.25, 1.0, 0.25, 
    u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:
    U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.
    Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 5: interrupted by SIGINT,
-   which the long calls catch for their duration, restoring the previous handler). */
+   which the long calls catch for their duration, restoring the previous handler; 6: det Phi_q changed sign
+   where the model declares no branch condition, i.e. the next sample lies on another assembly branch). */
 int fourbar_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
     int *status);
@@ -48,13 +49,19 @@ int fourbar_inverse_columns(int n, const double *th, const double *p, const doub
 int fourbar_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
     const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);
 /* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of
-   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted). */
+   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted,
+   6 det Phi_q would change sign: another branch).
+   With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and
+   F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;
+   *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */
 int fourbar_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,
     double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,
     double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
-    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);
-/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where
-   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.
+    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
+    int rec_cap, double *rec, long *n_rec, int *status);
+/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = the sign of
+   det Phi_q (+1 or -1), 0 where singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand
+   sides: b, x n x m x NQ.
    Both return 0, or 5 if interrupted. */
 int fourbar_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
 int fourbar_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);

@@ -25,14 +25,15 @@ static void sink_sample(const ms_sink *o, int s, const double *u) {
    q + h dq + h^2/2 ddq + h^3/6 d3q off the anchor (qa and its derivatives d[0..2] along th, solved at tha),
    then their coefficients, reactions (three right-hand sides), largest velocity coefficient and smallest
    branch condition, written as inverse_run writes them. Returns the number of Newton iterations the block
-   took, or 0 when a lane did not converge or met a singular Phi_q (nothing is then written: the caller
-   solves the block sample by sample). */
-static int inverse_lanes(int cnt, const double *th, double tha, const double *qa, const double (*d)[NQ],
+   took, or 0 when a lane did not converge, met a singular Phi_q or, where no branch condition is declared,
+   converged where det Phi_q has another sign than the anchor's `sign` (another assembly branch): nothing is
+   then written, and the caller solves the block sample by sample. */
+static int inverse_lanes(int cnt, const double *th, double tha, const double *qa, const double (*d)[NQ], int sign,
                          const double *p, const double *mass, const double *rscale, double tol, int maxit,
                          double *q_out, double *coef_max, double *branch_min, const ms_sink *out, int s0) {
   double Q[NQ * MS_LANES], SC[NSC * MS_LANES], TH[MS_LANES], A[LU_NSLOT * MS_LANES], PV[LU_NBLOCK * MS_LANES];
   double R[NROW * MS_LANES], DX[NQ * MS_LANES], DQ[NQ * MS_LANES], DDQ[NQ * MS_LANES], U[3][NROW * MS_LANES];
-  double BR[NBRANCH * MS_LANES], STEP[MS_LANES], CM[MS_LANES], BM[MS_LANES];
+  double BR[NBRANCH * MS_LANES], STEP[MS_LANES], CM[MS_LANES], BM[MS_LANES], SG[MS_LANES];
   MS_SIMD_LOOP
   for (int l = 0; l < MS_LANES; ++l) {
     const double t = th[l < cnt ? l : cnt - 1], h = t - tha;
@@ -64,6 +65,10 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
   rotate_v(SC, DX);
   jac_slots_v(Q, SC, p, A);
   if (lu_factor_v(A, PV)) return 0;
+  if (!NBRANCH_USED) {
+    lu_det_sign_v(A, PV, SG);
+    for (int l = 0; l < cnt; ++l) if (SG[l] != sign) return 0;
+  }
   MS_SIMD_LOOP
   for (int l = 0; l < MS_LANES; ++l)
     for (int i = 0; i < NROW; ++i) R[V(i)] = i == NJ ? 1.0 : 0.0;
@@ -141,6 +146,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, d[0], d[1]);
   third(q, sc, p, a, piv, d[0], d[1], d[2]);
+  const int sign = lu_det_sign(a, piv);  /* every anchor's: advance keeps it */
   for (int s0 = 0; s0 < n; s0 += MS_LANES) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s0; }
     const int cnt = n - s0 < MS_LANES ? n - s0 : MS_LANES;
@@ -156,7 +162,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
       if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);
     }
     if (near)
-      its = inverse_lanes(cnt, th + s0, tha, q, (const double (*)[NQ])d, p, mass, rscale, tol, maxit,
+      its = inverse_lanes(cnt, th + s0, tha, q, (const double (*)[NQ])d, sign, p, mass, rscale, tol, maxit,
                           q_out ? q_out + (size_t)s0 * NQ : NULL, coef_max + s0, branch_min + s0, out, s0);
     if (its) {
       reach = its > 1 ? 0.5 * reach : fmin(hmax, 1.25 * reach);

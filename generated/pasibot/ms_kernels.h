@@ -96,11 +96,14 @@ static void turn_trig(double *sc, const double *q_old, const double *q_new, int 
   }
 }
 
-/* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0, in steps of at most
-   hmax; on return q, dq, ddq, a are at th1. */
+/* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0 (factorised in a, piv), in
+   steps of at most hmax; on return q, dq, ddq, a are at th1. Where no branch condition is declared, each
+   step keeps the sign of det Phi_q (Solver.signature's rule): a change means that a dead point lies between
+   and the step landed on another assembly branch (MS_DET_SIGN). */
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
                    const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns) {
   const double span = th1 - th0;
+  const int sign = NBRANCH_USED ? 0 : lu_det_sign(a, piv);
   int steps = (int)ceil(fabs(span) / hmax);
   if (steps < 1) steps = 1;
   for (int s = 1; s <= steps; ++s) {
@@ -112,15 +115,16 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
     turn_trig(sc, q_old, q, turns);
     const int status = newton_warm(q, sc, &th, p, scale, tol, maxit, a, piv);
     if (status) return status;
+    if (!NBRANCH_USED && lu_det_sign(a, piv) != sign) return MS_DET_SIGN;
     coefficients(q, sc, p, a, piv, dq, ddq);
   }
   return 0;
 }
 
 /* Factorisations of Phi_q at n configurations q (n x NQ) by the static sparse elimination, into a
-   (n x LU_NSLOT) and piv (n x LU_NBLOCK); ok[s] is 0 where Phi_q is singular (its slots are then NaN
-   and its pivots the identity, so that its solutions are NaN and no other sample's are touched). Returns 0,
-   or MS_INTERRUPTED. */
+   (n x LU_NSLOT) and piv (n x LU_NBLOCK); ok[s] is the sign of det Phi_q (+1 or -1), or 0 where Phi_q is
+   singular (its slots are then NaN and its pivots the identity, so that its solutions are NaN and no other
+   sample's are touched). Returns 0, or MS_INTERRUPTED. */
 int MS_FN(factor)(int n, const double *q, const double *p, double *a, int *piv, int *ok) {
   ms_handler old;
   const int caught = ms_catch(&old);
@@ -130,7 +134,7 @@ int MS_FN(factor)(int n, const double *q, const double *p, double *a, int *piv, 
     double sc[NSC], *as = a + (size_t)s * LU_NSLOT;
     trig1(q + (size_t)s * NQ, sc);
     jac_slots(q + (size_t)s * NQ, sc, p, as);
-    ok[s] = !lu_factor(as, piv + (size_t)s * LU_NBLOCK);
+    ok[s] = lu_factor(as, piv + (size_t)s * LU_NBLOCK) ? 0 : lu_det_sign(as, piv + (size_t)s * LU_NBLOCK);
     if (!ok[s]) {
       for (int i = 0; i < LU_NSLOT; ++i) as[i] = NAN;
       for (int k = 0; k < LU_NBLOCK; ++k) piv[(size_t)s * LU_NBLOCK + k] = k;
@@ -195,7 +199,8 @@ int MS_FN(track)(double *q, const double *th, const double *thd, const double *p
    right-hand sides (per unit thetadd, per unit thetad^2, static loads), the largest velocity coefficient
    (each relative to its coordinate's scale; large near a dead point), the smallest branch condition, and q
    (if q_out is not NULL). Returns -1, or the index of the first sample that failed
-   (*status: 1 no convergence, 2 singular, 5 interrupted). */
+   (*status: 1 no convergence, 2 singular, 5 interrupted,
+   6 det Phi_q changed sign: another branch). */
 static int inverse_run(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                        int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
                        int *status) {
@@ -306,7 +311,8 @@ static void reduced_ode(const double *q, const double *sc, const double *dq, con
 
 /* The reduced ODE's right-hand side f (n x 2) and exact Jacobian (n x 2 x 2) at n states (th[s], om[s]),
    th in path order from the configuration q0 near th[0], under a constant torque. Returns -1, or the
-   index of the first sample that failed (*status 1: no convergence, 2: singular, 5: interrupted). */
+   index of the first sample that failed (*status 1: no convergence, 2: singular, 5: interrupted, 6: det Phi_q
+   changed sign). */
 static int ode_run(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
                    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
@@ -338,7 +344,7 @@ int MS_FN(ode)(int n, const double *th, const double *om, double torque, const d
 /* Kinematics of a one-coordinate mechanism over n samples th (in path order) from the configuration q0 near
    th[0]: q, dq/dth and d2q/dth2 per sample (n x NQ each), the largest velocity coefficient and the smallest
    branch condition as ms_inverse. Returns -1, or the index of the first sample that failed (*status: 1 no
-   convergence, 2 singular, 5 interrupted). */
+   convergence, 2 singular, 5 interrupted, 6 det Phi_q changed sign). */
 int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                   int maxit, double hmax, double *q_out, double *dq_out, double *ddq_out, double *coef_max,
                   double *branch_min, int *status) {

@@ -3239,6 +3239,14 @@ static void lu_solve_t(const double *a, const int *piv, double *c, double *y) {
   y[29] = y[29] - a[108] * y[27];
   y[28] = y[28] - a[104] * y[26];
 }
+/* the sign of det Phi_q (+1 or -1) at a configuration factorised by the function above */
+static int lu_det_sign(const double *a, const int *piv) {
+  (void)a; (void)piv;
+  if (piv[0] < 0) return (0 ^ (a[17] < 0.0) ^ (a[41] < 0.0) ^ (a[141] < 0.0) ^ (a[189] < 0.0) ^ (a[89] < 0.0) ^ (a[123] < 0.0) ^ (a[299] < 0.0) ^ (a[101] < 0.0) ^ (a[213] < 0.0) ^ (a[255] < 0.0) ^ (a[235] < 0.0) ^ (a[241] < 0.0) ^ (a[191] < 0.0) ^ (a[215] < 0.0) ^ (a[171] < 0.0) ^ (a[368] < 0.0) ^ (a[357] < 0.0) ^ (a[347] < 0.0) ^ (a[43] < 0.0) ^ (a[344] < 0.0) ^ (a[314] < 0.0) ^ (a[399] < 0.0)) ? -1 : 1;
+  int neg = 1;
+  for (int k = 0; k < 22; ++k) neg ^= (piv[k] != k) ^ (a[411 + k * 23] < 0.0);
+  return neg ? -1 : 1;
+}
 
 /* Phi_q at q (with its trig sc) into the factorisation slots */
 static void jac_slots(const double *q, const double *sc, const double *p, double *a) {

@@ -11,7 +11,7 @@ int main(void) {
   static double grid[NT], y[NT * 2];
   const double omega = 2.0, tol = 1e-10;
   int status = 0, n_events = 0;
-  long nfev = 0;
+  long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = SLIDER_CRANK_THETA_REF + 6.283185307179586 * i / N;
   int failed = slider_crank_inverse(N, th, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
   if (failed >= 0) { fprintf(stderr, "inverse failed at sample %d (status %d)\n", failed, status); return 1; }
@@ -35,7 +35,7 @@ int main(void) {
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = slider_crank_forward(0.0, SLIDER_CRANK_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE,
-      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
+      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, 0, 0, &n_rec, &status);
   if (status) { fprintf(stderr, "forward failed (status %d)\n", status); return 1; }
   printf("# forward: t,theta,omega\n");
   for (int i = 0; i < written; ++i) printf("%.17g,%.17g,%.17g\n", grid[i], y[2 * i], y[2 * i + 1]);

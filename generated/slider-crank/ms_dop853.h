@@ -126,6 +126,14 @@ static void dop853_eval(double F[7][2], const double *y0, double t0, double h, d
   }
 }
 
+/* One accepted step's dense output as a record of DOP_REC doubles: t_old, h, the state at t_old, then
+   F (7 x 2, row-major), so that y(t) = dop853_eval(F, y_old, t_old, h, t). */
+#define DOP_REC 18
+static void dop853_record(double *rec, double t0, double h, const double *y0, double F[7][2]) {
+  rec[0] = t0; rec[1] = h; rec[2] = y0[0]; rec[3] = y0[1];
+  memcpy(rec + 4, F, 14 * sizeof(double));
+}
+
 /* scipy's initial step (Hairer, Norsett & Wanner II.4) for an error estimator of order 7. */
 static double dop853_first_step(Work *w, const double *y, const double *f0, double t_end, double rtol, double atol) {
   double d0 = 0.0, d1 = 0.0, d2 = 0.0, sc[2], y1[2], f1[2];
@@ -154,18 +162,23 @@ static double dop853_first_step(Work *w, const double *y, const double *f0, doub
    tracker cannot reach is rejected and retried shorter. Returns the number of grid points written;
    ev_t/ev_id/ev_y (theta, omega there) receive up to max_events located events (*n_events), in time order. *status: 0, or why the
    run ended early (1 the loops could not be closed, 2 a dead point, 3 the step size fell below its limit,
-   4 a declared branch condition would not hold, 5 interrupted). */
+   4 a declared branch condition would not hold, 5 interrupted).
+   With rec non-NULL every accepted step's dense output is made and the first rec_cap of them are written to
+   rec, DOP_REC doubles a step (dop853_record); *n_rec receives the number of accepted steps, which may exceed
+   rec_cap (a caller then knows the size to ask for). With rec NULL no step makes a dense output it does
+   not need. */
 static int forward_run(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid, double rtol, double atol,
                const double *p, const double *q0, const double *scale, double tol, int maxit, double hmax,
                int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
                int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
-               int *status) {
+               int rec_cap, double *rec, long *n_rec, int *status) {
   Work w;
   memcpy(w.q, q0, sizeof w.q);
   w.p = p; w.scale = scale; w.tol = tol; w.hmax = hmax; w.maxit = maxit; w.torque = torque; w.status = 0; w.nfev = 0; w.turns = 0;
   w.th = th0;
   mass1(p, w.mass);
   *n_events = 0;
+  *n_rec = 0;
   *status = newton(w.q, w.sc, &th0, p, scale, tol, maxit, w.a, w.piv);
   if (*status) return 0;
   coefficients(w.q, w.sc, p, w.a, w.piv, w.dq, w.ddq);
@@ -183,7 +196,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
     const Work saved = w;
     double en = dop853_step(&w, y, h, k, y1, rtol, atol);
     const double t_new = t + h;
-    int need_dense = en >= 0.0 && en < 1.0 && written < n_grid && grid_t[written] <= t_new;
+    int need_dense = en >= 0.0 && en < 1.0 && (rec || (written < n_grid && grid_t[written] <= t_new));
     for (int e = 0; e < n_ev && en >= 0.0 && en < 1.0; ++e) {
       const double g0 = y[ev_comp[e]] - ev_value[e], g1 = y1[ev_comp[e]] - ev_value[e];
       need_dense |= (g0 < 0.0 && g1 >= 0.0) || (g0 > 0.0 && g1 <= 0.0);
@@ -219,6 +232,10 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
         dop853_eval(F, y, t, h, when[i], ev_y + 2 * *n_events);
         (*n_events)++;
       }
+    if (rec) {
+      if (*n_rec < rec_cap) dop853_record(rec + DOP_REC * *n_rec, t, h, y, F);
+      (*n_rec)++;
+    }
     while (written < n_grid && grid_t[written] <= t_stop) {
       dop853_eval(F, y, t, h, grid_t[written], grid_y + 2 * written);
       written++;
@@ -239,12 +256,12 @@ int MS_FN(forward)(double torque, double th0, double om0, double t_end, const do
                const double *p, const double *q0, const double *scale, double tol, int maxit, double hmax,
                int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
                int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,
-               int *status) {
+               int rec_cap, double *rec, long *n_rec, int *status) {
   ms_handler old;
   const int caught = ms_catch(&old);
   const int written = forward_run(torque, th0, om0, t_end, grid_t, n_grid, rtol, atol, p, q0, scale, tol, maxit, hmax,
                                   n_ev, ev_comp, ev_value, ev_dir, ev_terminal, max_events, ev_t, ev_id, ev_y, n_events,
-                                  grid_y, nfev, status);
+                                  grid_y, nfev, rec_cap, rec, n_rec, status);
   ms_release(caught, &old);
   return written;
 }

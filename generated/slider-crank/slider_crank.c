@@ -343,6 +343,14 @@ static void lu_solve_t(const double *a, const int *piv, double *c, double *y) {
   y[8] = y[8] - a[3] * y[1] - a[9] * y[3];
   y[6] = y[6] - a[17] * y[5];
 }
+/* the sign of det Phi_q (+1 or -1) at a configuration factorised by the function above */
+static int lu_det_sign(const double *a, const int *piv) {
+  (void)a; (void)piv;
+  if (piv[0] < 0) return (1 ^ (a[16] < 0.0)) ? -1 : 1;
+  int neg = 1;
+  for (int k = 0; k < 1; ++k) neg ^= (piv[k] != k) ^ (a[21 + k * 2] < 0.0);
+  return neg ? -1 : 1;
+}
 
 /* Phi_q at q (with its trig sc) into the factorisation slots */
 static void jac_slots(const double *q, const double *sc, const double *p, double *a) {
@@ -581,6 +589,15 @@ static void lu_solve_t_v(const double *restrict a, const double *restrict pv, do
     y[V(1)] = y[V(1)] - a[V(8)] * y[V(3)];
     y[V(8)] = y[V(8)] - a[V(3)] * y[V(1)] - a[V(9)] * y[V(3)];
     y[V(6)] = y[V(6)] - a[V(17)] * y[V(5)];
+  }
+}
+static void lu_det_sign_v(const double *restrict a, const double *restrict pv, double *restrict sg) {
+  (void)a; (void)pv;
+  MS_SIMD_LOOP
+  for (int l = 0; l < MS_LANES; ++l) {
+    double s = -1.0;
+    s = (pv[V(0)] != 0.0) != (a[V(21)] < 0.0) ? -s : s;
+    sg[l] = s;
   }
 }
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mechsym.budget import check_memory, memory_limit
 from mechsym.codegen import c_runtime
 from mechsym.errors import InputError
 
@@ -383,7 +384,7 @@ class CLibrary:
             dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
             dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _D,
-                                       _I, _D, ctypes.POINTER(ctypes.c_long), _I]
+                                       _I, _D, ctypes.POINTER(ctypes.c_long), i, _D, ctypes.POINTER(ctypes.c_long), _I]
             dll.ms_forward.restype = i
             dll.ms_factor.argtypes = [i, _D, _D, _D, _I, _I]
             dll.ms_factor.restype = i
@@ -604,10 +605,35 @@ class CLibrary:
         return failed, _interrupted(status.value), f, jac
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
-                maxit=30, hmax=0.1, max_events=10000):
+                maxit=30, hmax=0.1, max_events=10000, dense=False, what="a forward run"):
         """Integrate the reduced one-coordinate ODE in C (DOP853). events: (component, value, direction,
         terminal), at most 64. Returns the states on the grid, the events (time, index, state) in time order,
-        the right-hand sides evaluated and the status."""
+        the right-hand sides evaluated, the status, and with `dense` the dense output over (theta, omega) (a
+        results.DenseSolution; else None). The record of every step is bounded by the memory limit
+        (budget.check_memory, naming `what`): a run with more steps than the first buffer holds is run again
+        into one of the size it reported, once that size passes the check."""
+        cap = int(min(DENSE_CHUNK, max(1, memory_limit() // DENSE_BYTES)))
+        while True:
+            out, hits, nfev, status, rec, n_rec = self._forward(torque, theta0, omega0, t_end, grid, rtol, atol,
+                                                                params, q0, row_scale, tol, events, maxit, hmax,
+                                                                max_events, cap if dense else None)
+            if not dense or status or n_rec <= cap:
+                break
+            check_memory(f"the dense output of {what} ({n_rec} steps; dense_output=False keeps none)",
+                         n_rec * DENSE_BYTES)
+            cap = n_rec
+        solution = None
+        if dense and not status and n_rec:
+            from mechsym.results import DenseSolution
+
+            rec = rec[:n_rec]
+            stop = min([t_end, rec[-1, 0] + rec[-1, 1]] + [t for t, i, _ in hits if events[i][3]])
+            solution = DenseSolution(rec[:, 0], rec[:, 1], rec[:, 2:4], rec[:, 4:].reshape(-1, 7, 2), stop)
+        return out, hits, nfev, status, solution
+
+    def _forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events, maxit,
+                 hmax, max_events, cap):
+        """One ms_forward call; cap None: no dense record, else a record of up to cap steps."""
         grid = np.ascontiguousarray(grid, float)
         n_ev = len(events)
         if n_ev > 64:
@@ -620,16 +646,24 @@ class CLibrary:
         ev_id = np.empty(max_events, dtype=np.intc)
         ev_y = np.empty((max_events, 2))
         n_events, status = ctypes.c_int(0), ctypes.c_int(0)
-        nfev = ctypes.c_long(0)
+        nfev, n_rec = ctypes.c_long(0), ctypes.c_long(0)
         out = np.empty((len(grid), 2))
+        rec = None if cap is None else np.empty((max(cap, 1), DENSE_WIDTH))
         ip = lambda a: a.ctypes.data_as(_I)
         written = self.dll.ms_forward(
             float(torque), float(theta0), float(omega0), float(t_end), _ptr(grid), len(grid), rtol, atol,
             _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(row_scale, float)),
             tol, maxit, hmax, n_ev, ip(comp), _ptr(value), ip(direc), ip(term), max_events, _ptr(ev_t), ip(ev_id), _ptr(ev_y),
-            ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), ctypes.byref(status))
+            ctypes.byref(n_events), _ptr(out), ctypes.byref(nfev), cap or 0, None if rec is None else _ptr(rec),
+            ctypes.byref(n_rec), ctypes.byref(status))
         k = n_events.value
-        return out[:written], list(zip(ev_t[:k], ev_id[:k], ev_y[:k])), nfev.value, _interrupted(status.value)
+        return (out[:written], list(zip(ev_t[:k], ev_id[:k], ev_y[:k])), nfev.value, _interrupted(status.value), rec,
+                n_rec.value)
+
+
+DENSE_WIDTH = 18  # doubles a step of the C integrator's dense record: t_old, h, y_old (2), F (7 x 2) (DOP_REC)
+DENSE_BYTES = 8 * DENSE_WIDTH
+DENSE_CHUNK = 1 << 16  # steps the first record of a forward run holds (9 MiB; a run touches only what it writes)
 
 
 class CFactor:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sympy as sp
 
 from mechsym.codegen import c_runtime
-from mechsym.codegen.sparse_plan import Plan, scaled
+from mechsym.codegen.sparse_plan import Plan, constant_sign, scaled
 
 MAX_BLOCK = 6  # the largest run-time dense block unrolled branch-free; beyond it the sequential route runs
 
@@ -139,7 +139,7 @@ def _dense_solve_t(r, base) -> list:
 def emit_lanes(p: Plan) -> str:
     """lu_factor_v(a, pv), lu_solve_v(a, pv, b, x) and lu_solve_t_v(a, pv, c, y): the static sparse
     elimination of `p` (as emit_c's lu_factor, lu_solve, lu_solve_t) on every lane at once. lu_factor_v
-    returns whether any lane met a zero pivot."""
+    returns whether any lane met a zero pivot. lu_det_sign_v(a, pv, sg): the sign of det Phi_q per lane."""
     r, base, S = len(p.block_rows), len(p.slots), p.slots
     loop = ["  MS_SIMD_LOOP", "  for (int l = 0; l < MS_LANES; ++l) {"]
     # -- factor
@@ -186,6 +186,11 @@ def emit_lanes(p: Plan) -> str:
             body.append(f"    y[V({row})] = y[V({row})]{terms};")
     text += ["static void lu_solve_t_v(const double *restrict a, const double *restrict pv, double *restrict c, "
              "double *restrict y) {", "  (void)pv;"] + loop + body + ["  }", "}"]
+    # -- the sign of det Phi_q per lane, as lu_det_sign for the dense LU of the block
+    body = [f"    double s = {-1.0 if constant_sign(p) else 1.0!r};"]
+    body += [f"    s = (pv[V({k})] != {k}.0) != (a[V({base + k * r + k})] < 0.0) ? -s : s;" for k in range(r)]
+    text += ["static void lu_det_sign_v(const double *restrict a, const double *restrict pv, double *restrict sg) {",
+             "  (void)a; (void)pv;"] + loop + body + ["    sg[l] = s;", "  }", "}"]
     return "\n".join(text) + "\n"
 
 

@@ -143,7 +143,8 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "   u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:",
         "   U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.",
         "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 5: interrupted by SIGINT,",
-        "   which the long calls catch for their duration, restoring the previous handler). */",
+        "   which the long calls catch for their duration, restoring the previous handler; 6: det Phi_q changed sign",
+        "   where the model declares no branch condition, i.e. the next sample lies on another assembly branch). */",
         f"int {prefix}_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,",
         "    double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,",
         "    int *status);",
@@ -160,13 +161,19 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",
         "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);",
         "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of",
-        "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted). */",
+        "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted,",
+        "   6 det Phi_q would change sign: another branch).",
+        "   With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and",
+        "   F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;",
+        "   *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */",
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",
         "    double rtol, double atol, const double *p, const double *q0, const double *scale, double tol, int maxit,",
         "    double hmax, int n_ev, const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,",
-        "    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev, int *status);",
-        "/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = 0 where",
-        "   singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand sides: b, x n x m x NQ.",
+        "    int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *grid_y, long *nfev,",
+        "    int rec_cap, double *rec, long *n_rec, int *status);",
+        "/* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = the sign of",
+        "   det Phi_q (+1 or -1), 0 where singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand",
+        "   sides: b, x n x m x NQ.",
         "   Both return 0, or 5 if interrupted. */",
         f"int {prefix}_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);",
         f"int {prefix}_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);",
@@ -211,7 +218,7 @@ int main(void) {{
   static double grid[NT], y[NT * 2];
   const double omega = 2.0, tol = 1e-10;
   int status = 0, n_events = 0;
-  long nfev = 0;
+  long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = {P}_THETA_REF + 6.283185307179586 * i / N;
   int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
   if (failed >= 0) {{ fprintf(stderr, "inverse failed at sample %d (status %d)\\n", failed, status); return 1; }}
@@ -235,7 +242,7 @@ int main(void) {{
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);
   for (int i = 0; i < NT; ++i) grid[i] = 0.2 * i / (NT - 1);
   int written = {prefix}_forward(0.0, {P}_THETA_REF, 0.0, 0.2, grid, NT, tol, tol, {P}_PARAMS, {P}_Q_REF, {P}_SCALE,
-      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, &status);
+      tol, 30, 0.1, 0, 0, 0, 0, 0, 0, 0, 0, 0, &n_events, y, &nfev, 0, 0, &n_rec, &status);
   if (status) {{ fprintf(stderr, "forward failed (status %d)\\n", status); return 1; }}
   printf("# forward: t,{coord},omega\\n");
   for (int i = 0; i < written; ++i) printf("%.17g,%.17g,%.17g\\n", grid[i], y[2 * i], y[2 * i + 1]);

@@ -287,5 +287,40 @@ def emit_c(p: Plan, prefix: str) -> str:
     lines.append(f"static void {prefix}_solve_t(const double *a, const int *piv, double *c, double *y) {{")
     lines += body
     lines.append("}")
+    lines += _emit_det_sign(p, prefix, S, base)
     return "\n".join(lines) + "\n"
+
+
+def parity(order) -> int:
+    """0 if the sequence `order` of distinct numbers is an even permutation of its sorted self, else 1."""
+    return sum(a > b for i, a in enumerate(order) for b in order[i + 1:]) % 2
+
+
+def constant_sign(p: Plan, block_rows=None, block_cols=None) -> int:
+    """1 if det Phi_q is minus the product of the run-time block's pivots, else 0, when the block is
+    eliminated in the order block_rows x block_cols (default: the block as stored, for its dense LU): Phi_q
+    with its rows and columns in elimination order is L U without further exchanges, so det Phi_q is the
+    product of all pivots times the parities of the two orders; the constant pivots are known here."""
+    rows = [r for r, _ in p.pivots] + list(p.block_rows if block_rows is None else block_rows)
+    cols = [c for _, c in p.pivots] + list(p.block_cols if block_cols is None else block_cols)
+    return (parity(rows) + parity(cols) + sum(v < 0 for v in p.pivot_values)) % 2
+
+
+def _emit_det_sign(p: Plan, prefix: str, S: dict, base: int) -> list:
+    """{prefix}_det_sign(a, piv): the sign of det Phi_q (+1 or -1) from a factorisation by {prefix}_factor.
+    The constant phase contributes a fixed sign (constant_sign); the block adds the signs of its pivots and,
+    for the dense LU, one change per row exchange (piv[k] != k); the static order keeps its pivots'
+    reciprocals, which have their signs."""
+    r, blk = len(p.block_rows), p.block
+    lines = ["/* the sign of det Phi_q (+1 or -1) at a configuration factorised by the function above */",
+             f"static int {prefix}_det_sign(const double *a, const int *piv) {{", "  (void)a; (void)piv;"]
+    if blk:
+        flips = "".join(f" ^ (a[{S[rc]}] < 0.0)" for rc in blk.pivots)
+        static = constant_sign(p, [r_ for r_, _ in blk.pivots], [c for _, c in blk.pivots])
+        lines.append(f"  if (piv[0] < 0) return ({static}{flips}) ? -1 : 1;")
+    lines.append(f"  int neg = {constant_sign(p)};")
+    if r:
+        lines.append(f"  for (int k = 0; k < {r}; ++k) neg ^= (piv[k] != k) ^ (a[{base} + k * {r + 1}] < 0.0);")
+    lines += ["  return neg ? -1 : 1;", "}"]
+    return lines
 

@@ -17,16 +17,11 @@ import itertools
 import numpy as np
 
 from mechsym.errors import InputError
+from mechsym.freejoint import FreeJoint, rotation
 
-__all__ = ["RigidBox", "quat_to_rot"]
+__all__ = ["RigidBox"]
 
-
-def quat_to_rot(quat):
-    """Rotation matrix of the quaternion (qx, qy, qz, qw), normalised first."""
-    x, y, z, w = np.asarray(quat, float) / np.linalg.norm(quat)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+FREE = FreeJoint("local")
 
 
 def _skew(a):
@@ -67,18 +62,18 @@ class RigidBox:
 
     def bias(self, q, v):
         """C v + g (6,) in body coordinates: [m w x v + m g R^T e_z, w x I_c w]."""
-        R = quat_to_rot(q[3:7])
+        R = rotation(q[3:7])
         lin, w = v[:3], v[3:]
         return np.concatenate([self.mass * np.cross(w, lin) + self.mass * self.g * R[2],
                                np.cross(w, self.inertia @ w)])
 
     def frame_position(self, q, frame):
         """World position (3,) of the point `frame`: p + R c."""
-        return q[:3] + quat_to_rot(q[3:7]) @ self._point(frame)
+        return q[:3] + rotation(q[3:7]) @ self._point(frame)
 
     def frame_jacobian(self, q, frame):
         """(6, 6) world-aligned Jacobian of the point `frame`: [R, -R [c]x] (linear) over [0, R] (angular)."""
-        R = quat_to_rot(q[3:7])
+        R = rotation(q[3:7])
         J = np.zeros((6, 6))
         J[:3, :3] = R
         J[:3, 3:] = -R @ _skew(self._point(frame))
@@ -87,26 +82,18 @@ class RigidBox:
 
     def frame_bias(self, q, v, frame):
         """(6,) classical acceleration of the point `frame` at v' = 0: R (w x (v + w x c)), then 0 (angular)."""
-        R = quat_to_rot(q[3:7])
+        R = rotation(q[3:7])
         c = self._point(frame)
         w = v[3:]
         return np.concatenate([R @ np.cross(w, v[:3] + np.cross(w, c)), np.zeros(3)])
 
     def qdot(self, q, v):
-        """[R v, quaternion rate 1/2 q (x) (w, 0)] in the (qx, qy, qz, qw) layout."""
-        R = quat_to_rot(q[3:7])
-        x, y, z, s = q[3:7]
-        w = v[3:]
-        vec = np.array([x, y, z])
-        dvec = 0.5 * (s * w + np.cross(vec, w))
-        ds = -0.5 * vec @ w
-        return np.concatenate([R @ v[:3], dvec, [ds]])
+        """[R v, quaternion rate 1/2 q (x) (w, 0)]: the free joint's map (mechsym.freejoint)."""
+        return FREE.qdot(q, v)
 
     def normalize(self, q):
         """A copy of q with the quaternion scaled to unit norm."""
-        q = np.array(q, float)
-        q[3:7] /= np.linalg.norm(q[3:7])
-        return q
+        return FREE.normalise(q)
 
     def energy(self, q, v):
         """Kinetic plus potential energy (J), the potential zero at z = 0."""

@@ -265,6 +265,24 @@ class HardContacts:
         bc = (a6[:, :3] + r[:, None] * (a6[:, 3:] @ self._nx.T)) @ self.B.T
         return np.asarray(H, float), np.asarray(C, float), Jc, bc
 
+    def speed_scale(self, q):
+        """The model's own speed scale sqrt(a l) (m/s) at the configuration q: a the largest acceleration of a
+        contact point with the model at rest under its weight alone (tau = 0, no contact force: g for a free
+        body or a floating robot), l the largest distance between two contact points (for a single contact,
+        its distance from the model's centre of mass). Thresholds of the event-driven run are given relative
+        to it, so that they mean the same on a model a thousand times larger."""
+        q = np.asarray(q, float)
+        H, C, Jc, bc = self.terms(q, np.zeros(self.model.nv))
+        a = float(np.max(np.linalg.norm(Jc @ np.linalg.solve(H, -C) + bc, axis=1)))
+        pos = np.array([self.model.frame_position(q, c.frame) for c in self.contacts], float)
+        if self.n == 1 and hasattr(self.model, "com"):
+            pos = np.vstack([pos, np.asarray(self.model.com(q), float)[:pos.shape[1]]])
+        length = float(np.max(np.linalg.norm(pos[:, None] - pos[None], axis=-1)))
+        if not (np.isfinite(a * length) and a * length > 0):
+            raise InputError(f"the model has no speed scale at its initial configuration (acceleration {a:.3g} "
+                             f"m/s^2 under its weight, contact spread {length:.3g} m)")
+        return float(np.sqrt(a * length))
+
     def jacobian(self, q):
         """(nc, 3, nv): `jacobian_one` of every contact."""
         kin = self._kin(q)

@@ -715,7 +715,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
     if (state[i] == MC_SLIP && mu[i] > 0) {
       double vt1 = rates[i * 3 + 1], vt2 = rates[i * 3 + 2], sp = sqrt(vt1 * vt1 + vt2 * vt2);
       double along = sdir0[2 * i] * vt1 + sdir0[2 * i + 1] * vt2;
-      stick[i] = fast[i] ? sp - slow : (along < slow - sp ? along : slow - sp);
+      stick[i] = fast[i] ? sp - slow : (along < 2 * slow - sp ? along : 2 * slow - sp);
     }
   }
   if (need_gap) {

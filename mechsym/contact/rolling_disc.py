@@ -408,10 +408,10 @@ class RollingDisc:
     def disc_states(self, y):
         """The disc centre's position and velocity, the axis and the angular velocity (world, (N, 3)) of
         body states y (13, N) (mechsym.rigid3d's layout)."""
-        from mechsym.rigid3d import rotation_matrix
+        from mechsym.freejoint import rotation
 
         y = np.asarray(y, float).reshape(13, -1)
-        rot = np.moveaxis(rotation_matrix(y[3:7]), -1, 0)              # N x 3 x 3
+        rot = rotation(y[3:7].T)                                        # N x 3 x 3
         arm = rot @ np.asarray(self.centre)
         omega = np.einsum("nij,jn->ni", rot, y[10:13])
         return y[:3].T + arm, y[7:10].T + np.cross(omega, arm), rot @ np.asarray(self.axis), omega

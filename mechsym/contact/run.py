@@ -279,8 +279,9 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
                      max_switches=100_000, audit=True, hold_states=True, backend="numpy") -> ContactRun:
     """Integrate the model carrying `points` on the compliant `ground` from `state0` to `t_end`.
 
-    state0: the model's state: [theta, thetad] (2k values) for a planar System, the 13 values of
-    mechsym.rigid3d for a FloatingSystem. u0: initial deflections ((nd-1) x np, default zero). forces:
+    state0: the model's state: [theta, thetad] (2k values) for a planar System, the 13 values
+    [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] of mechsym.rigid3d for a FloatingSystem
+    (quaternion scalar last; `FloatingSystem.initial_state` builds one). u0: initial deflections ((nd-1) x np, default zero). forces:
     coordinate forces of a planar model (as `simulate`).
 
     The table holds the uniform grid 0..t_end (step dt, default t_end/1000) with the model's columns
@@ -300,7 +301,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     backend: "numpy" (mechsym.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning)."""
-    from mechsym.rigid3d import FloatingSystem
+    from mechsym.rigid3d import LAYOUT, FloatingSystem
     from mechsym.simulate import EquationsOfMotion
 
     if not isinstance(points, ContactPoints):
@@ -325,7 +326,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
         if forces:
             raise InputError("forces apply to planar coordinates; a floating body takes a load instead")
         if y0.shape != (13,):
-            raise InputError(f"state0 of a floating body must have 13 values (see mechsym.rigid3d), got {y0.shape}")
+            raise InputError(f"state0 of a floating body must have 13 values {LAYOUT}, got {y0.shape}")
         ode = system.ode(points.param_overrides, load, ns)
         project = ode.project
         y0 = project(y0)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechsym.freejoint import Q_NAMES
 from mechsym.spatial import manifold
 
 __all__ = ["TreeModel"]
 
-BASE_Q = ("x", "y", "z", "qx", "qy", "qz", "qw")
 BASE_V = ("vx", "vy", "vz", "wx", "wy", "wz")
 
 
@@ -29,7 +29,7 @@ class TreeModel:
         self.contact_frames = tuple(system.contact_frames)
         joints = [n for n in system.joint_names if n != system.joint_names[0] or not self.floating]
         if self.floating:
-            self.q_names = [f"{base}.{c}" for c in BASE_Q] + joints
+            self.q_names = [f"{base}.{c}" for c in Q_NAMES] + joints
             self.v_names = [f"{base}.{c}" for c in BASE_V] + [f"{j}d" for j in joints]
             self.actuated = tuple(range(6, self.nv))
         else:

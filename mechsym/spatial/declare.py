@@ -10,7 +10,7 @@ problems together. Conventions (those of URDF and Pinocchio):
   the child's frame in the parent's when the joint coordinate is zero; the joint then rotates about, or
   slides along, its unit `axis` given in the child's frame;
 * the root body has either no joint (a fixed base: its frame is the world frame) or a `Free` joint (a
-  floating base in Pinocchio's free-flyer layout, see mechsym.spatial.manifold);
+  floating base in Pinocchio's free-flyer layout, see mechsym.freejoint);
 * gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame.
 
 A numeric value may be a number, the name of a declared parameter or a sympy expression of parameters;
@@ -25,6 +25,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import InputError, ModelError
+from mechsym.freejoint import rotation
 
 __all__ = ["Tree", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
 
@@ -122,7 +123,8 @@ class Fixed:
 @dataclass(frozen=True)
 class Free(_Joint):
     """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (linear and
-    angular velocity in the base frame), Pinocchio's free flyer."""
+    angular velocity in the base frame), Pinocchio's free flyer: the maps of
+    mechsym.freejoint.FreeJoint("local")."""
 
     name: str = "root_joint"
     nq = 7
@@ -135,12 +137,8 @@ class Free(_Joint):
 
     def motion(self, q, let):
         """(R_J, p_J) at q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
-        x, y, z, w = q[3], q[4], q[5], q[6]
-        s = let(2 / (x * x + y * y + z * z + w * w))        # the rotation of q/|q|
-        R = [[1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)],
-             [s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)],
-             [s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)]]
-        return [[let(e) for e in row] for row in R], list(q[:3])
+        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.freejoint)
+        return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
 
     def world_columns(self, R0, p0, vec):
         """Six columns: kind 'P' along then kind 'R' about the base frame's axes (columns of R0) at p0."""

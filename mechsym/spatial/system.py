@@ -24,6 +24,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend, callables
 from mechsym.errors import InputError
+from mechsym.freejoint import Q_NAMES
 from mechsym.spatial.declare import Free, Tree
 from mechsym.spatial.derive import Derivation, merge
 
@@ -98,7 +99,7 @@ class TreeSystem:
         names = []
         for link in self.links:
             if isinstance(link.joint, Free):
-                names += [f"base.{c}" for c in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+                names += [f"base.{c}" for c in Q_NAMES]
             else:
                 names.append(link.joint.name)
         return names

@@ -193,12 +193,12 @@ def test_connector_rejects_bad_parameters_by_name():
             RollingDisc("w", **{**good, name: value})
     # an axis parallel to the plane normal in the starting state: the error names the disc
     from mechanisms.disc import system
-    from mechsym.rigid3d import quat_about
+    from mechsym.freejoint import quat_about
 
     sys3 = system()
     ode = sys3.loaded([RollingDisc("w", **good, axis=(0, 0, 1))])
     with pytest.raises(InputError, match="rolling disc 'w': axis is parallel to the plane normal"):
-        ode.simulate(sys3.initial_state((0, 0, 0.1), quat_about((1, 0, 0), 0.0)), 0.1)
+        ode.simulate(sys3.initial_state((0, 0, 0.1), quat_xyzw=quat_about((1, 0, 0), 0.0)), 0.1)
 
 
 # ---------------------------------------------------------------- the larger example: a two-wheeled cart

@@ -4,7 +4,8 @@ import itertools
 import numpy as np
 import pytest
 
-from mechsym.contact.box import RigidBox, quat_to_rot
+from mechsym.contact.box import RigidBox
+from mechsym.freejoint import rotation as quat_to_rot
 from mechsym.contact.hard import ContactError, HardContacts, Plane, contact_forces, impulse
 from mechsym.contact.lcp import LCPError, lemke, solve_lcp
 from mechsym.errors import InputError

@@ -101,19 +101,27 @@ def test_plastic_impacts_lose_exactly_the_closed_form(chain):
 
 def test_sliding_box_stops_at_the_closed_form_instant():
     """A box sliding flat with friction along s: the kinetic force lies on the pyramid |ft1| + |ft2| <= mu fn
-    (k = 4), so it is mu fn rho s with rho = 1/(|s1| + |s2|); the box decelerates at mu g rho and sticks at
-    v/(mu g rho) after v^2/(2 mu g rho)."""
+    (k = 4), so it is mu fn rho s with rho = 1/(|s1| + |s2|); the box decelerates at mu g rho until its speed
+    falls to the slow-slip speed v_s (3e-4 of sqrt(g l), l = 0.5 m the diagonal of its contacts), where the
+    cone holds it: it sticks at (v - v_s)/(mu g rho) after (v^2 - v_s^2)/(2 mu g rho), the last 1/2 m v_s^2
+    removed by the stop."""
     box, hc = flat_box()
     mu = 0.5
+    v_s = 3e-4 * np.sqrt(G * 0.5)
     for vx, vy in ((2.0, 0.5), (-1.5, 0.0)):
         run = simulate_hard(hc, [0, 0, 0.1, 0, 0, 0, 1], [vx, vy, 0, 0, 0, 0], 1.0, mu=mu, rtol=1e-11)
+        assert run.stats["slow_slip"] == pytest.approx(v_s, rel=1e-12)
         speed = np.hypot(vx, vy)
         rho = speed / (abs(vx) + abs(vy))
         stops = [ev for ev in run.timeline if ev.kind == "slip->stick"]
-        assert {ev.contact for ev in stops} == set(BOTTOM)
-        np.testing.assert_allclose(stops[0].t, speed / (mu * G * rho), rtol=1e-6)
-        np.testing.assert_allclose(np.hypot(run["q0"][-1], run["q1"][-1]), speed ** 2 / (2 * mu * G * rho),
+        assert {ev.contact for ev in stops} == set(BOTTOM) and len({ev.t for ev in stops}) == 1
+        np.testing.assert_allclose(stops[0].t, (speed - v_s) / (mu * G * rho), rtol=1e-6)
+        np.testing.assert_allclose(np.hypot(run["q0"][-1], run["q1"][-1]), (speed ** 2 - v_s ** 2) / (2 * mu * G * rho),
                                    rtol=1e-6)
+        seg = run.hybrid.segments
+        k = next(i for i in range(1, len(seg)) if seg[i].t0 == stops[0].t)
+        (q0, v0), (q1, v1) = (np.split(y, [7]) for y in (seg[k - 1].y1, seg[k].y0))
+        assert box.energy(q0, v0) - box.energy(q1, v1) == pytest.approx(0.5 * box.mass * v_s ** 2, rel=1e-6)
         k = len(run) // 4                              # sliding: |ft1| + |ft2| = mu fn, opposing the motion
         fn = np.array([run[f"{n}.fn"][k] for n in BOTTOM])
         ft = np.array([[run[f"{n}.ft1"][k], run[f"{n}.ft2"][k]] for n in BOTTOM])

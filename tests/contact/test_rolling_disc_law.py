@@ -542,7 +542,7 @@ def independent_rates(y, con, values=BODY_VALUES, drive=DRIVE):
     derivatives."""
     y = np.asarray(y)
     x, q, v, wb = y[:3], y[3:7], y[7:10], y[10:13]
-    w0, w1_, w2_, w3_ = q
+    w1_, w2_, w3_, w0 = q                                    # mechsym's layout: scalar last
     n2 = q @ q
     rot = np.array([[w0 * w0 + w1_ * w1_ - w2_ * w2_ - w3_ * w3_, 2 * (w1_ * w2_ - w0 * w3_),
                      2 * (w1_ * w3_ + w0 * w2_)],
@@ -579,8 +579,8 @@ def independent_rates(y, con, values=BODY_VALUES, drive=DRIVE):
     # rigid body (mechsym.rigid3d's equations)
     m = values["mass"]
     inertia = np.array([[values["Ixx"], values["Ixy"], 0], [values["Ixy"], values["Iyy"], 0], [0, 0, values["Izz"]]])
-    qdot = 0.5 * np.array([-w1_ * wb[0] - w2_ * wb[1] - w3_ * wb[2], w0 * wb[0] + w2_ * wb[2] - w3_ * wb[1],
-                           w0 * wb[1] - w1_ * wb[2] + w3_ * wb[0], w0 * wb[2] + w1_ * wb[1] - w2_ * wb[0]])
+    qdot = 0.5 * np.array([w0 * wb[0] + w2_ * wb[2] - w3_ * wb[1], w0 * wb[1] - w1_ * wb[2] + w3_ * wb[0],
+                           w0 * wb[2] + w1_ * wb[1] - w2_ * wb[0], -w1_ * wb[0] - w2_ * wb[1] - w3_ * wb[2]])
     qdot = qdot + K_STAB * np.sqrt(wb @ wb) * (1 - np.sqrt(n2)) * q
     vdot = np.array([0, 0, -9.81]) + force / m
     wdot = np.linalg.solve(inertia, rot.T @ torque - np.cross(wb, inertia @ wb))
@@ -592,11 +592,11 @@ def _state(rng, sys3, con, depth, slip, normal_speed, omega_scale=3.0, q_norm=1.
     slip of magnitude `slip` in a random tangential direction and `normal_speed` along the normal."""
     n = np.array(con.plane_normal)
     while True:
-        q = rng.normal(size=4)
+        q = rng.normal(size=4)[[1, 2, 3, 0]]                      # drawn (w, x, y, z), stored scalar last
         q /= np.linalg.norm(q)
-        from mechsym.rigid3d import rotation_matrix
+        from mechsym.freejoint import rotation
 
-        if abs(rotation_matrix(q) @ np.array(con.axis) @ n) < 0.9:
+        if abs(rotation(q) @ np.array(con.axis) @ n) < 0.9:
             break
     y = np.concatenate([rng.normal(size=3) * 0.1, q * q_norm, rng.normal(size=3), rng.normal(size=3) * omega_scale])
     c = con.contact(sys3, y)
@@ -694,7 +694,7 @@ def test_body_torque_alone_matches_the_lambdified_body(body):
     and its Jacobian, against mechsym.rigid3d's lambdified rates integrated by DOP853."""
     drive = BodyTorque("drive", DRIVE)
     ode = body.loaded([drive])
-    y0 = body.initial_state((0, 0, 1), (1, 0.2, -0.1, 0.3), (0.5, 0, 2), (3, -2, 5))
+    y0 = body.initial_state((0, 0, 1), quat_xyzw=(0.2, -0.1, 0.3, 1), velocity=(0.5, 0, 2), omega=(3, -2, 5))
     run = ode.simulate(y0, 1.0, rtol=1e-11, params=ode.params(BODY_VALUES))
     assert run.stats["jacobians"] >= 1 and run.stats["backend"] == "c"
     table = body.simulate(y0, 1.0, rtol=1e-12, params=BODY_VALUES,
@@ -767,7 +767,7 @@ def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tm
 
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     monkeypatch.setattr(rigid3d, "_GENERATED", {})
-    y = body.initial_state((0, 0, 1), (1, 0.1, 0.2, 0.3), (0, 0, 0), (1, 2, 3))
+    y = body.initial_state((0, 0, 1), quat_xyzw=(0.1, 0.2, 0.3, 1), omega=(1, 2, 3))
     first = body.loaded([BodyTorque("drive", DRIVE)])
     rates = first.rates(y, first.params(BODY_VALUES))
     (entry,) = tmp_path.glob("rigid3d-*")
