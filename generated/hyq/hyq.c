@@ -1953,7 +1953,7 @@ void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_
     const double *q = q_ + (size_t)19 * k;
     const double *v = v_ + (size_t)18 * k;
     const double *a = a_ + (size_t)18 * k;
-    double o[342];
+    double o[324]; double r[18];
     const double x98 = 2/((q[3]*q[3]) + (q[4]*q[4]) + (q[5]*q[5]) + (q[6]*q[6]));
     const double x105 = x98*(q[3]*q[5] - q[4]*q[6]);
     const double x106 = x98*(q[3]*q[6] + q[4]*q[5]);
@@ -2842,25 +2842,25 @@ void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_
     o[321] = x249;
     o[322] = x244;
     o[323] = x97;
-    o[324] = a[0] - x779;
-    o[325] = a[1] - x780;
-    o[326] = a[2] - x781;
-    o[327] = a[3] - x782;
-    o[328] = a[4] - x783;
-    o[329] = a[5] - x784;
-    o[330] = a[6] - x778;
-    o[331] = a[7] - x772;
-    o[332] = a[8] - x676;
-    o[333] = a[9] - x766;
-    o[334] = a[10] - x760;
-    o[335] = a[11] - x694;
-    o[336] = a[12] - x754;
-    o[337] = a[13] - x748;
-    o[338] = a[14] - x712;
-    o[339] = a[15] - x742;
-    o[340] = a[16] - x736;
-    o[341] = a[17] - x730;
-    chol_solve(18, o, o + 324, out_ + (size_t)18 * k);
+    r[0] = a[0] - x779;
+    r[1] = a[1] - x780;
+    r[2] = a[2] - x781;
+    r[3] = a[3] - x782;
+    r[4] = a[4] - x783;
+    r[5] = a[5] - x784;
+    r[6] = a[6] - x778;
+    r[7] = a[7] - x772;
+    r[8] = a[8] - x676;
+    r[9] = a[9] - x766;
+    r[10] = a[10] - x760;
+    r[11] = a[11] - x694;
+    r[12] = a[12] - x754;
+    r[13] = a[13] - x748;
+    r[14] = a[14] - x712;
+    r[15] = a[15] - x742;
+    r[16] = a[16] - x736;
+    r[17] = a[17] - x730;
+    chol_solve(18, o, r, out_ + (size_t)18 * k);
   }
 }
 

@@ -135,16 +135,18 @@ def render_straight(spec, prefix: str = "ms3_", headers=()) -> str:
         out += [f"  const double {t} = {text(mapping, (t, groups), e)};" for t, e in head]
         out.append("  for (int k = 0; k < ns; k++) {")
         out += [f"    const double *{g} = {a} + (size_t){n} * k;" for g, a, n in args if a != g and g in used]
-        out.append(f"    double o[{max(1, len(f.outputs))}];" if finish else
+        m = f.solve * f.solve or len(f.outputs)   # (a solve's matrix in o, its right-hand side in r)
+        out.append(f"    double o[{max(1, m)}];" + (f" double r[{f.solve}];" if f.solve else "") if finish else
                    f"    double *o = {at};" + ("" if f.outputs else " (void)o;"))
         out += [f"    const double {t} = {text(mapping, (t, groups), e)};" for t, e in body]
-        out += [f"    o[{i}] = {text(mapping, None, e)};" for i, e in enumerate(f.outputs)]
+        out += [f"    {'o' if i < m else 'r'}[{i if i < m else i - m}] = {text(mapping, None, e)};"
+                for i, e in enumerate(f.outputs)]
         out += [f"    {line}" for line in (finish(at) if finish else [])]
         return "\n".join(out + ["  }", "}", ""])
 
     for f in spec.functions.values():
         n = f.solve
-        lines.append(entry(f.name, f, f.size, (lambda at, n=n: [f"chol_solve({n}, o, o + {n * n}, {at});"]) if n else None))
+        lines.append(entry(f.name, f, f.size, (lambda at, n=n: [f"chol_solve({n}, o, r, {at});"]) if n else None))
     jac = spec.jacobian
     if jac is not None:
         def scatter(at):
