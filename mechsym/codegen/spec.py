@@ -11,7 +11,7 @@ printer of the same spec:
   straight-line block, the plan unrolled;
 - C (`mechsym.codegen.c_source.render`): each function a CSE'd C function (sharing the sines and cosines
   of the body angles), the plan unrolled, and the C runtime (mechsym/codegen/runtime) around them;
-  `c_source.render_straight` for a spec of straight-line functions (a Program's, or any other).
+  `c_source.render_straight` for a spec of straight-line functions (a Program's, a tree's, any other).
 
 A spec need not come from a mechanism: `mechsym.codegen.program.Program.spec()` gives one, a spatial tree
 gives one per group of functions (`mechsym.spatial.system.TreeSystem.spec`, built by `shared_program` from

@@ -88,7 +88,8 @@ class TreeSystem:
     # -- names ---------------------------------------------------------------------------------------
     @property
     def derivation(self) -> Derivation:
-        """The symbolic derivation (made on first use: a warm C load never needs it)."""
+        """A symbolic derivation of the tree, for symbolic use (made on first use: a warm C load never needs
+        it); the generated code is derived apart, one program per group of functions (`spec`)."""
         if self._derivation is None:
             self._derivation = Derivation(self.tree)
         return self._derivation
