@@ -14,6 +14,7 @@ import numpy as np
 import sympy as sp
 
 from mechanisms import chain3
+from mechsym.codegen import VectorFunction
 from mechsym.errors import InputError
 
 FRAMES = ("A", "B", "C")
@@ -54,8 +55,8 @@ class Chain3Tree:
             Cv += m * JG.T * ((JG * wv).jacobian(qv) * wv)
             V += m * g * G[1]
         bias = Cv + sp.Matrix([V]).jacobian(qv).T
-        self._H = sp.lambdify([th], sp.simplify(H), cse=True)
-        self._bias = sp.lambdify([th, w], bias, cse=True)
+        self._H = _matrix([th], sp.simplify(H))
+        self._bias = _matrix([th, w], bias)
         self._frame = {}
         for name, pin, link in zip(FRAMES, pins[1:], range(3)):
             J = pin.jacobian(qv)
@@ -65,8 +66,7 @@ class Chain3Tree:
             J6[:2, :] = J
             J6[5, :] = sp.Matrix([phi[link]]).jacobian(qv)
             a6 = sp.Matrix([Jdv[0], Jdv[1], 0, 0, 0, 0])
-            self._frame[name] = (sp.lambdify([th], pos3, cse=True), sp.lambdify([th], J6, cse=True),
-                                 sp.lambdify([th, w], a6, cse=True))
+            self._frame[name] = (_matrix([th], pos3), _matrix([th], J6), _matrix([th, w], a6))
         self.mass, self.g = m, g
 
     def _get(self, frame):
@@ -96,6 +96,12 @@ class Chain3Tree:
         phi = np.cumsum(q)
         y = h + l * (np.concatenate([[0.0], np.cumsum(np.sin(phi))[:-1]]) + 0.5 * np.sin(phi))
         return 0.5 * v @ self.mass_matrix(q) @ v + self.mass * self.g * y.sum()
+
+
+def _matrix(groups, M):
+    """f(*groups) -> the matrix M (numpy), from mechsym.codegen's numpy printer."""
+    f = VectorFunction(groups, list(M))
+    return lambda *values: f(*values).reshape(M.shape)
 
 
 def contacts(model=None, plane=None):

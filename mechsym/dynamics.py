@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.budget import CallBudget, check_memory
-from mechsym.codegen import VectorFunction
+from mechsym.codegen import c_backend
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
@@ -35,16 +35,20 @@ def chunk_size(system) -> int:
 
 
 class AnalysisFunctions:
-    """Compiled extra columns and rows of one analysis (none for the standard analyses)."""
+    """The extra columns and rows of one analysis (none for the standard analyses): a codegen spec of two
+    functions, `extra_columns(q, p)` and `rows(q, qd, p)`, loaded on the System's backend
+    (mechsym.codegen.callables: compiled C when the mechanism runs on C, the numpy rendering otherwise)."""
 
     def __init__(self, system, analysis: Analysis):
+        from mechsym.codegen import callables
+        from mechsym.codegen.spec import Function, Spec
+
         analysis.validate(system.constraints)
         con, eqs = system.constraints, system.equations
         self.analysis = analysis
         self.names = analysis.unknown_names(con)
         self.extra_index = [list(system.mechanism.parameters).index(n) for n in analysis.extra_unknowns]
         extra_syms = [system.mechanism.parameters[n].symbol for n in analysis.extra_unknowns]
-        self.extra_columns = VectorFunction((con.q, con.params), [sp.diff(f, s) for s in extra_syms for f in eqs.applied])
         unknowns = [sp.Symbol(n, real=True) for n in self.names]
         zero = {u: 0 for u in unknowns}
         coeffs, consts = [], []
@@ -54,7 +58,18 @@ class AnalysisFunctions:
             consts.append(-expr.subs(zero))
         # the rows' non-zero coefficients (their flat indices in (rows, unknowns)), then the constants
         self.row_slots = [i for i, e in enumerate(coeffs) if e != 0]
-        self.rows = VectorFunction((con.q, con.qd, con.params), [coeffs[i] for i in self.row_slots] + consts)
+        columns = [sp.diff(f, s) for s in extra_syms for f in eqs.applied]
+        rows = [coeffs[i] for i in self.row_slots] + consts
+        spec = Spec(f"{system.mechanism.name} {analysis.name}", {}, {
+            "extra_columns": Function("extra_columns", [("q", con.q), ("p", con.params)], columns,
+                                      "d Q / d (each extra unknown)"),
+            "rows": Function("rows", [("q", con.q), ("qd", con.qd), ("p", con.params)], rows,
+                             "the extra rows' non-zero coefficients, then their constants")}, None)
+        backend = system.backend if columns or rows else "numpy"   # (nothing to compile)
+        key = c_backend.content_key(c_backend.cache_key(system.mechanism), c_backend.fingerprint(analysis))
+        fns = callables.load(f"{system.mechanism.name}-analysis", key, lambda: spec, backend)
+        self.spec, self.backend = spec, fns.backend
+        self.extra_columns, self.rows = fns.extra_columns, fns.rows
 
 
 def analysis_functions(system, analysis):

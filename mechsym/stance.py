@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from mechsym.codegen import VectorFunction
 from mechsym.constraints import point_position, rot
 from mechsym.errors import InputError, ModelError
 from mechsym.rolling import rear_contact
@@ -183,7 +184,8 @@ class Stance:
             else:
                 expr, args = self._derivative_expressions(which)
                 expr = [e.xreplace(subs) for e in expr]
-            fn = sp.lambdify(args, expr, modules="numpy", cse=True)
+            rendered = VectorFunction([(a,) for a in args], expr)
+            fn = lambda *values, rendered=rendered: rendered.outputs(*[(v,) for v in values])
             fn.used = [i for i, a in enumerate(args[:len(self.args)]) if any(e.has(a) for e in expr)]
             self._compiled[key] = fn
         return self._compiled[key]

@@ -2,7 +2,7 @@
 
 A `Track` evaluates f, f' and f'' on arrays. It comes from
 
-* a sympy expression in x (`Track.from_expr`; derivatives by sympy, evaluated with lambdify),
+* a sympy expression in x (`Track.from_expr`; derivatives by sympy, evaluated by mechsym.codegen's numpy printer),
 * sampled points in a CSV file with columns x, y (`Track.from_csv`; a cubic smoothing spline, C2, so that
   the curvature is continuous; the track exists only over the sampled x range),
 * a Python callable that returns (f, f', f'') for an array of x (`Track.from_callable`),
@@ -30,6 +30,7 @@ import os
 import numpy as np
 import sympy as sp
 
+from mechsym.codegen import VectorFunction
 from mechsym.errors import InputError
 
 X = sp.Symbol("x", real=True)
@@ -131,12 +132,12 @@ class Track:
             raise InputError(f"track expression '{text}' uses symbols other than x: {', '.join(stray)}")
         d1 = sp.diff(expr, X)
         d2 = sp.diff(d1, X)
-        f = sp.lambdify([X], [expr, d1, d2], modules="numpy", cse=True)
+        f = VectorFunction([(X,)], [expr, d1, d2])
 
         def func(x):
             x = np.asarray(x, float)
             with np.errstate(all="ignore"):
-                return tuple(np.broadcast_to(np.asarray(v, float), x.shape) for v in f(x))
+                return tuple(np.broadcast_to(np.asarray(v, float), x.shape) for v in f.outputs((x,)))
 
         track = cls(name or text, func, domain, description or f"y = {sp.sstr(expr)}")
         track.expr = expr

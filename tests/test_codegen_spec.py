@@ -127,7 +127,8 @@ def _flat(prog, e):
     return e
 
 
-def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path):
+def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path, monkeypatch):
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     prog, y, (k, c) = _program()
     spec = prog.spec("spring")
     codegen_spec.check(spec)
@@ -143,12 +144,14 @@ def test_program_spec_is_one_spec_rendered_by_both_printers(tmp_path):
     assert agree(np.moveaxis(jacobians(states, params), -1, 0), exact_jac, 1e-13)
     if c_backend.compiler() is None:
         return
-    from mechsym.codegen.program import CProgram
+    from mechsym.codegen import program
 
-    compiled = CProgram(c_backend.build_source("spring", "spec-test", lambda: (prog.c_source(), {
-        "kind": "program", "n": 4, "params": list(prog.params)}), tmp_path))
+    compiled = program.load("spring", "spec-test", lambda: prog, "c")
+    assert compiled.backend == "c" and compiled.param_names == ("k", "c")
     assert agree(compiled.rates(states, params), exact_rates, 1e-13)
     assert agree(np.moveaxis(compiled.jacobians(states, params), -1, 0), exact_jac, 1e-13)
+    fun, jac = compiled.single(params)                  # an integrator's one-state calls
+    assert agree(fun(0.0, states[:, 1]), exact_rates[:, 1], 1e-13) and agree(jac(0.0, states[:, 1]), exact_jac[1], 1e-13)
 
 
 def test_check_refuses_a_temporary_used_before_it_is_defined():
@@ -200,3 +203,130 @@ def test_callables_from_a_spec_on_either_backend(backend, tmp_path, monkeypatch)
         assert agree(fns.rate(ys, p).reshape(3, -1), want_rate, 1e-14)
         assert agree(fns.energy(ys).reshape(2, -1), want_energy, 1e-14)
         assert agree(fns.jac(ys, p).reshape(-1, 3, 3), want_jac, 1e-14)
+
+
+# -- a tree's spec, and the analyses' extra columns and rows --------------------------------------------
+
+def _tree():
+    """The docs' arm on a free base (a quaternion among the coordinates) and its system on numpy."""
+    from pathlib import Path
+
+    from mechsym.spatial.system import TreeSystem
+    from mechsym.spatial.urdf import read_urdf
+
+    urdf = Path(__file__).resolve().parent.parent / "docs" / "examples" / "arm.urdf"
+    return TreeSystem(read_urdf(str(urdf), floating=True), backend="numpy")
+
+
+def _tree_states(system, n, rng):
+    q = rng.uniform(-1, 1, (system.nq, n))
+    q[3:7] /= np.linalg.norm(q[3:7], axis=0)
+    return {"q": q, "v": rng.uniform(-1, 1, (system.nv, n)), "a": rng.uniform(-1, 1, (system.nv, n)),
+            "p": system.param_values}
+
+
+def _program_values(f, values, k):
+    """f's value at sample k by substitution: each temporary in order at 30 digits, then the outputs; a
+    function that solves takes M and r so and solves in floats."""
+    subs = {}
+    for name, symbols in f.inputs:
+        v = values[name] if name == "p" else values[name][:, k]
+        subs.update({s: sp.Float(float(x), 30) for s, x in zip(symbols, v)})
+    for t, e in f.temporaries:
+        subs[t] = sp.sympify(e).xreplace(subs).evalf(30)
+    out = np.array([float(sp.sympify(e).xreplace(subs).evalf(30)) for e in f.outputs])
+    if f.solve:
+        n = f.solve
+        return np.linalg.solve(out[:n * n].reshape(n, n), out[n * n:])
+    return out
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_tree_spec_on_both_backends_against_sympy(backend, tmp_path, monkeypatch):
+    """Every function of a tree's spec (main and Coriolis, the Cholesky solve included), rendered by the
+    numpy printer and by the C printer (loaded through callables), against sympy's substitution."""
+    from mechsym.codegen import callables
+
+    if backend == "c" and c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    system = _tree()
+    spec = system.spec("all")
+    codegen_spec.check(spec)
+    assert set(spec.functions) >= {"mass", "bias", "forward", "contact", "coriolis"}
+    assert spec.functions["forward"].solve == system.nv == spec.functions["forward"].size
+    fns = callables.load("arm-tree", "spec-test", lambda: spec, backend)
+    assert fns.backend == backend
+    values = _tree_states(system, 3, np.random.default_rng(4))
+    for name, f in spec.functions.items():
+        got = getattr(fns, name)(*[values[g] for g, _ in f.inputs])
+        assert got.shape == (f.size, 3), name
+        for k in range(3):
+            assert agree(got[:, k], _program_values(f, values, k), 1e-12), name
+
+
+def test_tree_spec_is_a_function_of_the_declaration():
+    """A group's spec is the same, temporaries and all, whatever was derived before it."""
+    first, second = _tree(), _tree()
+    second.derivation.coriolis()
+    second.spec("coriolis")
+    for group in ("main", "coriolis"):
+        a, b = first.spec(group).functions, second.spec(group).functions
+        assert list(a) == list(b)
+        for name in a:
+            assert a[name].temporaries == b[name].temporaries and a[name].outputs == b[name].outputs, (group, name)
+
+
+def test_vector_function_is_the_rendering_of_a_one_function_spec():
+    x, y = sp.symbols("x y", real=True)
+    from mechsym.codegen import VectorFunction
+
+    f = VectorFunction([(x, y)], [x * y, sp.sin(x)])
+    assert isinstance(f.function, codegen_spec.Function) and f.function.outputs == (x * y, sp.sin(x))
+    assert agree(f(np.array([[0.5, 1.0], [2.0, 3.0]])), np.array([[1.0, 3.0], np.sin([0.5, 1.0])]), 1e-15)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_analysis_rows_and_columns_run_on_the_system_backend(backend, tmp_path, monkeypatch):
+    """An analysis's extra columns and rows are a spec loaded on the mechanism's backend (C when it runs on
+    C), each against sympy's substitution of the spec's expressions."""
+    from mechsym.dynamics import analysis_functions
+    from mechsym.equations import Analysis
+
+    if backend == "c" and c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    m = fourbar.build()
+    f = m.parameter("F", 0.0, "N", "vertical force at C", positive=False)
+    m.force("coupler", "C", 0, f)
+    s = derive(m, backend)
+    torque, f_sym = sp.Symbol("torque", real=True), sp.Symbol("F", real=True)
+    both = Analysis("both", free=("theta",), unknown_forces=("torque",), extra_unknowns=("F",),
+                    extra_rows=(("set", torque - 0.2), ("tie", f_sym - 3 * torque * sp.cos(s.constraints.q[2]))))
+    fn = analysis_functions(s, both)
+    assert fn.backend == backend
+    rng = np.random.default_rng(5)
+    for name, f in fn.spec.functions.items():
+        assert f.outputs, name
+        values = _random_inputs(f, rng, 4)
+        got = getattr(fn, name)(*[values[g] for g, _ in f.inputs])
+        for k in range(4):
+            assert agree(got[:, k], _sympy_values(f, values, k), 1e-12), name
+
+
+def test_tree_without_a_compiler_runs_the_numpy_rendering_of_its_spec(monkeypatch, tmp_path):
+    """backend "c" without a compiler: one warning, and the numpy rendering of the same spec answers."""
+    from mechsym.spatial.system import TreeSystem
+
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(c_backend, "compiler", lambda: None)
+    numpy_system = _tree()
+    with pytest.warns(UserWarning, match="falling back to the numpy backend"):
+        system = TreeSystem(numpy_system.tree, backend="c")
+    assert system.backend == "numpy"
+    values = _tree_states(system, 4, np.random.default_rng(6))
+    q, v, tau = values["q"].T, values["v"].T, values["a"].T
+    assert np.array_equal(system.mass_matrix(q), numpy_system.mass_matrix(q))
+    assert np.array_equal(system.forward(q, v, tau), numpy_system.forward(q, v, tau))
+    assert agree(np.einsum("nij,nj->ni", system.mass_matrix(q), system.forward(q, v, tau)) + system.bias(q, v),
+                 tau, 1e-12)

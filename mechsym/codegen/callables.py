@@ -30,13 +30,19 @@ PREFIX = "ms3_"
 
 
 def layout(spec) -> dict:
-    """The metadata a compiled spec is loaded with: each function's input groups (name, size) and number
-    of outputs, and the Jacobian's shape (or None)."""
-    functions = {name: {"inputs": [[g, len(symbols)] for g, symbols in f.inputs], "size": len(f.outputs)}
-                 for name, f in spec.functions.items()}
+    """The metadata a compiled spec is loaded with: each function's input groups (name, size), number of
+    values per sample and arithmetic operations per sample (spec.flops), the Jacobian's shape (or None),
+    and the names of the run-time parameters (the symbols of the shared group "p")."""
+    from mechsym.codegen.spec import flops
+
+    counts = flops(spec)
+    functions = {name: {"inputs": [[g, len(symbols)] for g, symbols in f.inputs], "size": f.size,
+                        "flops": counts[name]} for name, f in spec.functions.items()}
     jac = spec.jacobian
     jacobian = None if jac is None else {"rows": jac.rows, "cols": jac.cols, "values": jac.values}
-    return {"kind": "spec", "functions": functions, "jacobian": jacobian}
+    shared = [symbols for f in spec.functions.values() for g, symbols in f.inputs if g == "p"]
+    parameters = [getattr(s, "name", str(s)) for s in (shared[0] if shared else ())]
+    return {"kind": "spec", "functions": functions, "jacobian": jacobian, "parameters": parameters}
 
 
 def load(name, key, make_spec, backend="c"):
@@ -64,46 +70,51 @@ class CFunctions:
     backend = "c"
 
     def __init__(self, compiled):
-        self.meta = compiled.meta
-        pointer = ctypes.POINTER(ctypes.c_double)
-        self._pointer = pointer
+        self.meta, self._dll = compiled.meta, compiled.dll
         for name, f in self.meta["functions"].items():
-            fn = getattr(compiled.dll, PREFIX + name)
-            fn.argtypes = [ctypes.c_int] + [pointer] * (len(f["inputs"]) + 1)
-            fn.restype = None
-            setattr(self, name, self._bind(fn, f["inputs"], f["size"], None))
+            setattr(self, name, self._bind(self.address_function(name), f["inputs"], f["size"], None))
         jac = self.meta["jacobian"]
         if jac is not None:
-            fn = getattr(compiled.dll, PREFIX + "jac")
             inputs = self.meta["functions"][jac["values"]]["inputs"]
-            fn.argtypes = [ctypes.c_int] + [pointer] * (len(inputs) + 1)
-            fn.restype = None
-            self.jac = self._bind(fn, inputs, jac["rows"] * jac["cols"], (jac["rows"], jac["cols"]))
+            self.jac = self._bind(self.address_function("jac"), inputs, jac["rows"] * jac["cols"],
+                                  (jac["rows"], jac["cols"]))
+
+    def address_function(self, name):
+        """The C entry point of function `name` (or "jac") taking the arrays' addresses (ints) instead of arrays:
+        fn(ns, *input addresses, out address), for a caller that keeps its own buffers (a one-state hot
+        path) or hands the function to C code by pointer."""
+        fn = self._dll[PREFIX + name]                # (a new function object: the bound one keeps its argtypes)
+        of = self.meta["jacobian"]["values"] if name == "jac" else name
+        fn.argtypes = [ctypes.c_int] + [ctypes.c_void_p] * (len(self.meta["functions"][of]["inputs"]) + 1)
+        fn.restype = None
+        return fn
 
     def _bind(self, fn, inputs, size, matrix):
         """f(*groups) calling `fn` over the samples: outputs (size, *samples), or (*samples, *matrix)."""
-        ptr = self._pointer
+        shared = [g == "p" for g, _ in inputs]
 
         def call(*groups):
             if len(groups) != len(inputs):
                 raise TypeError(f"expected {len(inputs)} input groups ({', '.join(g for g, _ in inputs)}), "
                                 f"got {len(groups)}")
             arrays = [np.asarray(a, float) for a in groups]
-            shapes = [a.shape[1:] for (g, _), a in zip(inputs, arrays) if g != "p"]
-            shape = np.broadcast_shapes(*shapes) if shapes else ()
+            shapes = {a.shape[1:] for a, s in zip(arrays, shared) if not s}
+            shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes) if shapes else ()
             n = math.prod(shape)
             args = []
-            for (g, k), a in zip(inputs, arrays):
-                if g == "p":
+            for (g, k), a, s in zip(inputs, arrays, shared):
+                if s:
                     a = np.ascontiguousarray(a.reshape(k))
+                elif a.shape[1:] == shape:                 # samples last: one transposing copy
+                    a = np.ascontiguousarray(a.reshape(k, n).T)
                 else:
                     a = np.ascontiguousarray(np.moveaxis(np.broadcast_to(a.reshape((k,) + a.shape[1:]), (k,) + shape),
                                                          0, -1).reshape(n, k))
                 args.append(a)
             out = np.empty((n, size))
-            fn(n, *[a.ctypes.data_as(ptr) for a in args], out.ctypes.data_as(ptr))
+            fn(n, *[a.ctypes.data for a in args], out.ctypes.data)
             if matrix is not None:
                 return out.reshape(shape + matrix)
-            return np.moveaxis(out.reshape(shape + (size,)), -1, 0)
+            return out.T.reshape((size,) + shape)
 
         return call

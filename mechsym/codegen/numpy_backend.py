@@ -37,17 +37,32 @@ def _straight_line(groups, exprs, temporaries):
 
 
 class VectorFunction:
-    """f(*groups) -> array (len(exprs), *sample_shape); with `temporaries` (straight-line assignments the
-    expressions use, see mechsym.codegen.spec.Function) printed as a straight-line numpy function."""
+    """f(*groups) -> array (len(outputs), *sample_shape): the numpy printer's rendering of one spec Function
+    (mechsym.codegen.spec), lambdified with CSE, or printed as a straight-line numpy function when it has
+    temporaries. `VectorFunction(groups, exprs, temporaries)` renders the one-function spec of those
+    expressions over those input groups; `render(spec)` gives one per function of a spec."""
 
     def __init__(self, groups, exprs, temporaries=()):
-        self.exprs = tuple(sp.sympify(e) for e in exprs)
+        from mechsym.codegen.spec import Function
+
+        self._render(Function("f", [(f"g{k}", tuple(g)) for k, g in enumerate(groups)], exprs, temporaries=temporaries))
+
+    @classmethod
+    def of(cls, function):
+        """The rendering of the spec Function `function`."""
+        self = cls.__new__(cls)
+        self._render(function)
+        return self
+
+    def _render(self, function):
+        self.function = function
+        self.exprs = tuple(sp.sympify(e) for e in function.outputs)
         if not self.exprs:
             self._f = None
-        elif temporaries:
-            self._f = _straight_line(groups, self.exprs, temporaries)
+        elif function.temporaries:
+            self._f = _straight_line(function.groups, self.exprs, function.temporaries)
         else:
-            self._f = _lambdify(groups, self.exprs)
+            self._f = _lambdify(function.groups, self.exprs)
 
     def one(self, *groups):
         """One sample, each group a plain sequence of floats (an ODE right-hand side's call): no shape
@@ -93,6 +108,36 @@ class SparseMatrixFunction:
         return out
 
 
+class SolveFunction:
+    """f(*groups) -> M^-1 r (n, *sample_shape), where `values` gives a symmetric n x n matrix M (row-major)
+    and then r (a spec function with `solve`): by Cholesky, NaN for a sample whose M is not positive
+    definite (as the C runtime's chol_solve)."""
+
+    def __init__(self, n, values: VectorFunction):
+        self.n, self._f = n, values
+
+    def __call__(self, *args):
+        n = self.n
+        values = np.moveaxis(self._f(*args), 0, -1)
+        M, r = values[..., :n * n].reshape(values.shape[:-1] + (n, n)), values[..., n * n:]
+        try:
+            x = _cholesky_solve(M, r)
+        except np.linalg.LinAlgError:              # some sample is not positive definite: those are NaN
+            x = np.full(r.shape, np.nan)
+            for i in np.ndindex(r.shape[:-1]):
+                try:
+                    x[i] = _cholesky_solve(M[i], r[i])
+                except np.linalg.LinAlgError:
+                    pass
+        return np.moveaxis(x, -1, 0)
+
+
+def _cholesky_solve(M, r):
+    L = np.linalg.cholesky(M)
+    y = np.linalg.solve(L, r[..., None])
+    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+
+
 class Rendered:
     """The numpy rendering of a codegen Spec: an attribute per spec function (a VectorFunction, lambdified
     on first use), `jac` (Phi_q from its pattern and the function of its varying entries) and `sparse` (the
@@ -105,18 +150,20 @@ class Rendered:
 
         self.spec = spec
         jac = spec.jacobian
-        self.sparse = SparseLU(jac.plan, list(jac.varying)) if jac.plan is not None else None
+        self.sparse = SparseLU(jac.plan, list(jac.varying)) if jac is not None and jac.plan is not None else None
 
     def __getattr__(self, name):
         spec = self.__dict__.get("spec")
-        if spec is None or (name not in spec.functions and name != "jac"):
+        if spec is None or (name not in spec.functions and (name != "jac" or spec.jacobian is None)):
             raise AttributeError(name)
         if name == "jac":
             jac = spec.jacobian
             value = SparseMatrixFunction((jac.rows, jac.cols), jac.entries, jac.varying, getattr(self, jac.values))
         else:
             f = spec.functions[name]
-            value = VectorFunction(f.groups, f.outputs, f.temporaries)
+            value = VectorFunction.of(f)
+            if f.solve:
+                value = SolveFunction(f.solve, value)
         setattr(self, name, value)
         return value
 

@@ -4,21 +4,16 @@
 A `Program` is a chain of small sympy assignments over a state vector; each carries its derivatives
 with respect to the state, so a long computation (a contact law on a moving body) gets its exact
 Jacobian without differentiating one large expression. `load(name, key, make_program, backend)` gives
-its outputs and Jacobian as functions vectorised over states: compiled C through the C backend's cache
-(mechsym.codegen.c_backend), or numpy where asked or when no compiler exists.
+its outputs and Jacobian as functions vectorised over states, from its spec through
+mechsym.codegen.callables: compiled C through the C backend's cache (mechsym.codegen.c_backend), or numpy
+where asked or when no compiler exists.
 """
 from __future__ import annotations
-
-import ctypes
-import warnings
 
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import c_backend
-
-__all__ = ["Program", "load", "CProgram", "NumpyProgram"]
-
+__all__ = ["Program", "load", "LoadedProgram"]
 
 class Program:
     """A straight-line program of small sympy assignments over the state, carried with its forward-mode
@@ -122,102 +117,65 @@ class Program:
         printer's rendering of the spec."""
         from mechsym.codegen import numpy_backend
 
-        rendered = numpy_backend.render(self.spec())
-        f, j = rendered.rhs, rendered.jac
-
-        def rates(y, p):
-            with np.errstate(all="ignore"):           # every branch of a Piecewise is evaluated
-                return f(np.asarray(y, float), p)
-
-        def jacobians(y, p):
-            y = np.asarray(y, float)
-            with np.errstate(all="ignore"):
-                return np.moveaxis(j(y, p), (-2, -1), (0, 1))
-
-        return rates, jacobians
-
+        loaded = LoadedProgram(numpy_backend.render(self.spec()), self.params)
+        return loaded.rates, loaded.jacobians
 
 def load(name, key, make_program, backend="c"):
-    """The compiled functions of the Program `make_program()` (called only when nothing is cached): a
-    CProgram from the C cache entry NAME-KEY (`key` from c_backend.content_key of everything the program
-    depends on), or a NumpyProgram for backend "numpy" or, with a warning, when no compiler exists."""
-    if backend == "c":
-        def generate():
-            prog = make_program()
-            return prog.c_source(), {"kind": "program", "n": len(prog.state), "params": list(prog.params)}
+    """The functions of the Program `make_program()` (called only when nothing is cached), loaded from its
+    spec by mechsym.codegen.callables: compiled C from the cache entry NAME-KEY (`key` from
+    c_backend.content_key of everything the program depends on), or the numpy rendering for backend "numpy"
+    or, with a warning, when no compiler exists. A `LoadedProgram`."""
+    from mechsym.codegen import callables
 
-        try:
-            return CProgram(c_backend.build_source(name, key, generate))
-        except c_backend.CompilerMissing as exc:
-            warnings.warn(f"{exc}; '{name}': falling back to the numpy backend", stacklevel=3)
-    return NumpyProgram(make_program())
+    made = []
 
+    def make_spec():
+        made.append(make_program())
+        return made[-1].spec(name)
 
-class NumpyProgram:
-    """rates(y, p) (m, ...) and jacobians(y, p) (m, n, ...) of a Program in numpy, over states (n, ...)."""
+    fns = callables.load(name, key, make_spec, backend)
+    names = fns.meta["parameters"] if fns.backend == "c" else tuple(made[-1].params)
+    return LoadedProgram(fns, names)
 
-    backend = "numpy"
+class LoadedProgram:
+    """rates(y, p) (m, ...) and jacobians(y, p) (m, n, ...) of a Program over states y (n, ...), and
+    single(p) for an integrator's one-state calls: a front of the callables of its spec (`rhs`, `jac`) on
+    either backend."""
 
-    def __init__(self, prog):
-        self.param_names = tuple(prog.params)
-        self.rates, self.jacobians = prog.numpy_functions()
-
-    def single(self, p):
-        """(fun(t, y), jac(t, y)) for one state at a time with fixed parameters (an integrator's calls)."""
-        return (lambda t, y: self.rates(y, p)), (lambda t, y: self.jacobians(y, p))
-
-
-class CProgram:
-    """ms3_rhs / ms3_jac of a compiled Program (a c_backend.Compiled entry), with NumpyProgram's interface."""
-
-    backend = "c"
-
-    def __init__(self, compiled):
-        dll, meta = compiled.dll, compiled.meta
-        self.dll, self.param_names = dll, tuple(meta["params"])
-        self.n = meta["n"]
-        pointer = ctypes.POINTER(ctypes.c_double)
-        for fn in (dll.ms3_rhs, dll.ms3_jac):
-            fn.argtypes = [ctypes.c_int, pointer, pointer, pointer]
-            fn.restype = None
-        self._pointer = pointer
-
-    def _call(self, fn, y, p, size):
-        y = np.asarray(y, float)
-        ys = np.ascontiguousarray(np.moveaxis(y, 0, -1).reshape(-1, self.n))
-        p = np.ascontiguousarray(p, float)
-        out = np.empty((len(ys), size))
-        fn(len(ys), ys.ctypes.data_as(self._pointer), p.ctypes.data_as(self._pointer),
-           out.ctypes.data_as(self._pointer))
-        return out, y.shape[1:]
+    def __init__(self, functions, param_names):
+        self.functions, self.param_names = functions, tuple(param_names)
+        self.backend = functions.backend
 
     def rates(self, y, p):
         """The outputs at states y (n,) or (n, ...) and parameters p, state axis first."""
-        out, shape = self._call(self.dll.ms3_rhs, y, p, self.n)
-        return np.moveaxis(out.reshape(shape + (self.n,)), -1, 0)
+        with np.errstate(all="ignore"):           # (numpy evaluates every branch of a Piecewise)
+            return self.functions.rhs(np.asarray(y, float), p)
 
     def jacobians(self, y, p):
-        """d outputs / d state at states y: (n, n) or (n, n, ...)."""
-        out, shape = self._call(self.dll.ms3_jac, y, p, self.n * self.n)
-        return np.moveaxis(out.reshape(shape + (self.n, self.n)), (-2, -1), (0, 1))
+        """d outputs / d state at states y: (m, n) or (m, n, ...)."""
+        with np.errstate(all="ignore"):
+            return np.moveaxis(self.functions.jac(np.asarray(y, float), p), (-2, -1), (0, 1))
 
     def single(self, p):
-        """(fun(t, y), jac(t, y)) for one state at a time with fixed parameters (an integrator's calls)."""
-        n, ptr = self.n, self._pointer
+        """(fun(t, y), jac(t, y)) for one state at a time with fixed parameters (an integrator's calls); on C
+        straight through the entry points, with the parameters' address fixed."""
+        if self.backend != "c":
+            return (lambda t, y: self.rates(y, p)), (lambda t, y: self.jacobians(y, p))
         p = np.ascontiguousarray(p, float)
-        pp = p.ctypes.data_as(ptr)                      # (keeps p alive)
-        rhs, jac = self.dll.ms3_rhs, self.dll.ms3_jac
+        rhs, jac = self.functions.address_function("rhs"), self.functions.address_function("jac")
+        m, n = self.functions.meta["jacobian"]["rows"], self.functions.meta["jacobian"]["cols"]
+        address = p.ctypes.data
 
-        def fun(t, y):
+        def fun(t, y, p=p):                           # (p: kept alive with the function)
             y = np.ascontiguousarray(y, float)
-            out = np.empty(n)
-            rhs(1, y.ctypes.data_as(ptr), pp, out.ctypes.data_as(ptr))
+            out = np.empty(m)
+            rhs(1, y.ctypes.data, address, out.ctypes.data)
             return out
 
-        def jacobian(t, y):
+        def jacobian(t, y, p=p):
             y = np.ascontiguousarray(y, float)
-            out = np.empty((n, n))
-            jac(1, y.ctypes.data_as(ptr), pp, out.ctypes.data_as(ptr))
+            out = np.empty((m, n))
+            jac(1, y.ctypes.data, address, out.ctypes.data)
             return out
 
         return fun, jacobian

@@ -11,10 +11,12 @@ printer of the same spec:
   straight-line block, the plan unrolled;
 - C (`mechsym.codegen.c_source.render`): each function a CSE'd C function (sharing the sines and cosines
   of the body angles), the plan unrolled, and the C runtime (mechsym/codegen/runtime) around them;
-  `c_source.render_straight` for a spec of straight-line functions (a Program's, or any other).
+  `c_source.render_straight` for a spec of straight-line functions (a Program's, a tree's, any other).
 
-A spec need not come from a mechanism: `mechsym.codegen.program.Program.spec()` gives one, and
-`mechsym.codegen.callables.load` turns any spec into callables on either backend.
+A spec need not come from a mechanism: `mechsym.codegen.program.Program.spec()` gives one, a spatial tree
+gives one per group of functions (`mechsym.spatial.system.TreeSystem.spec`, built by `shared_program` from
+its recursions' straight-line program), and `mechsym.codegen.callables.load` turns any spec into callables
+on either backend.
 
 So every backend evaluates the same expressions and the same elimination. The runtime algorithms that
 loop sample after sample (ms_inverse's continuation, ms_ode, ms_forward's DOP853, ms_track) exist in C
@@ -31,7 +33,11 @@ import sympy as sp
 
 from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan, sample_jacobians
 
-__all__ = ["Function", "SparseJacobian", "Spec", "generate", "check"]
+__all__ = ["Function", "SparseJacobian", "Spec", "generate", "check", "shared_program", "flops", "SHARED"]
+
+# input groups by these names are one vector shared by every sample (the run-time parameters): a printer
+# evaluates what depends on them alone once per call, not once per sample
+SHARED = ("p",)
 
 
 class Function:
@@ -40,11 +46,14 @@ class Function:
     analyses need, and the numpy printer renders a function only when it is called). `temporaries` are
     straight-line assignments (symbol, expression), each over the inputs and the temporaries before it,
     printed in order before the outputs (a Program's shared intermediate values); without them a printer
-    eliminates common subexpressions itself."""
+    eliminates common subexpressions itself. With `solve` = n the outputs are a symmetric n x n matrix M
+    (row-major) and then n values r, and the function's value is M^-1 r by Cholesky, NaN where M is not
+    positive definite (a tree's forward dynamics, H qdd = tau - bias)."""
 
-    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=()):
+    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=(), solve: int = 0):
         self.name, self.inputs, self.doc = name, tuple(inputs), doc
         self.temporaries = tuple(temporaries)
+        self.solve = int(solve)
         self._outputs = outputs
 
     @cached_property
@@ -56,6 +65,24 @@ class Function:
     def groups(self) -> tuple:
         """The symbols of each input group, in order (the positional arguments of a rendered function)."""
         return tuple(symbols for _, symbols in self.inputs)
+
+    @property
+    def size(self) -> int:
+        """The number of values the function returns per sample."""
+        return self.solve or len(self.outputs)
+
+    def shared_temporaries(self) -> tuple:
+        """(the temporaries over the shared input groups alone, the others), each in order: a printer
+        computes the first once per call."""
+        known = {s for g, symbols in self.inputs if g in SHARED for s in symbols}
+        head, body = [], []
+        for t, e in self.temporaries:
+            if sp.sympify(e).free_symbols <= known:
+                known.add(t)
+                head.append((t, e))
+            else:
+                body.append((t, e))
+        return tuple(head), tuple(body)
 
     def __repr__(self):
         return f"Function({self.name!r}, inputs={[n for n, _ in self.inputs]})"
@@ -124,6 +151,57 @@ def generate(system) -> Spec:
         samples = sample_jacobians(con, numpy_backend.render(spec))
         spec = replace(spec, jacobian=replace(jacobian, plan=plan(con.n, entries, samples)))
     return spec
+
+
+def shared_program(items, assignments, prefix="x") -> dict:
+    """Functions over one straight-line program: `assignments` (symbol, expression), each over the inputs
+    and the symbols before it; `items` (name, inputs, outputs, doc, solve) whose outputs use them. Each
+    function gets the temporaries its outputs need, in program order; the temporaries any output needs are
+    renamed prefix0, prefix1, ... in that order and the rest left out, so that the printed code does not
+    depend on assignments no output uses. (The order of the program itself is the caller's: a spatial tree
+    derives each group of functions into a program of its own, since its derivation caches shared
+    quantities and would write them where the first group to need them asked.)"""
+    index = {t: e for t, e in assignments}
+    operands = {}
+
+    def needed(outputs):
+        need, stack = set(), [s for e in outputs for s in sp.sympify(e).free_symbols if s in index]
+        while stack:
+            t = stack.pop()
+            if t not in need:
+                need.add(t)
+                if t not in operands:
+                    operands[t] = [s for s in sp.sympify(index[t]).free_symbols if s in index]
+                stack.extend(operands[t])
+        return need
+
+    per_function = [needed(outputs) for _, _, outputs, _, _ in items]
+    reached = set().union(*per_function)
+    order = [t for t, _ in assignments if t in reached]
+    rename = {t: sp.Symbol(f"{prefix}{n}", real=True) for n, t in enumerate(order)}
+    program = {t: (rename[t], sp.sympify(index[t]).xreplace(rename)) for t in order}
+    functions = {}
+    for (fname, inputs, outputs, doc, solve), need in zip(items, per_function):
+        outputs = [sp.sympify(e).xreplace(rename) for e in outputs]
+        functions[fname] = Function(fname, inputs, outputs, doc, [program[t] for t in order if t in need], solve)
+    return functions
+
+
+def flops(spec: Spec) -> dict:
+    """name -> arithmetic operations per sample of each function as printed (each operation and function
+    call counts one; the temporaries over shared inputs, computed once per call, are left out)."""
+    counted = {}
+
+    def ops(e):
+        if e not in counted:
+            counted[e] = sp.count_ops(e, visual=False)
+        return counted[e]
+
+    out = {}
+    for name, f in spec.functions.items():
+        _, body = f.shared_temporaries()
+        out[name] = int(sum(ops(e) for _, e in body) + sum(ops(sp.sympify(e)) for e in f.outputs))
+    return out
 
 
 def check(spec: Spec):

@@ -35,7 +35,8 @@ def generate(system):
     import sympy as sp
 
     from mechsym.codegen import c_runtime
-    from mechsym.codegen.c_source import HEADER, per_sample_function
+    from mechsym.codegen.c_source import HEADER, render_functions
+    from mechsym.codegen.spec import Function, Spec
 
     coords, speeds, origin, rot, v_origin, omega = system.body_frame()
     nd, nw = len(origin), len(omega)
@@ -49,10 +50,11 @@ def generate(system):
            f"#define NYM {len(system.state)}\n#define NQC {len(coords)}\n#define NSP {len(speeds)}\n"
            f"#define ND {nd}\n#define NW {nw}\n#define NPAR {max(1, len(params))}\n"
            f"#define COORD_OFFSET 0\n#define SPEED_OFFSET {len(coords)}\n",
-           per_sample_function("frame1", [("q", coords), ("qd", speeds)], [*origin, *rot, *v_origin, *omega]),
-           per_sample_function("gen1", [("q", coords), ("F", force), ("M", moment)], list(generalised)),
-           per_sample_function("rate1", [("y", system.state), ("g", system.force + system.moment), ("p", params)],
-                               system.rate_exprs),
+           render_functions(Spec(system.body.name, {}, {
+               "frame": Function("frame", [("q", coords), ("qd", speeds)], [*origin, *rot, *v_origin, *omega]),
+               "gen": Function("gen", [("q", coords), ("F", force), ("M", moment)], list(generalised)),
+               "rate": Function("rate", [("y", system.state), ("g", system.force + system.moment), ("p", params)],
+                                system.rate_exprs)}, None), {"frame": "frame1", "gen": "gen1", "rate": "rate1"}),
            "/* the quaternion (y[3..6]) scaled to unit length */\n"
            "static void project1(double *y) {\n  const double n = sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5] "
            "+ y[6] * y[6]);\n  for (int i = 3; i < 7; ++i) y[i] /= n;\n}\n",

@@ -4,7 +4,8 @@ Every intermediate quantity of the recursions (joint transforms, body velocities
 spatial forces, composite inertias, world poses) is held in its own temporary (`Straight.let`), so no
 expression grows with the depth of the tree and H is never expanded: this is the structure of
 RobCoGen's generated code. Numbers fold (rotations of the URDF, zero offsets, joint axes), parameters stay
-symbols, and the renderers (mechsym.spatial.render) print only the temporaries an output needs.
+symbols, and a function of the generated code (mechsym.spatial.system.TreeSystem.spec) keeps only the
+temporaries its outputs need.
 
 Conventions (Pinocchio's): spatial vectors are [linear; angular], expressed in a body's frame at its
 origin; a body's spatial inertia is (m, h = m c, Io = inertia about the body origin). For a body i with

@@ -1,9 +1,10 @@
 """`mechsym params` and `mechsym export` of a tree model (mechanisms.TREES).
 
-The export is standalone C99 (no Python, no mechsym): NAME.h declares the functions of the module
-docstring of mechsym.spatial.render with the prefix NAME_ instead of ms_ (MS_PREFIX), the sizes, the
-parameter names and default values; NAME.c is the generated source, with verbatim copies of the C runtime
-files it includes (ms_*.h) beside it. It compiles with -std=c99 -pedantic -Wall -Wextra -Werror.
+The export is standalone C99 (no Python, no mechsym): NAME.h declares the functions of the tree's spec
+(mechsym.spatial.system.TreeSystem.spec, group "all") with the prefix NAME_ (MS_PREFIX), the sizes, the
+parameter names and default values; NAME.c is the C printer's rendering of that spec
+(mechsym.codegen.c_source.render_straight), with verbatim copies of the C runtime files it includes (ms_*.h)
+beside it. It compiles with -std=c99 -pedantic -Wall -Wextra -Werror.
 example.c evaluates H, the bias and the contact frames' Jacobians and biases at three states written into
 it as constants (the standing pose at rest and two moving states) and prints them as CSV
 blocks; the Makefile builds it.
@@ -15,10 +16,10 @@ import json
 from pathlib import Path
 
 from mechsym.codegen import c_runtime
+from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.export import CFLAGS, c_name
 from mechsym.errors import InputError
 from mechsym.output import write_text
-from mechsym.spatial import render
 
 
 def tree_json(system, values) -> dict:
@@ -43,14 +44,9 @@ def tree_json(system, values) -> dict:
 def export_files(system, standing=None) -> dict:
     """file name -> text of the standalone export; `standing` (q) is the example's first state."""
     prefix = c_name(system.tree.name)
-    # each group rendered before the next is derived (deriving one rewrites the shared program's temporaries)
-    source = render.c_source(system.derivation.s, list(system.functions("main").values()), system.nq, system.nv,
-                             f"tree '{system.tree.name}'", prefix=f"{prefix}_", headers=(f"{prefix}.h",))
-    source += "\n" + render.c_functions(system.derivation.s, list(system.functions("coriolis").values()))
+    source = render_straight(system.spec("all"), prefix=f"{prefix}_", headers=(f"{prefix}.h",))
     runtime = c_runtime.used(source)
-    fns = {}
-    for g in ("main", "coriolis"):
-        fns.update(system.function_sizes(g))
+    fns = system.function_sizes("all")
     p = system.param_values
     guard = f"{prefix.upper()}_H"
     import sympy

@@ -18,16 +18,13 @@ sample): the generated code uses the rotation of q/|q|, so round-off off the uni
 """
 from __future__ import annotations
 
-import hashlib
 import math
-import warnings
 
 import numpy as np
 
-from mechsym.codegen import c_backend
+from mechsym.codegen import c_backend, callables
 from mechsym.errors import InputError
 from mechsym.freejoint import Q_NAMES
-from mechsym.spatial import render
 from mechsym.spatial.declare import Free, Tree
 from mechsym.spatial.derive import Derivation, merge
 
@@ -64,34 +61,35 @@ class TreeSystem:
         self._numpy = {}
         self._libs = {}
         self._c_functions = {}
+        self._specs = {}
         self._zero1 = np.zeros(self.nv)
         self._one = None
         if backend == "c":
-            try:
-                self._library("main")
-            except c_backend.CompilerMissing as exc:
-                warnings.warn(f"{exc}; tree '{tree.name}': falling back to the numpy backend", stacklevel=2)
-                self.backend = "numpy"
+            self._library("main")
 
     def _library(self, group):
-        """The compiled functions of `group` ("main", or "coriolis": large, built on first use)."""
+        """The functions of `group` ("main", or "coriolis": large, built on first use) loaded from the spec
+        (mechsym.codegen.callables: compiled C through the cache; numpy, with a warning, without a compiler)."""
         if group not in self._libs:
             # the lookup key of the cache's index, by construction: the whole declaration walked generically
             # and the source of every mechsym module (the entry itself is named by the source it holds)
             key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
                                         "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
-            compiled = c_backend.build_source(f"tree-{self.tree.name}{suffix}", key, lambda: self._generate(group))
-            self._libs[group] = render.CFunctions(compiled)
+            lib = callables.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group), "c")
+            if lib.backend != "c":               # no compiler: the numpy rendering of the same spec
+                self.backend = "numpy"
+                self._numpy.update({name: getattr(lib, name) for name in lib.spec.functions})
+            self._libs[group] = lib
             if group == "main":
-                self.meta = compiled.meta
-                self.source_path = compiled.path / "source.c"
+                self.meta = lib.meta if lib.backend == "c" else None
         return self._libs[group]
 
     # -- names ---------------------------------------------------------------------------------------
     @property
     def derivation(self) -> Derivation:
-        """The symbolic derivation (made on first use: a warm C load never needs it)."""
+        """A symbolic derivation of the tree, for symbolic use (made on first use: a warm C load never needs
+        it); the generated code is derived apart, one program per group of functions (`spec`)."""
         if self._derivation is None:
             self._derivation = Derivation(self.tree)
         return self._derivation
@@ -133,57 +131,66 @@ class TreeSystem:
         """The parameter vector in use (defaults, or what set_params gave)."""
         return self._p.copy()
 
-    def source_text(self, group="main") -> str:
-        """The C source of a group of generated functions (see `functions`)."""
-        return render.c_source(self.derivation.s, list(self.functions(group).values()), self.nq, self.nv,
-                               f"tree '{self.tree.name}'")
-
     def function_sizes(self, group="main") -> dict:
-        """name -> outputs per state of a group's generated functions."""
-        return {f.name: (self.nv if f.solve else len(f.outputs)) for f in self.functions(group).values()}
+        """name -> values per state of a group's generated functions."""
+        return {name: f.size for name, f in self.spec(group).functions.items()}
 
     def set_params(self, overrides=None):
         """Use these parameter values from now on (every entry point also takes params=)."""
         self._p = self.params(overrides)
 
     # -- generation ------------------------------------------------------------------------------------
-    def functions(self, group="main"):
-        """The generated functions of `group` ("main" or "coriolis"): name -> render.Function."""
-        d = self.derivation
-        if group == "coriolis":
-            return {"coriolis": render.Function("coriolis", [e for row in d.coriolis() for e in row])}
+    def spec(self, group="main"):
+        """The codegen spec (mechsym.codegen.spec) of `group`: "main" (mass, bias, gravity, inverse, forward,
+        com, energy, poses, frameK, contact), "coriolis", or "all" (both, for an export). Every function takes
+        the input groups q, v, a (accelerations or torques) and p (the parameters). Each group is derived
+        into a straight-line program of its own (spec.shared_program), so its code is a function of the
+        declaration alone, whatever else was derived before."""
+        if group not in self._specs:
+            from mechsym.codegen.spec import Spec, shared_program
+
+            if group == "all":
+                functions = {**self.spec("main").functions, **self.spec("coriolis").functions}
+            elif group in ("main", "coriolis"):
+                d = Derivation(self.tree)
+                if group == "main":
+                    items = self._main_items(d)
+                else:
+                    items = [("coriolis", [e for row in d.coriolis() for e in row], "C(q, v): C v + g = bias", 0)]
+                inputs = [("q", tuple(d.q)), ("v", tuple(d.v)), ("a", tuple(d.a)), ("p", tuple(d.p.values()))]
+                functions = shared_program([(n, inputs, out, doc, solve) for n, out, doc, solve in items],
+                                           d.s.assignments, "x" if group == "main" else "y")
+            else:
+                raise ValueError(f"tree '{self.tree.name}': no function group {group!r} (main, coriolis, all)")
+            self._specs[group] = Spec(f"tree {self.tree.name} {group}", {"nq": self.nq, "nv": self.nv,
+                                                                         "npar": len(self.param_names)}, functions, None)
+        return self._specs[group]
+
+    def _main_items(self, d):
+        """(name, outputs, doc, solve) of the main group's functions."""
         H = [e for row in d.mass_matrix() for e in row]
         bias = d.rnea(d.v, [0] * self.nv)
-        fns = [render.Function("mass", H), render.Function("bias", bias),
-               render.Function("gravity", d.rnea([0] * self.nv, [0] * self.nv)),
-               render.Function("inverse", d.rnea(d.v, d.a)),
-               render.Function("forward", H + bias, solve=True)]
+        items = [("mass", H, "H (nv x nv, row-major)", 0), ("bias", bias, "C(q, v) v + g(q)", 0),
+                 ("gravity", d.rnea([0] * self.nv, [0] * self.nv), "g(q)", 0),
+                 ("inverse", d.rnea(d.v, d.a), "H a + bias (RNEA)", 0),
+                 ("forward", H + [a - b for a, b in zip(d.a, bias)], "H^-1 (tau - bias)", self.nv)]
         com, jcom = d.com()
-        fns.append(render.Function("com", com + [e for row in jcom for e in row]))
-        fns.append(render.Function("energy", d.energies()))
+        items.append(("com", com + [e for row in jcom for e in row], "the centre of mass and its Jacobian", 0))
+        items.append(("energy", d.energies(), "kinetic and potential energy", 0))
         poses = []
         for name in self.frame_names:
             R, o = d.frame_pose(name)
             poses += list(o) + [e for row in R for e in row]
-        fns.append(render.Function("poses", poses))
+        items.append(("poses", poses, "each frame's origin and rotation", 0))
         for k, name in sorted(self._placement_frames.items()):
             J = d.frame_jacobian(name)
-            fns.append(render.Function(f"frame{k}", [e for row in J for e in row] + d.frame_bias(name)))
+            items.append((f"frame{k}", [e for row in J for e in row] + d.frame_bias(name),
+                          "a frame's Jacobian and bias", 0))
         contact = list(H) + list(bias)
         for name in self.contact_frames:
             contact += [e for row in d.frame_jacobian(name) for e in row] + d.frame_bias(name)
-        fns.append(render.Function("contact", contact))
-        return {f.name: f for f in fns}
-
-    def _generate(self, group):
-        fns = list(self.functions(group).values())
-        d = self.derivation
-        source = self.source_text(group)
-        meta = {"kind": "tree", "nq": self.nq, "nv": self.nv, "params": self.param_names,
-                "functions": {f.name: (self.nv if f.solve else len(f.outputs)) for f in fns},
-                "flops": {f.name: render.flops(d.s, f.outputs) for f in fns if f.name in ("contact", "mass", "bias")},
-                "source_sha256": hashlib.sha256(source.encode()).hexdigest()}
-        return source, meta
+        items.append(("contact", contact, "H, the bias, and the contact frames' Jacobians and biases", 0))
+        return items
 
     # -- evaluation ------------------------------------------------------------------------------------
     def _frame_index(self, frame) -> int:
@@ -257,9 +264,11 @@ class TreeSystem:
         else:
             fn = self._numpy.get(name)
             if fn is None:
+                from mechsym.codegen import numpy_backend
+
                 group = "coriolis" if name == "coriolis" else "main"
-                fn = self._numpy[name] = render.numpy_function(self.derivation.s, self.functions(group)[name], self.nv)
-            out = np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p, n).T)
+                fn = self._numpy[name] = getattr(numpy_backend.render(self.spec(group)), name)
+            out = np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p).T)
         if shape is not None:
             out = out.reshape((n,) + shape)
         return out[0] if single else out
@@ -269,7 +278,7 @@ class TreeSystem:
         arguments costs more than HyQ's H). None when an input does not fit: the general path then
         reports it."""
         if self._one is None:
-            size = max(self.meta["functions"].values()) if self.backend == "c" else 0
+            size = max(f["size"] for f in self.meta["functions"].values()) if self.backend == "c" else 0
             bufs = [np.zeros(self.nq), np.zeros(self.nv), np.zeros(self.nv), np.zeros(self.nv), np.empty(max(size, 1))]
             self._one = (bufs, [b.ctypes.data for b in bufs])
         (qb, vb, ab, zb, ob), (qa, va, aa, za, oa) = self._one
@@ -312,7 +321,7 @@ class TreeSystem:
     def _c_function(self, name):
         """(ctypes function taking addresses, outputs per state), looked up once."""
         lib = self._library("coriolis" if name == "coriolis" else "main")
-        self._c_functions[name] = (lib.function(name), lib.meta["functions"][name])
+        self._c_functions[name] = (lib.address_function(name), lib.meta["functions"][name]["size"])
         return self._c_functions[name]
 
     def mass_matrix(self, q, params=None):
@@ -392,11 +401,13 @@ class TreeSystem:
     @property
     def flops(self) -> dict:
         """Arithmetic operations per state of the generated contact, mass and bias functions."""
-        if self.backend == "c" and "flops" in self.meta:
-            return dict(self.meta["flops"])
-        d = self.derivation
-        fns = self.functions()
-        return {n: render.flops(d.s, fns[n].outputs) for n in ("contact", "mass", "bias")}
+        names = ("contact", "mass", "bias")
+        if self.backend == "c":
+            return {n: self.meta["functions"][n]["flops"] for n in names}
+        from mechsym.codegen.spec import flops
+
+        counts = flops(self.spec("main"))
+        return {n: counts[n] for n in names}
 
 
 def derive_tree(tree: Tree, contact_frames=(), backend="c") -> TreeSystem:
