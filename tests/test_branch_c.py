@@ -11,6 +11,7 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, pasibot, slider_crank
 from mechsym.codegen import c_backend
+from mechsym.errors import AssemblyError
 from mechsym.model import Mechanism
 from mechsym.simulate import simulate
 from mechsym.system import derive
@@ -100,6 +101,20 @@ def test_c_and_numpy_inverse_follow_the_branch_at_coarse_samples(kites, n, inert
     t_num, t_c = numpy.inverse(theta, 3.0, inertia=inertia), c.inverse(theta, 3.0, inertia=inertia)
     for col in t_num.columns:
         assert agree(t_c[col], t_num[col], 1e-9) and agree(t_num[col], t_fine[col][at], 1e-9), col
+
+
+@pytest.mark.parametrize("n", [64, 229, 1000])
+def test_both_routes_name_a_change_point(n):
+    """The kite with no gap (the crank pin on the ground pivot at theta = pi, where the branches cross):
+    the C kernel stops there and the C route raises the numpy route's error, naming theta = pi."""
+    numpy, c = derive(kite(gap=0.0)), derive(kite(gap=0.0), "c")
+    theta = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+    errors = []
+    for system in (numpy, c):
+        with pytest.raises(AssemblyError) as info:
+            system.kinematics(theta)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "at theta=3.14159: det Phi_q changed sign" in errors[0]
 
 
 def _kernels(c, theta):

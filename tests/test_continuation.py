@@ -87,3 +87,13 @@ def test_a_limit_position_is_named_at_its_angle():
     assert "cannot assemble at theta=" in message and "loop 1" in message and "dead point" in message
     named = float(message.split("dead point at theta=")[1].split(" ")[0].rstrip(":,"))
     assert abs(named - limit) < STEP_FLOOR + 1e-5  # (printed to 6 digits)
+
+
+@pytest.mark.parametrize("n", [64, 229, 1000])
+def test_a_change_point_is_named_at_its_angle(n):
+    """The kite with no gap: at theta = pi the crank pin lies on the ground pivot, where the two assembly
+    branches cross (det Phi_q = 0). Halving down to the step floor still changes the sign there: the sweep
+    names the branch change at theta = pi, whatever the sampling."""
+    s = derive(kite(gap=0.0))
+    with pytest.raises(AssemblyError, match=r"leaves its assembly branch at theta=3\.14159: det Phi_q changed sign"):
+        s.kinematics(np.linspace(0.0, 2 * np.pi, n, endpoint=False))
