@@ -97,3 +97,17 @@ def test_a_change_point_is_named_at_its_angle(n):
     s = derive(kite(gap=0.0))
     with pytest.raises(AssemblyError, match=r"leaves its assembly branch at theta=3\.14159: det Phi_q changed sign"):
         s.kinematics(np.linspace(0.0, 2 * np.pi, n, endpoint=False))
+
+
+def test_the_tracker_walks_past_a_near_change_point(kite_system):
+    """The configuration tracker walks to a far state in continuation steps: past the kite's near change
+    point its fixed steps landed on the other branch and the state was rejected ('det Phi_q changed
+    sign'), which ends a run of an implicit integrator. A step that fails or leaves the branch is now
+    retried in halves as the sweep's are: the tracker reaches the state, equal to the sweep's there."""
+    from mechsym.simulate import ConfigurationTracker
+
+    solver = kite_system.solver()
+    tracker = ConfigurationTracker(solver, [2.0])
+    q, _, _ = tracker.at([4.5])
+    expected = kite_system.kinematics([2.0, 4.5]).q[1]
+    assert agree(q, expected, 1e-12)
