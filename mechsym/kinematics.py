@@ -2,9 +2,12 @@
 
 Positions solve Phi(q, theta) = 0 by Newton-Raphson with the symbolic Jacobian. A sweep is done in two
 passes: a sequential continuation over coarse nodes along the input path (second-order Taylor prediction,
-Newton correction), then one batched Newton correction of every sample, predicted from the nodes around
-it (quintic Hermite interpolation of q, q', q'' between two nodes, so that one Newton step and one chord
-step reach rounding). So the Python loop runs over nodes (about 2*pi/step of them), never over samples.
+Newton correction, each node kept on the start's assembly branch; an interval that leaves it or that
+Newton cannot cross is retried in halved steps, and a dead point is named only where the step floor is
+reached), then one batched Newton correction of every sample, predicted from the nodes around it (quintic
+Hermite interpolation of q, q', q'' between two nodes, so that one Newton step and one chord step reach
+rounding; a sample whose correction failed or left the branch is continued from its node). So the Python
+loop runs over nodes (about 2*pi/step of them), never over samples.
 
 Velocity coefficients q' = dq/dtheta solve Phi_q q' = E and second-order terms solve
 Phi_q a = -gamma(q, qd): both exact (symbolic Jacobians, linear solves), no finite differences.
@@ -31,7 +34,13 @@ MAX_ITER = 30
 # Both are dimensionless: velocity coefficients relative to the coordinate scales, the condition number
 # of Phi_q with rows and columns scaled by the mechanism's size.
 SUSPECT, SINGULAR = 1e5, 1e6
+# A sample's batched Newton correction above MOVED (relative to the coordinate scales) is far beyond the
+# error of its prediction from the nodes: its branch is then checked (Solver._settle).
+MOVED = 1e-6
 STEP = 0.1  # continuation step: 0.1 rad along an angle, 0.1 of the mechanism's size along a length
+# The smallest continuation step, relative to the coordinates' scales: an interval that leaves the branch or
+# that Newton cannot cross is halved down to this before a dead point is named there.
+STEP_FLOOR = 1e-6
 
 
 class KinematicFunctions:
@@ -284,14 +293,6 @@ class Solver:
                 f"mechanism '{mech.name}': Grübler count {con.topology.grubler} differs from the mobility {mobility} "
                 f"found from the constraint Jacobian (over-constrained or special geometry); {loops}", stacklevel=3)
 
-    def _newton_failed(self, q, theta):
-        """Raise the reason Newton did not converge at theta from q: a dead point (SingularError) where the
-        loops close but Phi_q is singular, else an AssemblyError naming the loop that does not close."""
-        r = self.f.phi(q, theta, self.params)
-        if np.all(np.abs(r) <= 1e3 * TOL * self.row_scale):
-            self.derivatives(q[None], np.atleast_1d(theta)[None], second=False)
-        raise AssemblyError(self._describe_failure(theta, r))
-
     def _describe_failure(self, theta, r):
         con = self.con
         bad = np.abs(r) / self.row_scale
@@ -403,14 +404,12 @@ class Solver:
         else:
             t0, q0 = self._start(theta[0])
             path = np.vstack([t0[None], theta])
-        nodes_theta, nodes_q = self._continue(path, q0, step)
-        dist = _path_length(path / step)
-        node_dist = np.linspace(0.0, dist[-1], len(nodes_q))  # the nodes' distances along the path
-        q = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist[-len(theta):], theta, step)
-        q, ok = self.newton(q, theta)
-        if not ok.all():
-            i = int(np.argmin(ok))
-            self._newton_failed(q[i], theta[i])
+        nodes_theta, nodes_q, node_dist = self._continue(path, q0, step)
+        dist = _path_length(path / step)[-len(theta):]
+        pred = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist, theta, step)
+        q, ok = self.newton(pred, theta)
+        node = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, len(nodes_q) - 1)
+        q = self._settle(q, pred, ok, theta, nodes_theta[node], nodes_q[node], step)
         self._check_branches(q, theta)
         fac = self.f.factor(q.T, self.params)
         with np.errstate(all="ignore"):
@@ -420,6 +419,23 @@ class Solver:
         if dq.shape[2] == 1:
             ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
         return Kinematics(theta, q, dq, ddq, None, self.params, fac, self.f.jac)
+
+    def _settle(self, q, pred, ok, theta, before_theta, before_q, step):
+        """The samples whose batched Newton failed or left the nodes' branch (their prediction `pred` from
+        the nodes was too coarse where the configuration changes fast between two nodes) solved one by one,
+        continued from the node before each (`before_theta`, `before_q`) with `_continue`'s step control,
+        which names a dead point or a loop that does not close where there is one. Only a sample that
+        Newton moved farther than MOVED from its prediction can have left the branch (another configuration
+        so near would make Phi_q singular to rounding): only those are checked."""
+        moved = np.max(np.abs(q - pred) / self.col_scale, axis=1) > MOVED
+        check = np.flatnonzero(ok & moved)
+        stray = ~ok
+        if check.size:
+            sign = self.signature(before_q[:1])[0]
+            stray[check] = ~np.all(self.signature(q[check]) == sign, axis=1)
+        for i in np.flatnonzero(stray):
+            q[i] = self._continue(np.vstack([before_theta[i], theta[i]]), before_q[i], step)[1][-1]
+        return q
 
     def _sweep_c(self, theta):
         """`sweep` of one coordinate in one C call from the same start (continuation in steps of at most
@@ -472,7 +488,7 @@ class Solver:
         q = q_ref
         for m in range(1, 13):
             try:
-                _, qs = self._continue(np.array([ref + 2 * np.pi * (m - 1), ref + 2 * np.pi * m]), q, self.step)
+                _, qs, _ = self._continue(np.array([ref + 2 * np.pi * (m - 1), ref + 2 * np.pi * m]), q, self.step)
             except (AssemblyError, SingularError):
                 return None
             q = qs[-1]
@@ -539,7 +555,7 @@ class Solver:
         theta itself, continued straight from the reference."""
         ref, q_ref = self.reference()
         if len(ref) > 1:
-            nodes_theta, nodes_q = self._continue(np.vstack([ref, theta]), q_ref, self.step)
+            nodes_theta, nodes_q, _ = self._continue(np.vstack([ref, theta]), q_ref, self.step)
             return nodes_theta[-1], nodes_q[-1]
         h = self.step[0]
         target = int(np.rint((theta[0] - ref[0]) / h))
@@ -561,23 +577,57 @@ class Solver:
         return q + qd + 0.5 * acc
 
     def _continue(self, theta, q0, step):
-        """Coarse nodes along the piecewise-linear input path, solved one after another, each checked to
-        stay on q0's assembly branch (`signature`)."""
+        """Nodes along the piecewise-linear input path, one continuation step apart, solved one after
+        another from q0 and each kept on q0's assembly branch (`signature`). An interval that leaves the
+        branch or whose end Newton cannot reach from the prediction is retried in halved steps (`_refine`);
+        a path without such an interval takes exactly the coarse nodes. Returns the nodes' inputs (m, k),
+        their q (m, n) and their distances along the path (m,), in continuation steps."""
         dist = _path_length(theta / step)
         count = max(1, int(np.ceil(dist[-1])))
         targets = np.linspace(0.0, dist[-1], count + 1)
-        nodes = np.stack([np.interp(targets, dist, theta[:, i]) for i in range(theta.shape[1])], axis=1)
-        qs = [q0]
+        at = lambda d: np.array([np.interp(d, dist, theta[:, i]) for i in range(theta.shape[1])])
+        floor = STEP_FLOOR * np.min(self.coord_scale / step)  # the smallest step, in continuation steps
         sign = self.signature(q0[None])[0]
-        for a, b in zip(nodes[:-1], nodes[1:]):
-            guess = self._predict(qs[-1][None], a[None], (b - a)[None])
-            q, ok = self.newton(guess, b[None])
-            if not ok[0]:
-                self._newton_failed(q[0], b)
-            if not np.array_equal(self.signature(q)[0], sign):
-                raise AssemblyError(self._describe_branch_change(b))
-            qs.append(q[0])
-        return nodes, np.array(qs)
+        nodes = [(0.0, at(0.0), q0)]
+        for b in targets[1:]:
+            self._refine(nodes, b, at, sign, floor)
+        where, thetas, qs = zip(*nodes)
+        return np.array(thetas), np.array(qs), np.array(where)
+
+    def _refine(self, nodes, b, at, sign, floor):
+        """Extend `nodes` (distance, theta, q) from its last node to the distance b along the path: one step
+        if Newton converges from the second-order prediction on the same branch, else the two halves one
+        after the other, halved again as needed. A half shorter than `floor` fails for good: a limit
+        position where Newton fails (no configuration beyond: det Phi_q -> 0), a change of branch where the
+        sign still changes (a dead point between); both name the input value."""
+        a, theta_a, q_a = nodes[-1]
+        theta_b = at(b)
+        guess = self._predict(q_a[None], theta_a[None], (theta_b - theta_a)[None])
+        q, ok = self.newton(guess, theta_b[None])
+        same = ok[0] and np.array_equal(self.signature(q)[0], sign)
+        if same:
+            nodes.append((b, theta_b, q[0]))
+            return
+        if (b - a) / 2 < floor:
+            if ok[0]:
+                self.derivatives(q, theta_b[None], second=False)  # names a dead point at theta_b itself
+                raise AssemblyError(self._describe_branch_change(theta_b))
+            self._limit_reached(theta_a, q_a, theta_b, q[0])
+        self._refine(nodes, (a + b) / 2, at, sign, floor)
+        self._refine(nodes, b, at, sign, floor)
+
+    def _limit_reached(self, theta_a, q_a, theta_b, q_b):
+        """Raise why Newton fails at theta_b within the step floor of the configuration q_a solved at
+        theta_a: a dead point at theta_b itself (SingularError) where the loops close there, else the loop
+        that does not close, with the limit position at theta_a (the end of the branch, det Phi_q -> 0)."""
+        r = self.f.phi(q_b, theta_b, self.params)
+        if np.all(np.abs(r) <= 1e3 * TOL * self.row_scale):
+            self.derivatives(q_b[None], theta_b[None], second=False)
+        jac = self.scaled_jac(self.f.jac(q_a, self.params))
+        names = ", ".join(f"{c.name}={t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta_a))
+        raise AssemblyError(f"{self._describe_failure(theta_b, r)}: the mechanism reaches a dead point at {names} "
+                            f"(a limit position, condition number of the constraint Jacobian "
+                            f"{np.linalg.cond(jac):.3g} there) and cannot be driven past it")
 
     def signature(self, q):
         """What must not change along a branch, per sample q (N, n): the signs of the declared branch

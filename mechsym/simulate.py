@@ -17,7 +17,7 @@ from collections import deque
 import numpy as np
 
 from mechsym.budget import CallBudget
-from mechsym.errors import InputError, SingularError
+from mechsym.errors import AssemblyError, InputError, SingularError
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 from mechsym.results import RunResult, ivp_result
 from mechsym.timegrid import run_options
@@ -50,9 +50,10 @@ class ConfigurationTracker:
     factorisation at the solution serves both J = dq/dtheta and the caller's solves (`factor`). The C
     backend factorises with its sparse elimination, numpy with LAPACK's dense LU.
 
-    A state Newton cannot reach at once is approached in continuation steps (Solver.step); a state that
-    cannot be reached, lies on another branch or at a dead point raises StepRejected and leaves the
-    tracker at its last solved state."""
+    A state Newton cannot reach at once is approached in continuation steps (Solver.step), a step that
+    fails or leaves the branch retried in halves as the sweeps do (Solver._continue); a state that cannot
+    be reached, lies on another branch or at a dead point raises StepRejected and leaves the tracker at its
+    last solved state."""
 
     def __init__(self, solver, theta0, q0=None):
         """q0: coordinates near the configuration at theta0 (handed over, e.g. from another build of the
@@ -134,12 +135,21 @@ class ConfigurationTracker:
         for i in range(1, count + 1):
             target = self.theta + (th - self.theta) * i / count
             q_new = self._newton(self._predict(q, theta, fac, jq, target), target)
-            if q_new is None:
-                raise StepRejected(s._describe_failure(target, s.f.phi(q, target, s.params)))
+            if q_new is None or not np.array_equal(s.signature(q_new[None])[0], self.sign):
+                return self._refined(theta, q, th)
             q, theta, fac, jq = (q_new, target) + self._derivatives(q_new, target)
-            if not np.array_equal(s.signature(q[None])[0], self.sign):
-                raise StepRejected(s._describe_branch_change(target))
         return self._commit(th, q, check_branch=False, solved=(fac, jq))
+
+    def _refined(self, theta, q, th):
+        """From the solved (theta, q) to th by the solver's continuation, which retries a step that Newton
+        cannot complete or that leaves the branch in halved steps (Solver._continue); where it names a
+        limit position, a dead point or a change of branch, StepRejected with its message."""
+        s = self.solver
+        try:
+            q = s._continue(np.vstack([theta, th]), q, s.step)[1][-1]
+        except (AssemblyError, SingularError) as exc:
+            raise StepRejected(str(exc)) from None
+        return self._commit(th, q, check_branch=False)
 
     def _derivatives(self, q, th):
         s = self.solver
