@@ -25,125 +25,9 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import InputError, ModelError
-from mechsym.freejoint import rotation
+from mechsym.spatial.joints import Fixed, Free, Joint, Prismatic, Revolute, exact  # noqa: F401 (re-exported)
 
-__all__ = ["Tree", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
-
-
-def exact(x, tol=1e-10):
-    """A number of the declaration as sympy folds it: round-off of exact rotations removed (6e-17 -> 0,
-    1 - 1e-16 -> 1), so that zeros drop out of the generated code."""
-    x = float(x)
-    r = round(x)
-    if abs(x - r) < tol:
-        return sp.Integer(int(r))
-    return sp.Float(x)
-
-
-def _rotation_about(u, c, s):
-    """Rodrigues' rotation about the unit axis u, with c = cos and s = sin of the angle."""
-    ux = [[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]]
-    return [[sp.expand(c * (1 if i == j else 0) + s * ux[i][j] + (1 - c) * u[i] * u[j]) for j in range(3)]
-            for i in range(3)]
-
-
-_ZERO3 = (sp.Integer(0),) * 3
-_EYE = [[sp.Integer(int(i == j)) for j in range(3)] for i in range(3)]
-
-
-class _Joint:
-    """A joint's physics for the recursions: its coordinates and speeds (nq, nv), its motion subspace S
-    (nv columns (lin, ang) in the child frame), the motion it adds to the child frame at coordinates q
-    (R_J, p_J in the joint frame) and its columns in the world (kind "R" for a rotation about the unit
-    vector u through the joint origin, "P" for a translation along u)."""
-
-    def unit_axis(self):
-        return [exact(c) for c in self.axis]
-
-
-@dataclass(frozen=True)
-class Revolute(_Joint):
-    """A hinge about the unit `axis` of the child frame; `limits` (lower, upper) in rad, informative."""
-
-    name: str
-    axis: tuple = (0.0, 0.0, 1.0)
-    limits: tuple | None = None
-    nq = 1
-    nv = 1
-
-    def subspace(self):
-        """The motion subspace: one column (lin 0, ang the unit axis) in the child frame."""
-        return [(list(_ZERO3), self.unit_axis())]
-
-    def motion(self, q, let):
-        """(R_J, p_J) at coordinate q: the rotation by q[0] about the axis, no translation; `let` names
-        temporaries."""
-        c, s = let(sp.cos(q[0])), let(sp.sin(q[0]))
-        return _rotation_about(self.unit_axis(), c, s), list(_ZERO3)
-
-    def world_columns(self, R0, p0, vec):
-        """One column of kind 'R': the axis in the world (R0 u) through the joint origin p0."""
-        u = self.unit_axis()
-        return [("R", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
-
-
-@dataclass(frozen=True)
-class Prismatic(_Joint):
-    """A slide along the unit `axis` of the child frame; `limits` (lower, upper) in m, informative."""
-
-    name: str
-    axis: tuple = (0.0, 0.0, 1.0)
-    limits: tuple | None = None
-    nq = 1
-    nv = 1
-
-    def subspace(self):
-        """The motion subspace: one column (lin the unit axis, ang 0) in the child frame."""
-        return [(self.unit_axis(), list(_ZERO3))]
-
-    def motion(self, q, let):
-        """(R_J, p_J) at coordinate q: no rotation, the translation q[0] along the axis."""
-        return _EYE, [u * q[0] for u in self.unit_axis()]
-
-    def world_columns(self, R0, p0, vec):
-        """One column of kind 'P': the axis in the world (R0 u), at the joint origin p0."""
-        u = self.unit_axis()
-        return [("P", vec([sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]), p0)]
-
-
-@dataclass(frozen=True)
-class Fixed:
-    """A rigid attachment: the child is merged into its parent (its frame stays a named frame)."""
-
-    name: str
-    nq = 0
-    nv = 0
-
-
-@dataclass(frozen=True)
-class Free(_Joint):
-    """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (linear and
-    angular velocity in the base frame), Pinocchio's free flyer: the maps of
-    mechsym.freejoint.FreeJoint("local")."""
-
-    name: str = "root_joint"
-    nq = 7
-    nv = 6
-
-    def subspace(self):
-        """The motion subspace: six columns, translations along x, y, z then rotations about them (body frame)."""
-        e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
-        return [(e[k], list(_ZERO3)) for k in range(3)] + [(list(_ZERO3), e[k]) for k in range(3)]
-
-    def motion(self, q, let):
-        """(R_J, p_J) at q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
-        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.freejoint)
-        return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
-
-    def world_columns(self, R0, p0, vec):
-        """Six columns: kind 'P' along then kind 'R' about the base frame's axes (columns of R0) at p0."""
-        cols = [[R0[i][c] for i in range(3)] for c in range(3)]
-        return [("P", u, p0) for u in cols] + [("R", u, p0) for u in cols]
+__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
 
 
 @dataclass(frozen=True)
@@ -234,26 +118,20 @@ class Tree:
             if self.bodies:
                 raise InputError(f"tree '{self.name}': {where} has no parent, but the root is "
                                  f"'{next(iter(self.bodies))}' (a tree has one root)")
-            if joint is not None and not isinstance(joint, Free):
-                raise InputError(f"tree '{self.name}': the root {where} takes no joint (fixed base) or Free()")
+            if joint is not None and not (isinstance(joint, Joint) and joint.root_only):
+                raise InputError(f"tree '{self.name}': the root {where} takes no joint (fixed base) or a root "
+                                 f"joint such as Free(), got {joint!r}")
         else:
             if parent not in self.bodies:
                 raise InputError(f"tree '{self.name}': {where}: unknown parent body '{parent}'")
-            if not isinstance(joint, (Revolute, Prismatic, Fixed)):
-                raise InputError(f"tree '{self.name}': {where} needs a Revolute, Prismatic or Fixed joint to "
-                                 f"'{parent}', got {joint!r}")
+            if not isinstance(joint, Joint) or joint.root_only:
+                raise InputError(f"tree '{self.name}': {where} needs a joint to '{parent}' (Revolute, Prismatic, "
+                                 f"Fixed or another mechsym.spatial.Joint that is not root-only), got {joint!r}")
         if joint is not None:
             names = {b.joint.name for b in self.bodies.values() if b.joint is not None}
             if joint.name in names:
                 raise InputError(f"tree '{self.name}': joint '{joint.name}' declared twice")
-        if isinstance(joint, (Revolute, Prismatic)):
-            axis = np.asarray(joint.axis, float)
-            if axis.shape != (3,) or not np.all(np.isfinite(axis)):
-                raise InputError(f"tree '{self.name}': joint '{joint.name}' axis must be 3 finite numbers")
-            n = np.linalg.norm(axis)
-            if n < 1e-12:
-                raise InputError(f"tree '{self.name}': joint '{joint.name}' has a zero axis")
-            joint = type(joint)(joint.name, tuple(axis / n), joint.limits)
+            joint = joint.checked(f"tree '{self.name}'")
         if isinstance(inertia, (list, tuple)) and len(inertia) == 6:
             ixx, iyy, izz, ixy, ixz, iyz = inertia
             inertia = ((ixx, ixy, ixz), (ixy, iyy, iyz), (ixz, iyz, izz))
@@ -295,12 +173,12 @@ class Tree:
     def limits(self) -> dict:
         """joint name -> (lower, upper) of the joints that declare limits."""
         return {b.joint.name: b.joint.limits for b in self.bodies.values()
-                if isinstance(b.joint, (Revolute, Prismatic)) and b.joint.limits is not None}
+                if b.joint is not None and b.joint.limits is not None}
 
     @property
     def floating(self) -> bool:
-        """Whether the root hangs on a Free joint (a floating base)."""
-        return bool(self.bodies) and isinstance(self.root.joint, Free)
+        """Whether the root hangs on a floating joint (Free: a floating base)."""
+        return bool(self.bodies) and self.root.joint is not None and self.root.joint.floating
 
     def defaults(self) -> dict:
         """Parameter name -> its declared default value."""

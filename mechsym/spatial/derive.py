@@ -16,9 +16,10 @@ parent l, the joint gives the rotation R = lR_i and the translation p = lp_i of 
   force           f_i = I_i a_i + v_i x* I_i v_i,   f_l += lX_i^* f_i,   tau_i = S_i^T f_i       (RNEA)
   composite       Ic_l += lX_i^* Ic_i iX_l,   H_ij = S_j^T (jX_i^* Ic_i S_i) for j an ancestor of i (CRBA)
 
-Frame quantities are world-aligned at the frame origin o: a Jacobian column of a revolute joint with world
-axis u through p is [u x (o - p); u], of a prismatic one [u; 0]; the free base's six columns are those
-of the base's axes (linear, then angular). The frame bias is the classical acceleration of o at zero
+Frame quantities are world-aligned at the frame origin o, from each joint's world columns
+(mechsym.spatial.joints): a screw about the world axis u through p with pitch h is [u x (o - p) + h u; u]
+(a revolute joint: h = 0), a translation along u is [u; 0]; the free base's six columns are those of the
+base's axes (linear, then angular). The frame bias is the classical acceleration of o at zero
 joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)) - (0, 0, g), then R0_i alpha (the
 accelerations are those of the RNEA, gravity included, which adds (0, 0, g) to every point).
 
@@ -36,7 +37,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import ModelError
-from mechsym.spatial.declare import Fixed, Free, Tree, exact
+from mechsym.spatial.declare import Tree
+from mechsym.spatial.joints import exact
 
 __all__ = ["Straight", "Derivation", "merge"]
 
@@ -86,10 +88,6 @@ def _add(a, b):
     return [x + y for x, y in zip(a, b)]
 
 
-def _sub(a, b):
-    return [x - y for x, y in zip(a, b)]
-
-
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -99,7 +97,7 @@ class Link:
     """A moving body of the merged tree (fixed joints folded into their parent)."""
 
     name: str              # the body the joint moves
-    joint: object          # Revolute, Prismatic or Free
+    joint: object          # a mechsym.spatial.joints.Joint with coordinates
     parent: int            # index of the parent moving body, -1 for the world
     R_place: list          # 3x3 numbers: the joint frame in the parent's frame at q = 0
     p_place: list          # 3 expressions
@@ -153,7 +151,7 @@ def merge(tree: Tree, inertia=True):
         b = tree.bodies[name]
         eye = [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
         if b.parent is None:
-            if isinstance(b.joint, Free):
+            if b.joint is not None:              # a root joint (the floating base's)
                 links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
                 attach[name] = (0, eye, [ZERO] * 3)
                 add_mass(0, b, eye, [ZERO] * 3)
@@ -165,7 +163,7 @@ def merge(tree: Tree, inertia=True):
             Rj = [[exact(x) for x in row] for row in np.asarray(b.origin_R)]
             R = _mm(Rp, Rj)
             p = _add(_mv(Rp, list(b.origin_xyz)), pp)
-            if isinstance(b.joint, Fixed):
+            if b.joint.merges_into_parent:
                 attach[name] = (k, R, p)
                 add_mass(k, b, R, p)
             else:
@@ -278,9 +276,7 @@ class Derivation:
         for k, link in enumerate(self.links):
             sl, sa = self._Sv(link, v)
             if link.parent < 0:
-                vl, va = sl, sa
-                if not isinstance(link.joint, Free):
-                    vl, va = L(sl), L(sa)
+                vl, va = L(sl), L(sa)
             else:
                 pl, pa = out[link.parent]
                 R, p = self.Rl[k], self.pl[k]
@@ -406,7 +402,7 @@ class Derivation:
         return H
 
     def _axes(self, k):
-        """World joint columns of moving body k: [(kind, unit vector, point on the axis)] per speed."""
+        """World joint columns of moving body k (mechsym.spatial.joints.Screw or Translation), one per speed."""
         return self.links[k].joint.world_columns(self.R0[k], self.p0[k], self.s.vec)
 
     def frame_pose(self, name):
@@ -449,12 +445,9 @@ class Derivation:
             return J
         _, o = self.frame_pose(name)
         for k in self.ancestors(f.link):
-            for c, (kind, u, through) in enumerate(self._axes(k)):
+            for c, column in enumerate(self._axes(k)):
                 col = self.links[k].iv + c
-                if kind == "P":
-                    lin, ang = u, [ZERO] * 3
-                else:
-                    lin, ang = self.s.vec(_cross(u, _sub(o, through))), u
+                lin, ang = column.at(o, self.s.vec)
                 for i in range(3):
                     J[i][col], J[3 + i][col] = lin[i], ang[i]
         return J
@@ -502,11 +495,8 @@ class Derivation:
         com = [self.s.let(sum((c[i] for c in mc), ZERO) * inv) for i in range(3)]
         J = [[ZERO] * self.nv for _ in range(3)]
         for k, link in enumerate(self.links):
-            for c, (kind, u, through) in enumerate(self._axes(k)):
-                if kind == "P":
-                    col = [self.s.let(sub_m[k] * inv * x) for x in u]
-                else:
-                    col = self.s.vec([e * inv for e in _cross(u, _sub(sub_c[k], [sub_m[k] * x for x in through]))])
+            for c, column in enumerate(self._axes(k)):
+                col = column.com_column(sub_m[k], sub_c[k], inv, self.s.vec)
                 for i in range(3):
                     J[i][link.iv + c] = col[i]
         return com, J
@@ -538,11 +528,8 @@ class Derivation:
             wl = [L(e) for e in _add(_mv(R0, vl), _cross(p0, w))]
             world_v.append((wl, w))
             cs, ds = [], []
-            for kind, u, through in self._axes(k):
-                if kind == "P":
-                    cl, ca = u, [ZERO] * 3
-                else:
-                    cl, ca = [L(e) for e in _cross(through, u)], u
+            for column in self._axes(k):
+                cl, ca = column.at_origin(L)
                 cs.append((cl, ca))
                 dl = [L(e) for e in _add(_cross(w, cl), _cross(wl, ca))]
                 da = [L(e) for e in _cross(w, ca)]

@@ -24,8 +24,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend, callables
 from mechsym.errors import InputError
-from mechsym.freejoint import Q_NAMES
-from mechsym.spatial.declare import Free, Tree
+from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 
 __all__ = ["TreeSystem", "derive_tree"]
@@ -50,7 +49,7 @@ class TreeSystem:
             sig = (f.link, str(f.R), str(f.p))
             self._placement[name] = first.setdefault(sig, len(first))
         self._placement_frames = {k: n for n, k in reversed(list(self._placement.items()))}
-        self.floating = isinstance(links[0].joint, Free)
+        self.floating = tree.floating
         for f in contact_frames:
             self._frame_index(f)
         self.contact_frames = tuple(contact_frames)
@@ -96,25 +95,14 @@ class TreeSystem:
 
     @property
     def coordinate_names(self):
-        """The names of q: base.x ... base.qw for a floating base, then one per joint."""
-        names = []
-        for link in self.links:
-            if isinstance(link.joint, Free):
-                names += [f"base.{c}" for c in Q_NAMES]
-            else:
-                names.append(link.joint.name)
-        return names
+        """The names of q, each joint's in turn (base.x ... base.qw for a floating base, a joint's name for
+        its one coordinate)."""
+        return [n for link in self.links for n in link.joint.coordinate_names()]
 
     @property
     def speed_names(self):
-        """The names of v: base.vx ... base.wz for a floating base, then one per joint."""
-        names = []
-        for link in self.links:
-            if isinstance(link.joint, Free):
-                names += [f"base.{c}" for c in ("vx", "vy", "vz", "wx", "wy", "wz")]
-            else:
-                names.append(link.joint.name)
-        return names
+        """The names of v, each joint's in turn (base.vx ... base.wz for a floating base)."""
+        return [n for link in self.links for n in link.joint.speed_names()]
 
     @property
     def joint_names(self):

@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from mechsym.errors import InputError
-from mechsym.spatial.declare import Fixed, Free, Prismatic, Revolute, Tree
+from mechsym.spatial.declare import Tree
+from mechsym.spatial.joints import Fixed, Free, Prismatic, Revolute
 
 __all__ = ["read_urdf"]
 
@@ -107,7 +108,7 @@ def _cache_key(source, floating, symbolic, name, frames):
     h = hashlib.sha256(Path(source).read_bytes())
     h.update(repr((bool(floating), sorted(symbolic), name, sorted((frames or {}).items()))).encode())
     here = Path(__file__).parent
-    for f in ("urdf.py", "declare.py"):
+    for f in ("urdf.py", "declare.py", "joints.py"):
         h.update((here / f).read_bytes())
     return h.hexdigest()[:32]
 

@@ -1,0 +1,252 @@
+"""The joints of a 3-D tree: each joint type is one class that carries all of its physics, so that adding a
+joint type (a screw, a universal joint) is one class and no other module names a joint type.
+
+What a joint gives (the recursions of mechsym.spatial.derive and the checks of mechsym.spatial.declare
+read only these):
+
+* `nq`, `nv`: its coordinates and speeds; `coordinate_names()`, `speed_names()` name them;
+* `subspace()`: the motion subspace S, nv columns (lin, ang) in the child frame (constant in it);
+* `motion(q, let)`: the motion (R_J, p_J) it adds to the child frame at its coordinates q;
+* `world_columns(R0, p0, vec)`: its Jacobian columns in the world, one per speed, each a `Screw` (a
+  rotation about an axis through a point, with a pitch) or a `Translation`;
+* `checked(where)`: a normalised copy (a unit axis), or an InputError naming what is wrong;
+* `root_only`: it attaches the root to the world and nothing else (the floating base's free joint);
+  `floating`: its coordinates are mechsym.freejoint's free flyer (a unit quaternion the entry points check);
+  `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`.
+
+A joint's `axis` is given in the child frame; the child frame's origin lies on it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from mechsym.errors import InputError
+from mechsym.freejoint import Q_NAMES, rotation
+
+__all__ = ["Joint", "Revolute", "Prismatic", "Fixed", "Free", "Screw", "Translation", "exact", "unit_axis",
+           "rotation_about"]
+
+ZERO3 = (sp.Integer(0),) * 3
+EYE = [[sp.Integer(int(i == j)) for j in range(3)] for i in range(3)]
+BASE_SPEEDS = ("vx", "vy", "vz", "wx", "wy", "wz")
+
+
+def exact(x, tol=1e-10):
+    """A number of the declaration as sympy folds it: round-off of exact rotations removed (6e-17 -> 0,
+    1 - 1e-16 -> 1), so that zeros drop out of the generated code."""
+    x = float(x)
+    r = round(x)
+    if abs(x - r) < tol:
+        return sp.Integer(int(r))
+    return sp.Float(x)
+
+
+def rotation_about(u, c, s):
+    """Rodrigues' rotation about the unit axis u, with c = cos and s = sin of the angle."""
+    ux = [[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]]
+    return [[sp.expand(c * (1 if i == j else 0) + s * ux[i][j] + (1 - c) * u[i] * u[j]) for j in range(3)]
+            for i in range(3)]
+
+
+def unit_axis(axis, where) -> tuple:
+    """`axis` scaled to unit length; an InputError naming `where` for a malformed or zero axis."""
+    axis = np.asarray(axis, float)
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)):
+        raise InputError(f"{where} axis must be 3 finite numbers")
+    n = np.linalg.norm(axis)
+    if n < 1e-12:
+        raise InputError(f"{where} has a zero axis")
+    return tuple(axis / n)
+
+
+def _cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _world(R0, u):
+    return [sum(R0[i][n] * u[n] for n in range(3)) for i in range(3)]
+
+
+class Screw:
+    """A Jacobian column: rotation about the world unit vector u through the point `through`, with the
+    translation `pitch` (m/rad) along u (pitch 0: a hinge)."""
+
+    def __init__(self, u, through, pitch=0):
+        self.u, self.through, self.pitch = u, through, pitch
+
+    def at(self, o, vec):
+        """(lin, ang) of the column at the world point o: (u x (o - p) + pitch u, u)."""
+        d = [a - b for a, b in zip(o, self.through)]
+        return vec([a + self.pitch * b for a, b in zip(_cross(self.u, d), self.u)]), self.u
+
+    def com_column(self, m, mc, inv, vec):
+        """The column of the centre of mass of a subtree of mass m and first moment mc (world), times inv."""
+        d = [a - m * b for a, b in zip(mc, self.through)]
+        return vec([(a + self.pitch * m * b) * inv for a, b in zip(_cross(self.u, d), self.u)])
+
+    def at_origin(self, let):
+        """(lin, ang) of the column at the world origin (Plücker coordinates)."""
+        return [let(a + self.pitch * b) for a, b in zip(_cross(self.through, self.u), self.u)], self.u
+
+
+class Translation:
+    """A Jacobian column: translation along the world unit vector u."""
+
+    def __init__(self, u):
+        self.u = u
+
+    def at(self, o, vec):
+        """(lin, ang) of the column at any point: (u, 0)."""
+        return self.u, list(ZERO3)
+
+    def com_column(self, m, mc, inv, vec):
+        """The column of the centre of mass of a subtree of mass m, times inv: m u inv."""
+        return vec([m * inv * x for x in self.u])
+
+    def at_origin(self, let):
+        """(lin, ang) of the column at the world origin: (u, 0)."""
+        return self.u, list(ZERO3)
+
+
+class Joint:
+    """What every joint type gives (see the module docstring); a new joint type is one subclass, usually a
+    frozen dataclass with a `name` field. Defaults: one coordinate and one speed named after the joint, no
+    limits, attaching any body but the root, nothing to normalise."""
+
+    nq = 1
+    nv = 1
+    root_only = False
+    floating = False
+    merges_into_parent = False
+    limits = None
+
+    def checked(self, where) -> "Joint":
+        """This joint normalised (a unit axis), or an InputError naming `where` and what is wrong."""
+        return self
+
+    def coordinate_names(self) -> list:
+        """The names of its coordinates in q."""
+        return [self.name] if self.nq == 1 else [f"{self.name}.{i}" for i in range(self.nq)]
+
+    def speed_names(self) -> list:
+        """The names of its speeds in v."""
+        return [self.name] if self.nv == 1 else [f"{self.name}.{i}" for i in range(self.nv)]
+
+    def subspace(self):
+        """The motion subspace: nv columns (lin, ang) in the child frame."""
+        raise NotImplementedError
+
+    def motion(self, q, let):
+        """(R_J, p_J): the rotation and translation the joint adds to the child frame at coordinates q;
+        `let` names temporaries."""
+        raise NotImplementedError
+
+    def world_columns(self, R0, p0, vec):
+        """Its Jacobian columns in the world (Screw or Translation), the child frame at (R0, p0)."""
+        raise NotImplementedError
+
+    def unit_axis(self):
+        """The axis as exact sympy numbers."""
+        return [exact(c) for c in self.axis]
+
+
+@dataclass(frozen=True)
+class Revolute(Joint):
+    """A hinge about the unit `axis` of the child frame; `limits` (lower, upper) in rad, informative."""
+
+    name: str
+    axis: tuple = (0.0, 0.0, 1.0)
+    limits: tuple | None = None
+
+    def checked(self, where):
+        """A copy with a unit axis."""
+        return dataclasses.replace(self, axis=unit_axis(self.axis, f"{where}: joint '{self.name}'"))
+
+    def subspace(self):
+        """One column (lin 0, ang the unit axis) in the child frame."""
+        return [(list(ZERO3), self.unit_axis())]
+
+    def motion(self, q, let):
+        """The rotation by q[0] about the axis, no translation."""
+        c, s = let(sp.cos(q[0])), let(sp.sin(q[0]))
+        return rotation_about(self.unit_axis(), c, s), list(ZERO3)
+
+    def world_columns(self, R0, p0, vec):
+        """One Screw of pitch 0: the axis in the world (R0 u) through the joint origin p0."""
+        return [Screw(vec(_world(R0, self.unit_axis())), p0)]
+
+
+@dataclass(frozen=True)
+class Prismatic(Joint):
+    """A slide along the unit `axis` of the child frame; `limits` (lower, upper) in m, informative."""
+
+    name: str
+    axis: tuple = (0.0, 0.0, 1.0)
+    limits: tuple | None = None
+
+    def checked(self, where):
+        """A copy with a unit axis."""
+        return dataclasses.replace(self, axis=unit_axis(self.axis, f"{where}: joint '{self.name}'"))
+
+    def subspace(self):
+        """One column (lin the unit axis, ang 0) in the child frame."""
+        return [(self.unit_axis(), list(ZERO3))]
+
+    def motion(self, q, let):
+        """No rotation, the translation q[0] along the axis."""
+        return EYE, [u * q[0] for u in self.unit_axis()]
+
+    def world_columns(self, R0, p0, vec):
+        """One Translation along the axis in the world (R0 u)."""
+        return [Translation(vec(_world(R0, self.unit_axis())))]
+
+
+@dataclass(frozen=True)
+class Fixed(Joint):
+    """A rigid attachment: the child is merged into its parent (its frame stays a named frame)."""
+
+    name: str
+    nq = 0
+    nv = 0
+    merges_into_parent = True
+
+
+@dataclass(frozen=True)
+class Free(Joint):
+    """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (linear and
+    angular velocity in the base frame), Pinocchio's free flyer: the maps of
+    mechsym.freejoint.FreeJoint("local"). Its coordinates and speeds are named base.x ... base.qw and
+    base.vx ... base.wz."""
+
+    name: str = "root_joint"
+    nq = 7
+    nv = 6
+    root_only = True
+    floating = True
+
+    def coordinate_names(self):
+        """base.x, base.y, base.z, base.qx, base.qy, base.qz, base.qw."""
+        return [f"base.{c}" for c in Q_NAMES]
+
+    def speed_names(self):
+        """base.vx ... base.wz."""
+        return [f"base.{c}" for c in BASE_SPEEDS]
+
+    def subspace(self):
+        """Six columns, translations along x, y, z then rotations about them (body frame)."""
+        e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
+        return [(e[k], list(ZERO3)) for k in range(3)] + [(list(ZERO3), e[k]) for k in range(3)]
+
+    def motion(self, q, let):
+        """At q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
+        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.freejoint)
+        return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
+
+    def world_columns(self, R0, p0, vec):
+        """Translations along, then hinges about, the base frame's axes (columns of R0) at p0."""
+        cols = [[R0[i][c] for i in range(3)] for c in range(3)]
+        return [Translation(u) for u in cols] + [Screw(u, p0) for u in cols]
