@@ -148,14 +148,17 @@ def test_top_level_api():
 
 @pytest.mark.parametrize("unit", ["m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3"])
 def test_planar_and_3d_parameters_share_one_rule(unit):
-    """A length, mass, inertia or density (per length, area or volume) is positive in a planar mechanism
-    and on a 3-D body alike (the two declared different unit sets: a planar density per area and a 3-D
-    density per length were let through negative); `nonnegative` is understood by both."""
+    """A length, mass, inertia or density (per length, area or volume) is positive in a planar mechanism,
+    on a 3-D body and in a 3-D tree alike (the first two declared different unit sets: a planar density
+    per area and a 3-D density per length were let through negative; a tree admitted any default and
+    override); `nonnegative` is understood by all three."""
     from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial import Tree
 
-    planar, body = Mechanism("p"), FloatingBody("b")
+    planar, body, tree = Mechanism("p"), FloatingBody("b"), Tree("t")
     body.body(1.0, (1.0, 1.0, 1.0))
-    for owner in (planar, body):
+    tree.body("base")
+    for owner in (planar, body, tree):
         owner.parameter("size", -1.0, unit)
         owner.parameter("load", -2.0, "N", nonnegative=True)
         with pytest.raises(ModelError) as err:

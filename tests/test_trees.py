@@ -227,7 +227,7 @@ def test_bad_states_and_frames(hyq):
         system.bias(pin.neutral(model), np.full(18, np.nan))
     with pytest.raises(InputError, match="unknown parameter 'trunk.mass'"):
         system.params({"trunk.mass": 3})
-    with pytest.raises(InputError, match="trunk.*negative mass"):
+    with pytest.raises(InputError, match="parameter 'trunk.m' = -3.0 must be positive"):
         system.params({"trunk.m": -3})
 
 
@@ -420,3 +420,79 @@ def test_forward_with_a_massless_link(backend):
     if backend == "c":
         with pytest.raises(InputError, match="not positive definite"):
             system.forward(np.zeros(2), np.zeros(2), np.ones(2))
+
+
+def test_tree_parameters_share_the_planar_rule(capsys):
+    """A tree's parameters are checked as a planar mechanism's: a negative length or mass is refused as a
+    default (by check, which derive calls) and as an override (params=, set_params, --param), with the
+    planar wording; a product of inertia or a centre of mass read from a URDF stays signed."""
+    from mechsym.cli import main
+    from mechsym.errors import ModelError
+    from mechsym.spatial import Revolute, Tree
+
+    def arm(length, mass):
+        t = Tree("arm2")
+        t.parameter("l", length, "m", "link length")
+        t.parameter("m_link", mass, "kg")
+        t.body("base")
+        t.body("a", "base", Revolute("j1", (0, 1, 0)), mass="m_link", com=("l", 0, 0),
+               inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+        return t
+
+    for length, mass, words in ((-0.5, 1.0, "parameter 'l' must be positive (default -0.5)"),
+                                (0.5, -1.0, "parameter 'm_link' must be positive (default -1.0)")):
+        with pytest.raises(ModelError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            derive_tree(arm(length, mass), backend="numpy")
+    twice = arm(0.5, 1.0)
+    twice.parameter("l", 0.3, "m")
+    with pytest.raises(ModelError, match="parameter 'l' declared twice"):
+        twice.check()
+    system = derive_tree(arm(0.5, 1.0), backend="numpy")
+    for overrides, words in (({"l": -0.5}, "tree 'arm2': parameter 'l' = -0.5 must be positive"),
+                             ({"m_link": 0.0}, "parameter 'm_link' = 0.0 must be positive"),
+                             ({"g": float("nan")}, "parameter 'g' = nan is not finite"),
+                             ({"bogus": 1.0}, "unknown parameter 'bogus'")):
+        with pytest.raises(InputError, match=words):
+            system.mass_matrix(np.zeros(1), params=overrides)
+        with pytest.raises(InputError, match=words):
+            system.set_params(overrides)
+    assert main(["params", "hyq", "--json", "--param", "trunk.m=-60"]) == 2
+    assert "'trunk.m' = -60.0 must be positive" in capsys.readouterr().err
+    tree = read_urdf(arm_with_signed_values(), floating=False)
+    assert tree.parameters["l1.cx"].default < 0 and not tree.parameters["l1.cx"].positive
+    assert tree.parameters["l1.ixy"].default < 0 and tree.parameters["l1.ixx"].positive
+    assert tree.parameters["j1.x"].default < 0 and tree.parameters["l1.m"].positive
+    assert derive_tree(tree, backend="numpy").mass_matrix(np.zeros(1)).shape == (1, 1)
+
+
+def arm_with_signed_values():
+    """A one-link URDF whose centre of mass, product of inertia and joint origin are negative."""
+    return """<robot name="signed"><link name="base"/>
+      <link name="l1"><inertial><origin xyz="-0.2 0 0"/><mass value="1.5"/>
+        <inertia ixx="0.02" iyy="0.03" izz="0.04" ixy="-0.001" ixz="0" iyz="0"/></inertial></link>
+      <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><origin xyz="-0.3 0 0.1"/>
+        <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+
+
+def test_tree_gravity_is_a_parameter_that_can_be_renamed_or_dropped():
+    """gravity_down and no_gravity as on planar mechanisms and 3-D bodies: g(q) is linear in the gravity
+    parameter (the renamed one at 1.62 gives 1.62/9.81 of the default's), zero without gravity, and the
+    frame bias (a kinematic quantity: the RNEA's gravity is taken out of it) does not change."""
+    from mechsym.spatial import Revolute, Tree
+
+    def arm(setup):
+        t = Tree("grav")
+        setup(t)
+        t.body("base")
+        t.body("a", "base", Revolute("j1", (0, 1, 0)), mass=1.0, com=(0.3, 0, 0), inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+        t.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(0.5, 0, 0), mass=0.5, com=(0.2, 0, 0.1),
+               inertia=(0.01, 0.02, 0.01, 0, 0, 0))
+        return derive_tree(t, backend="numpy")
+
+    default, moon, free = arm(lambda t: None), arm(lambda t: t.gravity_down("g_moon", 1.62)), arm(lambda t: t.no_gravity())
+    assert default.param_names == ["g"] and moon.param_names == ["g_moon"] and free.param_names == []
+    q, v = np.random.default_rng(3).standard_normal((2, 10, 2))
+    assert agree(moon.gravity(q), default.gravity(q) * (1.62 / 9.81), 1e-13)
+    assert np.abs(free.gravity(q)).max() == 0.0
+    assert agree(free.bias(q, v), default.bias(q, v) - default.gravity(q), 1e-13)
+    assert agree(free.frame_bias(q, v, "b"), default.frame_bias(q, v, "b"), 1e-13)

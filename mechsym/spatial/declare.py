@@ -25,6 +25,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.errors import InputError, ModelError
+from mechsym.model import declare_parameter, default_problems
+from mechsym.overrides import apply_overrides
 from mechsym.spatial.joints import Fixed, Free, Joint, Prismatic, Revolute, exact  # noqa: F401 (re-exported)
 
 __all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
@@ -64,30 +66,47 @@ class Tree:
 
     def __init__(self, name: str):
         self.name = name
-        self.parameters = {}          # name -> (symbol, default, unit)
+        self.parameters = {}          # name -> mechsym.model.Parameter
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
-        self.parameter("g", 9.81, "m/s^2")
+        self._problems = []
+        self._default_gravity = None
+        self.gravity = self.gravity_down()
+        self._default_gravity = "g"
 
     # -- parameters -------------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float, unit: str = "") -> sp.Symbol:
-        """Declare a run-time parameter (a symbol of the generated code) with its default value."""
-        if name in self.parameters:
-            raise InputError(f"tree '{self.name}': parameter '{name}' declared twice")
-        default = float(default)
-        if not math.isfinite(default):
-            raise InputError(f"tree '{self.name}': parameter '{name}' has a non-finite default {default}")
-        symbol = sp.Symbol(name, real=True)
-        self.parameters[name] = (symbol, default, unit)
-        return symbol
+    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None,
+                  nonnegative=False) -> sp.Symbol:
+        """Declare a run-time parameter (a symbol of the generated code) with its default value; the rule
+        of planar mechanisms (mechsym.model.declare_parameter): lengths, masses, inertias and densities
+        are positive unless `positive=False`, `nonnegative=True` admits zero; `check()` reports a bad
+        default or a name declared twice."""
+        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
+
+    def gravity_down(self, name: str = "g", value: float = 9.81) -> sp.Symbol:
+        """Gravity of magnitude `name` (a parameter, default `value`) along -z of the world, in place of the
+        default g = 9.81; returns the symbol."""
+        self._drop_default_gravity()
+        self.gravity = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
+        return self.gravity
+
+    def no_gravity(self):
+        """No gravity (a tree in free space): drops the default parameter g."""
+        self._drop_default_gravity()
+        self.gravity = sp.Integer(0)
+
+    def _drop_default_gravity(self):
+        if self._default_gravity is not None:
+            del self.parameters[self._default_gravity]
+            self._default_gravity = None
 
     def _value(self, value, what):
         if isinstance(value, str):
             if value not in self.parameters:
                 raise InputError(f"tree '{self.name}': {what} refers to unknown parameter '{value}'")
-            return self.parameters[value][0]
+            return self.parameters[value].symbol
         if isinstance(value, sp.Basic):
-            known = {s for s, _, _ in self.parameters.values()}
+            known = {p.symbol for p in self.parameters.values()}
             unknown = value.free_symbols - known
             if unknown:
                 raise InputError(f"tree '{self.name}': {what} uses undeclared symbols {sorted(map(str, unknown))}")
@@ -182,28 +201,22 @@ class Tree:
 
     def defaults(self) -> dict:
         """Parameter name -> its declared default value."""
-        return {n: d for n, (_, d, _) in self.parameters.items()}
+        return {n: p.default for n, p in self.parameters.items()}
 
     def resolve_parameters(self, overrides=None) -> dict:
-        """Default values with `overrides` (name -> number) applied; unknown names and bad values refused."""
-        values = self.defaults()
-        for name, value in dict(overrides or {}).items():
-            if name not in values:
-                raise InputError(f"tree '{self.name}': unknown parameter '{name}' (known: {', '.join(values)})")
-            try:
-                v = float(value)
-            except (TypeError, ValueError):
-                raise InputError(f"parameter '{name}': not a number: {value!r}") from None
-            if not math.isfinite(v):
-                raise InputError(f"parameter '{name}' is not finite ({value})")
-            values[name] = v
+        """Default values with `overrides` (name -> number) applied and checked as a planar mechanism's
+        (mechsym.overrides.apply_overrides: unknown names, non-numbers, non-finite, non-positive lengths,
+        masses, inertias and densities refused), then the bodies' masses and inertias at those values."""
+        values, problems = apply_overrides(self.parameters, overrides)
+        if problems:
+            raise InputError(f"tree '{self.name}': " + "; ".join(problems))
         self.check_values(values)
         return values
 
     def check_values(self, values: dict):
         """Masses non-negative and inertias symmetric positive semi-definite at these parameter values
         (semi: a massless link or a point mass is allowed); the error names the body."""
-        subs = {self.parameters[n][0]: v for n, v in values.items()}
+        subs = {self.parameters[n].symbol: v for n, v in values.items()}
         problems = []
         for b in self.bodies.values():
             if b is self.root and not self.floating:
@@ -215,10 +228,12 @@ class Tree:
             raise ModelError(self.name, problems)
 
     def check(self):
-        """Every problem of the declaration, together: a body-less tree, a free root without mass."""
-        problems = []
+        """Every problem of the declaration, together: a body-less tree, a parameter declared twice or with a
+        bad default (non-finite, a non-positive length or mass, ...), then a body's mass or inertia."""
+        problems = list(self._problems)
         if not self.bodies:
             problems.append("no bodies")
+        problems += default_problems(self.parameters)
         if problems:
             raise ModelError(self.name, problems)
         self.check_values(self.defaults())

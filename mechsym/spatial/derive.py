@@ -205,7 +205,7 @@ class Derivation:
         self.v = [sp.Symbol(f"v[{i}]", real=True) for i in range(self.nv)]
         self.a = [sp.Symbol(f"a[{i}]", real=True) for i in range(self.nv)]
         self.s = Straight()
-        sub = {sym: self.p[n] for n, (sym, _, _) in tree.parameters.items()}
+        sub = {p.symbol: self.p[n] for n, p in tree.parameters.items()}
         self._sub = sub
         for link in self.links:
             link.p_place = [sp.sympify(e).xreplace(sub) for e in link.p_place]
@@ -214,7 +214,7 @@ class Derivation:
             link.Io = [[sp.sympify(e).xreplace(sub) for e in row] for row in link.Io]
         for f in self.frames.values():
             f.p = [sp.sympify(e).xreplace(sub) for e in f.p]
-        self.g = self.p["g"]
+        self.g = sp.sympify(tree.gravity).xreplace(sub)      # the gravity parameter's p[i], or 0
         self._inertias()
         self._poses()
         self._cache = {}

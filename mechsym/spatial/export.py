@@ -29,14 +29,14 @@ def tree_json(system, values) -> dict:
 
     tree = system.tree
     bodies = {}
-    subs = {tree.parameters[n][0]: v for n, v in values.items()}
+    subs = {tree.parameters[n].symbol: v for n, v in values.items()}
     for b in tree.bodies.values():
         bodies[b.name] = {"parent": b.parent, "joint": None if b.joint is None else b.joint.name,
                           "joint_type": None if b.joint is None else type(b.joint).__name__.lower(),
                           "mass": float(b.mass.xreplace(subs)) if hasattr(b.mass, "xreplace") else float(b.mass),
                           "com": [float(getattr(c, "xreplace", lambda s: c)(subs)) for c in b.com],
                           "inertia": np.array(b.inertia.xreplace(subs), float).tolist()}
-    return {"model": tree.name, "parameters": values, "units": {n: u for n, (_, _, u) in tree.parameters.items()},
+    return {"model": tree.name, "parameters": values, "units": {n: p.unit for n, p in tree.parameters.items()},
             "bodies": bodies, "coordinates": system.coordinate_names, "speeds": system.speed_names,
             "frames": system.frame_names}
 

@@ -144,11 +144,14 @@ def _read(source, floating, symbolic, name, frames) -> Tree:
     tree = Tree(name or robot.name)
     lengths = "length" in symbolic
 
-    def value(param, v, kind):
+    def value(param, v, kind, positive=True):
+        """A parameter `param` of default v for a symbolic kind (a mass and a principal inertia are positive;
+        a centre of mass coordinate, a product of inertia and a joint origin's coordinate are signed)."""
         v = float(v)
         if v == 0.0 or kind not in symbolic:
             return v
-        tree.parameter(param, v, {"mass": "kg", "com": "m", "inertia": "kg m^2", "length": "m"}[kind])
+        tree.parameter(param, v, {"mass": "kg", "com": "m", "inertia": "kg m^2", "length": "m"}[kind],
+                       positive=positive)
         return param
 
     def add(link_name, joint):
@@ -171,15 +174,16 @@ def _read(source, floating, symbolic, name, frames) -> Tree:
                 raise InputError(f"{where}: link '{link_name}' has an inertia that is not positive semi-definite "
                                  f"(principal moments {', '.join(f'{e:.6g}' for e in ev)} kg m^2)")
             m = value(f"{link_name}.m", m, "mass")
-            c = tuple(value(f"{link_name}.c{a}", x, "com") for a, x in zip("xyz", origin[:3, 3]))
-            inertia = tuple(value(f"{link_name}.i{ab}", Ic[i, j], "inertia")
+            c = tuple(value(f"{link_name}.c{a}", x, "com", False) for a, x in zip("xyz", origin[:3, 3]))
+            inertia = tuple(value(f"{link_name}.i{ab}", Ic[i, j], "inertia", i == j)
                             for ab, (i, j) in zip(("xx", "yy", "zz", "xy", "xz", "yz"),
                                                   ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))))
         if joint is None:
             tree.body(link_name, joint=Free() if floating else None, mass=m, com=c, inertia=inertia)
         else:
             T = np.eye(4) if joint.origin is None else np.asarray(joint.origin, float)
-            xyz = tuple(value(f"{joint.name}.{a}", x, "length") if lengths else float(x) for a, x in zip("xyz", T[:3, 3]))
+            xyz = tuple(value(f"{joint.name}.{a}", x, "length", False) if lengths else float(x)
+                        for a, x in zip("xyz", T[:3, 3]))
             rpy = _rpy(T[:3, :3])
             if joint.type == "fixed":
                 decl = Fixed(joint.name)
