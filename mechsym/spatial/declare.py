@@ -1,5 +1,5 @@
-"""Declaring a 3-D tree of rigid bodies: parameters, bodies (links) with inertia, the joints between them,
-and frames fixed on bodies.
+"""Declaring a 3-D tree of rigid bodies: parameters, bodies (links) with inertia, the joints between them
+(classes of mechsym.spatial.joints), and frames fixed on bodies.
 
 A declaration is plain data, checked by `Tree.check()` (every later stage calls it) which reports all the
 problems together. Conventions (those of URDF and Pinocchio):
@@ -7,11 +7,13 @@ problems together. Conventions (those of URDF and Pinocchio):
 * every body has a frame; its centre of mass and inertia (about the centre of mass, axes of the body
   frame) are given in it;
 * a joint's `origin` (xyz, rpy: roll-pitch-yaw as URDF reads them, R = Rz(yaw) Ry(pitch) Rx(roll)) places
-  the child's frame in the parent's when the joint coordinate is zero; the joint then rotates about, or
-  slides along, its unit `axis` given in the child's frame;
-* the root body has either no joint (a fixed base: its frame is the world frame) or a `Free` joint (a
-  floating base in Pinocchio's free-flyer layout, see mechsym.freejoint);
-* gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame.
+  the child's frame in the parent's when the joint coordinate is zero; the joint then moves the child
+  frame as its class says (a Revolute rotates about, a Prismatic slides along, its unit `axis` given in
+  the child's frame);
+* the root body has either no joint (a fixed base: its frame is the world frame) or a root-only joint
+  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.freejoint);
+* parameters follow the planar rule (mechsym.model.declare_parameter); gravity is the parameter g
+  (default 9.81 m/s^2) along -z of the world frame (`gravity_down`, `no_gravity`).
 
 A numeric value may be a number, the name of a declared parameter or a sympy expression of parameters;
 rotations (rpy, axes) are numbers only, so that they fold into the generated code.
@@ -27,9 +29,9 @@ import sympy as sp
 from mechsym.errors import InputError, ModelError
 from mechsym.model import declare_parameter, default_problems
 from mechsym.overrides import apply_overrides
-from mechsym.spatial.joints import Fixed, Free, Joint, Prismatic, Revolute, exact  # noqa: F401 (re-exported)
+from mechsym.spatial.joints import Joint
 
-__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "rpy_matrix"]
+__all__ = ["Tree", "rpy_matrix"]
 
 
 @dataclass(frozen=True)

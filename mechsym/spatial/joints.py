@@ -27,7 +27,7 @@ import sympy as sp
 from mechsym.errors import InputError
 from mechsym.freejoint import Q_NAMES, rotation
 
-__all__ = ["Joint", "Revolute", "Prismatic", "Fixed", "Free", "Screw", "Translation", "exact", "unit_axis",
+__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Screw", "Translation", "exact", "unit_axis",
            "rotation_about"]
 
 ZERO3 = (sp.Integer(0),) * 3
@@ -155,8 +155,9 @@ class Joint:
 
 
 @dataclass(frozen=True)
-class Revolute(Joint):
-    """A hinge about the unit `axis` of the child frame; `limits` (lower, upper) in rad, informative."""
+class AxisJoint(Joint):
+    """A joint of one coordinate along or about the `axis` of the child frame, with informative `limits`
+    (lower, upper); `checked` makes the axis a unit vector."""
 
     name: str
     axis: tuple = (0.0, 0.0, 1.0)
@@ -165,6 +166,11 @@ class Revolute(Joint):
     def checked(self, where):
         """A copy with a unit axis."""
         return dataclasses.replace(self, axis=unit_axis(self.axis, f"{where}: joint '{self.name}'"))
+
+
+@dataclass(frozen=True)
+class Revolute(AxisJoint):
+    """A hinge about the unit `axis` of the child frame; `limits` (lower, upper) in rad, informative."""
 
     def subspace(self):
         """One column (lin 0, ang the unit axis) in the child frame."""
@@ -181,16 +187,8 @@ class Revolute(Joint):
 
 
 @dataclass(frozen=True)
-class Prismatic(Joint):
+class Prismatic(AxisJoint):
     """A slide along the unit `axis` of the child frame; `limits` (lower, upper) in m, informative."""
-
-    name: str
-    axis: tuple = (0.0, 0.0, 1.0)
-    limits: tuple | None = None
-
-    def checked(self, where):
-        """A copy with a unit axis."""
-        return dataclasses.replace(self, axis=unit_axis(self.axis, f"{where}: joint '{self.name}'"))
 
     def subspace(self):
         """One column (lin the unit axis, ang 0) in the child frame."""
