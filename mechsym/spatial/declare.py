@@ -73,7 +73,7 @@ class Tree:
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
         self._problems = []
         self._default_gravity = None
-        self.gravity = self.gravity_down()
+        self.gravity_down()                  # the default gravity g, replaced by gravity_down/no_gravity
         self._default_gravity = "g"
 
     # -- parameters -------------------------------------------------------------------------------------
