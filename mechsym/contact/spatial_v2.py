@@ -43,7 +43,7 @@ from mechsym.errors import InputError
 NO_CONTACT, STICK, SLIP = 0, 1, 2
 
 __all__ = ["NO_CONTACT", "STICK", "SLIP", "gcontact", "Fpt", "GroundContact", "ContactResult",
-           "static_penetration"]
+           "static_penetration", "laws_in_states"]
 
 
 # ---------------------------------------------------------------- validation
@@ -105,24 +105,51 @@ def _laws(K, D, mu, p, pd, u):
 
 
 def _laws_unchecked(K, D, mu, p, pd, u):
+    """The law's own classification (fn > 0, then |ft_stick| <= mu fn), and its formulas in those states
+    (`laws_in_states`: the one place the formulas are written)."""
     z, zd, vt = p[-1], pd[-1], pd[:-1]
     r = np.sqrt(np.maximum(0.0, -z))
     fn = r * (-K * z - D * zd)
     contact = fn > 0
-    ft = -r * (K * u + D * vt)                           # sticking force
-    mag = np.linalg.norm(ft, axis=0)
+    mag = np.sqrt(np.sum((r * (K * u + D * vt)) ** 2, axis=0))    # |ft| of the sticking force
     cap = mu * fn
     ratio = np.where(cap > 0, mag / cap, np.where(mag > 0, np.inf, 0.0))
-    stick = contact & (ratio <= 1)
-    slip = contact & (ratio > 1)
-    ft_s = ft / ratio                                    # on the cone, along the sticking force
-    ud = np.where(stick, vt, np.where(slip, -(ft_s + K * r * u) / (D * r), (-K / D) * u))
-    if mu == 0:
-        ud = (-K / D) * u                                # exact; the slip formula gives it to rounding
-    f = np.where(contact, np.vstack([np.where(slip, ft_s, ft), fn[None]]), 0.0)
+    state = np.where(contact, np.where(ratio <= 1, STICK, SLIP), NO_CONTACT)
+    f, ud = laws_in_states(K, D, mu, p, pd, u, state)
     fcone = np.where(contact, np.minimum(2.0, ratio), 2.0)
-    state = np.where(stick, STICK, np.where(slip, SLIP, NO_CONTACT))
     return f, ud, fcone, state
+
+
+def laws_in_states(K, D, mu, p, pd, u, state):
+    """spatial_v2's formulas for the force and the deflection rate with each point's state GIVEN
+    (NO_CONTACT, STICK or SLIP) instead of decided here; nd x np arrays as gcontact. With depth rate
+    term e = -K z - D zdot, r = sqrt(max(0, -z)) and w = K u + D v_t:
+
+        no contact  f = 0,                              ud = -(K/D) u
+        stick       f = (-r w, r e),                    ud = v_t
+        slip        f = (-mu r e w/|w|, r e),           ud = (mu e / D) w/|w| - (K/D) u
+
+    which are gcontact's expressions (ft_s = ft / ratio and ud = -(ft_s + K r u) / (D r), with r
+    cancelled); gcontact classifies and then evaluates these. Held across a located state change, they
+    continue each branch smoothly (a point held in contact may pull, one held out of contact feels
+    nothing), so the integrator never steps across a corner of the law; the hybrid runner switches the
+    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. The C contact run evaluates
+    the same formulas (mechsym/codegen/runtime/ms_contact.h, `contact_law`; tests/contact hold them
+    together)."""
+    z, zd, vt = p[-1], pd[-1], pd[:-1]
+    r = np.sqrt(np.maximum(0.0, -z))
+    e = -K * z - D * zd
+    w = K * u + D * vt
+    contact, slip = state != NO_CONTACT, state == SLIP
+    wn = np.sqrt(np.sum(w * w, axis=0))
+    direction = np.divide(w, wn, out=np.zeros_like(w), where=wn > 0)
+    ft = np.where(slip, (-mu * r * e) * direction, -r * w)
+    f = np.where(contact, np.vstack([ft, (r * e)[None]]), 0.0)
+    decay = (-K / D) * u
+    if mu == 0:
+        return f, decay
+    ud = np.where(state == STICK, vt, np.where(slip, (mu * e / D) * direction + decay, decay))
+    return f, ud
 
 
 def gcontact(K, D, mu, p, pd, u=None):
