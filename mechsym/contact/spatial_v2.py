@@ -134,7 +134,7 @@ def laws_in_states(K, D, mu, p, pd, u, state):
     continue each branch smoothly (a point held in contact may pull, one held out of contact feels
     nothing), so the integrator never steps across a corner of the law; the hybrid runner switches the
     state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. The C contact run evaluates
-    the same formulas (mechsym/codegen/runtime/ms_contact.h, `contact_law`; tests/contact hold them
+    the same formulas (mechsym/codegen/runtime/ms_contact.h, `point_law`; tests/contact hold them
     together)."""
     z, zd, vt = p[-1], pd[-1], pd[:-1]
     r = np.sqrt(np.maximum(0.0, -z))
