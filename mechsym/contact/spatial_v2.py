@@ -133,23 +133,95 @@ def laws_in_states(K, D, mu, p, pd, u, state):
     cancelled); gcontact classifies and then evaluates these. Held across a located state change, they
     continue each branch smoothly (a point held in contact may pull, one held out of contact feels
     nothing), so the integrator never steps across a corner of the law; the hybrid runner switches the
-    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. The C contact run evaluates
-    the same formulas (mechsym/codegen/runtime/ms_contact.h, `point_law`; tests/contact hold them
-    together)."""
-    z, zd, vt = p[-1], pd[-1], pd[:-1]
-    r = np.sqrt(np.maximum(0.0, -z))
+    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. Written once (`_held_law`):
+    evaluated here on numpy arrays, and printed to C from `law_spec` for the C contact run."""
+    nt = p.shape[0] - 1
+    with np.errstate(invalid="ignore", divide="ignore"):   # w/|w| where |w| = 0 is discarded
+        f, ud = _held_law(_NUMPY, K, D, mu, state, p[-1], pd[-1], pd[:-1], u)
+    return np.array(np.broadcast_arrays(*f, p[-1])[:nt + 1]), np.array(np.broadcast_arrays(*ud, p[-1])[:nt])
+
+
+class _NumpyOps:
+    """The held law's operations on arrays."""
+
+    sqrt, maximum, where = (staticmethod(f) for f in (np.sqrt, np.maximum, np.where))
+
+    @staticmethod
+    def nonzero(x):
+        return x != 0
+
+
+class _SymbolicOps:
+    """The held law's operations on sympy symbols (a state given as a number picks its branch)."""
+
+    @staticmethod
+    def sqrt(x):
+        import sympy
+
+        return sympy.sqrt(x)
+
+    @staticmethod
+    def maximum(a, b):
+        import sympy
+
+        return sympy.Max(a, b)
+
+    @staticmethod
+    def nonzero(x):
+        import sympy
+
+        return sympy.Ne(x, 0)
+
+    @staticmethod
+    def where(condition, a, b):
+        import sympy
+
+        if condition in (True, False):
+            return a if condition else b
+        return sympy.Piecewise((a, condition), (b, True))
+
+
+_NUMPY = _NumpyOps()
+
+
+def _held_law(ops, K, D, mu, state, z, zd, vt, u):
+    """The formulas of `laws_in_states` on components: z, zd the normal position and velocity, vt and u
+    sequences of the nd-1 tangential velocities and deflections; numpy arrays (`_NumpyOps`, state an array)
+    or sympy symbols (`_SymbolicOps`, state one of NO_CONTACT, STICK, SLIP). Returns (f: the nd force
+    components, normal last; ud: the nd-1 deflection rates)."""
+    r = ops.sqrt(ops.maximum(0.0, -z))
     e = -K * z - D * zd
-    w = K * u + D * vt
-    contact, slip = state != NO_CONTACT, state == SLIP
-    wn = np.sqrt(np.sum(w * w, axis=0))
-    direction = np.divide(w, wn, out=np.zeros_like(w), where=wn > 0)
-    ft = np.where(slip, (-mu * r * e) * direction, -r * w)
-    f = np.where(contact, np.vstack([ft, (r * e)[None]]), 0.0)
-    decay = (-K / D) * u
-    if mu == 0:
-        return f, decay
-    ud = np.where(state == STICK, vt, np.where(slip, (mu * e / D) * direction + decay, decay))
+    w = [K * a + D * b for a, b in zip(u, vt)]
+    wn = ops.sqrt(sum(c * c for c in w))
+    direction = [ops.where(wn > 0, c / wn, 0.0) for c in w]
+    contact, stick, slip = state != NO_CONTACT, state == STICK, state == SLIP
+    ft = [ops.where(slip, (-mu * r * e) * d, -r * c) for d, c in zip(direction, w)]
+    f = [ops.where(contact, c, 0.0) for c in ft] + [ops.where(contact, r * e, 0.0)]
+    decay = [(-K / D) * a for a in u]
+    ud = [ops.where(ops.nonzero(mu), ops.where(stick, v, ops.where(slip, (mu * e / D) * d + g, g)), g)
+          for v, d, g in zip(vt, direction, decay)]
     return f, ud
+
+
+def law_spec(nd):
+    """The held law (`_held_law`) as a codegen spec of three per-point functions, one per state (none,
+    stick, slip): inputs s = (z, zdot, v_t (nd-1), u (nd-1)) and k = (K, D, mu); outputs the force (nd,
+    normal last) and then the deflection rates (nd-1). The C contact run prints it (ms_contact.h's
+    point_law calls law_none1, law_stick1, law_slip1)."""
+    import sympy
+
+    from mechsym.codegen.spec import Function, Spec
+
+    nt = nd - 1
+    z, zd = sympy.symbols("z zd", real=True)
+    vt = sympy.symbols(f"v0:{nt}", real=True)
+    u = sympy.symbols(f"u0:{nt}", real=True)
+    K, D, mu = sympy.symbols("K D mu", real=True)
+    functions = {}
+    for name, state in (("law_none", NO_CONTACT), ("law_stick", STICK), ("law_slip", SLIP)):
+        f, ud = _held_law(_SymbolicOps, K, D, mu, state, z, zd, vt, u)
+        functions[name] = Function(name, [("s", (z, zd, *vt, *u)), ("k", (K, D, mu))], [*f, *ud])
+    return Spec(f"spatial_v2 law {nd}d", {}, functions, None)
 
 
 def gcontact(K, D, mu, p, pd, u=None):

@@ -12,6 +12,7 @@
                                           (world frame, about the frame's origin)
      rate1(y, gen, p, out)                the model's rates (NYM) under generalised forces gen
      project1(y)                          the state projected onto its manifold (a unit quaternion)
+     law_none1, law_stick1, law_slip1     the point law in each held state (mechsym.contact.spatial_v2.law_spec)
    after ms_prefix.h and ms_prelude.h (the interrupt flag: ms_stop, ms_catch, ms_release, MS_INTERRUPTED).
 
    State y = [model (NYM), u (ND - 1 rows of np deflections, row-major)]. Points keep their state
@@ -34,7 +35,7 @@
 typedef struct {
   int np, ny;
   const double *local, *p;
-  double K, D, mu, tau, tol, window;
+  double K, D, mu, kdm[3], tau, tol, window;
   int *state;
   double *sig_c, *sig_s, *bias_c, *bias_s, *since, *c, *s;
   long nfev, nsig;
@@ -59,32 +60,20 @@ static void point_motion(const Contact *w, const double *fr, int i, double *arm,
 #endif
 }
 
-/* spatial_v2's law of one point in its held state st (mechsym.contact.spatial_v2.laws_in_states, the same
-   formulas): the ground's force ft (ND) and the deflection rate ud (NT) from the point's position, velocity
-   and deflection u. */
-static inline void point_law(double K, double D, double mu, int st, const double *pos, const double *vel,
-                             const double *u, double *ft, double *ud) {
-  for (int d = 0; d < NT; ++d) ud[d] = (-K / D) * u[d];
-  if (st == PT_NONE) {
-    for (int d = 0; d < ND; ++d) ft[d] = 0.0;
-    return;
-  }
-  const double z = pos[ND - 1], zd = vel[ND - 1];
-  const double r = sqrt(fmax(0.0, -z)), e = -K * z - D * zd;
-  double wv[NT], wn = 0.0;
-  for (int d = 0; d < NT; ++d) { wv[d] = K * u[d] + D * vel[d]; wn += wv[d] * wv[d]; }
-  wn = sqrt(wn);
-  for (int d = 0; d < NT; ++d) {
-    if (st == PT_STICK) {
-      ft[d] = -r * wv[d];
-      if (mu != 0.0) ud[d] = vel[d];
-    } else {
-      const double dir = wn > 0.0 ? wv[d] / wn : 0.0;
-      ft[d] = (-mu * r * e) * dir;
-      if (mu != 0.0) ud[d] = (mu * e / D) * dir + (-K / D) * u[d];
-    }
-  }
-  ft[ND - 1] = r * e;
+/* spatial_v2's law of one point in its held state st: the generated law_none1, law_stick1, law_slip1
+   (mechsym.contact.spatial_v2.law_spec, the formulas of laws_in_states printed to C) on s = (z, zdot, v_t, u)
+   and kdm = (K, D, mu): the ground's force ft (ND) and the deflection rate ud (NT). */
+static inline void point_law(const double *kdm, int st, const double *pos, const double *vel, const double *u,
+                             double *ft, double *ud) {
+  double s[2 + 2 * NT], out[ND + NT];
+  s[0] = pos[ND - 1];
+  s[1] = vel[ND - 1];
+  for (int d = 0; d < NT; ++d) { s[2 + d] = vel[d]; s[2 + NT + d] = u[d]; }
+  if (st == PT_STICK) law_stick1(s, kdm, out);
+  else if (st == PT_SLIP) law_slip1(s, kdm, out);
+  else law_none1(s, kdm, out);
+  for (int d = 0; d < ND; ++d) ft[d] = out[d];
+  for (int d = 0; d < NT; ++d) ud[d] = out[ND + d];
 }
 
 /* The continuous signals of one point (mechsym.contact.points.contact_signals), in metres. */
@@ -110,7 +99,7 @@ static void contact_rhs(Contact *w, const double *y, double *f) {
     point_motion(w, fr, i, arm, pos, vel);
     for (int d = 0; d < NT; ++d) u[d] = y[NYM + d * np + i];
     const int st = w->state[i];
-    point_law(w->K, w->D, w->mu, st, pos, vel, u, ft, ud);
+    point_law(w->kdm, st, pos, vel, u, ft, ud);
     if (st != PT_NONE) {
       for (int d = 0; d < ND; ++d) F[d] += ft[d];
 #if ND == 3
@@ -146,11 +135,12 @@ static void contact_signals(Contact *w, const double *y) {
    evaluates, exposed so that it can be held against mechsym.contact.spatial_v2. */
 void MS_FN(contact_law)(int n, const double *pos, const double *vel, const double *u, const int *state, double K,
                         double D, double mu, double *f, double *ud, double *c, double *s) {
+  const double kdm[3] = {K, D, mu};
   for (int i = 0; i < n; ++i) {
     double p1[ND], v1[ND], u1[NT], f1[ND], ud1[NT];
     for (int d = 0; d < ND; ++d) { p1[d] = pos[d * n + i]; v1[d] = vel[d * n + i]; }
     for (int d = 0; d < NT; ++d) u1[d] = u[d * n + i];
-    point_law(K, D, mu, state[i], p1, v1, u1, f1, ud1);
+    point_law(kdm, state[i], p1, v1, u1, f1, ud1);
     point_signals(D / K, mu, p1, v1, u1, c + i, s + i);
     for (int d = 0; d < ND; ++d) f[d * n + i] = f1[d];
     for (int d = 0; d < NT; ++d) ud[d * n + i] = ud1[d];
@@ -503,7 +493,7 @@ int MS_FN(contact_run)(const double *y0, int np, const double *p, const double *
                    double *ev_t, int *ev_point, int *ev_before, int *ev_after, int *n_events, long *counters) {
   Contact w;
   w.np = np; w.ny = NYM + NT * np; w.local = local; w.p = p;
-  w.K = K; w.D = D; w.mu = mu; w.tau = D / K; w.tol = event_tol; w.window = 1e-9;
+  w.K = K; w.D = D; w.mu = mu; w.kdm[0] = K; w.kdm[1] = D; w.kdm[2] = mu; w.tau = D / K; w.tol = event_tol; w.window = 1e-9;
   w.nfev = w.nsig = 0;
   w.state = malloc(sizeof(int) * (size_t)np);
   double *buf = malloc(sizeof(double) * (size_t)np * 7);
