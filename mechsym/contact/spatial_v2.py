@@ -106,16 +106,16 @@ def _laws(K, D, mu, p, pd, u):
 
 def _laws_unchecked(K, D, mu, p, pd, u):
     """The law's own classification (fn > 0, then |ft_stick| <= mu fn), and its formulas in those states
-    (`laws_in_states`: the one place the formulas are written)."""
-    z, zd, vt = p[-1], pd[-1], pd[:-1]
-    r = np.sqrt(np.maximum(0.0, -z))
-    fn = r * (-K * z - D * zd)
+    (`_held_law`, the one place the formulas are written)."""
+    terms = _terms(_NUMPY, K, D, p[-1], pd[-1], pd[:-1], u)
+    r, e, _, wn = terms
+    fn = r * e
     contact = fn > 0
-    mag = np.sqrt(np.sum((r * (K * u + D * vt)) ** 2, axis=0))    # |ft| of the sticking force
+    mag = r * wn                                               # |ft| of the sticking force
     cap = mu * fn
     ratio = np.where(cap > 0, mag / cap, np.where(mag > 0, np.inf, 0.0))
     state = np.where(contact, np.where(ratio <= 1, STICK, SLIP), NO_CONTACT)
-    f, ud = laws_in_states(K, D, mu, p, pd, u, state)
+    f, ud = _held_law(_NUMPY, K, D, mu, state, terms, pd[:-1], u)
     fcone = np.where(contact, np.minimum(2.0, ratio), 2.0)
     return f, ud, fcone, state
 
@@ -133,26 +133,46 @@ def laws_in_states(K, D, mu, p, pd, u, state):
     cancelled); gcontact classifies and then evaluates these. Held across a located state change, they
     continue each branch smoothly (a point held in contact may pull, one held out of contact feels
     nothing), so the integrator never steps across a corner of the law; the hybrid runner switches the
-    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. Written once (`_held_law`):
+    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. Written once (`_terms`, `_held_law`):
     evaluated here on numpy arrays, and printed to C from `law_spec` for the C contact run."""
-    nt = p.shape[0] - 1
-    with np.errstate(invalid="ignore", divide="ignore"):   # w/|w| where |w| = 0 is discarded
-        f, ud = _held_law(_NUMPY, K, D, mu, state, p[-1], pd[-1], pd[:-1], u)
-    return np.array(np.broadcast_arrays(*f, p[-1])[:nt + 1]), np.array(np.broadcast_arrays(*ud, p[-1])[:nt])
+    return _held_law(_NUMPY, K, D, mu, state, _terms(_NUMPY, K, D, p[-1], pd[-1], pd[:-1], u), pd[:-1], u)
 
 
 class _NumpyOps:
-    """The held law's operations on arrays."""
+    """The held law's operations on arrays (the tangential rows a 2-D block; a state given as a number
+    picks its branch)."""
 
-    sqrt, maximum, where = (staticmethod(f) for f in (np.sqrt, np.maximum, np.where))
+    sqrt, maximum = (staticmethod(f) for f in (np.sqrt, np.maximum))
 
     @staticmethod
     def nonzero(x):
         return x != 0
 
+    @staticmethod
+    def where(condition, a, b):
+        return a if condition is True else b if condition is False else np.where(condition, a, b)
+
+    @staticmethod
+    def pick(condition, a, b):
+        """a or b by a scalar condition (mu != 0: a run-time test in C)."""
+        return a if condition else b
+
+    @staticmethod
+    def norm(w):
+        return np.sqrt(np.sum(w * w, axis=0))
+
+    @staticmethod
+    def unit(w, wn):
+        return np.divide(w, wn, out=np.zeros_like(w), where=wn > 0)
+
+    @staticmethod
+    def stack(tangential, normal):
+        return np.vstack([tangential, normal[None]])
+
 
 class _SymbolicOps:
-    """The held law's operations on sympy symbols (a state given as a number picks its branch)."""
+    """The held law's operations on sympy symbols (the tangential rows a column Matrix; a state given as a
+    number picks its branch)."""
 
     @staticmethod
     def sqrt(x):
@@ -178,28 +198,57 @@ class _SymbolicOps:
 
         if condition in (True, False):
             return a if condition else b
+        if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
+            rows = a.rows if isinstance(a, sympy.MatrixBase) else b.rows
+            pick = lambda x, i: x[i] if isinstance(x, sympy.MatrixBase) else x  # noqa: E731
+            return sympy.Matrix([sympy.Piecewise((pick(a, i), condition), (pick(b, i), True)) for i in range(rows)])
         return sympy.Piecewise((a, condition), (b, True))
+
+    @classmethod
+    def pick(cls, condition, a, b):
+        return cls.where(condition, a, b)
+
+    @staticmethod
+    def norm(w):
+        import sympy
+
+        return sympy.sqrt(sum(c * c for c in w))
+
+    @staticmethod
+    def unit(w, wn):
+        import sympy
+
+        return sympy.Matrix([sympy.Piecewise((c / wn, wn > 0), (0, True)) for c in w])
+
+    @staticmethod
+    def stack(tangential, normal):
+        import sympy
+
+        return sympy.Matrix([*tangential, normal])
 
 
 _NUMPY = _NumpyOps()
 
 
-def _held_law(ops, K, D, mu, state, z, zd, vt, u):
-    """The formulas of `laws_in_states` on components: z, zd the normal position and velocity, vt and u
-    sequences of the nd-1 tangential velocities and deflections; numpy arrays (`_NumpyOps`, state an array)
-    or sympy symbols (`_SymbolicOps`, state one of NO_CONTACT, STICK, SLIP). Returns (f: the nd force
-    components, normal last; ud: the nd-1 deflection rates)."""
-    r = ops.sqrt(ops.maximum(0.0, -z))
-    e = -K * z - D * zd
-    w = [K * a + D * b for a, b in zip(u, vt)]
-    wn = ops.sqrt(sum(c * c for c in w))
-    direction = [ops.where(wn > 0, c / wn, 0.0) for c in w]
+def _terms(ops, K, D, z, zd, vt, u):
+    """The law's terms r = sqrt(max(0, -z)), e = -K z - D zdot, w = K u + D v_t and |w| (see `_held_law`)."""
+    w = K * u + D * vt
+    return ops.sqrt(ops.maximum(0.0, -z)), -K * z - D * zd, w, ops.norm(w)
+
+
+def _held_law(ops, K, D, mu, state, terms, vt, u):
+    """The formulas of `laws_in_states` from the terms (r, e, w) of `_terms`, the nd-1 tangential velocities
+    vt and deflections u (rows): numpy arrays (`_NumpyOps`, state an array) or sympy symbols
+    (`_SymbolicOps`, vt and u column matrices, state one of NO_CONTACT, STICK, SLIP). Returns (f: the nd
+    force rows, normal last; ud: the nd-1 deflection rates)."""
+    r, e, w, wn = terms
+    direction = ops.unit(w, wn)                               # w / |w|, 0 where w = 0
     contact, stick, slip = state != NO_CONTACT, state == STICK, state == SLIP
-    ft = [ops.where(slip, (-mu * r * e) * d, -r * c) for d, c in zip(direction, w)]
-    f = [ops.where(contact, c, 0.0) for c in ft] + [ops.where(contact, r * e, 0.0)]
-    decay = [(-K / D) * a for a in u]
-    ud = [ops.where(ops.nonzero(mu), ops.where(stick, v, ops.where(slip, (mu * e / D) * d + g, g)), g)
-          for v, d, g in zip(vt, direction, decay)]
+    ft = ops.where(slip, (-mu * r * e) * direction, -r * w)
+    f = ops.where(contact, ops.stack(ft, r * e), 0.0)
+    decay = (-K / D) * u
+    ud = ops.pick(ops.nonzero(mu), ops.where(stick, vt, ops.where(slip, (mu * e / D) * direction + decay, decay)),
+                  decay)
     return f, ud
 
 
@@ -214,12 +263,13 @@ def law_spec(nd):
 
     nt = nd - 1
     z, zd = sympy.symbols("z zd", real=True)
-    vt = sympy.symbols(f"v0:{nt}", real=True)
-    u = sympy.symbols(f"u0:{nt}", real=True)
+    vt = sympy.Matrix(sympy.symbols(f"v0:{nt}", real=True))
+    u = sympy.Matrix(sympy.symbols(f"u0:{nt}", real=True))
     K, D, mu = sympy.symbols("K D mu", real=True)
     functions = {}
     for name, state in (("law_none", NO_CONTACT), ("law_stick", STICK), ("law_slip", SLIP)):
-        f, ud = _held_law(_SymbolicOps, K, D, mu, state, z, zd, vt, u)
+        f, ud = _held_law(_SymbolicOps, K, D, mu, state, _terms(_SymbolicOps, K, D, z, zd, vt, u), vt, u)
+        f = f if isinstance(f, sympy.MatrixBase) else sympy.zeros(nd, 1)       # (out of contact: 0)
         functions[name] = Function(name, [("s", (z, zd, *vt, *u)), ("k", (K, D, mu))], [*f, *ud])
     return Spec(f"spatial_v2 law {nd}d", {}, functions, None)
 
