@@ -128,9 +128,10 @@ def test_command_on_both_backends(tmp_path, capsys):
 @pytest.mark.parametrize("mu", [0.4, 0.0])
 def test_c_law_is_the_python_law(disc, mu):
     """The C run's per-point law (printed from spatial_v2.law_spec) and signals (ms_contact.h) against
-    mechsym.contact.spatial_v2's laws_in_states (numpy) and points.contact_signals on random states, every held state at every point (none,
-    stick, slip; each in and out of the law's own classification), and the guards of the formulas: a point
-    on the ground (z = +0, -0), above it, a zero sticking force (w = 0) while slipping, a zero depth rate."""
+    mechsym.contact.spatial_v2's laws_in_states (numpy) and points.contact_signals on random states,
+    every held state at every point (none, stick, slip; each in and out of the law's own classification),
+    and the guards of the formulas: a point on the ground (z = +0, -0), above it, a zero sticking force
+    (w = 0) while slipping, a zero depth rate."""
     import ctypes
 
     from mechsym.contact import NO_CONTACT, SLIP, STICK

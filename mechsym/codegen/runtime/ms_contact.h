@@ -493,7 +493,8 @@ int MS_FN(contact_run)(const double *y0, int np, const double *p, const double *
                    double *ev_t, int *ev_point, int *ev_before, int *ev_after, int *n_events, long *counters) {
   Contact w;
   w.np = np; w.ny = NYM + NT * np; w.local = local; w.p = p;
-  w.K = K; w.D = D; w.mu = mu; w.kdm[0] = K; w.kdm[1] = D; w.kdm[2] = mu; w.tau = D / K; w.tol = event_tol; w.window = 1e-9;
+  w.K = K; w.D = D; w.mu = mu; w.tau = D / K; w.tol = event_tol; w.window = 1e-9;
+  w.kdm[0] = K; w.kdm[1] = D; w.kdm[2] = mu;
   w.nfev = w.nsig = 0;
   w.state = malloc(sizeof(int) * (size_t)np);
   double *buf = malloc(sizeof(double) * (size_t)np * 7);
