@@ -267,6 +267,10 @@ class _NumpyOps:
     def let(x):
         return x
 
+    @staticmethod
+    def hypot(a, b):
+        return np.hypot(a, b)                 # (no overflow of the squares at huge speeds)
+
 
 class _ProgramOps:
     """The law's operations as assignments of a `mechsym.codegen.program.Program` (exact derivatives)."""
@@ -279,6 +283,9 @@ class _ProgramOps:
 
     def where(self, condition, a, b):
         return self._piecewise((a, condition), (b, True))
+
+    def hypot(self, a, b):
+        return self.sqrt(a**2 + b**2)
 
 
 _NUMPY = _NumpyOps()
@@ -314,7 +321,7 @@ def _law(ops, position, velocity, axis, omega, p, no_tension):
         afn = let(ops.where(contact & (fn_raw >= 0), fn_raw, ops.where(contact, -fn_raw, 0)))
     # friction: -phi(s)/s |fn| M(s) u, without dividing by s inside the zone: phi(s)/s is the quadratic
     # zone's (lin = 0) or the linear zone's (lin = 1) inside, 1/s outside
-    s = ops.sqrt(s_lat**2 + s_long**2)
+    s = ops.hypot(s_lat, s_long)
     phi_over_s = let(ops.where(s <= vmu, (2 - lin - (1 - lin) * s / vmu) / vmu, 1 / s))
     c, sn = let(ops.cos(p["angle"])), let(ops.sin(p["angle"]))
     u_lat, u_long = let(c * s_lat + sn * s_long), let(-sn * s_lat + c * s_long)    # R(a)^T u
