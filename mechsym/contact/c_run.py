@@ -1,5 +1,6 @@
 """The contact run on C: the model's frame, generalised forces and rates generated from the same sympy
-expressions as the numpy route (mechsym.codegen.c_source's printer), compiled with the runtime
+expressions as the numpy route, and spatial_v2's law in each held state from the definition the numpy route
+evaluates (mechsym.contact.spatial_v2.law_spec), printed by mechsym.codegen.c_source, compiled with the runtime
 mechsym/codegen/runtime/ms_contact.h into one library (the law, the guards, scipy's RK45 and the event
 location), cached by construction (mechsym.codegen.c_backend), and run in one call.
 
@@ -31,12 +32,13 @@ def supports(points) -> bool:
 
 def generate(system):
     """(C source, metadata) of a floating body's library: its generated part (frame, generalised forces,
-    rates, and the batched rates `ms_rate`), then the contact runtime."""
+    rates, the point law per held state, and the batched rates `ms_rate`), then the contact runtime."""
     import sympy as sp
 
     from mechsym.codegen import c_runtime
     from mechsym.codegen.c_source import HEADER, render_functions
     from mechsym.codegen.spec import Function, Spec
+    from mechsym.contact.spatial_v2 import law_spec
 
     coords, speeds, origin, rot, v_origin, omega = system.body_frame()
     nd, nw = len(origin), len(omega)
@@ -55,6 +57,7 @@ def generate(system):
                "gen": Function("gen", [("q", coords), ("F", force), ("M", moment)], list(generalised)),
                "rate": Function("rate", [("y", system.state), ("g", system.force + system.moment), ("p", params)],
                                 system.rate_exprs)}, None), {"frame": "frame1", "gen": "gen1", "rate": "rate1"}),
+           render_functions(law_spec(nd), {f: f + "1" for f in ("law_none", "law_stick", "law_slip")}),
            "/* the quaternion (y[3..6]) scaled to unit length */\n"
            "static void project1(double *y) {\n  const double n = sqrt(y[3] * y[3] + y[4] * y[4] + y[5] * y[5] "
            "+ y[6] * y[6]);\n  for (int i = 3; i < 7; ++i) y[i] /= n;\n}\n",

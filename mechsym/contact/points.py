@@ -39,7 +39,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import VectorFunction
-from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws, _laws_unchecked
+from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws, _laws_unchecked, laws_in_states
 from mechsym.errors import InputError
 
 __all__ = ["ContactPoints", "contact_signals", "laws_in_states", "classify"]
@@ -357,37 +357,6 @@ def contact_signals(ground, p, v, u):
     c = np.minimum(-z, depth)
     s = ground.mu * depth - np.linalg.norm(u + tau * v[:-1], axis=0)
     return c, s
-
-
-def laws_in_states(K, D, mu, p, pd, u, state):
-    """spatial_v2's formulas for the force and the deflection rate with each point's state GIVEN
-    (NO_CONTACT, STICK or SLIP) instead of decided here; nd x np arrays as gcontact. With depth rate
-    term e = -K z - D zdot, r = sqrt(max(0, -z)) and w = K u + D v_t:
-
-        no contact  f = 0,                              ud = -(K/D) u
-        stick       f = (-r w, r e),                    ud = v_t
-        slip        f = (-mu r e w/|w|, r e),           ud = (mu e / D) w/|w| - (K/D) u
-
-    which are gcontact's expressions (ft_s = ft / ratio and ud = -(ft_s + K r u) / (D r), with r
-    cancelled) wherever the given state is the law's own classification; there they agree with gcontact
-    to rounding (tests/contact). Held across a located state change, they continue each branch smoothly
-    (a point held in contact may pull, one held out of contact feels nothing), so the integrator never
-    steps across a corner of the law; the hybrid runner switches the state at the located crossing.
-    mu = 0 gives ud = -(K/D) u everywhere, as gcontact."""
-    z, zd, vt = p[-1], pd[-1], pd[:-1]
-    r = np.sqrt(np.maximum(0.0, -z))
-    e = -K * z - D * zd
-    w = K * u + D * vt
-    contact, slip = state != NO_CONTACT, state == SLIP
-    wn = np.sqrt(np.sum(w * w, axis=0))
-    direction = np.divide(w, wn, out=np.zeros_like(w), where=wn > 0)
-    ft = np.where(slip, (-mu * r * e) * direction, -r * w)
-    f = np.where(contact, np.vstack([ft, (r * e)[None]]), 0.0)
-    decay = (-K / D) * u
-    if mu == 0:
-        return f, decay
-    ud = np.where(state == STICK, vt, np.where(slip, (mu * e / D) * direction + decay, decay))
-    return f, ud
 
 
 def classify(c, s):

@@ -1,10 +1,11 @@
 """Exudyn's penalty rolling-disc connector (ObjectConnectorRollingDiscPenalty) as a vectorised law.
 
 A thin rigid disc (centre p, unit axis w1, radius r) touches a flat plane (point p0, unit normal n). The
-law is written twice from the same formulas: `rolling_disc_contact` evaluates it in numpy for any number
-of disc states at once (outputs, and the route that is checked against Exudyn's connector), and
-`rolling_disc_program` writes it into a generated program with exact derivatives (mechsym.rigid3d), which
-is how `RollingDisc` puts the connector on a floating body for simulation; tests hold the two together.
+law is written once (`_law`, on the components of its vectors) and run two ways: `rolling_disc_contact`
+evaluates it in numpy for any number of disc states at once (outputs, and the route that is checked
+against Exudyn's connector), and `rolling_disc_program` evaluates it on the symbols of a generated program
+with exact derivatives (mechsym.rigid3d), which is how `RollingDisc` puts the connector on a floating body
+for simulation.
 
 Geometry (the seed's formulas, Exudyn's names in brackets)
     e_long = n x w1 / |n x w1|          direction of rolling           [= -w2, Exudyn's longitudinal]
@@ -203,70 +204,37 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
                          "do not broadcast to one shape") from None
     w1 = _unit(w1, "axis")
 
-    # frames
-    x = np.cross(w1, n)                                    # Exudyn's helper; e_long = -x/|x|
-    sin_axis = np.linalg.norm(x, axis=-1)
+    params = dict(radius=r, stiffness=k, damping=d, zone=vmu, linear=float(linear_zone), mu_x=mus[0],
+                  mu_y=mus[1], viscous_x=visc[0], viscous_y=visc[1], angle=alpha, rolling=cr,
+                  normal_x=n[0], normal_y=n[1], normal_z=n[2], plane_x=p0[0], plane_y=p0[1], plane_z=p0[2])
+    with np.errstate(all="ignore"):  # 1/s where s <= v_mu is discarded; overflow is checked below
+        law = _law(_NUMPY, *(tuple(a[..., i] for i in range(3)) for a in (p, v, w1, om)), params, no_tension)
+    sin_axis = np.asarray(law["sin_axis"])          # the axis's shape: an error names its index
     if (sin_axis <= PARALLEL_TOLERANCE).any():
         idx = np.argwhere(np.atleast_1d(sin_axis <= PARALLEL_TOLERANCE))[0]
         where = f" at index {tuple(int(i) for i in idx)}" if sin_axis.ndim else ""
         raise InputError(f"axis is parallel to the plane normal{where} (sine of their angle "
                          f"{float(np.atleast_1d(sin_axis)[tuple(idx)]):.3g}): the contact point is undefined")
-    w2 = x / sin_axis[..., None]                           # Exudyn's longitudinal vector
-    e_long = -w2
-    w3 = np.cross(w1, w2)                                  # centre -> contact point
-    e_lat = np.cross(n, w2)                                # Exudyn's w_lat
-    w3, e_lat, e_long = (np.broadcast_to(a, shape) for a in (w3, e_lat, e_long))
-    e_n = np.broadcast_to(n, shape)
 
-    with np.errstate(all="ignore"):  # 1/s where s <= v_mu is discarded; overflow is checked below
-        rw3 = r * w3
-        pc = np.broadcast_to(p, shape) + rw3
-        vc = np.broadcast_to(v, shape) + np.cross(om, rw3)
-        gap = (pc - p0) @ n
-        s_lat = np.einsum("...i,...i->...", vc, e_lat)
-        s_long = np.einsum("...i,...i->...", vc, e_long)
-        s_n = vc @ n
-        contact = gap < 0
+    def vector(components):
+        return np.stack(np.broadcast_arrays(*components, np.zeros(shape[:-1])), axis=-1)[..., :3]
 
-        fn = np.where(contact, -(k * gap + d * s_n), 0.0)
-        if no_tension:
-            fn = np.maximum(fn, 0.0)
-        afn = np.abs(fn)
+    def scalar(value):
+        return np.broadcast_to(value, shape[:-1])
 
-        # friction: -phi(s)/s |fn| M(s) u, written without dividing by s inside the zone
-        s = np.hypot(s_lat, s_long)
-        in_zone = s <= vmu
-        outside = 1.0 / s                                  # used only where s > vmu > 0
-        if linear_zone:
-            phi_over_s = np.where(in_zone, 1.0 / vmu, outside)
-        else:
-            phi_over_s = np.where(in_zone, (2.0 - s / vmu) / vmu, outside)
-        mx = mus[0] + visc[0] * s
-        my = mus[1] + visc[1] * s
-        if alpha == 0.0:
-            ulat, ulong = s_lat, s_long
-        else:                                                  # into the friction frame: R(a)^T u
-            c, sn = np.cos(alpha), np.sin(alpha)
-            ulat, ulong = c * s_lat + sn * s_long, -sn * s_lat + c * s_long
-        gx, gy = -afn * phi_over_s * mx * ulat, -afn * phi_over_s * my * ulong
-        if alpha == 0.0:
-            f_lat, f_long = gx, gy
-        else:                                                  # back: R(a) g
-            f_lat, f_long = c * gx - sn * gy, sn * gx + c * gy
-        f_lat = np.where(contact, f_lat, 0.0)
-        f_long = np.where(contact, f_long, 0.0)
-
-        fc = f_lat[..., None] * e_lat + f_long[..., None] * e_long + fn[..., None] * e_n
-        torque = np.cross(rw3, fc)
-        vb = np.broadcast_to(v, shape)
+    w2, rw3, e_lat, vc = (vector(law[name]) for name in ("w2", "rw3", "e_lat", "vc"))
+    e_long, w3, e_n = -w2, rw3 / r, np.broadcast_to(n, shape)
+    pc = np.broadcast_to(p, shape) + rw3
+    gap, s_lat, s_long, s_n, fn, f_lat, f_long = (scalar(law[name]) for name in
+                                                  ("gap", "s_lat", "s_long", "s_n", "fn", "f_lat", "f_long"))
+    force, torque, f_roll = (vector(law[name]) for name in ("force", "torque", "rolling_force"))
+    with np.errstate(all="ignore"):
         # the trail: d(pC)/dt for the plane at rest, with w1' = omega x w1 (Exudyn's Velocity output)
+        vb = np.broadcast_to(v, shape)
         dw1 = np.cross(om, w1)
         dx = np.cross(dw1, n)
         dw2 = (dx - w2 * np.einsum("...i,...i->...", w2, dx)[..., None]) / sin_axis[..., None]
         trail = vb + r * (np.cross(dw1, w2) + np.cross(w1, dw2))
-        v_plane = vb - (vb @ n)[..., None] * n
-        f_roll = -(cr * afn)[..., None] * v_plane
-        force = fc + f_roll
     if not all(np.isfinite(a).all() for a in (force, torque, pc, vc, gap, s_lat, s_long, trail)):
         raise InputError("rolling-disc contact overflowed: stiffness, damping, friction or the state "
                          "are too large")
@@ -275,48 +243,109 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
         contact_point=_frozen(pc), e_lat=_frozen(e_lat), e_long=_frozen(e_long), e_n=_frozen(e_n),
         to_contact=_frozen(w3), gap=_frozen(gap), contact_velocity=_frozen(vc),
         slip_lat=_frozen(s_lat), slip_long=_frozen(s_long), slip_n=_frozen(s_n),
-        trail_velocity=_frozen(np.broadcast_to(trail, shape)), in_contact=_frozen(contact),
+        trail_velocity=_frozen(np.broadcast_to(trail, shape)), in_contact=_frozen(gap < 0),
         f_lat=_frozen(f_lat), f_long=_frozen(f_long), f_n=_frozen(fn),
         rolling_force=_frozen(f_roll), force=_frozen(force), torque=_frozen(torque))
 
 
-# ---------------------------------------------------------------- the same law in a generated program
+# ---------------------------------------------------------------- the law, once
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+class _NumpyOps:
+    """The law's operations on numpy arrays (any broadcast shape)."""
+
+    sqrt, cos, sin, where = (staticmethod(f) for f in (np.sqrt, np.cos, np.sin, np.where))
+
+    @staticmethod
+    def let(x):
+        return x
+
+    @staticmethod
+    def hypot(a, b):
+        return np.hypot(a, b)                 # (no overflow of the squares at huge speeds)
+
+
+class _ProgramOps:
+    """The law's operations as assignments of a `mechsym.codegen.program.Program` (exact derivatives)."""
+
+    def __init__(self, prog):
+        import sympy
+
+        self.let, self.sqrt, self.cos, self.sin = prog.let, prog.norm, sympy.cos, sympy.sin
+        self._piecewise = sympy.Piecewise
+
+    def where(self, condition, a, b):
+        return self._piecewise((a, condition), (b, True))
+
+    def hypot(self, a, b):
+        return self.sqrt(a**2 + b**2)
+
+
+_NUMPY = _NumpyOps()
+
+
+def _law(ops, position, velocity, axis, omega, p, no_tension):
+    """The law (see the module docstring) on 3-tuples of components: numpy arrays (`_NumpyOps`) or the
+    symbols of a program (`_ProgramOps`). axis: unit; p: the parameters of `RollingDisc.parameters()`
+    (numbers or symbols; unit plane normal, linear = 0 or 1). Returns a dict of the intermediate and the
+    resulting quantities (vectors as 3-tuples): the forces act on the disc, the torque about its centre."""
+    let = ops.let
+
+    def vec(components):
+        return tuple(let(c) for c in components)
+
+    r, k, d, vmu, lin = p["radius"], p["stiffness"], p["damping"], p["zone"], p["linear"]
+    n = (p["normal_x"], p["normal_y"], p["normal_z"])
+    p0 = (p["plane_x"], p["plane_y"], p["plane_z"])
+    x = vec(_cross(axis, n))                                   # Exudyn's helper; e_long = -x/|x|
+    sin_axis = ops.sqrt(_dot(x, x))
+    w2 = vec(c / sin_axis for c in x)                          # Exudyn's w2 = -e_long
+    rw3 = vec(r * c for c in _cross(axis, w2))                 # centre -> contact point, times r
+    e_lat = vec(_cross(n, w2))                                 # Exudyn's w_lat
+    gap = let(_dot([a + b - c for a, b, c in zip(position, rw3, p0)], n))
+    vc = vec(a + b for a, b in zip(velocity, _cross(omega, rw3)))
+    s_lat, s_long, s_n = let(_dot(vc, e_lat)), let(-_dot(vc, w2)), let(_dot(vc, n))
+    fn_raw = let(-(k * gap + d * s_n))
+    contact = gap < 0
+    if no_tension:
+        fn = afn = let(ops.where(contact & (fn_raw > 0), fn_raw, 0))
+    else:
+        fn = let(ops.where(contact, fn_raw, 0))
+        afn = let(ops.where(contact & (fn_raw >= 0), fn_raw, ops.where(contact, -fn_raw, 0)))
+    # friction: -phi(s)/s |fn| M(s) u, without dividing by s inside the zone: phi(s)/s is the quadratic
+    # zone's (lin = 0) or the linear zone's (lin = 1) inside, 1/s outside
+    s = ops.hypot(s_lat, s_long)
+    phi_over_s = let(ops.where(s <= vmu, (2 - lin - (1 - lin) * s / vmu) / vmu, 1 / s))
+    c, sn = let(ops.cos(p["angle"])), let(ops.sin(p["angle"]))
+    u_lat, u_long = let(c * s_lat + sn * s_long), let(-sn * s_lat + c * s_long)    # R(a)^T u
+    g_lat = let(-afn * phi_over_s * (p["mu_x"] + p["viscous_x"] * s) * u_lat)
+    g_long = let(-afn * phi_over_s * (p["mu_y"] + p["viscous_y"] * s) * u_long)
+    f_lat, f_long = let(c * g_lat - sn * g_long), let(sn * g_lat + c * g_long)      # back: R(a) g
+    contact_force = vec(f_lat * a - f_long * b + fn * m for a, b, m in zip(e_lat, w2, n))
+    vn = _dot(velocity, n)
+    rolling_force = tuple(-p["rolling"] * afn * (a - vn * m) for a, m in zip(velocity, n))
+    force = vec(a + b for a, b in zip(contact_force, rolling_force))
+    return dict(sin_axis=sin_axis, w2=w2, rw3=rw3, e_lat=e_lat, gap=gap, vc=vc, s_lat=s_lat, s_long=s_long,
+                s_n=s_n, fn=fn, f_lat=f_lat, f_long=f_long, rolling_force=rolling_force, force=force,
+                torque=vec(_cross(rw3, contact_force)))
+
 
 def rolling_disc_program(prog, position, velocity, axis, omega, p, no_tension=False):
-    """The law above as assignments of a `mechsym.codegen.program.Program` (symbolic, with exact derivatives):
+    """The law as assignments of a `mechsym.codegen.program.Program` (symbolic, with exact derivatives):
     position, velocity, omega: sympy 3-vectors in the world frame; axis: the unit disc axis (world); p: the
     symbols of `RollingDisc.parameters()` (unit plane normal, linear = 0 or 1). Returns the force on the
     disc (world) and the torque about the disc centre (world), as sympy 3-vectors."""
-    from sympy import Matrix, Piecewise, cos, sin
+    from sympy import Matrix
 
-    r, k, d, vmu, lin = p["radius"], p["stiffness"], p["damping"], p["zone"], p["linear"]
-    n = Matrix([p["normal_x"], p["normal_y"], p["normal_z"]])
-    p0 = Matrix([p["plane_x"], p["plane_y"], p["plane_z"]])
-    x = prog.vector(axis.cross(n))
-    w2 = prog.vector(x / prog.norm(x.dot(x)))                 # Exudyn's w2 = -e_long
-    rw3 = prog.vector(r * axis.cross(w2))
-    e_lat = prog.vector(n.cross(w2))
-    gap = prog.let((position + rw3 - p0).dot(n))
-    vc = prog.vector(velocity + omega.cross(rw3))
-    s_lat, s_long, s_n = prog.let(vc.dot(e_lat)), prog.let(-vc.dot(w2)), prog.let(vc.dot(n))
-    fn_raw = prog.let(-(k * gap + d * s_n))
-    if no_tension:
-        fn = afn = prog.let(Piecewise((fn_raw, (gap < 0) & (fn_raw > 0)), (0, True)))
-    else:
-        fn = prog.let(Piecewise((fn_raw, gap < 0), (0, True)))
-        afn = prog.let(Piecewise((fn_raw, (gap < 0) & (fn_raw >= 0)), (-fn_raw, gap < 0), (0, True)))
-    s = prog.norm(s_lat**2 + s_long**2)
-    # phi(s)/s: quadratic zone (lin = 0) or linear zone (lin = 1) inside, 1/s outside
-    phi_over_s = prog.let(Piecewise(((2 - lin - (1 - lin) * s / vmu) / vmu, s <= vmu), (1 / s, True)))
-    c, sn = prog.let(cos(p["angle"])), prog.let(sin(p["angle"]))
-    u_lat, u_long = prog.let(c * s_lat + sn * s_long), prog.let(-sn * s_lat + c * s_long)
-    g_lat = prog.let(-afn * phi_over_s * (p["mu_x"] + p["viscous_x"] * s) * u_lat)
-    g_long = prog.let(-afn * phi_over_s * (p["mu_y"] + p["viscous_y"] * s) * u_long)
-    f_lat, f_long = prog.let(c * g_lat - sn * g_long), prog.let(sn * g_lat + c * g_long)
-    contact_force = prog.vector(f_lat * e_lat - f_long * w2 + fn * n)
-    v_plane = velocity - velocity.dot(n) * n
-    force = prog.vector(contact_force - p["rolling"] * afn * v_plane)
-    return force, prog.vector(rw3.cross(contact_force))
+    law = _law(_ProgramOps(prog), tuple(position), tuple(velocity), tuple(axis), tuple(omega), p, no_tension)
+    return Matrix(law["force"]), Matrix(law["torque"])
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from mechsym.errors import InputError
 NO_CONTACT, STICK, SLIP = 0, 1, 2
 
 __all__ = ["NO_CONTACT", "STICK", "SLIP", "gcontact", "Fpt", "GroundContact", "ContactResult",
-           "static_penetration"]
+           "static_penetration", "laws_in_states"]
 
 
 # ---------------------------------------------------------------- validation
@@ -105,24 +105,173 @@ def _laws(K, D, mu, p, pd, u):
 
 
 def _laws_unchecked(K, D, mu, p, pd, u):
-    z, zd, vt = p[-1], pd[-1], pd[:-1]
-    r = np.sqrt(np.maximum(0.0, -z))
-    fn = r * (-K * z - D * zd)
+    """The law's own classification (fn > 0, then |ft_stick| <= mu fn), and its formulas in those states
+    (`_held_law`, the one place the formulas are written)."""
+    terms = _terms(_NUMPY, K, D, p[-1], pd[-1], pd[:-1], u)
+    r, e, _, wn = terms
+    fn = r * e
     contact = fn > 0
-    ft = -r * (K * u + D * vt)                           # sticking force
-    mag = np.linalg.norm(ft, axis=0)
+    mag = r * wn                                               # |ft| of the sticking force
     cap = mu * fn
     ratio = np.where(cap > 0, mag / cap, np.where(mag > 0, np.inf, 0.0))
-    stick = contact & (ratio <= 1)
-    slip = contact & (ratio > 1)
-    ft_s = ft / ratio                                    # on the cone, along the sticking force
-    ud = np.where(stick, vt, np.where(slip, -(ft_s + K * r * u) / (D * r), (-K / D) * u))
-    if mu == 0:
-        ud = (-K / D) * u                                # exact; the slip formula gives it to rounding
-    f = np.where(contact, np.vstack([np.where(slip, ft_s, ft), fn[None]]), 0.0)
+    state = np.where(contact, np.where(ratio <= 1, STICK, SLIP), NO_CONTACT)
+    f, ud = _held_law(_NUMPY, K, D, mu, state, terms, pd[:-1], u)
     fcone = np.where(contact, np.minimum(2.0, ratio), 2.0)
-    state = np.where(stick, STICK, np.where(slip, SLIP, NO_CONTACT))
     return f, ud, fcone, state
+
+
+def laws_in_states(K, D, mu, p, pd, u, state):
+    """spatial_v2's formulas for the force and the deflection rate with each point's state GIVEN
+    (NO_CONTACT, STICK or SLIP) instead of decided here; nd x np arrays as gcontact. With depth rate
+    term e = -K z - D zdot, r = sqrt(max(0, -z)) and w = K u + D v_t:
+
+        no contact  f = 0,                              ud = -(K/D) u
+        stick       f = (-r w, r e),                    ud = v_t
+        slip        f = (-mu r e w/|w|, r e),           ud = (mu e / D) w/|w| - (K/D) u
+
+    which are gcontact's expressions (ft_s = ft / ratio and ud = -(ft_s + K r u) / (D r), with r
+    cancelled); gcontact classifies and then evaluates these. Held across a located state change, they
+    continue each branch smoothly (a point held in contact may pull, one held out of contact feels
+    nothing), so the integrator never steps across a corner of the law; the hybrid runner switches the
+    state at the located crossing. mu = 0 gives ud = -(K/D) u everywhere. Written once (`_terms`, `_held_law`):
+    evaluated here on numpy arrays, and printed to C from `law_spec` for the C contact run."""
+    return _held_law(_NUMPY, K, D, mu, state, _terms(_NUMPY, K, D, p[-1], pd[-1], pd[:-1], u), pd[:-1], u)
+
+
+class _NumpyOps:
+    """The held law's operations on arrays (the tangential rows a 2-D block; a state given as a number
+    picks its branch)."""
+
+    sqrt, maximum = (staticmethod(f) for f in (np.sqrt, np.maximum))
+
+    @staticmethod
+    def nonzero(x):
+        return x != 0
+
+    @staticmethod
+    def where(condition, a, b):
+        return a if condition is True else b if condition is False else np.where(condition, a, b)
+
+    @staticmethod
+    def pick(condition, a, b):
+        """a or b by a scalar condition (mu != 0: a run-time test in C)."""
+        return a if condition else b
+
+    @staticmethod
+    def norm(w):
+        return np.sqrt(np.sum(w * w, axis=0))
+
+    @staticmethod
+    def unit(w, wn):
+        return np.divide(w, wn, out=np.zeros_like(w), where=wn > 0)
+
+    @staticmethod
+    def stack(tangential, normal):
+        return np.vstack([tangential, normal[None]])
+
+
+class _SymbolicOps:
+    """The held law's operations on sympy symbols (the tangential rows a column Matrix; a state given as a
+    number picks its branch)."""
+
+    @staticmethod
+    def sqrt(x):
+        import sympy
+
+        return sympy.sqrt(x)
+
+    @staticmethod
+    def maximum(a, b):
+        import sympy
+
+        return sympy.Max(a, b)
+
+    @staticmethod
+    def nonzero(x):
+        import sympy
+
+        return sympy.Ne(x, 0)
+
+    @staticmethod
+    def where(condition, a, b):
+        import sympy
+
+        if condition in (True, False):
+            return a if condition else b
+        if isinstance(a, sympy.MatrixBase) or isinstance(b, sympy.MatrixBase):
+            rows = a.rows if isinstance(a, sympy.MatrixBase) else b.rows
+            pick = lambda x, i: x[i] if isinstance(x, sympy.MatrixBase) else x  # noqa: E731
+            return sympy.Matrix([sympy.Piecewise((pick(a, i), condition), (pick(b, i), True)) for i in range(rows)])
+        return sympy.Piecewise((a, condition), (b, True))
+
+    @classmethod
+    def pick(cls, condition, a, b):
+        return cls.where(condition, a, b)
+
+    @staticmethod
+    def norm(w):
+        import sympy
+
+        return sympy.sqrt(sum(c * c for c in w))
+
+    @staticmethod
+    def unit(w, wn):
+        import sympy
+
+        return sympy.Matrix([sympy.Piecewise((c / wn, wn > 0), (0, True)) for c in w])
+
+    @staticmethod
+    def stack(tangential, normal):
+        import sympy
+
+        return sympy.Matrix([*tangential, normal])
+
+
+_NUMPY = _NumpyOps()
+
+
+def _terms(ops, K, D, z, zd, vt, u):
+    """The law's terms r = sqrt(max(0, -z)), e = -K z - D zdot, w = K u + D v_t and |w| (see `_held_law`)."""
+    w = K * u + D * vt
+    return ops.sqrt(ops.maximum(0.0, -z)), -K * z - D * zd, w, ops.norm(w)
+
+
+def _held_law(ops, K, D, mu, state, terms, vt, u):
+    """The formulas of `laws_in_states` from the terms (r, e, w) of `_terms`, the nd-1 tangential velocities
+    vt and deflections u (rows): numpy arrays (`_NumpyOps`, state an array) or sympy symbols
+    (`_SymbolicOps`, vt and u column matrices, state one of NO_CONTACT, STICK, SLIP). Returns (f: the nd
+    force rows, normal last; ud: the nd-1 deflection rates)."""
+    r, e, w, wn = terms
+    direction = ops.unit(w, wn)                               # w / |w|, 0 where w = 0
+    contact, stick, slip = state != NO_CONTACT, state == STICK, state == SLIP
+    ft = ops.where(slip, (-mu * r * e) * direction, -r * w)
+    f = ops.where(contact, ops.stack(ft, r * e), 0.0)
+    decay = (-K / D) * u
+    ud = ops.pick(ops.nonzero(mu), ops.where(stick, vt, ops.where(slip, (mu * e / D) * direction + decay, decay)),
+                  decay)
+    return f, ud
+
+
+def law_spec(nd):
+    """The held law (`_held_law`) as a codegen spec of three per-point functions, one per state (none,
+    stick, slip): inputs s = (z, zdot, v_t (nd-1), u (nd-1)) and k = (K, D, mu); outputs the force (nd,
+    normal last) and then the deflection rates (nd-1). The C contact run prints it (ms_contact.h's
+    point_law calls law_none1, law_stick1, law_slip1)."""
+    import sympy
+
+    from mechsym.codegen.spec import Function, Spec
+
+    nt = nd - 1
+    z, zd = sympy.symbols("z zd", real=True)
+    vt = sympy.Matrix(sympy.symbols(f"v0:{nt}", real=True))
+    u = sympy.Matrix(sympy.symbols(f"u0:{nt}", real=True))
+    K, D, mu = sympy.symbols("K D mu", real=True)
+    functions = {}
+    for name, state in (("law_none", NO_CONTACT), ("law_stick", STICK), ("law_slip", SLIP)):
+        f, ud = _held_law(_SymbolicOps, K, D, mu, state, _terms(_SymbolicOps, K, D, z, zd, vt, u), vt, u)
+        f = f if isinstance(f, sympy.MatrixBase) else sympy.zeros(nd, 1)       # (out of contact: 0)
+        functions[name] = Function(name, [("s", (z, zd, *vt, *u)), ("k", (K, D, mu))], [*f, *ud])
+    return Spec(f"spatial_v2 law {nd}d", {}, functions, None)
 
 
 def gcontact(K, D, mu, p, pd, u=None):

@@ -123,3 +123,48 @@ def test_command_on_both_backends(tmp_path, capsys):
     assert c.names == n.names and len(c) == len(n) == 1001
     for name in n.names:
         assert np.max(np.abs(c[name] - n[name])) <= 1e-8 * max(1.0, np.abs(n[name]).max()), name
+
+
+@pytest.mark.parametrize("mu", [0.4, 0.0])
+def test_c_law_is_the_python_law(disc, mu):
+    """The C run's per-point law (printed from spatial_v2.law_spec) and signals (ms_contact.h) against
+    mechsym.contact.spatial_v2's laws_in_states (numpy) and points.contact_signals on random states,
+    every held state at every point (none, stick, slip; each in and out of the law's own classification),
+    and the guards of the formulas: a point on the ground (z = +0, -0), above it, a zero sticking force
+    (w = 0) while slipping, a zero depth rate."""
+    import ctypes
+
+    from mechsym.contact import NO_CONTACT, SLIP, STICK
+    from mechsym.contact.c_run import library
+    from mechsym.contact.points import classify, contact_signals
+    from mechsym.contact.spatial_v2 import laws_in_states
+
+    system, points, _ = disc
+    K, D = 1e6, 2000.0
+    rng = np.random.default_rng(7)
+    n = 3000
+    p = rng.normal(scale=1e-3, size=(3, n))
+    v = rng.normal(scale=0.5, size=(3, n))
+    u = rng.normal(scale=1e-4, size=(2, n))
+    p[2, :6] = [0.0, -0.0, 0.0, -0.0, 1e-3, -1e-3]
+    u[:, 6:9] = 0.0
+    v[:2, 6:9] = 0.0                                            # w = 0
+    v[2, 9] = -K * p[2, 9] / D                                  # e = 0 (to rounding)
+    ground = GroundContact(K, D, mu)
+    c_ref, s_ref = contact_signals(ground, p, v, u)
+    fn = classify(c_ref, s_ref)
+    dll = library(system).dll
+    for state in (np.tile([NO_CONTACT, STICK, SLIP], n)[:n], np.tile([SLIP, NO_CONTACT, STICK], n)[:n],
+                  np.tile([STICK, SLIP, NO_CONTACT], n)[:n], fn):
+        state = np.ascontiguousarray(state, np.intc)
+        f, ud, c, s = np.empty((3, n)), np.empty((2, n)), np.empty(n), np.empty(n)
+        ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+        dll.ms_contact_law(ctypes.c_int(n), ptr(p), ptr(v), ptr(u), ptr(state), ctypes.c_double(K),
+                           ctypes.c_double(D), ctypes.c_double(mu), ptr(f), ptr(ud), ptr(c), ptr(s))
+        f_ref, ud_ref = laws_in_states(K, D, mu, p, v, u, state)
+        assert np.abs(f - f_ref).max() <= 1e-13 * np.abs(f_ref).max()
+        assert np.abs(ud - ud_ref).max() <= 1e-13 * np.abs(ud_ref).max()
+        np.testing.assert_array_equal(np.signbit(c), np.signbit(c_ref))
+        assert np.abs(c - c_ref).max() <= 1e-13 * np.abs(c_ref).max()
+        assert np.abs(s - s_ref).max() <= 1e-13 * np.abs(s_ref).max()
+    assert {NO_CONTACT, STICK, SLIP} <= set(fn.tolist())

@@ -66,9 +66,35 @@ def test_signals_classify_like_the_law(nd):
     assert {NO_CONTACT, STICK, SLIP} <= set(state.tolist())
 
 
+def reference_gcontact(K, D, mu, p, pd, u):
+    """spatial_v2's gcontact point by point, its steps as the reference describes them (step 1-7:
+    sticking force first, scaled by the ratio onto the cone, slip rate -(ft_s + K r u) / (D r))."""
+    nd, n = p.shape
+    f, ud, state = np.zeros((nd, n)), (-K / D) * u, np.zeros(n, int)
+    for i in range(n):
+        z, zd, vt = p[-1, i], pd[-1, i], pd[:-1, i]
+        r = np.sqrt(max(0.0, -z))
+        fn = r * (-K * z - D * zd)
+        if not fn > 0:
+            continue
+        ft = -r * (K * u[:, i] + D * vt)
+        ratio = np.linalg.norm(ft) / (mu * fn) if mu > 0 else (np.inf if np.any(ft) else 0.0)
+        if ratio <= 1:
+            f[:, i], state[i] = [*ft, fn], STICK
+            if mu > 0:
+                ud[:, i] = vt
+        else:
+            fts = ft / ratio
+            f[:, i], state[i] = [*fts, fn], SLIP
+            if mu > 0:
+                ud[:, i] = -(fts + K * r * u[:, i]) / (D * r)
+    return f, ud, state
+
+
 @pytest.mark.parametrize("nd, mu", [(2, 0.4), (3, 0.4), (3, 0.0)])
-def test_held_states_give_the_law_where_they_are_the_law(nd, mu):
-    """laws_in_states with each point's own classification reproduces gcontact to rounding."""
+def test_law_and_held_states_agree_with_the_reference_steps(nd, mu):
+    """gcontact (which classifies, then evaluates laws_in_states), and laws_in_states held in the
+    reference's own states, reproduce the reference's steps (ft / ratio) to rounding."""
     from mechsym.contact.points import laws_in_states
 
     rng = np.random.default_rng(10 + nd)
@@ -76,10 +102,13 @@ def test_held_states_give_the_law_where_they_are_the_law(nd, mu):
     p = rng.normal(scale=1e-3, size=(nd, n))
     pd = rng.normal(scale=0.5, size=(nd, n))
     u = rng.normal(scale=1e-4, size=(nd - 1, n))
+    f_ref, ud_ref, state_ref = reference_gcontact(K, D, mu, p, pd, u)
+    assert {NO_CONTACT, STICK, SLIP} <= set(state_ref.tolist()) or mu == 0
     f, ud, _, state = _laws(K, D, mu, p, pd, u)
-    f_held, ud_held = laws_in_states(K, D, mu, p, pd, u, state)
-    np.testing.assert_allclose(f_held, f, rtol=1e-13, atol=1e-13 * np.abs(f).max())
-    np.testing.assert_allclose(ud_held, ud, rtol=1e-12, atol=1e-12 * np.abs(ud).max())
+    np.testing.assert_array_equal(state, state_ref)
+    for f_, ud_ in (laws_in_states(K, D, mu, p, pd, u, state_ref), (f, ud)):
+        np.testing.assert_allclose(f_, f_ref, rtol=1e-13, atol=1e-13 * np.abs(f_ref).max())
+        np.testing.assert_allclose(ud_, ud_ref, rtol=1e-12, atol=1e-12 * np.abs(ud_ref).max())
 
 
 def test_direct_law_option_agrees():

@@ -785,3 +785,43 @@ def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tm
     again = body.loaded([BodyTorque("drive", DRIVE)])
     assert lib.stat().st_size > 1000
     np.testing.assert_array_equal(again.rates(y, again.params(BODY_VALUES)), rates)
+
+
+# ---------------------------------------------------------------- the generated program evaluates the same law
+
+@pytest.mark.parametrize("linear_zone, no_tension", [(False, False), (True, True)])
+def test_generated_program_evaluates_the_same_law(linear_zone, no_tension):
+    """The rates of a floating disc under the connector, from its generated program (C and numpy
+    renderings), equal Newton-Euler under the forces of rolling_disc_contact (the numpy evaluation) on random
+    states: in and out of contact, inside and outside the zone, a pulling normal force, an offset centre,
+    anisotropic and viscous friction, a friction angle and rolling friction."""
+    from mechanisms import disc as disc_model
+
+    from mechsym.codegen import c_backend
+    from mechsym.contact.rolling_disc import RollingDisc
+    from mechsym.freejoint import rotation
+
+    system = disc_model.system()
+    load = RollingDisc("contact", radius=R, stiffness=K, zone=0.05, damping=D, mu=(0.3, 0.5), viscous=(0.1, 0.2),
+                       friction_angle=0.4, rolling_friction=0.05, linear_zone=linear_zone, no_tension=no_tension,
+                       centre=(0.01, -0.02, 0.005), axis=(1.0, 0.1, 0.0), plane_normal=(0.05, 0.0, 1.0),
+                       plane_point=(0.0, 0.0, 0.01))
+    rng = np.random.default_rng(3)
+    n = 400
+    quat = rng.normal(size=(4, n)) * [[0.2], [0.2], [0.2], [1.0]]
+    y = np.vstack([rng.normal(scale=0.2, size=(2, n)), R + 0.01 + rng.normal(scale=2e-3, size=(1, n)),
+                   quat / np.linalg.norm(quat, axis=0), rng.normal(scale=0.05, size=(3, n)),
+                   rng.normal(scale=0.3, size=(3, n))])
+    c = load.contact(system, y)
+    assert 0.1 < c.in_contact.mean() < 0.9 and (c.f_n < 0).any() != no_tension
+    assert (c.slip_speed[c.in_contact] < 0.05).any() and (c.slip_speed[c.in_contact] > 0.05).any()
+    rot = rotation(y[3:7].T)
+    arm = rot @ np.asarray(load.centre)
+    moment = np.einsum("nji,nj->in", rot, c.torque + np.cross(arm, c.force))
+    expected = system.accelerations(y, np.vstack([c.force.T, moment]))
+    backends = ["numpy"] + (["c"] if c_backend.compiler() is not None else [])
+    for backend in backends:
+        ode = system.loaded([load], backend)
+        rates = ode.rates(y)
+        scale = np.abs(expected).max(axis=1, keepdims=True)
+        assert np.abs(rates - expected).max(axis=1, keepdims=True).max() <= 1e-11 * scale.max(), backend

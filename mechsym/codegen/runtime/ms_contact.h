@@ -12,6 +12,7 @@
                                           (world frame, about the frame's origin)
      rate1(y, gen, p, out)                the model's rates (NYM) under generalised forces gen
      project1(y)                          the state projected onto its manifold (a unit quaternion)
+     law_none1, law_stick1, law_slip1     the point law in each held state (mechsym.contact.spatial_v2.law_spec)
    after ms_prefix.h and ms_prelude.h (the interrupt flag: ms_stop, ms_catch, ms_release, MS_INTERRUPTED).
 
    State y = [model (NYM), u (ND - 1 rows of np deflections, row-major)]. Points keep their state
@@ -34,7 +35,7 @@
 typedef struct {
   int np, ny;
   const double *local, *p;
-  double K, D, mu, tau, tol, window;
+  double K, D, mu, kdm[3], tau, tol, window;
   int *state;
   double *sig_c, *sig_s, *bias_c, *bias_s, *since, *c, *s;
   long nfev, nsig;
@@ -59,11 +60,36 @@ static void point_motion(const Contact *w, const double *fr, int i, double *arm,
 #endif
 }
 
-/* dy/dt with every point's law evaluated in its held state (mechsym.contact.points.laws_in_states). */
+/* spatial_v2's law of one point in its held state st: the generated law_none1, law_stick1, law_slip1
+   (mechsym.contact.spatial_v2.law_spec, the formulas of laws_in_states printed to C) on s = (z, zdot, v_t, u)
+   and kdm = (K, D, mu): the ground's force ft (ND) and the deflection rate ud (NT). */
+static inline void point_law(const double *kdm, int st, const double *pos, const double *vel, const double *u,
+                             double *ft, double *ud) {
+  double s[2 + 2 * NT], out[ND + NT];
+  s[0] = pos[ND - 1];
+  s[1] = vel[ND - 1];
+  for (int d = 0; d < NT; ++d) { s[2 + d] = vel[d]; s[2 + NT + d] = u[d]; }
+  if (st == PT_STICK) law_stick1(s, kdm, out);
+  else if (st == PT_SLIP) law_slip1(s, kdm, out);
+  else law_none1(s, kdm, out);
+  for (int d = 0; d < ND; ++d) ft[d] = out[d];
+  for (int d = 0; d < NT; ++d) ud[d] = out[ND + d];
+}
+
+/* The continuous signals of one point (mechsym.contact.points.contact_signals), in metres. */
+static inline void point_signals(double tau, double mu, const double *pos, const double *vel, const double *u,
+                                 double *c, double *s) {
+  const double z = pos[ND - 1], depth = -z - tau * vel[ND - 1];
+  double n2 = 0.0;
+  for (int d = 0; d < NT; ++d) { const double a = u[d] + tau * vel[d]; n2 += a * a; }
+  *c = z != z || depth != depth ? NAN : fmin(-z, depth);
+  *s = mu * depth - sqrt(n2);
+}
+
+/* dy/dt with every point's law evaluated in its held state. */
 static void contact_rhs(Contact *w, const double *y, double *f) {
   double fr[2 * ND + ND * ND + NW], F[ND], M[NW], gen[NSP];
   const int np = w->np;
-  const double K = w->K, D = w->D, mu = w->mu;
   w->nfev++;
   frame1(y + COORD_OFFSET, y + SPEED_OFFSET, fr);
   for (int d = 0; d < ND; ++d) F[d] = 0.0;
@@ -71,25 +97,10 @@ static void contact_rhs(Contact *w, const double *y, double *f) {
   for (int i = 0; i < np; ++i) {
     double arm[ND], pos[ND], vel[ND], ft[ND], u[NT], ud[NT];
     point_motion(w, fr, i, arm, pos, vel);
-    for (int d = 0; d < NT; ++d) { u[d] = y[NYM + d * np + i]; ud[d] = (-K / D) * u[d]; }
+    for (int d = 0; d < NT; ++d) u[d] = y[NYM + d * np + i];
     const int st = w->state[i];
+    point_law(w->kdm, st, pos, vel, u, ft, ud);
     if (st != PT_NONE) {
-      const double z = pos[ND - 1], zd = vel[ND - 1];
-      const double r = sqrt(fmax(0.0, -z)), e = -K * z - D * zd;
-      double wv[NT], wn = 0.0;
-      for (int d = 0; d < NT; ++d) { wv[d] = K * u[d] + D * vel[d]; wn += wv[d] * wv[d]; }
-      wn = sqrt(wn);
-      for (int d = 0; d < NT; ++d) {
-        if (st == PT_STICK) {
-          ft[d] = -r * wv[d];
-          if (mu != 0.0) ud[d] = vel[d];
-        } else {
-          const double dir = wn > 0.0 ? wv[d] / wn : 0.0;
-          ft[d] = (-mu * r * e) * dir;
-          if (mu != 0.0) ud[d] = (mu * e / D) * dir + (-K / D) * u[d];
-        }
-      }
-      ft[ND - 1] = r * e;
       for (int d = 0; d < ND; ++d) F[d] += ft[d];
 #if ND == 3
       M[0] += arm[1] * ft[2] - arm[2] * ft[1];
@@ -112,13 +123,27 @@ static void contact_signals(Contact *w, const double *y) {
   w->nsig++;
   frame1(y + COORD_OFFSET, y + SPEED_OFFSET, fr);
   for (int i = 0; i < np; ++i) {
-    double arm[ND], pos[ND], vel[ND];
+    double arm[ND], pos[ND], vel[ND], u[NT];
     point_motion(w, fr, i, arm, pos, vel);
-    const double z = pos[ND - 1], depth = -z - w->tau * vel[ND - 1];
-    double n2 = 0.0;
-    for (int d = 0; d < NT; ++d) { const double a = y[NYM + d * np + i] + w->tau * vel[d]; n2 += a * a; }
-    w->c[i] = z != z || depth != depth ? NAN : fmin(-z, depth);
-    w->s[i] = w->mu * depth - sqrt(n2);
+    for (int d = 0; d < NT; ++d) u[d] = y[NYM + d * np + i];
+    point_signals(w->tau, w->mu, pos, vel, u, w->c + i, w->s + i);
+  }
+}
+
+/* The law and the signals of n points given directly (ND x n positions and velocities, NT x n deflections,
+   row-major; states per point): forces f (ND x n), rates ud (NT x n), signals c, s (n). What the run
+   evaluates, exposed so that it can be held against mechsym.contact.spatial_v2. */
+void MS_FN(contact_law)(int n, const double *pos, const double *vel, const double *u, const int *state, double K,
+                        double D, double mu, double *f, double *ud, double *c, double *s) {
+  const double kdm[3] = {K, D, mu};
+  for (int i = 0; i < n; ++i) {
+    double p1[ND], v1[ND], u1[NT], f1[ND], ud1[NT];
+    for (int d = 0; d < ND; ++d) { p1[d] = pos[d * n + i]; v1[d] = vel[d * n + i]; }
+    for (int d = 0; d < NT; ++d) u1[d] = u[d * n + i];
+    point_law(kdm, state[i], p1, v1, u1, f1, ud1);
+    point_signals(D / K, mu, p1, v1, u1, c + i, s + i);
+    for (int d = 0; d < ND; ++d) f[d * n + i] = f1[d];
+    for (int d = 0; d < NT; ++d) ud[d * n + i] = ud1[d];
   }
 }
 
@@ -469,6 +494,7 @@ int MS_FN(contact_run)(const double *y0, int np, const double *p, const double *
   Contact w;
   w.np = np; w.ny = NYM + NT * np; w.local = local; w.p = p;
   w.K = K; w.D = D; w.mu = mu; w.tau = D / K; w.tol = event_tol; w.window = 1e-9;
+  w.kdm[0] = K; w.kdm[1] = D; w.kdm[2] = mu;
   w.nfev = w.nsig = 0;
   w.state = malloc(sizeof(int) * (size_t)np);
   double *buf = malloc(sizeof(double) * (size_t)np * 7);
