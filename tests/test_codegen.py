@@ -285,6 +285,16 @@ def test_build_source_caches_any_generated_c(tmp_path, monkeypatch):
     assert sorted(p.name for p in (tmp_path / "index").iterdir()) == ["demo-k1", "demo-k2"]
 
 
+def test_one_source_under_two_layouts_gets_two_entries(tmp_path):
+    """An entry is named by its source and the metadata it is loaded with: the same C text generated under
+    another layout (another name for its entry point) is not served the first layout."""
+    source = "double twice(double x) { return 2.0 * x; }\n"
+    first = c_backend.build_source("demo", "k1", lambda: (source, {"entry": "twice"}), directory=tmp_path)
+    other = c_backend.build_source("demo", "k2", lambda: (source, {"entry": "double_it"}), directory=tmp_path)
+    assert first.meta["entry"] == "twice" and other.meta["entry"] == "double_it"
+    assert other.path != first.path
+
+
 def test_cache_hit_derives_no_symbolic_jacobian():
     """A library loaded from the cache needs only the declaration: the symbolic Phi_q and gamma are not
     derived to load it, solve kinematics or inverse dynamics; the numpy backend derives them."""

@@ -246,8 +246,10 @@ def build_source(name: str, key: str, generate, directory: Path | None = None) -
     source, meta = generate()
     source = c_runtime.amalgamate(source)
     # a damaged entry the index names is repaired in place (a generator whose printing varies between
-    # runs would otherwise leave it behind); else the entry is named by the source's content
-    entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content_key(source)}"
+    # runs would otherwise leave it behind); else the entry is named by its content: the source and the
+    # metadata it is loaded with (one source may be loaded under two layouts)
+    content = content_key(source, json.dumps(meta, sort_keys=True))
+    entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content}"
     compiled = _load(entry)
     if compiled is None:
         with _locked(entry):
