@@ -27,7 +27,7 @@ static void rhs(Work *w, const double *y, double *f) {
   w->nfev++;
   if (w->status) { f[0] = f[1] = 0.0; return; }
   if (!(fabs(y[0] - w->th) <= MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
-  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns);
+  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns, NULL);
   if (!st && !on_branch(w->q, w->sc, w->p)) st = MS_OFF_BRANCH;
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
