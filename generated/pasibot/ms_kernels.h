@@ -154,19 +154,18 @@ static int advance_step(double *q, double *sc, double *dq, double *ddq, double t
 }
 
 /* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0 (factorised in a, piv), in
-   steps of at most hmax, each kept on the start's branch (branch_signs); on return q, dq, ddq, a are at th1.
-   A step that Newton cannot complete from its prediction or that leaves the branch is retried in halves
-   (the first half, then the rest), halved again as needed, as mechsym.kinematics.Solver._refine does;
-   only a step shorter than twice the floor (MS_STEP_FLOOR hmax) fails for good, with that step's status.
-   `fail` (2 + 2 NQ, or NULL) then receives the last solved angle, the angle not reached, the configuration
-   solved at the first and Newton's last iterate at the second, from which the caller names the limit
-   position, dead point or change of branch; q, dq, ddq, a are left at the last solved angle. */
+   steps of at most hmax, each kept on the branch whose signs (branch_signs) the caller took at the start of
+   its path, `sign`; on return q, dq, ddq, a are at th1. A step that Newton cannot complete from its
+   prediction, that lands far from it or that changes those signs is retried in halves (the first half, then
+   the rest), halved again as needed, as mechsym.kinematics.Solver._refine does; only a step shorter than
+   twice the floor (MS_STEP_FLOOR hmax) fails for good, with that step's status. `fail` (2 + 2 NQ, or NULL)
+   then receives the last solved angle, the angle not reached, the configuration solved at the first and
+   Newton's last iterate at the second, from which the caller names the limit position, dead point or
+   change of branch; q, dq, ddq, a are left at the last solved angle. */
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
                    const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
-                   double *fail) {
+                   const int *sign, double *fail) {
   const double span = th1 - th0, floor = MS_STEP_FLOOR * hmax;
-  int sign[MS_NSIGN];
-  branch_signs(q, sc, p, a, piv, sign);
   int steps = (int)ceil(fabs(span) / hmax);
   if (steps < 1) steps = 1;
   double tha = th0;
@@ -176,20 +175,16 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
     ends[0] = th0 + span * s / steps;
     while (depth >= 0) {
       const double thb = ends[depth];
-      double q_a[NQ], sc_a[NSC], dq_a[NQ], ddq_a[NQ];
+      double q_a[NQ];
       memcpy(q_a, q, sizeof q_a);
-      memcpy(sc_a, sc, sizeof sc_a);
-      memcpy(dq_a, dq, sizeof dq_a);
-      memcpy(ddq_a, ddq, sizeof ddq_a);
       const int status = advance_step(q, sc, dq, ddq, tha, thb, p, scale, tol, maxit, a, piv, turns, sign);
       if (!status) { tha = thb; --depth; continue; }
       if (fail) { fail[0] = tha; fail[1] = thb; memcpy(fail + 2, q_a, sizeof q_a); memcpy(fail + 2 + NQ, q, sizeof q_a); }
-      memcpy(q, q_a, sizeof q_a);  /* back to the last solved state, its factorisation computed again */
-      memcpy(sc, sc_a, sizeof sc_a);
-      memcpy(dq, dq_a, sizeof dq_a);
-      memcpy(ddq, ddq_a, sizeof ddq_a);
+      memcpy(q, q_a, sizeof q_a);  /* back to the last solved state: its sines, factorisation, coefficients */
+      trig1(q, sc);
       jac_slots(q, sc, p, a);
       lu_factor(a, piv);
+      coefficients(q, sc, p, a, piv, dq, ddq);
       if (!(0.5 * fabs(thb - tha) >= floor) || depth == MS_MAX_HALVINGS) return status;
       ends[++depth] = 0.5 * (tha + thb);
     }
@@ -281,16 +276,17 @@ static int inverse_run(int n, const double *th, const double *p, const double *q
                        int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
                        int *status, double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ], rhs[NQ], app[NQ], u[NROW], br[NBRANCH];
-  int piv[LU_NBLOCK], turns = 0;
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
   for (int s = 0; s < n; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s; }
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, fail);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail);
       if (*status) return s;
     }
     applied1_s(q, p, sc, app);
@@ -395,16 +391,17 @@ static int ode_run(int n, const double *th, const double *om, double torque, con
                    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,
                    double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
-  int piv[LU_NBLOCK], turns = 0;
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
   for (int s = 0; s < n; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s; }
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, fail);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail);
       if (*status) return s;
     }
     reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
@@ -429,16 +426,20 @@ int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0
                   int maxit, double hmax, double *q_out, double *dq_out, double *ddq_out, double *coef_max,
                   double *branch_min, int *status, double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], br[NBRANCH];
-  int piv[LU_NBLOCK], turns = 0, failed = -1;
+  int piv[LU_NBLOCK], turns = 0, failed = -1, sign[MS_NSIGN];
   ms_handler old;
   const int caught = ms_catch(&old);
   memcpy(q, q0, sizeof q);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) failed = 0;
-  else coefficients(q, sc, p, a, piv, dq, ddq);
+  else {
+    coefficients(q, sc, p, a, piv, dq, ddq);
+    branch_signs(q, sc, p, a, piv, sign);
+  }
   for (int s = 0; s < n && failed < 0; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; failed = s; break; }
-    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, fail))) {
+    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign,
+                                    fail))) {
       failed = s;
       break;
     }

@@ -149,6 +149,8 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
   coefficients(q, sc, p, a, piv, d[0], d[1]);
   third(q, sc, p, a, piv, d[0], d[1], d[2]);
   const int sign = lu_det_sign(a, piv);  /* every anchor's: advance keeps it */
+  int signs[MS_NSIGN];
+  branch_signs(q, sc, p, a, piv, signs);
   for (int s0 = 0; s0 < n; s0 += MS_LANES) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s0; }
     const int cnt = n - s0 < MS_LANES ? n - s0 : MS_LANES;
@@ -158,7 +160,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
     const double tha_prev = tha;
     if (!near) {
       const double mid = th[s0 + (cnt - 1) / 2];
-      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns, NULL);
+      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns, signs, NULL);
       tha = mid;
       for (int l = 0; l < cnt && near; ++l) near = fabs(th[s0 + l] - mid) <= hmax;
       if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);
