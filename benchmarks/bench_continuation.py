@@ -3,8 +3,8 @@ beside the C kernel's sweep (continuation from sample to sample) of the same sam
 
 Rows: the shipped fourbar (with its branch condition, and without: the branch checked by the sign of
 det Phi_q) and PASIBOT over half a revolution at 10^4 angles (the common case: no interval retried), and
-the kite four-bar, whose crank pin passes within 0.5 mm of the ground pivot (a near change point: the
-numpy route retries one interval in halved steps), at 229 and 1000 angles. Each numpy row prints its node
+the kite four-bar, whose crank pin passes within 0.5 mm of the ground pivot (a near change point: both
+routes retry the interval that crosses it in halved steps), at 229 and 1000 angles. Each numpy row prints its node
 count and its agreement with the C route. Best of REPEAT for every route.
 
     python benchmarks/bench_continuation.py

@@ -379,14 +379,17 @@ def _start(solver, theta0):
 def _inverse_c(system, theta, params, kernel):
     """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
     inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
-    call for the whole batch. None where the kernel stopped at a sample (the loops do not close, a dead
-    point, another branch): the numpy route then names that failure as it does on its own, or solves it."""
+    call for the whole batch. Where the kernel's continuation stops (a limit position, a dead point, a
+    change of branch: the numpy continuation's decisions), the error Solver.stopped names; None where it
+    failed before its continuation (the numpy route then names that)."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
     q0 = _start(solver, theta[0])
-    failed, status, *_, coef, branch, u = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                 hmax=solver.step[0])
+    failed, status, *_, coef, branch, u, stop = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
+                                                       hmax=solver.step[0])
+    if stop is not None:
+        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
     if failed >= 0:
         return None
     coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
@@ -459,8 +462,10 @@ def ode(system, theta, omega, torque=0.0, params=None):
 
         solver = system.solver(params)
         q0 = solver.sweep(theta[:1, None]).q[0]
-        failed, _, f, jac = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale, STEP_TOL,
-                                               hmax=solver.step[0])
+        failed, _, f, jac, stop = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale,
+                                                     STEP_TOL, hmax=solver.step[0])
+        if stop is not None:
+            solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
         if failed < 0:
             return f, jac
     return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure

@@ -438,16 +438,22 @@ class Solver:
         return q
 
     def _sweep_c(self, theta):
-        """`sweep` of one coordinate in one C call from the same start (continuation in steps of at most
-        `step`, Newton to rounding, exact coefficients), then the factorisations of Phi_q in another; None
-        where a sample fails, lies near a dead point or off a declared branch: the route above names it."""
+        """`sweep` of one coordinate in one C call from the same start (the continuation of `_continue`, from
+        sample to sample: the same step, the same halving down to the same floor, the same branch checks;
+        Newton to rounding, exact coefficients), then the factorisations of Phi_q in another. Where the
+        continuation stops, the error `stopped` names; a sample near a dead point is checked as the numpy
+        route checks it (`check_dead_points`). None only where the call failed before its continuation."""
         t0, q0 = self._start(theta[0])
         path = np.concatenate([t0, theta[:, 0]])
-        failed, _, q, dq, ddq, coef, branch = self.f.c_kinematics(path, self.params, q0, self.col_scale, STEP_TOL,
-                                                                  hmax=self.step[0])
-        if failed >= 0 or not np.all(coef * self.coord_scale[0] <= SUSPECT) or np.any(branch <= 0):
+        failed, _, q, dq, ddq, coef, branch, stop = self.f.c_kinematics(path, self.params, q0, self.col_scale,
+                                                                        STEP_TOL, hmax=self.step[0])
+        if stop is not None:
+            self.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
+        if failed >= 0 or np.any(branch <= 0):
             return None
         q, dq, ddq = q[1:], dq[1:, :, None], ddq[1:]
+        if not np.all(coef[1:] * self.coord_scale[0] <= SUSPECT):
+            self.check_dead_points(q, theta, dq)
         return Kinematics(theta, q, dq, ddq, None, self.params, self.f.factor(q.T, self.params), self.f.jac)
 
     def _reduce(self, theta):
@@ -596,25 +602,37 @@ class Solver:
 
     def _refine(self, nodes, b, at, sign, floor):
         """Extend `nodes` (distance, theta, q) from its last node to the distance b along the path: one step
-        if Newton converges from the second-order prediction on the same branch, else the two halves one
-        after the other, halved again as needed. A half shorter than `floor` fails for good: a limit
+        if Newton converges from the second-order prediction on the same branch and within the largest
+        Newton step of it (`max_step`: an angle that Newton carried a whole turn away keeps the branch's
+        signs), else the two halves one after the other, halved again as needed. A half shorter than `floor` fails for good: a limit
         position where Newton fails (no configuration beyond: det Phi_q -> 0), a change of branch where the
         sign still changes (a dead point between); both name the input value."""
         a, theta_a, q_a = nodes[-1]
         theta_b = at(b)
         guess = self._predict(q_a[None], theta_a[None], (theta_b - theta_a)[None])
         q, ok = self.newton(guess, theta_b[None])
-        same = ok[0] and np.array_equal(self.signature(q)[0], sign)
+        near = np.all(np.abs(q[0] - guess[0]) <= self.max_step)  # not a whole turn away, say
+        same = ok[0] and near and np.array_equal(self.signature(q)[0], sign)
         if same:
             nodes.append((b, theta_b, q[0]))
             return
         if (b - a) / 2 < floor:
-            if ok[0]:
-                self.derivatives(q, theta_b[None], second=False)  # names a dead point at theta_b itself
-                raise AssemblyError(self._describe_branch_change(theta_b))
-            self._limit_reached(theta_a, q_a, theta_b, q[0])
+            self.stopped(theta_a, q_a, theta_b, q[0], converged=ok[0])
         self._refine(nodes, (a + b) / 2, at, sign, floor)
         self._refine(nodes, b, at, sign, floor)
+
+    def stopped(self, theta_a, q_a, theta_b, q_b, converged):
+        """Raise why the continuation stops at the step floor, from the configuration q_a solved at theta_a to
+        theta_b (Newton's result there q_b, `converged` or not): where Newton converged on another branch, a
+        dead point at theta_b (SingularError) or the branch change named there; where it failed, the limit
+        position (`_limit_reached`). A step that starts at a dead point (a sample on it) names it there. Both
+        backends' continuations end here."""
+        theta_a, theta_b = np.atleast_1d(theta_a), np.atleast_1d(theta_b)
+        self.derivatives(np.asarray(q_a)[None], theta_a[None], second=False)
+        if converged:
+            self.derivatives(np.asarray(q_b)[None], theta_b[None], second=False)  # names a dead point at theta_b
+            raise AssemblyError(self._describe_branch_change(theta_b))
+        self._limit_reached(theta_a, q_a, theta_b, q_b)
 
     def _limit_reached(self, theta_a, q_a, theta_b, q_b):
         """Raise why Newton fails at theta_b within the step floor of the configuration q_a solved at

@@ -117,10 +117,10 @@ def run(args):
         weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
     inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
     if lib.meta.get("lanes"):
-        failed, _, coef, branch, columns = lib.inverse_columns(*inputs, coef=weights, hmax=m["hmax"])
+        failed, _, coef, branch, columns, _ = lib.inverse_columns(*inputs, coef=weights, hmax=m["hmax"])
         columns = columns.reshape(len(m["names"]), -1)
     else:
-        failed, _, _, coef, branch, basis = lib.inverse(*inputs, hmax=m["hmax"])
+        failed, _, _, coef, branch, basis, _ = lib.inverse(*inputs, hmax=m["hmax"])
         with np.errstate(over="ignore", invalid="ignore"):
             columns = speed_columns(basis, weights)
     if failed >= 0 or (coef * m["coord_scale"] > m["suspect"]).any() or (branch <= 0).any():

@@ -1,6 +1,6 @@
 """The C routes check the branch as the numpy route does where no branch condition is declared: by the
 sign of det Phi_q, which changes only through a dead point, so a change between two solved states means
-the other assembly branch. The C sweep, the C inverse batch (its lanes and its sequential route), the C
+the other assembly branch (a step that changes it is halved, as numpy's: tests/test_continuation_c.py). The C sweep, the C inverse batch (its lanes and its sequential route), the C
 forward run and the C tracker give what the numpy route gives, and a legitimate revolution of the
 shipped linkages is unchanged."""
 import ctypes
@@ -11,14 +11,12 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, pasibot, slider_crank
 from mechsym.codegen import c_backend
-from mechsym.errors import AssemblyError
 from mechsym.model import Mechanism
 from mechsym.simulate import simulate
 from mechsym.system import derive
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 
-DET_SIGN = 6  # the C status: det Phi_q changed sign (ms_prelude.h)
 
 
 def kite(gap=0.0005):
@@ -49,9 +47,9 @@ def kites():
     return derive(kite()), derive(kite(), "c")
 
 
-# Sample spacings at which the C continuation (steps from sample to sample, of at most hmax = 0.1 rad) lands
-# on the other branch past theta = pi: 64 samples a revolution, where every block of 8 spans more than 2 hmax
-# and the inverse batch runs sample by sample; 229, where its blocks run on lanes.
+# Sample spacings at which the C continuation's step from sample to sample (at most hmax = 0.1 rad) lands on
+# the other branch past theta = pi unless it is halved: 64 samples a revolution, where every block of 8 spans
+# more than 2 hmax and the inverse batch runs sample by sample; 229, where its blocks run on lanes.
 COARSE = [64, 229]
 
 
@@ -64,16 +62,14 @@ def _fine_with(theta):
 @pytest.mark.parametrize("n", COARSE)
 def test_c_and_numpy_sweeps_follow_the_branch_at_coarse_samples(kites, n):
     """Both routes raised 'det Phi_q changed sign: a dead point lies between' here, where there is no dead
-    point (the crank pin passes 0.5 mm from the ground pivot): the C kernel's step from sample to sample
-    jumped to the other branch (status 6) and the route deferred to numpy, whose nodes, 0.1 rad apart,
-    jumped too. numpy now retries that interval in halved steps and follows the branch; the C kernel still
-    reports its jump, and the C route returns numpy's sweep: the same result. Both equal the C kernel's own
-    sweep over samples fine enough for it to follow the branch (2 pi / 1000 apart), at the same angles."""
+    point (the crank pin passes 0.5 mm from the ground pivot). Both now halve the failing interval: the C
+    kernel itself follows the branch (no failure), and both equal the C kernel's own sweep over samples
+    fine enough that no step is halved (2 pi / 1000 apart), at the same angles."""
     numpy, c = kites
     assert c.backend == "c"
     theta = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
-    (failed, status, _), _, _ = _kernels(c, theta)
-    assert failed > 0 and status == DET_SIGN
+    (failed, _, _), _, _ = _kernels(c, theta)
+    assert failed == -1
     fine = _fine_with(theta)
     (failed_fine, _, q_fine), _, _ = _kernels(c, fine)
     assert failed_fine == -1
@@ -103,20 +99,6 @@ def test_c_and_numpy_inverse_follow_the_branch_at_coarse_samples(kites, n, inert
         assert agree(t_c[col], t_num[col], 1e-9) and agree(t_num[col], t_fine[col][at], 1e-9), col
 
 
-@pytest.mark.parametrize("n", [64, 229, 1000])
-def test_both_routes_name_a_change_point(n):
-    """The kite with no gap (the crank pin on the ground pivot at theta = pi, where the branches cross):
-    the C kernel stops there and the C route raises the numpy route's error, naming theta = pi."""
-    numpy, c = derive(kite(gap=0.0)), derive(kite(gap=0.0), "c")
-    theta = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
-    errors = []
-    for system in (numpy, c):
-        with pytest.raises(AssemblyError) as info:
-            system.kinematics(theta)
-        errors.append(str(info.value))
-    assert errors[0] == errors[1] and "at theta=3.14159: det Phi_q changed sign" in errors[0]
-
-
 def _kernels(c, theta):
     """(failed, status, q) of the C kinematics sweep (sample by sample), the inverse batch and its columns
     variant along theta from the reference's branch."""
@@ -131,19 +113,16 @@ def _kernels(c, theta):
     return (failed_k, status_k, q_k), (failed_i, status_i, q_i), (failed_c, status_c)
 
 
-def test_lanes_and_sequential_route_stop_at_the_same_sample(kites):
-    """In the kernels, at 229 samples: the inverse batch on lanes sends the block whose anchor or lanes left
-    the branch to the sequential route, which stops at the same sample, with the same status, as the
-    sequential kinematics sweep; that sample lies just past the near change point (theta = pi). (The C
-    route then defers to the numpy route, which follows the branch there in halved steps.)"""
+def test_lanes_and_sequential_route_agree_past_the_near_change_point(kites):
+    """In the kernels, at 229 samples: the inverse batch on lanes sends the blocks whose anchor or lanes
+    left the branch to the sequential route, whose continuation halves its steps there as the sequential
+    kinematics sweep does: none of the three stops, and their q are the sweep's."""
     numpy, c = kites
     assert c.library.meta["lanes"]
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)
-    (failed_k, status_k, _), (failed_i, status_i, _), (failed_c, status_c) = _kernels(c, theta)
-    assert status_k == status_i == status_c == DET_SIGN
-    assert failed_k == failed_i == failed_c
-    step = c.solver().step[0]
-    assert np.pi < theta[failed_k] < np.pi + step
+    (failed_k, _, q_k), (failed_i, _, q_i), (failed_c, _) = _kernels(c, theta)
+    assert failed_k == failed_i == failed_c == -1
+    assert np.max(np.abs(q_i - q_k)) < 1e-12
 
 
 def test_lanes_keep_the_anchor_branch(kites):
@@ -171,18 +150,19 @@ def test_lanes_keep_the_anchor_branch(kites):
         assert agree(table[col], t_num[col], 1e-9), col
 
 
-def test_c_parameter_sets_report_the_branch_change(kites):
-    """ms_inverse_sets flags a set whose kinematics leave the branch (its caller then runs the set on the
-    numpy route, which follows the branch in halved steps)."""
+def test_c_parameter_sets_follow_the_branch(kites):
+    """ms_inverse_sets follows the branch past the near change point as ms_inverse does (the same halved
+    steps): the same unknowns for the set as the single call."""
     numpy, c = kites
     from mechsym.kinematics import STEP_TOL
 
     solver = c.solver()
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)
     q0 = solver.sweep(theta[:1, None]).q[0]
-    failed, status, *_ = c.library.inverse_sets(theta, solver.params[None], q0[None], solver.col_scale[None],
-                                                np.array([solver.step[0]]), STEP_TOL)
-    assert status[0] == DET_SIGN and np.pi < theta[failed[0]] < np.pi + solver.step[0]
+    failed, status, _, _, u = c.library.inverse_sets(theta, solver.params[None], q0[None], solver.col_scale[None],
+                                                     np.array([solver.step[0]]), STEP_TOL)
+    single = c.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
+    assert failed[0] == single[0] == -1 and np.max(np.abs(u[0] - single[5])) <= 1e-9 * np.max(np.abs(single[5]))
 
 
 def test_c_forward_does_not_continue_on_the_other_branch(kites):

@@ -101,7 +101,7 @@ def test_two_exports_link_into_one_program(fourbar_system, tmp_path):
         P = prefix.upper()
         main += [f"  for (int i = 0; i < 4; ++i) th[i] = {P}_THETA_REF + 1.5 * i;",
                  f"  if ({prefix}_inverse(4, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, 1e-10, 30, 0.1, 0, coef, branch, u,"
-                 " &status) >= 0) return 1;",
+                 " &status, 0) >= 0) return 1;",
                  f'  for (int i = 0; i < 4; ++i) printf("%.17g %.17g\\n", th[i], u[i * {P}_NU * 3 + 3 * ({P}_NU - 1) + 2]);']
     main += ["  return 0;", "}"]
     (tmp_path / "main.c").write_text("\n".join(main) + "\n")

@@ -69,6 +69,9 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
     lu_det_sign_v(A, PV, SG);
     for (int l = 0; l < cnt; ++l) if (SG[l] != sign) return 0;
   }
+  branch_v(Q, p, SC, BR);
+  for (int l = 0; l < cnt; ++l)
+    for (int i = 0; i < NBRANCH_USED; ++i) if (!(BR[V(i)] > 0.0)) return 0;
   MS_SIMD_LOOP
   for (int l = 0; l < MS_LANES; ++l)
     for (int i = 0; i < NROW; ++i) R[V(i)] = i == NJ ? 1.0 : 0.0;
@@ -91,7 +94,6 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
   for (int l = 0; l < MS_LANES; ++l)
     for (int i = 0; i < NQ; ++i) R[V(i)] = -DX[V(i)];
   lu_solve_t_v(A, PV, R, U[2]);
-  branch_v(Q, p, SC, BR);
   MS_SIMD_LOOP
   for (int l = 0; l < MS_LANES; ++l) {
     double cm = 0.0, bm = 1.0, sum = 0.0;
@@ -136,7 +138,7 @@ static void third(const double *q, const double *sc, const double *p, const doub
    anchor, which then names the failing sample and its status. */
 static int inverse_blocks_to(int n, const double *th, const double *p, const double *q0, const double *scale,
                              double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min,
-                             const ms_sink *out, int *status) {
+                             const ms_sink *out, int *status, double *fail) {
   double q[NQ], sc[NSC], d[3][NQ], a[LU_NSLOT], mass[NQ], q_prev[NQ], rscale[NQ], tha = th[0], reach = hmax;
   int piv[LU_NBLOCK], turns = 0;
   for (int i = 0; i < NQ; ++i) rscale[i] = 1.0 / scale[i];
@@ -147,6 +149,8 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
   coefficients(q, sc, p, a, piv, d[0], d[1]);
   third(q, sc, p, a, piv, d[0], d[1], d[2]);
   const int sign = lu_det_sign(a, piv);  /* every anchor's: advance keeps it */
+  int signs[MS_NSIGN];
+  branch_signs(q, sc, p, a, piv, signs);
   for (int s0 = 0; s0 < n; s0 += MS_LANES) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s0; }
     const int cnt = n - s0 < MS_LANES ? n - s0 : MS_LANES;
@@ -156,7 +160,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
     const double tha_prev = tha;
     if (!near) {
       const double mid = th[s0 + (cnt - 1) / 2];
-      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns);
+      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns, signs, NULL);
       tha = mid;
       for (int l = 0; l < cnt && near; ++l) near = fabs(th[s0 + l] - mid) <= hmax;
       if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);
@@ -172,7 +176,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
     double t1[MS_LANES + 1], q1[(MS_LANES + 1) * NQ], c1[MS_LANES + 1], b1[MS_LANES + 1], u1[(MS_LANES + 1) * NROW * 3];
     t1[0] = tha_prev;
     memcpy(t1 + 1, th + s0, sizeof(double) * cnt);
-    const int failed = inverse_run(cnt + 1, t1, p, q_prev, scale, tol, maxit, hmax, q1, c1, b1, u1, status);
+    const int failed = inverse_run(cnt + 1, t1, p, q_prev, scale, tol, maxit, hmax, q1, c1, b1, u1, status, fail);
     const int good = failed < 0 ? cnt : (failed > 0 ? failed - 1 : 0);
     memcpy(coef_max + s0, c1 + 1, sizeof(double) * good);
     memcpy(branch_min + s0, b1 + 1, sizeof(double) * good);
@@ -191,9 +195,9 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
 
 static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                           int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status) {
+                          int *status, double *fail) {
   const ms_sink out = {u_out, NULL, NULL, 0, n};
-  return inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, &out, status);
+  return inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, &out, status, fail);
 }
 
 /* MS_FN(inverse) with the unknowns combined for nspeed speeds into columns: cols (NROW x nspeed x n),
@@ -201,19 +205,20 @@ static int inverse_blocks(int n, const double *th, const double *p, const double
    alpha, omega^2, 1), written as they are computed, so that no per-sample basis is stored. */
 int MS_FN(inverse_columns)(int n, const double *th, const double *p, const double *q0, const double *scale,
                            double tol, int maxit, double hmax, int nspeed, const double *coef, double *coef_max,
-                           double *branch_min, double *cols, int *status) {
+                           double *branch_min, double *cols, int *status, double *fail) {
   ms_handler old;
   const int caught = ms_catch(&old);
   const ms_sink out = {NULL, cols, coef, nspeed, n};
-  const int failed = inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, NULL, coef_max, branch_min, &out, status);
+  const int failed = inverse_blocks_to(n, th, p, q0, scale, tol, maxit, hmax, NULL, coef_max, branch_min, &out, status,
+                                       fail);
   ms_release(caught, &old);
   return failed;
 }
 #else
 static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                           int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status) {
-  return inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+                          int *status, double *fail) {
+  return inverse_run(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status, fail);
 }
 #endif
 #endif

@@ -13,7 +13,7 @@ int main(void) {
   int status = 0, n_events = 0;
   long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = PASIBOT_THETA_REF + 6.283185307179586 * i / N;
-  int failed = pasibot_inverse(N, th, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
+  int failed = pasibot_inverse(N, th, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE, tol, 30, 0.1, q, coef, branch, u, &status, 0);
   if (failed >= 0) { fprintf(stderr, "inverse failed at sample %d (status %d)\n", failed, status); return 1; }
   pasibot_points(N, q, PASIBOT_PARAMS, pts, 2 * PASIBOT_NPOINTS);
   printf("# points: theta8,A.x,A.y,B.x,B.y,D.x,D.y,slot.x,slot.y,P.x,P.y,P_f.x,P_f.y,E.x,E.y,K.x,K.y,L.x,L.y,C.x,C.y,F.x,F.y,H.x,H.y,Hp.x,Hp.y,M.x,M.y,S.x,S.y,G.x,G.y,Ep.x,Ep.y,heel.x,heel.y,toe.x,toe.y,E_f.x,E_f.y,K_f.x,K_f.y,L_f.x,L_f.y,C_f.x,C_f.y,F_f.x,F_f.y,H_f.x,H_f.y,Hp_f.x,Hp_f.y,M_f.x,M_f.y,S_f.x,S_f.y,G_f.x,G_f.y,Ep_f.x,Ep_f.y,heel_f.x,heel_f.y,toe_f.x,toe_f.y\n");
@@ -29,7 +29,7 @@ int main(void) {
   }
   static double om[N], f[N * 2], jac[N * 4];
   for (int i = 0; i < N; ++i) om[i] = omega;
-  failed = pasibot_ode(N, th, om, 0.0, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE, tol, 30, 0.1, f, jac, &status);
+  failed = pasibot_ode(N, th, om, 0.0, PASIBOT_PARAMS, PASIBOT_Q_REF, PASIBOT_SCALE, tol, 30, 0.1, f, jac, &status, 0);
   if (failed >= 0) { fprintf(stderr, "ode failed at sample %d (status %d)\n", failed, status); return 1; }
   printf("# ode: theta8,omega,thetadd,dthetadd/dtheta,dthetadd/domega\n");
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);

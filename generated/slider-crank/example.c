@@ -13,7 +13,7 @@ int main(void) {
   int status = 0, n_events = 0;
   long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = SLIDER_CRANK_THETA_REF + 6.283185307179586 * i / N;
-  int failed = slider_crank_inverse(N, th, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
+  int failed = slider_crank_inverse(N, th, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE, tol, 30, 0.1, q, coef, branch, u, &status, 0);
   if (failed >= 0) { fprintf(stderr, "inverse failed at sample %d (status %d)\n", failed, status); return 1; }
   slider_crank_points(N, q, SLIDER_CRANK_PARAMS, pts, 2 * SLIDER_CRANK_NPOINTS);
   printf("# points: theta,O.x,O.y,L.x,L.y,P.x,P.y,S.x,S.y\n");
@@ -29,7 +29,7 @@ int main(void) {
   }
   static double om[N], f[N * 2], jac[N * 4];
   for (int i = 0; i < N; ++i) om[i] = omega;
-  failed = slider_crank_ode(N, th, om, 0.0, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE, tol, 30, 0.1, f, jac, &status);
+  failed = slider_crank_ode(N, th, om, 0.0, SLIDER_CRANK_PARAMS, SLIDER_CRANK_Q_REF, SLIDER_CRANK_SCALE, tol, 30, 0.1, f, jac, &status, 0);
   if (failed >= 0) { fprintf(stderr, "ode failed at sample %d (status %d)\n", failed, status); return 1; }
   printf("# ode: theta,omega,thetadd,dthetadd/dtheta,dthetadd/domega\n");
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);

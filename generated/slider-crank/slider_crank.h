@@ -26,12 +26,15 @@ static const double SLIDER_CRANK_SCALE[9] = {0.15, 0.15, 1.0, 0.15, 0.15, 1.0, 0
 /* Inverse dynamics over n crank angles th (in path order, th[0] near the configuration q0).
    u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:
    U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.
-   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 5: interrupted by SIGINT,
-   which the long calls catch for their duration, restoring the previous handler; 6: det Phi_q changed sign
-   where the model declares no branch condition, i.e. the next sample lies on another assembly branch). */
+   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 4: a declared branch
+   condition changed sign, 5: interrupted by SIGINT, which the long calls catch for their duration, restoring
+   the previous handler; 6: det Phi_q changed sign where the model declares no branch condition). The
+   continuation between samples takes steps of at most hmax and halves a step that fails or changes those
+   signs, down to hmax * 1e-5; where it stops there, fail (2 + 2*NQ, or 0) receives the last solved angle,
+   the angle not reached, the configuration at the first and Newton's last iterate at the second. */
 int slider_crank_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-    int *status);
+    int *status, double *fail);
 /* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, q0 = Q0 + k*NQ (its
    configuration near th[0]), scale = SCALE + k*NQ, hmax = HMAX[k]; its outputs start at coef_max + k*n,
    branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k] and its status in status[k].
@@ -43,11 +46,12 @@ int slider_crank_inverse_sets(int nsets, int n, const double *th, const double *
    per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */
 int slider_crank_inverse_columns(int n, const double *th, const double *p, const double *q0,
     const double *scale, double tol, int maxit, double hmax, int nspeed, const double *coef,
-    double *coef_max, double *branch_min, double *cols, int *status);
+    double *coef_max, double *branch_min, double *cols, int *status, double *fail);
 /* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from
    q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */
 int slider_crank_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
-    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);
+    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,
+    double *fail);
 /* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of
    grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted,
    6 det Phi_q would change sign: another branch).

@@ -36,6 +36,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -391,6 +392,27 @@ def _ptr(a):
     return a.ctypes.data_as(_D)
 
 
+class Failure(NamedTuple):
+    """Where a C continuation (runtime/ms_kernels.h advance) stopped for good, a step shorter than twice the
+    floor still failing: the last solved angle and its configuration (theta_a, q_a), the angle not reached
+    (theta_b) and Newton's last iterate there (q_b); `converged` tells a change of branch (Newton converged
+    on another one) from a Newton failure (a limit position or a dead point)."""
+
+    status: int
+    theta_a: float
+    theta_b: float
+    q_a: np.ndarray
+    q_b: np.ndarray
+
+    @property
+    def converged(self) -> bool:
+        """Newton converged at theta_b, on another branch (or far from the prediction)."""
+        return self.status in (OFF_BRANCH, DET_SIGN, FAR)
+
+
+OFF_BRANCH, DET_SIGN, FAR = 4, 6, 7  # MS_OFF_BRANCH, MS_DET_SIGN, MS_FAR of runtime/ms_prelude.h
+
+
 def _interrupted(status):
     """Ctrl-C inside a long C call ends it with status INTERRUPTED: raise it as Python does."""
     if status == INTERRUPTED:
@@ -417,16 +439,16 @@ class CLibrary:
         dll.ms_branches.argtypes = [i, _D, _D, _D, i]
         dll.ms_mass.argtypes = [_D, _D]
         if meta["square"]:
-            dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I]
+            dll.ms_inverse.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I, _D]
             dll.ms_inverse.restype = i
-            dll.ms_kinematics.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _D, _I]
+            dll.ms_kinematics.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _D, _I, _D]
             dll.ms_kinematics.restype = i
             dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
             if meta.get("lanes"):
-                dll.ms_inverse_columns.argtypes = [i, _D, _D, _D, _D, d, i, d, i, _D, _D, _D, _D, _I]
+                dll.ms_inverse_columns.argtypes = [i, _D, _D, _D, _D, d, i, d, i, _D, _D, _D, _D, _I, _D]
                 dll.ms_inverse_columns.restype = i
-            dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I]
+            dll.ms_ode.argtypes = [i, _D, _D, d, _D, _D, _D, d, i, d, _D, _D, _I, _D]
             dll.ms_ode.restype = i
             dll.ms_forward.argtypes = [d, d, d, d, _D, i, d, d, _D, _D, _D, d, i, d, i, _I, _D, _I, _I, i, _D, _I, _D,
                                        _I, _D, ctypes.POINTER(ctypes.c_long), i, _D, ctypes.POINTER(ctypes.c_long), _I]
@@ -440,6 +462,17 @@ class CLibrary:
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             dll.ms_solve.restype = i
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
+
+    def _failure_record(self):
+        """The array a long call's continuation writes where it stops (theta_a, theta_b, q_a, q_b); NaN if not."""
+        return np.full(2 + 2 * self.nq, np.nan)
+
+    def _failure(self, failed, status, fail):
+        """The `Failure` a long call recorded, or None (it succeeded, or stopped before its continuation)."""
+        if failed < 0 or np.isnan(fail[0]):
+            return None
+        nq = self.nq
+        return Failure(status, float(fail[0]), float(fail[1]), fail[2:2 + nq].copy(), fail[2 + nq:].copy())
 
     # -- evaluation with the numpy backend's layout: groups (size, N) in, (out, N) or (N, r, c) out --
     @staticmethod
@@ -581,46 +614,51 @@ class CLibrary:
 
     def inverse(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1, want_q=False):
         """The inverse-dynamics basis along theta (N,) from q0 near theta[0], with per-sample largest
-        velocity coefficient and smallest branch condition (and q if asked)."""
+        velocity coefficient and smallest branch condition (and q if asked). `failure` (the continuation's
+        record where it stopped, see `Failure`) is the last item."""
         n = len(theta)
         th = np.ascontiguousarray(theta, float)
         q_out = np.empty((n, self.nq)) if want_q else None
         coef, branch = np.empty(n), np.empty(n)
         u_out = np.empty((n, self.nrow, 3))
         status = ctypes.c_int(0)
+        fail = self._failure_record()
         failed = self.dll.ms_inverse(n, _ptr(th), _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)),
                                      _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax,
                                      _ptr(q_out) if want_q else None, _ptr(coef), _ptr(branch), _ptr(u_out),
-                                     ctypes.byref(status))
-        return failed, _interrupted(status.value), q_out, coef, branch, u_out
+                                     ctypes.byref(status), _ptr(fail))
+        return failed, _interrupted(status.value), q_out, coef, branch, u_out, self._failure(failed, status.value, fail)
 
     def kinematics(self, theta, params, q0, col_scale, tol, maxit=30, hmax=0.1):
         """One-coordinate kinematics along theta (N,) from q0 near theta[0], in one call: (index of the first
         sample that failed or -1, its status, q, dq/dtheta, d2q/dtheta2 (N, nq) each, the largest velocity
-        coefficient and the smallest branch condition per sample)."""
+        coefficient and the smallest branch condition per sample, and the continuation's `Failure` or None)."""
         n = len(theta)
         th = np.ascontiguousarray(theta, float)
         q, dq, ddq = (np.empty((n, self.nq)) for _ in range(3))
         coef, branch, status = np.empty(n), np.empty(n), ctypes.c_int(0)
+        fail = self._failure_record()
         failed = self.dll.ms_kinematics(n, _ptr(th), _ptr(self._params(params)), _ptr(np.ascontiguousarray(q0, float)),
                                         _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, _ptr(q),
-                                        _ptr(dq), _ptr(ddq), _ptr(coef), _ptr(branch), ctypes.byref(status))
-        return failed, _interrupted(status.value), q, dq, ddq, coef, branch
+                                        _ptr(dq), _ptr(ddq), _ptr(coef), _ptr(branch), ctypes.byref(status), _ptr(fail))
+        return failed, _interrupted(status.value), q, dq, ddq, coef, branch, self._failure(failed, status.value, fail)
 
     def inverse_columns(self, theta, params, q0, col_scale, tol, coef, maxit=30, hmax=0.1):
         """`inverse` with the unknowns combined for S speeds as they are computed (coef (S, 3): alpha,
         omega^2, 1 per speed): failed, status, coef_max and branch (N,), and the columns (nrow, S, N). Only
-        for a library with lanes (meta["lanes"])."""
+        for a library with lanes (meta["lanes"]); the continuation's `Failure` or None last."""
         n, coef = len(theta), np.ascontiguousarray(coef, float).reshape(-1, 3)
         th = np.ascontiguousarray(theta, float)
         coef_max, branch = np.empty(n), np.empty(n)
         cols = np.empty((self.nrow, len(coef), n))
         status = ctypes.c_int(0)
+        fail = self._failure_record()
         failed = self.dll.ms_inverse_columns(n, _ptr(th), _ptr(self._params(params)),
                                              _ptr(np.ascontiguousarray(q0, float)),
                                              _ptr(np.ascontiguousarray(col_scale, float)), tol, maxit, hmax, len(coef),
-                                             _ptr(coef), _ptr(coef_max), _ptr(branch), _ptr(cols), ctypes.byref(status))
-        return failed, _interrupted(status.value), coef_max, branch, cols
+                                             _ptr(coef), _ptr(coef_max), _ptr(branch), _ptr(cols), ctypes.byref(status),
+                                             _ptr(fail))
+        return failed, _interrupted(status.value), coef_max, branch, cols, self._failure(failed, status.value, fail)
 
     def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
         """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):
@@ -638,16 +676,18 @@ class CLibrary:
 
     def ode(self, theta, omega, torque, params, q0, col_scale, tol, maxit=30, hmax=0.1):
         """The reduced ODE's right-hand side (N, 2) and exact Jacobian (N, 2, 2) along theta (N,) from q0
-        near theta[0]; returns failed (-1 or the first failing sample), status, f, jac."""
+        near theta[0]; returns failed (-1 or the first failing sample), status, f, jac and the continuation's
+        `Failure` or None."""
         n = len(theta)
         th = np.ascontiguousarray(theta, float)
         om = np.ascontiguousarray(np.broadcast_to(np.asarray(omega, float), th.shape))
         f, jac = np.empty((n, 2)), np.empty((n, 2, 2))
         status = ctypes.c_int(0)
+        fail = self._failure_record()
         failed = self.dll.ms_ode(n, _ptr(th), _ptr(om), float(torque), _ptr(self._params(params)),
                                  _ptr(np.ascontiguousarray(q0, float)), _ptr(np.ascontiguousarray(col_scale, float)),
-                                 tol, maxit, hmax, _ptr(f), _ptr(jac), ctypes.byref(status))
-        return failed, _interrupted(status.value), f, jac
+                                 tol, maxit, hmax, _ptr(f), _ptr(jac), ctypes.byref(status), _ptr(fail))
+        return failed, _interrupted(status.value), f, jac, self._failure(failed, status.value, fail)
 
     def forward(self, torque, theta0, omega0, t_end, grid, rtol, atol, params, q0, row_scale, tol, events=(),
                 maxit=30, hmax=0.1, max_events=10000, dense=False, what="a forward run"):

@@ -102,7 +102,7 @@ def _columns_declaration(prefix, meta) -> list:
         "   per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */",
         f"int {prefix}_inverse_columns(int n, const double *th, const double *p, const double *q0,",
         "    const double *scale, double tol, int maxit, double hmax, int nspeed, const double *coef,",
-        "    double *coef_max, double *branch_min, double *cols, int *status);",
+        "    double *coef_max, double *branch_min, double *cols, int *status, double *fail);",
     ]
 
 
@@ -142,12 +142,15 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "/* Inverse dynamics over n crank angles th (in path order, th[0] near the configuration q0).",
         "   u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:",
         "   U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.",
-        "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 5: interrupted by SIGINT,",
-        "   which the long calls catch for their duration, restoring the previous handler; 6: det Phi_q changed sign",
-        "   where the model declares no branch condition, i.e. the next sample lies on another assembly branch). */",
+        "   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 4: a declared branch",
+        "   condition changed sign, 5: interrupted by SIGINT, which the long calls catch for their duration, restoring",
+        "   the previous handler; 6: det Phi_q changed sign where the model declares no branch condition). The",
+        "   continuation between samples takes steps of at most hmax and halves a step that fails or changes those",
+        "   signs, down to hmax * 1e-5; where it stops there, fail (2 + 2*NQ, or 0) receives the last solved angle,",
+        "   the angle not reached, the configuration at the first and Newton's last iterate at the second. */",
         f"int {prefix}_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,",
         "    double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,",
-        "    int *status);",
+        "    int *status, double *fail);",
         "/* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, q0 = Q0 + k*NQ (its",
         "   configuration near th[0]), scale = SCALE + k*NQ, hmax = HMAX[k]; its outputs start at coef_max + k*n,",
         "   branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k] and its status in status[k].",
@@ -159,7 +162,8 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "/* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from",
         "   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */",
         f"int {prefix}_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,",
-        "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status);",
+        "    const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,",
+        "    double *fail);",
         "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of",
         "   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted,",
         "   6 det Phi_q would change sign: another branch).",
@@ -220,7 +224,7 @@ int main(void) {{
   int status = 0, n_events = 0;
   long nfev = 0, n_rec = 0;
   for (int i = 0; i < N; ++i) th[i] = {P}_THETA_REF + 6.283185307179586 * i / N;
-  int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, q, coef, branch, u, &status);
+  int failed = {prefix}_inverse(N, th, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, q, coef, branch, u, &status, 0);
   if (failed >= 0) {{ fprintf(stderr, "inverse failed at sample %d (status %d)\\n", failed, status); return 1; }}
   {prefix}_points(N, q, {P}_PARAMS, pts, 2 * {P}_NPOINTS);
   printf("# points: {coord},{point_cols}\\n");
@@ -236,7 +240,7 @@ int main(void) {{
   }}
   static double om[N], f[N * 2], jac[N * 4];
   for (int i = 0; i < N; ++i) om[i] = omega;
-  failed = {prefix}_ode(N, th, om, 0.0, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, f, jac, &status);
+  failed = {prefix}_ode(N, th, om, 0.0, {P}_PARAMS, {P}_Q_REF, {P}_SCALE, tol, 30, 0.1, f, jac, &status, 0);
   if (failed >= 0) {{ fprintf(stderr, "ode failed at sample %d (status %d)\\n", failed, status); return 1; }}
   printf("# ode: {coord},omega,thetadd,dthetadd/dtheta,dthetadd/domega\\n");
   for (int i = 0; i < N; ++i) printf("%.17g,%.17g,%.17g,%.17g,%.17g\\n", th[i], om[i], f[2 * i + 1], jac[4 * i + 2], jac[4 * i + 3]);

@@ -16,9 +16,19 @@ static void rotate_trig(double *sc, const double *dx) {
   }
 }
 
-/* Newton on Phi(q, th) = 0 from q until a correction step is below tol (relative to the row scales),
-   so that q is then exact to rounding; on return a holds the factorisation at the final q.
-   Returns 0 on success, 1 if it did not converge, 2 if the Jacobian is singular. */
+/* After a Newton step below MS_CHORD_TOL (relative; mechsym.kinematics.CHORD_TOL), one chord step (the
+   same factorisation, a new residual) finishes, as the numpy route's Newton does: its error is about
+   step * (error after the step), far below rounding, also near a dead point, where rounding keeps full
+   steps from falling below tol. */
+#define MS_CHORD_TOL 1e-8
+/* A Newton step is clipped to MS_MAX_STEP of each coordinate's scale (mechsym.kinematics.Solver.max_step),
+   so that a step from a poor prediction cannot carry an angle a whole turn away. */
+#define MS_MAX_STEP 0.5
+
+/* Newton on Phi(q, th) = 0 from q until a correction step is below tol (relative to the row scales), or
+   below MS_CHORD_TOL and followed by one chord step, so that q is then exact to rounding; on return a holds
+   the factorisation at the final q. Returns 0 on success, 1 if it did not converge, 2 if the Jacobian is
+   singular. */
 static int newton(double *q, double *sc, const double *th, const double *p, const double *scale, double tol,
                   int maxit, double *a, int *piv) {
   double r[NROW], dx[NQ];
@@ -29,9 +39,19 @@ static int newton(double *q, double *sc, const double *th, const double *p, cons
     if (lu_factor(a, piv)) return 2;
     lu_solve(a, piv, r, dx);
     double step = 0.0;
-    for (int i = 0; i < NQ; ++i) { q[i] -= dx[i]; double v = fabs(dx[i]) / scale[i]; if (!(v <= step)) step = v; }
-    if (step <= tol) {
+    for (int i = 0; i < NQ; ++i) {
+      const double v = fabs(dx[i]) / scale[i], cap = MS_MAX_STEP * scale[i];
+      q[i] -= v <= MS_MAX_STEP ? dx[i] : (dx[i] > 0.0 ? cap : -cap);
+      if (!(v <= step)) step = v;
+    }
+    if (step <= MS_CHORD_TOL) {
       rotate_trig(sc, dx);
+      if (step > tol) {  /* the chord step */
+        phi1_s(q, th, p, sc, r);
+        lu_solve(a, piv, r, dx);
+        for (int i = 0; i < NQ; ++i) q[i] -= dx[i];
+        rotate_trig(sc, dx);
+      }
       jac_slots(q, sc, p, a);
       return lu_factor(a, piv) ? 2 : 0;
     }
@@ -96,27 +116,78 @@ static void turn_trig(double *sc, const double *q_old, const double *q_new, int 
   }
 }
 
+/* The smallest continuation step, relative to the largest (hmax): mechsym.kinematics.STEP_FLOOR / STEP, so
+   that the floor is 1e-6 of the coordinate's scale on both backends. */
+#define MS_STEP_FLOOR 1e-5
+/* The deepest halving: hmax / 2^40 lies far below the floor. */
+#define MS_MAX_HALVINGS 40
+/* The signs that must not change along a branch (Solver.signature's rule): each declared branch condition's,
+   or where none is declared the sign of det Phi_q (factored in a): it changes only through a dead point. */
+#define MS_NSIGN (NBRANCH_USED ? NBRANCH_USED : 1)
+static void branch_signs(const double *q, const double *sc, const double *p, const double *a, const int *piv,
+                         int *sign) {
+  if (!NBRANCH_USED) { sign[0] = lu_det_sign(a, piv); return; }
+  double br[NBRANCH];
+  branch1_s(q, p, sc, br);
+  for (int i = 0; i < NBRANCH_USED; ++i) sign[i] = br[i] > 0.0;
+}
+
+/* One step from the solved (q, sc, dq, ddq at tha, factorised in a) to thb: second-order prediction, Newton.
+   Returns 0 with everything at thb, or the status of the failure: 1 or 2 (Newton), MS_FAR (Newton converged
+   farther than its largest step from the prediction: an angle may have gone a whole turn, which the signs
+   below cannot tell), MS_OFF_BRANCH (a declared condition changed sign) or MS_DET_SIGN (det Phi_q did). */
+static int advance_step(double *q, double *sc, double *dq, double *ddq, double tha, double thb, const double *p,
+                        const double *scale, double tol, int maxit, double *a, int *piv, int *turns, const int *sign) {
+  double q_old[NQ], pred[NQ];
+  int now[MS_NSIGN];
+  memcpy(q_old, q, sizeof q_old);
+  predict(q, dq, ddq, thb - tha);
+  memcpy(pred, q, sizeof pred);
+  turn_trig(sc, q_old, q, turns);
+  const int status = newton_warm(q, sc, &thb, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  for (int i = 0; i < NQ; ++i) if (!(fabs(q[i] - pred[i]) <= MS_MAX_STEP * scale[i])) return MS_FAR;
+  branch_signs(q, sc, p, a, piv, now);
+  if (memcmp(now, sign, sizeof now)) return NBRANCH_USED ? MS_OFF_BRANCH : MS_DET_SIGN;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  return 0;
+}
+
 /* Solve the one-coordinate configuration at th1 from a solved (q, dq, ddq) at th0 (factorised in a, piv), in
-   steps of at most hmax; on return q, dq, ddq, a are at th1. Where no branch condition is declared, each
-   step keeps the sign of det Phi_q (Solver.signature's rule): a change means that a dead point lies between
-   and the step landed on another assembly branch (MS_DET_SIGN). */
+   steps of at most hmax, each kept on the branch whose signs (branch_signs) the caller took at the start of
+   its path, `sign`; on return q, dq, ddq, a are at th1. A step that Newton cannot complete from its
+   prediction, that lands far from it or that changes those signs is retried in halves (the first half, then
+   the rest), halved again as needed, as mechsym.kinematics.Solver._refine does; only a step shorter than
+   twice the floor (MS_STEP_FLOOR hmax) fails for good, with that step's status. `fail` (2 + 2 NQ, or NULL)
+   then receives the last solved angle, the angle not reached, the configuration solved at the first and
+   Newton's last iterate at the second, from which the caller names the limit position, dead point or
+   change of branch; q, dq, ddq, a are left at the last solved angle. */
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
-                   const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns) {
-  const double span = th1 - th0;
-  const int sign = NBRANCH_USED ? 0 : lu_det_sign(a, piv);
+                   const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
+                   const int *sign, double *fail) {
+  const double span = th1 - th0, floor = MS_STEP_FLOOR * hmax;
   int steps = (int)ceil(fabs(span) / hmax);
   if (steps < 1) steps = 1;
+  double tha = th0;
   for (int s = 1; s <= steps; ++s) {
-    const double h = span / steps;
-    const double th = th0 + span * s / steps;
-    double q_old[NQ];
-    memcpy(q_old, q, sizeof q_old);
-    predict(q, dq, ddq, h);
-    turn_trig(sc, q_old, q, turns);
-    const int status = newton_warm(q, sc, &th, p, scale, tol, maxit, a, piv);
-    if (status) return status;
-    if (!NBRANCH_USED && lu_det_sign(a, piv) != sign) return MS_DET_SIGN;
-    coefficients(q, sc, p, a, piv, dq, ddq);
+    double ends[MS_MAX_HALVINGS + 1];  /* the angles still to reach from tha, nearest last */
+    int depth = 0;
+    ends[0] = th0 + span * s / steps;
+    while (depth >= 0) {
+      const double thb = ends[depth];
+      double q_a[NQ];
+      memcpy(q_a, q, sizeof q_a);
+      const int status = advance_step(q, sc, dq, ddq, tha, thb, p, scale, tol, maxit, a, piv, turns, sign);
+      if (!status) { tha = thb; --depth; continue; }
+      if (fail) { fail[0] = tha; fail[1] = thb; memcpy(fail + 2, q_a, sizeof q_a); memcpy(fail + 2 + NQ, q, sizeof q_a); }
+      memcpy(q, q_a, sizeof q_a);  /* back to the last solved state: its sines, factorisation, coefficients */
+      trig1(q, sc);
+      jac_slots(q, sc, p, a);
+      lu_factor(a, piv);
+      coefficients(q, sc, p, a, piv, dq, ddq);
+      if (!(0.5 * fabs(thb - tha) >= floor) || depth == MS_MAX_HALVINGS) return status;
+      ends[++depth] = 0.5 * (tha + thb);
+    }
   }
   return 0;
 }
@@ -203,18 +274,19 @@ int MS_FN(track)(double *q, const double *th, const double *thd, const double *p
    6 det Phi_q changed sign: another branch). */
 static int inverse_run(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                        int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                       int *status) {
+                       int *status, double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ], rhs[NQ], app[NQ], u[NROW], br[NBRANCH];
-  int piv[LU_NBLOCK], turns = 0;
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
   for (int s = 0; s < n; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s; }
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail);
       if (*status) return s;
     }
     applied1_s(q, p, sc, app);
@@ -243,13 +315,15 @@ static int inverse_run(int n, const double *th, const double *p, const double *q
 /* inverse_run's results in blocks of samples solved independently (ms_blocks.h, included after this file) */
 static int inverse_blocks(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                           int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
-                          int *status);
+                          int *status, double *fail);
 
 int MS_FN(inverse)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
-               int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status) {
+               int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out, int *status,
+               double *fail) {
   ms_handler old;
   const int caught = ms_catch(&old);
-  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status);
+  const int failed = inverse_blocks(n, th, p, q0, scale, tol, maxit, hmax, q_out, coef_max, branch_min, u_out, status,
+                                    fail);
   ms_release(caught, &old);
   return failed;
 }
@@ -268,7 +342,7 @@ int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, con
   for (int k = 0; k < nsets; ++k) {
     const size_t off = (size_t)k * n;
     failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
-                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k);
+                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k, NULL);
     if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
   }
   ms_release(caught, &old);
@@ -314,18 +388,20 @@ static void reduced_ode(const double *q, const double *sc, const double *dq, con
    index of the first sample that failed (*status 1: no convergence, 2: singular, 5: interrupted, 6: det Phi_q
    changed sign). */
 static int ode_run(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
-                   const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+                   const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,
+                   double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
-  int piv[LU_NBLOCK], turns = 0;
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
   for (int s = 0; s < n; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s; }
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail);
       if (*status) return s;
     }
     reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
@@ -334,10 +410,11 @@ static int ode_run(int n, const double *th, const double *om, double torque, con
 }
 
 int MS_FN(ode)(int n, const double *th, const double *om, double torque, const double *p, const double *q0,
-           const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status) {
+           const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,
+           double *fail) {
   ms_handler old;
   const int caught = ms_catch(&old);
-  const int failed = ode_run(n, th, om, torque, p, q0, scale, tol, maxit, hmax, f_out, jac_out, status);
+  const int failed = ode_run(n, th, om, torque, p, q0, scale, tol, maxit, hmax, f_out, jac_out, status, fail);
   ms_release(caught, &old);
   return failed;
 }
@@ -347,18 +424,22 @@ int MS_FN(ode)(int n, const double *th, const double *om, double torque, const d
    convergence, 2 singular, 5 interrupted, 6 det Phi_q changed sign). */
 int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0, const double *scale, double tol,
                   int maxit, double hmax, double *q_out, double *dq_out, double *ddq_out, double *coef_max,
-                  double *branch_min, int *status) {
+                  double *branch_min, int *status, double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], br[NBRANCH];
-  int piv[LU_NBLOCK], turns = 0, failed = -1;
+  int piv[LU_NBLOCK], turns = 0, failed = -1, sign[MS_NSIGN];
   ms_handler old;
   const int caught = ms_catch(&old);
   memcpy(q, q0, sizeof q);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) failed = 0;
-  else coefficients(q, sc, p, a, piv, dq, ddq);
+  else {
+    coefficients(q, sc, p, a, piv, dq, ddq);
+    branch_signs(q, sc, p, a, piv, sign);
+  }
   for (int s = 0; s < n && failed < 0; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; failed = s; break; }
-    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns))) {
+    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign,
+                                    fail))) {
       failed = s;
       break;
     }
