@@ -95,7 +95,10 @@ def run(args):
     """The warm inverse: its exit code, or None where the manifest does not cover the request."""
     if not _applies(args):
         return None
+    from mechsym.cli_args import check_command_outputs
     from mechsym.sweep_warm import load_manifest
+
+    check_command_outputs(args)  # refused before any work, as on the full route
 
     m = load_manifest(manifest_path(args.model), VERSION)
     if m is None:

@@ -303,8 +303,10 @@ def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tm
     assert len(calls) == 1
 
 
-def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, monkeypatch):
+def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, monkeypatch, tmp_path):
     from mechsym.codegen import c_backend
+
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))  # a machine without a compiler has nothing compiled
 
     def missing(*args, **kwargs):
         raise c_backend.CompilerMissing("no C compiler found")

@@ -50,6 +50,21 @@ def test_what_the_manifest_does_not_cover_goes_the_full_route(cache):
     assert "heavy: []" not in err                       # another first sample: its configuration is not known
 
 
+def test_a_warm_run_refuses_an_unwritable_output_before_any_work(cache, tmp_path):
+    """The warm route checks its outputs as the full route does: exit 2, one line naming the option's
+    problem (before, a warm repeat wrote into /proc late and named the OS error, and a file in the way of
+    the output's folder ended in an internal error)."""
+    mechsym(["inverse", "fourbar", "--omega", "3", "--samples", "6"], cache)
+    (tmp_path / "blocker").write_text("a file")
+    env = dict(os.environ, MECHSYM_CACHE=str(cache))
+    for out, message in (("/proc/t.csv", "cannot write in '/proc'"), (str(tmp_path / "blocker" / "t.csv"),
+                                                                      "is a file, not a folder")):
+        proc = subprocess.run([sys.executable, "-c", PROBE, "inverse", "fourbar", "--omega", "3", "--samples", "6",
+                               "--out", out], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert proc.returncode == 2 and message in proc.stderr and "heavy: []" in proc.stderr, proc.stderr
+        assert proc.stderr.count("error:") == 1
+
+
 def test_a_changed_model_file_is_not_served_from_an_old_manifest(cache, tmp_path):
     model = tmp_path / "bar.py"
     model.write_text((ROOT / "mechanisms" / "fourbar.py").read_text())
