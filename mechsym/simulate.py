@@ -273,6 +273,7 @@ class CTracker:
         self.walk = library.walker(solver.params, solver.col_scale, STEP_TOL, solver.step[0]) \
             if hasattr(library, "walker") and len(self.theta) == 1 else None   # (C, one coordinate)
         self._recent = deque([(self.theta, self.q)], maxlen=RECENT)
+        self._keep = self._recent.append
         self._inv_col = 1.0 / solver.col_scale
         self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
 
@@ -298,7 +299,7 @@ class CTracker:
             a0 = fac.solve(-s.f.gamma(q, jq @ thetad, s.params)[None])[0]
             app = None
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
-        self._recent.append((th, q))
+        self._keep((th, q))
         return q, jq, a0, app
 
     def _walked(self, th, thetad):
@@ -357,7 +358,7 @@ class CTracker:
         if max(moved.max(), -moved.min()) > FAR:
             return None
         self.q, self.theta, self.jq, self.factor = q, th, jq, None
-        self._recent.append((th, q))
+        self._keep((th, q))
         return q, jq, base, coef
 
 
