@@ -304,9 +304,12 @@ class CTracker:
 
     def _walked(self, th, thetad):
         """The state at th (one coordinate) by ms_walk from the nearest solved state: (q, J, a0, applied,
-        factor), or StepRejected (a trial state more than MAX_WALK continuation steps from every solved one,
-        a limit position, a dead point or a change of branch on the way), the tracker unchanged."""
+        factor), or StepRejected (a non-finite coordinate, a trial state more than MAX_WALK continuation steps
+        from every solved one, a limit position, a dead point or a change of branch on the way), the tracker
+        unchanged."""
         s = self.solver
+        if not np.isfinite(th[0]):  # a stage after a rejected one
+            raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
         theta0, q0 = self._nearest(th[0])
         if abs(th[0] - theta0) > MAX_WALK * s.step[0]:
             raise StepRejected(f"mechanism '{s.con.mechanism.name}': the trial state "

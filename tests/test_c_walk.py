@@ -85,8 +85,8 @@ def test_walks_follow_the_numpy_route(spy, case):
 
 
 def test_a_walk_that_stops_is_a_rejected_step_named_as_on_numpy(spy):
-    """On the kite without a gap (a dead point at pi): a state at the dead point, past it, or more than 64
-    continuation steps away is StepRejected with the numpy tracker's message, the tracker left at its last
+    """On the kite without a gap (a dead point at pi): a state at the dead point, past it, more than 64
+    continuation steps away or non-finite (a stage after a rejected one) is StepRejected with the numpy tracker's message, the tracker left at its last
     solved state; a reachable state gives the numpy tracker's configuration."""
     trackers = []
     for backend in ("numpy", "c"):
@@ -97,7 +97,7 @@ def test_a_walk_that_stops_is_a_rejected_step_named_as_on_numpy(spy):
     spy["at"] = 0
     q_num, q_c = num.state([2.9], [1.0])[0], c.state([2.9], [1.0])[0]
     assert agree(q_c, q_num, 1e-12)
-    for th in (np.pi, 3.5, 60.0):
+    for th in (np.pi, 3.5, 60.0, np.nan):
         messages = []
         for t in (num, c):
             with pytest.raises(StepRejected) as exc:
@@ -105,7 +105,7 @@ def test_a_walk_that_stops_is_a_rejected_step_named_as_on_numpy(spy):
             messages.append(str(exc.value).split(" (condition number")[0])
             assert t.theta[0] == 2.9
         assert messages[0] == messages[1], th
-    assert spy["at"] == 4 and spy["walk"] == 3  # the numpy tracker's own four calls; C walked each time
+    assert spy["at"] == 5 and spy["walk"] == 4  # the numpy tracker's own five calls; C walked each time
 
 
 def test_several_coordinates_still_hand_over(spy, monkeypatch):
@@ -121,3 +121,19 @@ def test_several_coordinates_still_hand_over(spy, monkeypatch):
     spy["at"] = 0
     assert agree(c.rhs(0.0, y), num.rhs(0.0, y), 1e-12)
     assert spy["at"] >= 1 and spy["walk"] == 0
+
+
+def test_ms_walk_refuses_a_target_it_cannot_step_to():
+    """ms_walk returns status 1, q untouched, for a non-finite target or one more than 10^6 steps away
+    (its step count would overflow), and reaches a target within reach as the numpy sweep does."""
+    from mechsym.kinematics import STEP_TOL
+
+    s = derive(fourbar.build(), "c")
+    solver = s.solver()
+    q0 = solver.sweep(np.array([[0.0]])).q[0]
+    walk = s.library.walker(solver.params, solver.col_scale, STEP_TOL, solver.step[0])
+    for target in (np.nan, np.inf, 2e6 * solver.step[0]):
+        status, q, *_ = walk(q0, 0.0, target, [1.0])
+        assert status == 1 and np.array_equal(q, q0), target
+    status, q, *_ = walk(q0, 0.0, 2.5, [1.0])
+    assert status == 0 and agree(q, solver.sweep(np.array([[2.5]])).q[0], 1e-12)

@@ -271,12 +271,13 @@ int MS_FN(track)(double *q, const double *th, const double *thd, const double *p
    kept on the branch whose signs q has at th0), then the state at th1 as ms_track gives it (J, a0, app and
    the factorisation into lu, lu_piv unless NULL). Returns 0, or the status where the walk stopped for good
    (q then at the last solved angle, `fail` (2 + 2 NQ, or NULL) as advance writes it), or 1 if Newton does
-   not settle q at th0 or the mechanism has several coordinates. */
+   not settle q at th0, the mechanism has several coordinates or th1 is not within 10^6 steps of th0 (or
+   not finite). */
 int MS_FN(walk)(double *q, double th0, double th1, const double *thd, const double *p, const double *scale, double tol,
             int maxit, double hmax, double *jq, double *a0, double *app, double *lu, int *lu_piv, double *fail) {
   double sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT];
   int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
-  if (NTH != 1) return 1;
+  if (NTH != 1 || !(fabs(th1 - th0) <= 1e6 * hmax)) return 1;
   int status = newton(q, sc, &th0, p, scale, tol, maxit, a, piv);
   if (status) return status;
   coefficients(q, sc, p, a, piv, dq, ddq);
