@@ -6,8 +6,8 @@ lambdified over the same arrays (closed-form positions, vectorised: the torque a
 transcendental-call count of the generated per-sample code and the time the machine's measured peak
 (SIMD width x FMA x clock, from a small C kernel compiled here) implies; 2 s of forward motion on every
 route (C with and without the dense solution kept), each with its error against a tight reference (rtol
-1e-13) printed beside its time, and PyDy's lambdify and Cython right-hand sides. Every timed route gets
-the same number of repeats (best of REPEAT).
+1e-13) printed beside its time, simulate on C (solve_ivp over the tracked configuration), and PyDy's
+lambdify and Cython right-hand sides. Every timed route gets the same number of repeats (best of REPEAT).
 
     python benchmarks/bench_fourbar.py [--quick]
 
@@ -233,6 +233,15 @@ def main():
     t_run = best_of(bare)
     row(f"mechsym C, no dense solution kept ({bare().nfev} rhs)", t_run, None, ref_cython,
         note=f"   error {error(bare()['theta']):.1e}")
+    # simulate: solve_ivp's DOP853 (as PyDy's routes) over a right-hand side that tracks the configuration,
+    # on C one ms_track_rows call per state (CTracker; ms_walk where a stage lies far from the last state)
+    from mechsym.simulate import simulate
+
+    sim = lambda: simulate(c, [0.0], [0.0], T_END, dt=T_END / 200, rtol=RTOL)  # noqa: E731
+    t_run = best_of(sim)
+    run = sim()
+    row(f"mechsym C simulate: solve_ivp DOP853, rtol {RTOL:g} ({run.nfev} rhs)", t_run, None, ref_cython,
+        note=f"   error {error(run['theta']):.1e}")
     print("\n(ratios: peer time / mechsym time; inverse rows against the vectorised sympy.physics.mechanics "
           "route, the numpy forward row against PyDy's lambdify route, the C forward row against PyDy's "
           "Cython route; errors: max |theta - reference| / max |reference| on a 201-point grid)")

@@ -255,8 +255,12 @@ class CTracker:
     """ConfigurationTracker's job in one call of the C backend's ms_track per state: Newton from the
     first-order prediction off the previous solution, J, the acceleration offset a0, the applied forces
     and the factorisation of Phi_q (`factor`, for the caller's solves). A state where C does not converge,
-    that lies far from its prediction on another branch, or where J is large goes through
-    ConfigurationTracker, which continues to it, rejects it (StepRejected) or names the failure."""
+    that lies far from its prediction on another branch, or where J is large is walked to in C (ms_walk:
+    advance's checked continuation steps, halved as needed) from the nearest recently solved state, shifted
+    by whole crank periods as ConfigurationTracker._nearest does; a walk that stops is StepRejected, named
+    as the continuation names it. A mechanism with several coordinates (advance is one-coordinate), and
+    the numpy backend's rendering (scalar_python.ScalarTracker), hand such a state to ConfigurationTracker
+    instead."""
 
     def __init__(self, solver, library, theta0, q0=None):
         from mechsym.kinematics import STEP_TOL
@@ -266,6 +270,10 @@ class CTracker:
         self.track = library.tracker(solver.params, solver.col_scale, STEP_TOL)
         self.library, self._row_calls = library, {}
         self.factor = self.fallback.factor
+        self.walk = library.walker(solver.params, solver.col_scale, STEP_TOL, solver.step[0]) \
+            if hasattr(library, "walker") and len(self.theta) == 1 else None   # (C, one coordinate)
+        self._recent = deque([(self.theta, self.q)], maxlen=RECENT)
+        self._keep = self._recent.append
         self._inv_col = 1.0 / solver.col_scale
         self._rel_max = float(np.max(solver.coord_scale) / np.min(solver.col_scale))
 
@@ -281,7 +289,9 @@ class CTracker:
         moved = (q - pred) * self._inv_col
         if ok and max(moved.max(), -moved.min()) > FAR:
             ok = np.array_equal(s.signature(q[None])[0], self.fallback.sign)
-        if not ok:                                          # the numpy route continues, rejects or names it
+        if not ok and self.walk is not None:                # C continues to it, or rejects it
+            q, jq, a0, app, fac = self._walked(th, thetad)
+        elif not ok:                                        # the numpy route continues, rejects or names it
             fb = self.fallback
             fb.q, fb.theta, fb.jq = self.q, self.theta, self.jq
             fb.factor = s.f.factor(self.q, s.params)
@@ -289,7 +299,47 @@ class CTracker:
             a0 = fac.solve(-s.f.gamma(q, jq @ thetad, s.params)[None])[0]
             app = None
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
+        self._keep((th, q))
         return q, jq, a0, app
+
+    def _walked(self, th, thetad):
+        """The state at th (one coordinate) by ms_walk from the nearest solved state: (q, J, a0, applied,
+        factor), or StepRejected (a non-finite coordinate, a trial state more than MAX_WALK continuation steps
+        from every solved one, a limit position, a dead point or a change of branch on the way), the tracker
+        unchanged."""
+        s = self.solver
+        if not np.isfinite(th[0]):  # a stage after a rejected one
+            raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
+        theta0, q0 = self._nearest(th[0])
+        if abs(th[0] - theta0) > MAX_WALK * s.step[0]:
+            raise StepRejected(f"mechanism '{s.con.mechanism.name}': the trial state "
+                               f"{s.con.mechanism.coordinates[0].name} = {th[0]:.6g} lies more than {MAX_WALK} "
+                               f"continuation steps from the last solved one")
+        status, q, jq, a0, app, fac, stop = self.walk(q0, theta0, th[0], thetad)
+        try:
+            if status and stop is None:
+                raise AssemblyError(f"mechanism '{s.con.mechanism.name}': Newton does not settle the solved state "
+                                    f"at {theta0:.6g} (status {status})")
+            if status:
+                s.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
+            if not s.coefficient_size(jq[None])[0] <= SUSPECT:  # non-finite or large: a dead point is named there
+                s.check_dead_points(q[None], th[None], jq[None])
+        except (AssemblyError, SingularError) as exc:
+            raise StepRejected(str(exc)) from None
+        return q, jq, a0, app, fac
+
+    def _nearest(self, theta):
+        """(theta, q) of the recently solved state nearest theta; shifted by the whole crank periods that
+        bring it nearest (exact, Solver.period) when none lies within MAX_WALK continuation steps."""
+        s = self.solver
+        thetas = np.array([t[0] for t, _ in self._recent])
+        i = int(np.argmin(np.abs(theta - thetas)))
+        period = s.period() if abs(theta - thetas[i]) > MAX_WALK * s.step[0] else None
+        if period is None:
+            return thetas[i], self._recent[i][1]
+        turns = np.round((theta - thetas) / period[0])
+        i = int(np.argmin(np.abs(theta - thetas - turns * period[0])))
+        return thetas[i] + turns[i] * period[0], self._recent[i][1] + turns[i] * period[1]
 
     def rows(self, theta, thetad, rows):
         """The state at (theta, thetad) in one ms_track_rows call, with the multipliers of `rows` of Phi_q as
@@ -311,6 +361,7 @@ class CTracker:
         if max(moved.max(), -moved.min()) > FAR:
             return None
         self.q, self.theta, self.jq, self.factor = q, th, jq, None
+        self._keep((th, q))
         return q, jq, base, coef
 
 

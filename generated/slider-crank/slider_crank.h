@@ -75,6 +75,12 @@ int slider_crank_solve(int n, int m, int transpose, const double *a, const int *
    Returns 0, 1 (no convergence) or 2 (singular). */
 int slider_crank_track(double *q, const double *th, const double *thd, const double *p, const double *scale,
     double tol, int maxit, double *jq, double *a0, double *app, double *lu, int *lu_piv);
+/* One-coordinate mechanisms: from q (in/out) solved at th0, the continuation to th1 in steps of at most hmax
+   (halved down to its floor, kept on q's branch), then the state at th1 as track gives it. Returns 0, 1 if
+   several coordinates or th1 is not finite or not within 10^6 steps, or the status where it stopped
+   (fail (2 + 2 NQ, or NULL): as slider_crank_kinematics). */
+int slider_crank_walk(double *q, double th0, double th1, const double *thd, const double *p, const double *scale,
+    double tol, int maxit, double hmax, double *jq, double *a0, double *app, double *lu, int *lu_piv, double *fail);
 /* Kinematics and model functions at n configurations q (n x NQ). */
 void slider_crank_phi(int n, const double *q, const double *th, const double *p, double *out);
 void slider_crank_jac(int n, const double *q, const double *p, double *out);

@@ -459,6 +459,8 @@ class CLibrary:
             dll.ms_track.restype = i
             dll.ms_track_rows.argtypes = [_D, _D, _D, _D, _D, d, i, i, _I, _D, _D, _D, _D, _D]
             dll.ms_track_rows.restype = i
+            dll.ms_walk.argtypes = [_D, d, d, _D, _D, _D, d, i, d, _D, _D, _D, _D, _I, _D]
+            dll.ms_walk.restype = i
             dll.ms_solve.argtypes = [i, i, i, _D, _I, _D, _D]
             dll.ms_solve.restype = i
             self.nslot, self.nblock = meta["nslot"] + meta["block"] ** 2, max(meta["block"], 1)
@@ -589,6 +591,28 @@ class CLibrary:
             return status, q.copy(), jq.copy(), a0.copy(), app.copy(), CFactor(self, lu.copy(), piv.copy(), ok)
 
         return track
+
+    def walker(self, params, col_scale, tol, hmax, maxit=30):
+        """walk(q, theta0, theta1, thetad) -> (status, q, J, a0, applied, the CFactor of Phi_q at q, `Failure` or
+        None) of a one-coordinate mechanism: from q solved at theta0, the continuation to theta1 in steps of at
+        most hmax (see ms_walk), then the state there as `tracker`'s; q is the last solved one where it stops."""
+        p = self._params(params)
+        scale = np.ascontiguousarray(col_scale, float)
+        q, thd, fail = np.empty(self.nq), np.empty(self.nth), self._failure_record()
+        jq, a0, app = np.empty((self.nq, self.nth)), np.empty(self.nq), np.empty(self.nq)
+        lu, piv = np.empty((1, self.nslot)), np.empty((1, self.nblock), dtype=np.intc)
+        ptrs = [_ptr(a) for a in (jq, a0, app, lu)] + [piv.ctypes.data_as(_I), _ptr(fail)]
+        fn, keep, ok = self.dll.ms_walk, (p, scale), np.ones(1, bool)
+
+        def walk(q0, theta0, theta1, thetad):
+            assert keep
+            q[:], thd[:], fail[:] = q0, thetad, np.nan
+            status = _interrupted(fn(_ptr(q), float(theta0), float(theta1), _ptr(thd), _ptr(p), _ptr(scale),
+                                     float(tol), int(maxit), float(hmax), *ptrs))
+            return (status, q.copy(), jq.copy(), a0.copy(), app.copy(), CFactor(self, lu.copy(), piv.copy(), ok),
+                    self._failure(0 if status else -1, status, fail))
+
+        return walk
 
     def track_rows(self, params, col_scale, tol, rows, maxit=30):
         """track(q, theta, thetad) -> (status, q, J (nq, nth), a0, applied, base (r,), coef (r, nth)): one

@@ -13,6 +13,8 @@ entry points that loop over samples inside C:
                ms_track, and the multipliers of chosen rows of Phi_q (reactions, coordinate forces) as linear
                functions of the accelerations: an analysis of one state in closed form (stick/slip, the
                reduced equations of motion)
+  ms_walk      one state of a one-coordinate mechanism that ms_track cannot settle at once: the continuation
+               to it from a solved state (halved steps, branch checked), then ms_track's outputs
   ms_kinematics
                one-coordinate kinematics by continuation + Newton, with exact q' and q'', per sample
   ms_inverse   kinematics by Newton, exact coefficients, and the reactions and driving force for three

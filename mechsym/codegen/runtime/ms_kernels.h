@@ -265,6 +265,28 @@ int MS_FN(track)(double *q, const double *th, const double *thd, const double *p
   return 0;
 }
 
+/* One state of a one-coordinate mechanism that ms_track cannot settle at once (a trial state more than a
+   continuation step away, or one Newton moved far from its prediction): from the configuration q (in/out)
+   solved at th0, the walk to th1 by advance (steps of at most hmax, each halved down to the floor as needed,
+   kept on the branch whose signs q has at th0), then the state at th1 as ms_track gives it (J, a0, app and
+   the factorisation into lu, lu_piv unless NULL). Returns 0, or the status where the walk stopped for good
+   (q then at the last solved angle, `fail` (2 + 2 NQ, or NULL) as advance writes it), or 1 if Newton does
+   not settle q at th0, the mechanism has several coordinates or th1 is not within 10^6 steps of th0 (or
+   not finite). */
+int MS_FN(walk)(double *q, double th0, double th1, const double *thd, const double *p, const double *scale, double tol,
+            int maxit, double hmax, double *jq, double *a0, double *app, double *lu, int *lu_piv, double *fail) {
+  double sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT];
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
+  if (NTH != 1 || !(fabs(th1 - th0) <= 1e6 * hmax)) return 1;
+  int status = newton(q, sc, &th0, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
+  status = advance(q, sc, dq, ddq, th0, th1, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail);
+  if (status) return status;
+  return MS_FN(track)(q, &th1, thd, p, scale, tol, maxit, jq, a0, app, lu, lu_piv);
+}
+
 /* Inverse dynamics of a one-coordinate mechanism over n samples th (in path order), starting from the
    configuration q0 near th[0]. Per sample: the unknowns U (reactions, then the driving force) for three
    right-hand sides (per unit thetadd, per unit thetad^2, static loads), the largest velocity coefficient
