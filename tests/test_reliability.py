@@ -57,6 +57,25 @@ def test_c_call_restores_the_python_handler(fourbar):
         time.sleep(0.5)
 
 
+def test_ctrl_c_ends_a_long_continuation_inside_one_c_call(fourbar):
+    """Two samples 10^6 rad apart: the C continuation walks 10^7 steps between them inside one call (about
+    3 s); SIGINT ends it between steps, not at the next sample."""
+    import threading
+
+    import numpy as np
+
+    from mechsym.system import derive
+
+    system = derive(fourbar.mechanism, backend="c")
+    system.kinematics_table(np.array([0.0, 0.1]))                 # compiled and loaded beforehand
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        system.kinematics_table(np.array([0.0, 1e6]))
+    assert time.perf_counter() - start < 1.3
+
+
 # -- atomic outputs -----------------------------------------------------------------------------------
 def test_interrupted_write_keeps_the_previous_file(tmp_path):
     path = tmp_path / "a.csv"

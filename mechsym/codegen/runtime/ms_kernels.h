@@ -161,15 +161,21 @@ static int advance_step(double *q, double *sc, double *dq, double *ddq, double t
    twice the floor (MS_STEP_FLOOR hmax) fails for good, with that step's status. `fail` (2 + 2 NQ, or NULL)
    then receives the last solved angle, the angle not reached, the configuration solved at the first and
    Newton's last iterate at the second, from which the caller names the limit position, dead point or
-   change of branch; q, dq, ddq, a are left at the last solved angle. */
+   change of branch; q, dq, ddq, a are left at the last solved angle. A span that is not finite or longer
+   than 1e9 steps fails at once (status 1); SIGINT ends the walk between steps (MS_INTERRUPTED). */
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
                    const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
                    const int *sign, double *fail) {
   const double span = th1 - th0, floor = MS_STEP_FLOOR * hmax;
+  if (!(fabs(span) <= 1e9 * hmax)) {  /* not finite, or more steps than an int counts: no path to walk */
+    if (fail) { fail[0] = th0; fail[1] = th1; memcpy(fail + 2, q, NQ * sizeof *q); memcpy(fail + 2 + NQ, q, NQ * sizeof *q); }
+    return 1;
+  }
   int steps = (int)ceil(fabs(span) / hmax);
   if (steps < 1) steps = 1;
   double tha = th0;
   for (int s = 1; s <= steps; ++s) {
+    if (ms_stop) return MS_INTERRUPTED;  /* a long walk ends at Ctrl-C like every other loop */
     double ends[MS_MAX_HALVINGS + 1];  /* the angles still to reach from tha, nearest last */
     int depth = 0;
     ends[0] = th0 + span * s / steps;
