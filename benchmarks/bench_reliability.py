@@ -5,7 +5,7 @@
 1. CSV output: Table.to_csv (finite check, temporary file in the same folder, rename) against numpy's
    np.savetxt straight onto the path, for --rows rows x 10 columns.
 2. Progress on a right-hand side: scipy's solve_ivp (DOP853) on a small nonlinear ODE with and without
-   mechsym.progress.tracked (one clock read per call).
+   mechsym.core.progress.tracked (one clock read per call).
 3. Interrupt polling in C: the fourbar's forward dynamics over 1 s in C (the integrator polls the SIGINT
    flag once per step) against the same run with the numpy route of mechsym (solve_ivp), and the C time
    per step.
@@ -31,8 +31,8 @@ def main():
     args = parser.parse_args()
     from scipy.integrate import solve_ivp
 
-    from mechsym.progress import Progress, tracked
-    from mechsym.results import Table
+    from mechsym.core.progress import Progress, tracked
+    from mechsym.core.results import Table
 
     rng = np.random.default_rng(0)
     table = Table({f"c{i}": rng.standard_normal(args.rows) for i in range(10)})

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,7 +152,7 @@ def kinematics_options(p):
 
 def _add_max_memory(parser):
     """--max-memory on every command (each parser without subcommands of its own)."""
-    from mechsym.budget import add_option
+    from mechsym.core.budget import add_option
 
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
@@ -167,8 +167,8 @@ def main(argv=None) -> int:
     130 interrupted)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
-    from mechsym.budget import limit_memory
-    from mechsym.output import transaction
+    from mechsym.core.budget import limit_memory
+    from mechsym.core.output import transaction
 
     import warnings
 
@@ -334,7 +334,7 @@ def _with_omega(args):
 
 def _check_memory(args, system):
     """The memory of inverse or kinematics over --samples, refused before the samples are made."""
-    from mechsym.budget import check_memory
+    from mechsym.core.budget import check_memory
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import sweep_memory
 
@@ -353,7 +353,7 @@ def _check_outputs(args):
     """The generic commands' output files, refused before any work if they cannot be written; a forward
     run's time and tolerance options checked."""
     from mechsym.cli_args import check_command_outputs, run_options
-    from mechsym.output import FOLDER, check_outputs
+    from mechsym.core.output import FOLDER, check_outputs
 
     if args.command == "export":
         check_outputs(("--out", args.out, FOLDER))
@@ -366,7 +366,7 @@ def _check_outputs(args):
 def _output(args, table, system):
     """Write, print, plot or animate the table of a generic command."""
     from mechsym.cli_args import write_outputs
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     mech = system.mechanism
     coord = system.coordinate_names[0]
@@ -375,7 +375,7 @@ def _output(args, table, system):
         groups = "omega" if "omega" in table else None
         drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force], groups=groups)))
     elif args.command == "kinematics":
-        from mechsym.plotting import animate_kinematics, draw_kinematics
+        from mechsym.core.plotting import animate_kinematics, draw_kinematics
 
         drawings.append((args.plot, lambda p: draw_kinematics(system, table, p)))
         drawings.append((args.animate, lambda p: animate_kinematics(system, table, p, trace=system.kin.point_names)))

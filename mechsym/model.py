@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from mechsym.errors import InputError, ModelError
-from mechsym.overrides import apply_overrides  # noqa: F401 (part of this module's interface)
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.parameters import apply_overrides  # noqa: F401 (part of this module's interface)
 
 Vec2 = tuple  # a pair of sympy expressions
 

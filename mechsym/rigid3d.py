@@ -9,12 +9,12 @@ State (13 values, the layout of every array below):
 
     y = [x, y, z,  qx, qy, qz, qw,  vx, vy, vz,  wbx, wby, wbz]
 
-the configuration and speeds of the body's free joint (mechsym.freejoint.FreeJoint("world")):
+the configuration and speeds of the body's free joint (mechsym.core.freejoint.FreeJoint("world")):
 
 * r = (x, y, z): the centre of mass in the world frame (z up);
 * q = (qx, qy, qz, qw): the body-to-world rotation as a quaternion, scalar LAST (Pinocchio's layout);
 * v: the velocity of the centre of mass, world frame (not Pinocchio's body-frame velocity: see
-  mechsym.freejoint for why; `to_pinocchio` converts exactly);
+  mechsym.core.freejoint for why; `to_pinocchio` converts exactly);
 * w = (wbx, wby, wbz): the angular velocity in the BODY frame (Euler's equations then have a constant
   inertia). `world_columns` reports it in the world frame, R w, as wx, wy, wz.
 
@@ -52,15 +52,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from mechsym.budget import CallBudget
+from mechsym.core.budget import CallBudget
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
-from mechsym.errors import InputError, ModelError
-from mechsym.freejoint import FreeJoint, rotation
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.freejoint import FreeJoint, rotation
 from mechsym.model import apply_overrides, declare_parameter, default_problems
-from mechsym.progress import Progress, tracked
-from mechsym.results import RunResult, ivp_result
-from mechsym.timegrid import run_options
+from mechsym.core.progress import Progress, tracked
+from mechsym.core.results import RunResult, ivp_result
+from mechsym.core.timegrid import run_options
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -306,7 +306,7 @@ class FloatingSystem:
     def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.freejoint.quat_about` gives it
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.freejoint.quat_about` gives it
         (normalised here), and the angular velocity in the world (default) or body frame. All but the
         position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from mechsym import output
+from mechsym.core import output
 from mechsym.cli import main
 
 DISC = ["disc", "--radius", "0.5", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5",

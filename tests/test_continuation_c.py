@@ -12,7 +12,8 @@ from conftest import agree
 from mechanisms import fourbar
 from mechsym import dynamics
 from mechsym.codegen import c_backend
-from mechsym.errors import AssemblyError, SingularError
+from mechsym.codegen.constants import Status
+from mechsym.core.errors import AssemblyError, SingularError
 from mechsym.kinematics import STEP, STEP_FLOOR, Solver
 from mechsym.system import derive
 from test_branch_c import kite
@@ -163,7 +164,7 @@ def test_the_kernels_stop_at_the_same_sample():
     k = lib.kinematics(*args, hmax=solver.step[0])
     i = lib.inverse(*args, hmax=solver.step[0])
     j = lib.inverse_columns(*args, coef=np.array([[0.0, 9.0, 1.0]]), hmax=solver.step[0])
-    assert k[0] == i[0] == j[0] > 0 and k[1] == i[1] == j[1] == c_backend.DET_SIGN
+    assert k[0] == i[0] == j[0] > 0 and k[1] == i[1] == j[1] == Status.DET_SIGN
     assert theta[k[0] - 1] < np.pi < theta[k[0]]
     stops = [k[-1], i[-1], j[-1]]
     for stop in stops[1:]:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mechanisms import fourbar, slider_crank
-from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
+from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import Mechanism
 from mechsym.system import derive
 

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import interrupt_cli
 from mechsym.cli import main
-from mechsym.errors import InputError
-from mechsym.output import atomic, transaction
-from mechsym.results import Table
+from mechsym.core.errors import InputError
+from mechsym.core.output import atomic, transaction
+from mechsym.core.results import Table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -168,7 +168,7 @@ def test_requests_beyond_the_memory_budget_are_refused_up_front(capsys, tmp_path
 
 def test_max_memory_sets_the_limit(capsys):
     """The estimate is the same whatever the limit; --max-memory moves the limit both ways."""
-    from mechsym.budget import parse_size
+    from mechsym.core.budget import parse_size
 
     code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "10K",
                          "--backend", "numpy")
@@ -184,7 +184,7 @@ def test_progress_reports_fraction_and_estimate():
 
     ticks = iter([0.0, 3.0, 3.5, 5.0])
     stream = io.StringIO()
-    progress = __import__("mechsym.progress", fromlist=["Progress"]).Progress(
+    progress = __import__("mechsym.core.progress", fromlist=["Progress"]).Progress(
         "run", 10.0, stream=stream, delay=2.0, every=1.0, clock=lambda: next(ticks))
     progress.enabled = True
     progress(2.5)   # t = 3 s: a quarter done in 3 s, about 9 s left
@@ -361,8 +361,8 @@ def test_a_collapsing_step_size_ends_with_an_error_not_an_exhausted_machine():
     reached once that output would pass the memory limit, on the hybrid runner and on a forward run alike,
     and runs normally within the limit."""
     from mechanisms import fourbar
-    from mechsym import hybrid
-    from mechsym.budget import limit_memory
+    from mechsym.core import hybrid
+    from mechsym.core.budget import limit_memory
     from mechsym.system import derive
 
     stiff = hybrid.Mode("stiff", lambda t, y: -1e7 * (y - np.cos(t)), ())

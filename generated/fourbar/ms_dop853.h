@@ -11,10 +11,6 @@ typedef struct {
   long nfev;
 } Work;
 
-/* A trial state farther than MAX_WALK continuation steps from the last solved one is not walked to:
-   its step is rejected (a shorter one follows), as is one where the loops do not close on the way. */
-#define MAX_WALK 64
-
 /* Whether q satisfies every declared branch condition. */
 static int on_branch(const double *q, const double *sc, const double *p) {
   double br[NBRANCH];
@@ -23,10 +19,12 @@ static int on_branch(const double *q, const double *sc, const double *p) {
   return 1;
 }
 
+/* A trial state farther than MS_MAX_WALK continuation steps (ms_constants.h) from the last solved one is not
+   walked to: its step is rejected (a shorter one follows), as is one where the loops do not close on the way. */
 static void rhs(Work *w, const double *y, double *f) {
   w->nfev++;
   if (w->status) { f[0] = f[1] = 0.0; return; }
-  if (!(fabs(y[0] - w->th) <= MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
+  if (!(fabs(y[0] - w->th) <= MS_MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
   int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns, w->sign, NULL);
   if (!st && !on_branch(w->q, w->sc, w->p)) st = MS_OFF_BRANCH;
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }

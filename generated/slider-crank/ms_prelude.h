@@ -9,17 +9,9 @@
 #include <signal.h>
 #include <string.h>
 
-/* SIGINT during a long call: the handler raises ms_stop, the loops poll it, the call returns status 5
-   (MS_INTERRUPTED) and puts the previous handler back. A call made while another one catches (a nested or
+/* SIGINT during a long call: the handler raises ms_stop, the loops poll it, the call returns MS_INTERRUPTED
+   (ms_constants.h) and puts the previous handler back. A call made while another one catches (a nested or
    concurrent call) leaves the handler to that one; an ignored SIGINT stays ignored. */
-/* statuses of the long calls: 1 no convergence (the loops could not be closed), 2 singular (a dead point),
-   3 step size below its limit, 4 a declared branch condition would not hold, 5 interrupted, 6 det Phi_q
-   changed sign where no branch condition is declared (a dead point lies between: another assembly branch),
-   7 Newton converged far from the continuation's prediction (another configuration) */
-#define MS_OFF_BRANCH 4
-#define MS_INTERRUPTED 5
-#define MS_DET_SIGN 6
-#define MS_FAR 7
 static volatile sig_atomic_t ms_stop = 0;
 static void ms_on_sigint(int sig) { (void)sig; ms_stop = 1; }
 #if defined(_POSIX_VERSION) || defined(SA_RESTART)

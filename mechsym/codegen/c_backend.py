@@ -40,9 +40,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mechsym.budget import check_memory, memory_limit
+from mechsym.core.budget import check_memory, memory_limit
 from mechsym.codegen import c_runtime
-from mechsym.errors import InputError
+from mechsym.codegen.constants import Status
+from mechsym.core.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
 # the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
@@ -384,8 +385,6 @@ _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
 
 
-INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (MS_INTERRUPTED in runtime/ms_prelude.h;
-#                   1-4 are failures: no convergence, singular, step size, branch)
 
 
 def _ptr(a):
@@ -407,15 +406,12 @@ class Failure(NamedTuple):
     @property
     def converged(self) -> bool:
         """Newton converged at theta_b, on another branch (or far from the prediction)."""
-        return self.status in (OFF_BRANCH, DET_SIGN, FAR)
-
-
-OFF_BRANCH, DET_SIGN, FAR = 4, 6, 7  # MS_OFF_BRANCH, MS_DET_SIGN, MS_FAR of runtime/ms_prelude.h
+        return self.status in (Status.OFF_BRANCH, Status.DET_SIGN, Status.FAR)
 
 
 def _interrupted(status):
     """Ctrl-C inside a long C call ends it with status INTERRUPTED: raise it as Python does."""
-    if status == INTERRUPTED:
+    if status == Status.INTERRUPTED:
         raise KeyboardInterrupt
     return status
 
@@ -733,7 +729,7 @@ class CLibrary:
             cap = n_rec
         solution = None
         if dense and not status and n_rec:
-            from mechsym.results import DenseSolution
+            from mechsym.core.results import DenseSolution
 
             rec = rec[:n_rec]
             stop = min([t_end, rec[-1, 0] + rec[-1, 1]] + [t for t, i, _ in hits if events[i][3]])

@@ -191,7 +191,8 @@ def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
     pl, varying = jacobian.plan, jacobian.varying
     q = dict(fns["phi"].inputs)["q"]
     src = [HEADER.format(name=spec.name), f"#define MS_PREFIX {prefix}", *(f'#include "{h}"' for h in headers),
-           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"), ""]
+           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"),
+           c_runtime.include("ms_constants.h"), ""]
     src.append(f"#define NQ {nq}\n#define NROW {m}\n#define NTH {z['nth']}\n#define NPAR {z['npar']}\n#define NJ {z['nj']}\n")
     sc = sp.symbols(f"sc0:{max(1, 2 * len(spec.angles))}", real=True)
     trig = {}

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 NO_CONTACT, STICK, SLIP = 0, 1, 2
 

@@ -18,7 +18,7 @@ import errno
 import os
 import tempfile
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 CSV, FIGURE, ANIMATION, FOLDER = "csv", "figure", "animation", "folder"
 FIGURE_EXTENSIONS = (".png", ".svg")

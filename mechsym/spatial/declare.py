@@ -11,7 +11,7 @@ problems together. Conventions (those of URDF and Pinocchio):
   frame as its class says (a Revolute rotates about, a Prismatic slides along, its unit `axis` given in
   the child's frame);
 * the root body has either no joint (a fixed base: its frame is the world frame) or a root-only joint
-  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.freejoint);
+  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.core.freejoint);
 * parameters follow the planar rule (mechsym.model.declare_parameter); gravity is the parameter g
   (default 9.81 m/s^2) along -z of the world frame (`gravity_down`, `no_gravity`).
 
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import InputError, ModelError
+from mechsym.core.errors import InputError, ModelError
 from mechsym.model import declare_parameter, default_problems
-from mechsym.overrides import apply_overrides
+from mechsym.core.parameters import apply_overrides
 from mechsym.spatial.joints import Joint
 
 __all__ = ["Tree", "rpy_matrix"]
@@ -207,7 +207,7 @@ class Tree:
 
     def resolve_parameters(self, overrides=None) -> dict:
         """Default values with `overrides` (name -> number) applied and checked as a planar mechanism's
-        (mechsym.overrides.apply_overrides: unknown names, non-numbers, non-finite, non-positive lengths,
+        (mechsym.core.parameters.apply_overrides: unknown names, non-numbers, non-finite, non-positive lengths,
         masses, inertias and densities refused), then the bodies' masses and inertias at those values."""
         values, problems = apply_overrides(self.parameters, overrides)
         if problems:

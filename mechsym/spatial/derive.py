@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.joints import exact
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from mechsym.codegen import c_runtime
 from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.export import CFLAGS, c_name
-from mechsym.errors import InputError
-from mechsym.output import write_text
+from mechsym.core.errors import InputError
+from mechsym.core.output import write_text
 
 
 def tree_json(system, values) -> dict:

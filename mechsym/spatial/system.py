@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from mechsym.codegen import c_backend, callables
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 

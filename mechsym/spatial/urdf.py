@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.joints import Fixed, Free, Prismatic, Revolute
 

@@ -1,5 +1,5 @@
 /* mechsym C runtime: compliant ground contact (spatial_v2's law for points) on a generated model, integrated in C with every
-   change of a point's state located as an event: the algorithm of mechsym.contact.run on mechsym.hybrid
+   change of a point's state located as an event: the algorithm of mechsym.contact.run on mechsym.core.hybrid
    and scipy's solve_ivp(method="RK45"), step for step, so that an rtol buys the same accuracy on both
    backends.
 
@@ -24,10 +24,6 @@
 #include <stdlib.h>
 
 #define NT (ND - 1)
-#define MS_BUFFER_FULL 6
-#define MS_CHATTER 7
-#define MS_SWITCHES 8
-#define MS_NO_MEMORY 9
 #define PT_NONE 0
 #define PT_STICK 1
 #define PT_SLIP 2
@@ -388,7 +384,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
       int rejected = 0;
       double t_new = t, h = 0.0;
       for (;;) {
-        if (h_abs < min_step) { status = 1; break; }
+        if (h_abs < min_step) { status = MS_STEP_SIZE; break; }
         t_new = t + h_abs;
         if (t_new > t_end) t_new = t_end;
         h = t_new - t;
@@ -455,7 +451,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
     }
     piece_nfev[piece] = w->nfev - nfev0;
     if (status) break;
-    if (restart) {                    /* take a real first step (mechsym.hybrid's _spurious_start) */
+    if (restart) {                    /* take a real first step (mechsym.core.hybrid's _spurious_start) */
       *total_steps -= *n_steps - piece_step[piece];
       *n_steps = piece_step[piece];
       (*n_pieces)--;
