@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from mechsym.contact import ContactPoints, GroundContact
-from mechsym.model import Mechanism
 from mechsym.core.output import save_animation, save_figure
+from mechsym.model import Mechanism
 
 K, D, MU = 1e6, 2000.0, 0.5
 CONTACT_POINTS = {"A": ("link1", "A"), "B": ("link2", "B"), "C": ("link3", "C")}

@@ -19,13 +19,13 @@ from typing import NamedTuple
 import numpy as np
 import sympy as sp
 
-from mechsym.core.budget import CallBudget, check_memory
 from mechsym.codegen import c_backend
-from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
+from mechsym.core.budget import CallBudget, check_memory
 from mechsym.core.errors import InputError, SingularError
-from mechsym.kinematics import Kinematics, _solve, sweep_memory
 from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.core.timegrid import run_options
+from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
+from mechsym.kinematics import Kinematics, _solve, sweep_memory
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from mechsym.core.budget import check_memory
 from mechsym.codegen.constants import CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR
 from mechsym.constraints import Constraints
+from mechsym.core.budget import check_memory
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import numeric_subs
 

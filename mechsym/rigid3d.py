@@ -52,15 +52,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from mechsym.core.budget import CallBudget
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
+from mechsym.core.budget import CallBudget
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint, rotation
-from mechsym.model import apply_overrides, declare_parameter, default_problems
 from mechsym.core.progress import Progress, tracked
 from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.timegrid import run_options
+from mechsym.model import apply_overrides, declare_parameter, default_problems
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")

@@ -16,13 +16,13 @@ from collections import deque
 
 import numpy as np
 
-from mechsym.core.budget import CallBudget
 from mechsym.codegen.constants import MAX_WALK
+from mechsym.core.budget import CallBudget
 from mechsym.core.errors import AssemblyError, InputError, SingularError
-from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.runner import StepRejected, rejecting
 from mechsym.core.timegrid import run_options
+from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 
 
 # A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.core.errors import InputError
 from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
-from mechsym.core.errors import InputError
 from mechsym.kinematics import Kinematics, size_scale
 from mechsym.simulate import CTracker, tracker
 

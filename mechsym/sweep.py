@@ -178,9 +178,9 @@ class TableStudy:
 
 def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
+    from mechsym.core.parameters import apply_overrides
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
-    from mechsym.core.parameters import apply_overrides
 
     mech = system.mechanism
     analysis = inverse_analysis(mech, not args.quasi_static)

@@ -14,11 +14,11 @@ from mechsym import dynamics
 from mechsym.codegen import numpy_backend
 from mechsym.codegen.c_backend import check_backend
 from mechsym.constraints import derive_constraints
-from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
 from mechsym.core.errors import InputError
+from mechsym.core.results import Table
+from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
 from mechsym.kinematics import KinematicFunctions, Solver
 from mechsym.model import Mechanism
-from mechsym.core.results import Table
 from mechsym.topology import analyse
 
 

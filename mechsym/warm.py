@@ -107,8 +107,8 @@ def run(args):
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
     if q0 is None or compiled is None:
         return None
-    from mechsym.core.budget import check_memory
     from mechsym.cli_args import write_outputs
+    from mechsym.core.budget import check_memory
     from mechsym.core.results import Table, speed_columns
 
     n, omegas = args.samples, np.asarray(args.omega, float)

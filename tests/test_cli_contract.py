@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from mechsym.core import output
 from mechsym.cli import main
+from mechsym.core import output
 
 DISC = ["disc", "--radius", "0.5", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5",
         "--v0", "1,0,0", "--omega0", "0,0,0", "--t-end", "0.1"]

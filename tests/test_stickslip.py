@@ -7,8 +7,8 @@ import pytest
 
 from mechsym.core import hybrid
 from mechsym.core.errors import InputError
-from mechsym.model import Mechanism
 from mechsym.core.runner import StepRejected
+from mechsym.model import Mechanism
 from mechsym.stickslip import StickSlip, sliding
 from mechsym.system import derive
 

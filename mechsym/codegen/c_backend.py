@@ -40,9 +40,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mechsym.core.budget import check_memory, memory_limit
 from mechsym.codegen import c_runtime
 from mechsym.codegen.constants import Status
+from mechsym.core.budget import check_memory, memory_limit
 from mechsym.core.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import sympy
 
-from mechsym.core import __version__
 from mechsym.codegen import c_runtime
 from mechsym.codegen.c_source import generate
+from mechsym.core import __version__
 from mechsym.core.errors import InputError
 from mechsym.core.output import write_text
 

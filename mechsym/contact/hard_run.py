@@ -55,9 +55,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from mechsym.core import hybrid
 from mechsym.contact.hard import HardContacts, contact_forces, impulse
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
+from mechsym.core import hybrid
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunResult, Table
 from mechsym.core.timegrid import run_options

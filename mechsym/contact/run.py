@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechsym.core import hybrid
 from mechsym.contact.points import ContactPoints, classify, contact_signals
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws
+from mechsym.core import hybrid
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunResult, Table
 from mechsym.core.timegrid import run_options

@@ -27,8 +27,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
-from mechsym.model import declare_parameter, default_problems
 from mechsym.core.parameters import apply_overrides
+from mechsym.model import declare_parameter, default_problems
 from mechsym.spatial.joints import Joint
 
 __all__ = ["Tree", "rpy_matrix"]
