@@ -20,9 +20,10 @@ INTRO = """# API reference
 The Python API, module by module: every public class and function with its arguments and what it
 returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); array shapes are given as
 (N, ...) with N the number of samples. The top-level names `mechsym.Mechanism`, `mechsym.derive`,
-`mechsym.System`, `mechsym.FloatingBody`, `mechsym.load_mechanism`, `mechsym.Table`, `mechsym.RunResult`
-and the errors are these modules' own, re-exported. The generated-code internals
-(`mechsym.codegen.c_backend`, `c_source`, `numpy_backend`, `program`, `sparse_numpy`, `sparse_plan`) and
+`mechsym.System`, `mechsym.FloatingBody`, `mechsym.Tree`, `mechsym.read_urdf`, `mechsym.load_mechanism`,
+`mechsym.Table`, `mechsym.RunResult` and the errors are these modules' own, re-exported. The generated-code
+internals (`mechsym.codegen.c_backend`, `c_source`, `constants`, `numpy_backend`, `program`, `sparse_numpy`,
+`sparse_plan`, and `mechsym.planar_spec`) and
 the command-line modules (`mechsym.cli`, `mechsym.cli_args`, `mechsym.sweep_cli`) are documented in their
 docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
 """
@@ -38,6 +39,7 @@ MODULES = [
     ("mechsym.constraints", "Constraints"),
     ("mechsym.topology", "Topology"),
     ("mechsym.simulate", "Simulation of several coordinates"),
+    ("mechsym.core.runner", "The right-hand side a runner's integrator calls"),
     ("mechsym.core.hybrid", "Hybrid runs (modes and transitions)"),
     ("mechsym.stickslip", "Coulomb stick/slip of a prismatic coordinate"),
     ("mechsym.core.results", "Results"),
