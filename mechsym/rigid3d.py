@@ -60,7 +60,7 @@ from mechsym.core.freejoint import FreeJoint, rotation
 from mechsym.core.progress import Progress, tracked
 from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.timegrid import run_options
-from mechsym.model import apply_overrides, declare_parameter, default_problems
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -76,45 +76,20 @@ JOINT = FreeJoint("world")  # the body's configuration and speeds (the module do
 # ---------------------------------------------------------------- declaration
 
 @dataclass
-class FloatingBody:
-    """A free rigid body under construction; hand it to `mechsym.derive` (or `derive_floating`)."""
+class FloatingBody(Declaration):
+    """A free rigid body under construction; hand it to `mechsym.derive` (or `derive_floating`). Parameters
+    and gravity (g = 9.81 m/s^2 along -z by default) follow mechsym.core.parameters.Declaration."""
+
+    DOWN = (0, 0, -1)
 
     name: str
     doc: str = ""
-    parameters: dict = field(default_factory=dict)
     mass: sp.Expr | None = None
     inertia: sp.Matrix | None = None
     points: dict = field(default_factory=dict)
-    gravity: tuple | None = None
-    _problems: list = field(default_factory=list)
-    _default_gravity: str | None = None
 
     def __post_init__(self):
-        if self.gravity is None:  # the contract's default: a parameter g = 9.81 m/s^2 along -z
-            self.gravity_down()
-            self._default_gravity = "g"
-
-    def parameter(self, name, default, unit="", doc="", positive=None, nonnegative=False):
-        """Declare a parameter; returns its sympy symbol (the rule of `Mechanism.parameter`)."""
-        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
-
-    def gravity_down(self, name="g", value=9.81):
-        """Gravity of magnitude `name` (a parameter, default `value`) along -z, in place of the default
-        g = 9.81; returns the symbol."""
-        self._drop_default_gravity()
-        g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
-        self.gravity = (sp.Integer(0), sp.Integer(0), -g)
-        return g
-
-    def no_gravity(self):
-        """No gravity (a body in free space): drops the default parameter g."""
-        self._drop_default_gravity()
-        self.gravity = (sp.Integer(0), sp.Integer(0), sp.Integer(0))
-
-    def _drop_default_gravity(self):
-        if self._default_gravity is not None:
-            del self.parameters[self._default_gravity]
-            self._default_gravity = None
+        self._init_parameters()
 
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal
@@ -147,10 +122,6 @@ class FloatingBody:
     def moving_bodies(self):
         """The one moving body's name."""
         return [self.name]
-
-    def defaults(self):
-        """Parameter defaults, name -> value (SI)."""
-        return {n: p.default for n, p in self.parameters.items()}
 
     def check(self):
         """Raise ModelError listing every structural problem of the declaration."""

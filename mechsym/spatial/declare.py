@@ -12,8 +12,9 @@ problems together. Conventions (those of URDF and Pinocchio):
   the child's frame);
 * the root body has either no joint (a fixed base: its frame is the world frame) or a root-only joint
   (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.core.freejoint);
-* parameters follow the planar rule (mechsym.model.declare_parameter); gravity is the parameter g
-  (default 9.81 m/s^2) along -z of the world frame (`gravity_down`, `no_gravity`).
+* parameters and gravity follow the protocol of every declaration (mechsym.core.parameters.Declaration):
+  gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame (`gravity_down`,
+  `no_gravity`).
 
 A numeric value may be a number, the name of a declared parameter or a sympy expression of parameters;
 rotations (rpy, axes) are numbers only, so that they fold into the generated code.
@@ -27,8 +28,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
-from mechsym.core.parameters import apply_overrides
-from mechsym.model import declare_parameter, default_problems
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 from mechsym.spatial.joints import Joint
 
 __all__ = ["Tree", "rpy_matrix"]
@@ -63,44 +63,18 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp_, cp * sr, cp * cr]])
 
 
-class Tree:
-    """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name."""
+class Tree(Declaration):
+    """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name.
+    Parameters (each a run-time symbol of the generated code) and gravity follow
+    mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice."""
+
+    DOWN = (0, 0, -1)
 
     def __init__(self, name: str):
         self.name = name
-        self.parameters = {}          # name -> mechsym.model.Parameter
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
-        self._problems = []
-        self._default_gravity = None
-        self.gravity_down()                  # the default gravity g, replaced by gravity_down/no_gravity
-        self._default_gravity = "g"
-
-    # -- parameters -------------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None,
-                  nonnegative=False) -> sp.Symbol:
-        """Declare a run-time parameter (a symbol of the generated code) with its default value; the rule
-        of planar mechanisms (mechsym.model.declare_parameter): lengths, masses, inertias and densities
-        are positive unless `positive=False`, `nonnegative=True` admits zero; `check()` reports a bad
-        default or a name declared twice."""
-        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
-
-    def gravity_down(self, name: str = "g", value: float = 9.81) -> sp.Symbol:
-        """Gravity of magnitude `name` (a parameter, default `value`) along -z of the world, in place of the
-        default g = 9.81; returns the symbol."""
-        self._drop_default_gravity()
-        self.gravity = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
-        return self.gravity
-
-    def no_gravity(self):
-        """No gravity (a tree in free space): drops the default parameter g."""
-        self._drop_default_gravity()
-        self.gravity = sp.Integer(0)
-
-    def _drop_default_gravity(self):
-        if self._default_gravity is not None:
-            del self.parameters[self._default_gravity]
-            self._default_gravity = None
+        self._init_parameters()
 
     def _value(self, value, what):
         if isinstance(value, str):
@@ -200,10 +174,6 @@ class Tree:
     def floating(self) -> bool:
         """Whether the root hangs on a floating joint (Free: a floating base)."""
         return bool(self.bodies) and self.root.joint is not None and self.root.joint.floating
-
-    def defaults(self) -> dict:
-        """Parameter name -> its declared default value."""
-        return {n: p.default for n, p in self.parameters.items()}
 
     def resolve_parameters(self, overrides=None) -> dict:
         """Default values with `overrides` (name -> number) applied and checked as a planar mechanism's
