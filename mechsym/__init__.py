@@ -14,7 +14,7 @@ loaded on first use, so `import mechsym` itself stays light (no sympy).
 """
 from importlib import import_module
 
-from mechsym.core import __version__
+from mechsym.core import __version__  # noqa: F401 (mechsym.__version__)
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 
 _LAZY = {
