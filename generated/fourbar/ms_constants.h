@@ -18,6 +18,9 @@
 /* A trial state of an integrator farther than this many continuation steps from the last solved one is
    rejected rather than walked to. */
 #define MS_MAX_WALK 64
+/* Doubles of one accepted step in the C integrator's record of its dense output: t_old, h, the state at
+   t_old (2), then F (7 x 2, row-major). */
+#define MS_DENSE_RECORD 18
 
 /* the status of a long call */
 #define MS_OK 0 /* success */

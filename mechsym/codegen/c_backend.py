@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from mechsym.codegen import c_runtime
-from mechsym.codegen.constants import Status
+from mechsym.codegen.constants import DENSE_RECORD, Status
 from mechsym.core.budget import check_memory, memory_limit
 from mechsym.core.errors import InputError
 
@@ -753,7 +753,7 @@ class CLibrary:
         n_events, status = ctypes.c_int(0), ctypes.c_int(0)
         nfev, n_rec = ctypes.c_long(0), ctypes.c_long(0)
         out = np.empty((len(grid), 2))
-        rec = None if cap is None else np.empty((max(cap, 1), DENSE_WIDTH))
+        rec = None if cap is None else np.empty((max(cap, 1), DENSE_RECORD))
         ip = lambda a: a.ctypes.data_as(_I)
         written = self.dll.ms_forward(
             float(torque), float(theta0), float(omega0), float(t_end), _ptr(grid), len(grid), rtol, atol,
@@ -766,8 +766,7 @@ class CLibrary:
                 n_rec.value)
 
 
-DENSE_WIDTH = 18  # doubles a step of the C integrator's dense record: t_old, h, y_old (2), F (7 x 2) (DOP_REC)
-DENSE_BYTES = 8 * DENSE_WIDTH
+DENSE_BYTES = 8 * DENSE_RECORD  # a step of the C integrator's dense record
 DENSE_CHUNK = 1 << 16  # steps the first record of a forward run holds (9 MiB; a run touches only what it writes)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import textwrap
 from enum import IntEnum
 
-__all__ = ["NUMBERS", "STATUSES", "HARD_STATUSES", "Status", "HardStatus", "header", "CHORD_TOL", "MAX_STEP", "STEP", "STEP_FLOOR",
-           "MAX_WALK"]
+__all__ = ["NUMBERS", "STATUSES", "HARD_STATUSES", "Status", "HardStatus", "header", "CHORD_TOL", "MAX_STEP",
+           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD"]
 
 # name -> (value, meaning); C names them MS_NAME
 NUMBERS = {
@@ -25,9 +25,10 @@ NUMBERS = {
                          "is named there"),
     "MAX_WALK": (64, "a trial state of an integrator farther than this many continuation steps from the last "
                      "solved one is rejected rather than walked to"),
+    "DENSE_RECORD": (18, "doubles of one accepted step in the C integrator's record of its dense output: t_old, h, "
+                         "the state at t_old (2), then F (7 x 2, row-major)"),
 }
-CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK = (NUMBERS[k][0] for k in
-                                                   ("CHORD_TOL", "MAX_STEP", "STEP", "STEP_FLOOR", "MAX_WALK"))
+CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK, DENSE_RECORD = (v for v, _ in NUMBERS.values())
 
 
 # name -> (value, meaning) of the status a long call of the C runtime returns (MS_NAME in C); 0 is success

@@ -17,6 +17,7 @@ import sympy
 
 from mechsym.codegen import c_runtime
 from mechsym.codegen.c_source import generate
+from mechsym.codegen.constants import DENSE_RECORD
 from mechsym.core import __version__
 from mechsym.core.errors import InputError
 from mechsym.core.output import write_text
@@ -166,7 +167,7 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "    double *fail);",
         "/* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of",
         "   grid points written (*status: MS_OK or the status of ms_constants.h that ended the run).",
-        "   With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and",
+        f"   With rec non-NULL, the first rec_cap accepted steps' dense output, {DENSE_RECORD} doubles each: t_old, h, y_old (2) and",
         "   F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;",
         "   *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */",
         f"int {prefix}_forward(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid,",

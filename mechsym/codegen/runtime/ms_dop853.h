@@ -124,9 +124,8 @@ static void dop853_eval(double F[7][2], const double *y0, double t0, double h, d
   }
 }
 
-/* One accepted step's dense output as a record of DOP_REC doubles: t_old, h, the state at t_old, then
-   F (7 x 2, row-major), so that y(t) = dop853_eval(F, y_old, t_old, h, t). */
-#define DOP_REC 18
+/* One accepted step's dense output as a record of MS_DENSE_RECORD doubles (ms_constants.h): t_old, h, the
+   state at t_old, then F (7 x 2, row-major), so that y(t) = dop853_eval(F, y_old, t_old, h, t). */
 static void dop853_record(double *rec, double t0, double h, const double *y0, double F[7][2]) {
   rec[0] = t0; rec[1] = h; rec[2] = y0[0]; rec[3] = y0[1];
   memcpy(rec + 4, F, 14 * sizeof(double));
@@ -162,7 +161,7 @@ static double dop853_first_step(Work *w, const double *y, const double *f0, doub
    run ended early (1 the loops could not be closed, 2 a dead point, 3 the step size fell below its limit,
    4 a declared branch condition would not hold, 5 interrupted).
    With rec non-NULL every accepted step's dense output is made and the first rec_cap of them are written to
-   rec, DOP_REC doubles a step (dop853_record); *n_rec receives the number of accepted steps, which may exceed
+   rec, MS_DENSE_RECORD doubles a step (dop853_record); *n_rec receives the number of accepted steps, which may exceed
    rec_cap (a caller then knows the size to ask for). With rec NULL no step makes a dense output it does
    not need. */
 static int forward_run(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid, double rtol, double atol,
@@ -232,7 +231,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
         (*n_events)++;
       }
     if (rec) {
-      if (*n_rec < rec_cap) dop853_record(rec + DOP_REC * *n_rec, t, h, y, F);
+      if (*n_rec < rec_cap) dop853_record(rec + MS_DENSE_RECORD * *n_rec, t, h, y, F);
       (*n_rec)++;
     }
     while (written < n_grid && grid_t[written] <= t_stop) {
