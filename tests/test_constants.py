@@ -18,7 +18,7 @@ def test_the_compiled_header_reads_back_to_the_table(tmp_path):
     if cc is None:
         pytest.skip("no C compiler")
     (tmp_path / "ms_constants.h").write_text(c_runtime.text("ms_constants.h"))
-    names = [f"MS_{n}" for n in constants.NUMBERS] + [f"MS_{n}" for n in constants.STATUSES] + \
+    names = [f"MS_{n}" for n in [*constants.NUMBERS, *constants.STATUSES, *constants.CONTACT_STATES]] + \
             [f"MC_{n}" for n in constants.HARD_STATUSES]
     body = "".join(f'  printf("{n} %.17g\\n", (double)({n}));\n' for n in names)
     (tmp_path / "main.c").write_text(f'#include <stdio.h>\n#include "ms_constants.h"\nint main(void) {{\n{body}'
@@ -28,7 +28,8 @@ def test_the_compiled_header_reads_back_to_the_table(tmp_path):
                                                            check=True).stdout.splitlines())
     table = {**{f"MS_{n}": v for n, (v, _) in constants.NUMBERS.items()},
              **{f"MS_{n}": v for n, (v, _) in constants.STATUSES.items()},
-             **{f"MC_{n}": v for n, (v, _) in constants.HARD_STATUSES.items()}}
+             **{f"MC_{n}": v for n, (v, _) in constants.HARD_STATUSES.items()},
+             **{f"MS_{n}": v for n, (v, _) in constants.CONTACT_STATES.items()}}
     assert {n: float(v) for n, v in printed.items()} == {n: float(v) for n, v in table.items()}
 
 
@@ -37,11 +38,20 @@ def test_status_codes_are_distinct():
     assert len({v for v, _ in constants.STATUSES.values()}) == len(constants.STATUSES)
     assert len({v for v, _ in constants.HARD_STATUSES.values()}) == len(constants.HARD_STATUSES)
     assert constants.Status.INTERRUPTED == constants.STATUSES["INTERRUPTED"][0]
+    assert len({v for v, _ in constants.CONTACT_STATES.values()}) == len(constants.CONTACT_STATES)
+
+
+def test_the_contact_laws_take_the_point_states_from_the_table():
+    """The Python contact laws (spatial_v2) name a point's state by the values the C contact runs use."""
+    from mechsym.contact import spatial_v2
+
+    assert (spatial_v2.NO_CONTACT, spatial_v2.STICK, spatial_v2.SLIP) == tuple(
+        v for v, _ in constants.CONTACT_STATES.values())
 
 
 def test_no_runtime_file_defines_a_shared_constant():
     """The stored C defines none of the table's names: each comes from ms_constants.h alone."""
-    shared = {f"MS_{n}" for n in [*constants.NUMBERS, *constants.STATUSES]} | \
+    shared = {f"MS_{n}" for n in [*constants.NUMBERS, *constants.STATUSES, *constants.CONTACT_STATES]} | \
              {f"MC_{n}" for n in constants.HARD_STATUSES} | set(constants.NUMBERS)
     found = [f"{p.name}: {m.group(1)}" for p in sorted(RUNTIME.glob("*.[ch]"))
              for m in re.finditer(r"^\s*#\s*define\s+(\w+)", p.read_text(), re.M) if m.group(1) in shared]

@@ -45,4 +45,9 @@
 #define MC_AMBIGUOUS 6 /* several solutions: the Python route takes its minimum-norm one */
 #define MC_NOT_FINITE 7 /* the state is not finite */
 
+/* the state of a contact point */
+#define MS_NO_CONTACT 0 /* apart from the ground */
+#define MS_STICK 1 /* in contact, sticking */
+#define MS_SLIP 2 /* in contact, slipping */
+
 #endif

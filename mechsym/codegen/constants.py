@@ -10,7 +10,7 @@ import textwrap
 from enum import IntEnum
 
 __all__ = ["NUMBERS", "STATUSES", "HARD_STATUSES", "Status", "HardStatus", "header", "CHORD_TOL", "MAX_STEP",
-           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD"]
+           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD", "CONTACT_STATES", "NO_CONTACT", "STICK", "SLIP"]
 
 # name -> (value, meaning); C names them MS_NAME
 NUMBERS = {
@@ -56,6 +56,13 @@ HARD_STATUSES = {
     "AMBIGUOUS": (6, "several solutions: the Python route takes its minimum-norm one"),
     "NOT_FINITE": (7, "the state is not finite"),
 }
+# name -> (value, meaning) of a contact point's state, in the Python contact laws and both C contact runs
+CONTACT_STATES = {
+    "NO_CONTACT": (0, "apart from the ground"),
+    "STICK": (1, "in contact, sticking"),
+    "SLIP": (2, "in contact, slipping"),
+}
+NO_CONTACT, STICK, SLIP = (v for v, _ in CONTACT_STATES.values())
 Status = IntEnum("Status", {name: value for name, (value, _) in STATUSES.items()}, module=__name__)
 Status.__doc__ = "The status a long call of the C runtime returns (STATUSES)."
 HardStatus = IntEnum("HardStatus", {name: value for name, (value, _) in HARD_STATUSES.items()}, module=__name__)
@@ -75,7 +82,8 @@ def header() -> str:
     for name, (value, meaning) in NUMBERS.items():
         lines += [*_comment(meaning), f"#define MS_{name} {_c_number(value)}"]
     for prefix, table, what in (("MS", STATUSES, "the status of a long call"),
-                                ("MC", HARD_STATUSES, "the status of one state's hard-contact solve")):
+                                ("MC", HARD_STATUSES, "the status of one state's hard-contact solve"),
+                                ("MS", CONTACT_STATES, "the state of a contact point")):
         lines += ["", f"/* {what} */"]
         lines += [f"#define {prefix}_{name} {value} /* {meaning} */" for name, (value, meaning) in table.items()]
     lines += ["", "#endif"]

@@ -22,8 +22,6 @@
 
 typedef void (*mc_gen)(int, const double *, const double *, const double *, const double *, double *);
 
-enum { MC_NONE = 0, MC_STICK = 1, MC_SLIP = 2 };
-
 typedef struct {
   mc_gen contact, poses;   /* the tree's generated ms_contact and ms_poses */
   const double *p;         /* its parameter vector */
@@ -509,7 +507,7 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
       acc[i] = dot(nv, Jc + (i * 3) * nv, qdd) + bc[i * 3];
       tacc[2 * i] = dot(nv, Jc + (i * 3 + 1) * nv, qdd) + bc[i * 3 + 1];
       tacc[2 * i + 1] = dot(nv, Jc + (i * 3 + 2) * nv, qdd) + bc[i * 3 + 2];
-      state[i] = MC_NONE;
+      state[i] = MS_NO_CONTACT;
       if (lam[i * 3] > 0) {
         double rc = -INFINITY;
         for (int j = 0; j < k; j++) {
@@ -517,7 +515,7 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
           if (d > rc) rc = d;
         }
         int at_cone = mu[i] > 0 && rc >= (1 - 1e-9) * mu[i] * m->facet_dist * lam[i * 3];
-        state[i] = (sliding[i] || at_cone) ? MC_SLIP : MC_STICK;
+        state[i] = (sliding[i] || at_cone) ? MS_SLIP : MS_STICK;
       }
     }
   }
@@ -590,9 +588,9 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
       double a0 = dot(nv, Jc + (i * 3) * nv, vp), a1 = dot(nv, Jc + (i * 3 + 1) * nv, vp),
              a2 = dot(nv, Jc + (i * 3 + 2) * nv, vp), sp = sqrt(a1 * a1 + a2 * a2);
       after[i] = a0;
-      state[i] = MC_NONE;
+      state[i] = MS_NO_CONTACT;
       if (lam[i * 3] > 0)
-        state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MC_STICK : MC_SLIP;
+        state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MS_STICK : MS_SLIP;
     }
   }
   ms_release(caught, &old);
@@ -638,8 +636,8 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   }
   int nx = 0;
   for (int i = 0; i < n; i++) {
-    if (state[i] == MC_NONE) continue;
-    int slipping = state[i] == MC_SLIP && mu[i] > 0;
+    if (state[i] == MS_NO_CONTACT) continue;
+    int slipping = state[i] == MS_SLIP && mu[i] > 0;
     double *g = G + nx * nv;
     memcpy(g, Jc + (i * 3) * nv, nv * sizeof(double));
     if (slipping) {
@@ -650,7 +648,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
     memcpy(R + nx * nv, Jc + (i * 3) * nv, nv * sizeof(double));
     rhs[nx] = bc[i * 3];
     who[nx] = i; comp[nx] = 0; nx++;
-    if (state[i] == MC_STICK && mu[i] > 0) {
+    if (state[i] == MS_STICK && mu[i] > 0) {
       for (int a = 1; a <= m->ntan; a++) {
         memcpy(G + nx * nv, Jc + (i * 3 + a) * nv, nv * sizeof(double));
         memcpy(R + nx * nv, Jc + (i * 3 + a) * nv, nv * sizeof(double));
@@ -675,7 +673,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
       lam[who[j] * 3 + comp[j]] = rhs[j];
     }
     for (int i = 0; i < n; i++)
-      if (state[i] == MC_SLIP && mu[i] > 0) {
+      if (state[i] == MS_SLIP && mu[i] > 0) {
         double f = -mu[i] * reach(m, sd + 2 * i) * lam[i * 3];
         lam[i * 3 + 1] = f * sd[2 * i];
         lam[i * 3 + 2] = f * sd[2 * i + 1];
@@ -700,10 +698,10 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   /* guards: loss (fn of contacts in contact), slip (distance of a sticking force to the pyramid), stick */
   for (int i = 0; i < n; i++) {
     accn[i] = dot(nv, Jc + (i * 3) * nv, vdot) + bc[i * 3];
-    loss[i] = state[i] != MC_NONE ? lam[i * 3] : INFINITY;
+    loss[i] = state[i] != MS_NO_CONTACT ? lam[i * 3] : INFINITY;
     slip[i] = INFINITY;
     stick[i] = INFINITY;
-    if (state[i] == MC_STICK && mu[i] > 0) {
+    if (state[i] == MS_STICK && mu[i] > 0) {
       double rc = -INFINITY;
       for (int j = 0; j < m->k; j++) {
         double d = m->facets[j] * lam[i * 3 + 1] + m->facets[m->k + j] * lam[i * 3 + 2];
@@ -711,7 +709,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
       }
       slip[i] = mu[i] * m->facet_dist * lam[i * 3] - rc;
     }
-    if (state[i] == MC_SLIP && mu[i] > 0) {
+    if (state[i] == MS_SLIP && mu[i] > 0) {
       double vt1 = rates[i * 3 + 1], vt2 = rates[i * 3 + 2], sp = sqrt(vt1 * vt1 + vt2 * vt2);
       double along = sdir0[2 * i] * vt1 + sdir0[2 * i + 1] * vt2;
       stick[i] = fast[i] ? sp - slow : (along < 2 * slow - sp ? along : 2 * slow - sp);
