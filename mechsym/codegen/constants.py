@@ -1,4 +1,5 @@
-"""The numbers and status codes that the Python routes and the C runtime share, defined once.
+"""The numbers, status codes and contact-point states that the Python routes and the C runtime share,
+defined once.
 
 Python imports them from here; the C runtime includes `ms_constants.h`, printed from these tables
 (`header`, served by mechsym.codegen.c_runtime as one of the runtime's files), so that a value changed
