@@ -53,3 +53,35 @@ def test_the_chain_follows_the_quadrature_through_every_aligned_position(chains,
     assert len(passes) >= 19
     worst = max(abs(energy[b] - energy[a]) for a, b in passes)
     assert worst <= 10 * rtol * energy[0]
+
+
+def _parallelogram(n, theta):
+    """The parallelogram branch in closed form: q, q', q'' per body (crank i: angle theta, centre at
+    (i + cos/2, sin/2); coupler i: level, centre at (i - 1/2 + cos, sin)), in the declaration's body order."""
+    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    one, zero = np.ones_like(c), np.zeros_like(c)
+    q, d1, d2 = [], [], []
+    for i in range(n + 1):
+        q += [i + c / 2, s / 2, theta[:, None]]
+        d1 += [-s / 2, c / 2, one]
+        d2 += [-c / 2, -s / 2, zero]
+    for i in range(1, n + 1):
+        q += [i - 0.5 + c, s, zero]
+        d1 += [-s, c, zero]
+        d2 += [-c, -s, zero]
+    return (np.hstack(q), np.hstack(d1), np.hstack(d2))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_kinematics_at_the_aligned_position_is_the_branch_followed(backend):
+    """Samples at and around the aligned positions (theta = 0, pi), the first exactly at one (the default
+    start of `mechsym kinematics`, which was a SingularError): q, q' and q'' are the parallelogram's."""
+    s = derive(build(2), backend=backend)
+    order = [f"crank{i}" for i in range(3)] + [f"coupler{i}" for i in range(1, 3)]
+    perm = np.concatenate([3 * s.constraints.bodies.index(b) + np.arange(3) for b in order])
+    theta = np.concatenate([[0.0, 1e-12, 1e-6, 1e-3], np.linspace(0.05, 2 * np.pi, 125)])
+    kin = s.kinematics(theta)
+    q, d1, d2 = _parallelogram(2, theta)
+    assert np.max(np.abs(kin.q[:, perm] - q)) < 1e-11
+    assert np.max(np.abs(kin.dq[:, perm, 0] - d1)) < 1e-10
+    assert np.max(np.abs(kin.ddq[:, perm] - d2)) < 1e-8

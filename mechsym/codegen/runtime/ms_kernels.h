@@ -633,6 +633,7 @@ int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0
                   double *branch_min, int *status, double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], br[NBRANCH];
   int piv[LU_NBLOCK], turns = 0, failed = -1, sign[MS_NSIGN];
+  Bridge bridge;
   ms_handler old;
   const int caught = ms_catch(&old);
   memcpy(q, q0, sizeof q);
@@ -641,11 +642,12 @@ int MS_FN(kinematics)(int n, const double *th, const double *p, const double *q0
   else {
     coefficients(q, sc, p, a, piv, dq, ddq);
     branch_signs(q, sc, p, a, piv, sign);
+    bridge_start(&bridge, a, piv, scale);
   }
   for (int s = 0; s < n && failed < 0; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; failed = s; break; }
     if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign,
-                                    fail, NULL))) {
+                                    fail, &bridge))) {
       failed = s;
       break;
     }
