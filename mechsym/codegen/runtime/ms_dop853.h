@@ -32,7 +32,7 @@ static void rhs(Work *w, const double *y, double *f) {
   if (!st && !on_branch(w->q, w->sc, w->p)) st = MS_OFF_BRANCH;
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
-  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0);
+  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0, NULL);
 }
 
 /* DOP853: Hairer's explicit Runge-Kutta 8(5,3) with the coefficients, error norm, step-size control and

@@ -560,11 +560,11 @@ int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, con
 /* ---- the reduced one-coordinate ODE y' = f(y), y = (theta, omega): M thetadd + h omega^2 + G = torque ---- */
 
 /* f at a solved configuration (q, sc, dq, ddq at theta, factorisation in a) and, if jac is not NULL, its
-   exact Jacobian df/dy (row-major 2 x 2), from the third-order coefficients (Phi_q q''' = -gamma3):
-   M' = 2 h, h' = sum m (q''^2 + q' q'''), G' = -(q' . dQ/dq q' + Q . q''). */
+   exact Jacobian df/dy (row-major 2 x 2), from the third-order coefficients (Phi_q q''' = -gamma3, or `d3`
+   where not NULL: a bridge's): M' = 2 h, h' = sum m (q''^2 + q' q'''), G' = -(q' . dQ/dq q' + Q . q''). */
 static void reduced_ode(const double *q, const double *sc, const double *dq, const double *ddq, const double *a,
                         const int *piv, const double *p, const double *mass, double torque, double omega,
-                        double *f, double *jac) {
+                        double *f, double *jac, const double *d3_given) {
   double app[NQ], big_m = 0.0, half_dm = 0.0, g = 0.0;
   applied1_s(q, p, sc, app);
   for (int i = 0; i < NQ; ++i) {
@@ -576,7 +576,8 @@ static void reduced_ode(const double *q, const double *sc, const double *dq, con
   f[1] = (torque - half_dm * omega * omega - g) / big_m;
   if (!jac) return;
   double d3[NQ], rate;
-  third(q, sc, p, a, piv, dq, ddq, d3);
+  if (d3_given) memcpy(d3, d3_given, sizeof d3);
+  else third(q, sc, p, a, piv, dq, ddq, d3);
   apprate1_s(q, dq, p, sc, &rate);
   double dh = 0.0, dg = -rate;
   for (int i = 0; i < NQ; ++i) {
@@ -598,19 +599,26 @@ static int ode_run(int n, const double *th, const double *om, double torque, con
                    double *fail) {
   double q[NQ], sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT], mass[NQ];
   int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
+  Bridge bridge;
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
   *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
   if (*status) return 0;
   coefficients(q, sc, p, a, piv, dq, ddq);
   branch_signs(q, sc, p, a, piv, sign);
+  bridge_start(&bridge, a, piv, scale);
   for (int s = 0; s < n; ++s) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s; }
     if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL);
+      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail,
+                        &bridge);
       if (*status) return s;
     }
-    reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s);
+    double d3[NQ];
+    const int bridged = s > 0 && bridge_holds(&bridge, th[s]);
+    if (bridged) bridge_state(&bridge, th[s], q, sc, dq, ddq, d3);
+    reduced_ode(q, sc, dq, ddq, a, piv, p, mass, torque, om[s], f_out + 2 * (size_t)s, jac_out + 4 * (size_t)s,
+                bridged ? d3 : NULL);
   }
   return -1;
 }
