@@ -788,8 +788,8 @@ class Solver:
         if not self._bridging():
             return None
         limit = self._path_sigma / BRIDGE_DROP
-        s_a = self.sigma(q_a[None])[0]
-        s_b = self.sigma(q_b[None])[0] if ok else 0.0
+        s_a, s_b = self.sigma(np.stack([q_a, q_b]))
+        s_b = s_b if ok else 0.0
         if not s_a >= limit or (ok and not s_b < limit):
             return None
         if any((theta_a - lo) * (theta_a - hi) < 0 for lo, hi in self._skip):
