@@ -715,14 +715,13 @@ class Solver:
     # -- bifurcations ----------------------------------------------------------------------------------
     def sigma(self, q):
         """Per configuration q (N, n): an estimate of the smallest singular value of Phi_q with its columns
-        in their scales (one inverse iteration from a fixed vector, as ms_kernels.h's sigma_estimate)."""
+        in their scales, |r| / |x| for x = diag(col_scale)^-1 Phi_q^-1 r with a fixed r (one step of inverse
+        iteration, as ms_kernels.h's sigma_estimate)."""
         fac = self.f.factor(q.T, self.params)
         r = np.cos(1.7 * np.arange(len(self.con.rows)) + 0.3)
         with np.errstate(all="ignore"):
             x = fac.solve(np.tile(r, (len(q), 1))) / self.col_scale
-            nx = np.linalg.norm(x, axis=1)
-            y = fac.solve_t(x / (nx[:, None] * self.col_scale))
-            return np.nan_to_num(1.0 / np.linalg.norm(y, axis=1))
+            return np.nan_to_num(np.linalg.norm(r) / np.linalg.norm(x, axis=1))
 
     def _bridging(self):
         """Whether the continuation bridges bifurcations: one coordinate, as many rows as coordinates."""

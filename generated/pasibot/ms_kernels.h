@@ -172,34 +172,31 @@ static int advance_step(double *q, double *sc, double *dq, double *ddq, double t
    eighth derivative). The bridge is kept only if c lies on the same branch signs, is as well conditioned as
    a, and the polynomial closes the loops inside it (MS_BRIDGE_RES); else the path is walked as before (a
    limit position, a dead point, a change of branch are named where the step floor is reached). Near: the
-   smallest singular value of Phi_q (columns in their scales, estimated by one inverse iteration from a fixed
-   vector) below 1/MS_BRIDGE_DROP of its value where the path started (mechsym.kinematics.BRIDGE_DROP). */
+   smallest singular value of Phi_q (columns in their scales, estimated by one step of inverse iteration from a
+   fixed vector) below 1/MS_BRIDGE_DROP of its value where the path started (mechsym.kinematics.BRIDGE_DROP). */
 #define MS_BRIDGE_DROP 20.0
 #define MS_BRIDGE_RES 1e-10
 typedef struct {
   int on;               /* [th[0], th[1]] is bridged by the polynomial c[0..7] in s = (th - th[0]) / (th[1] - th[0]) */
   double th[2], c[8][NQ];
-  double s_ref;         /* the singular-value estimate where the path started */
+  double s_ref, s_now;  /* the singular-value estimate where the path started, and at the current state */
   double skip[2];       /* a span where a bridge failed: not tried again inside */
 } Bridge;
 
-/* The estimate of the smallest singular value of Phi_q diag(scale) at factored a (NQ == NROW). */
+/* The estimate of the smallest singular value of Phi_q diag(scale) at factored a (NQ == NROW): |r| / |x| for
+   diag(scale) x = Phi_q^-1 r, r a fixed vector (one step of inverse iteration). */
 static double sigma_estimate(const double *a, const int *piv, const double *scale) {
-  double r[NROW], x[NQ], z[NROW], y[NQ], nx = 0.0, ny = 0.0;
-  for (int i = 0; i < NROW; ++i) r[i] = cos(1.7 * i + 0.3);
+  double r[NROW], x[NQ], nr = 0.0, nx = 0.0;
+  for (int i = 0; i < NROW; ++i) { r[i] = cos(1.7 * i + 0.3); nr += r[i] * r[i]; }
   lu_solve(a, piv, r, x);
-  for (int i = 0; i < NQ; ++i) { x[i] /= scale[i]; nx += x[i] * x[i]; }
-  nx = sqrt(nx);
-  for (int i = 0; i < NQ; ++i) z[i] = x[i] / (nx * scale[i]);
-  lu_solve_t(a, piv, z, y);
-  for (int i = 0; i < NQ; ++i) ny += y[i] * y[i];
-  return ny > 0.0 && nx > 0.0 ? 1.0 / sqrt(ny) : 0.0;
+  for (int i = 0; i < NQ; ++i) { const double v = x[i] / scale[i]; nx += v * v; }
+  return nx > 0.0 ? sqrt(nr / nx) : 0.0;
 }
 
 static void bridge_start(Bridge *br, const double *a, const int *piv, const double *scale) {
   br->on = 0;
   br->skip[0] = br->skip[1] = NAN;
-  br->s_ref = sigma_estimate(a, piv, scale);
+  br->s_ref = br->s_now = sigma_estimate(a, piv, scale);
 }
 
 static int bridge_holds(const Bridge *br, double th) {
@@ -327,6 +324,7 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
       const double thb = ends[depth];
       if (br && bridge_holds(br, thb)) {  /* on a bridge: the polynomial */
         bridge_state(br, thb, q, sc, dq, ddq, NULL);
+        br->s_now = 0.0;
         tha = thb; --depth; continue;
       }
       if (br && bridge_holds(br, tha)) {  /* leaving a bridge: from its end on thb's side, solved afresh */
@@ -334,11 +332,12 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
         bridge_state(br, end, q, sc, dq, ddq, NULL);
         newton(q, sc, &end, p, scale, tol, maxit, a, piv);
         coefficients(q, sc, p, a, piv, dq, ddq);
+        br->s_now = sigma_estimate(a, piv, scale);
         tha = end;
       }
-      double q_a[NQ], s_a = 0.0;
+      double q_a[NQ];
       memcpy(q_a, q, sizeof q_a);
-      if (br) s_a = sigma_estimate(a, piv, scale);
+      const double s_a = br ? br->s_now : 0.0;
       int status = advance_step(q, sc, dq, ddq, tha, thb, p, scale, tol, maxit, a, piv, turns, sign);
       const double s_b = br && !status ? sigma_estimate(a, piv, scale) : 0.0;
       if (br && !(s_a < br->s_ref / MS_BRIDGE_DROP) && (status || s_b < br->s_ref / MS_BRIDGE_DROP) &&
@@ -355,6 +354,7 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
         if (bridge_try(br, q_s, sc_a, dq_a, ddq_a, a, piv, tha, thb, s_a, status ? 0.0 : s_b, p, scale, tol, maxit,
                        hmax, sign) && bridge_holds(br, thb)) {
           bridge_state(br, thb, q, sc, dq, ddq, NULL);
+          br->s_now = 0.0;
           tha = thb; --depth; continue;
         }
         memcpy(q, keep[0], sizeof keep[0]); memcpy(dq, keep[1], sizeof keep[1]); memcpy(ddq, keep[2], sizeof keep[2]);
@@ -364,7 +364,7 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
           lu_factor(a, piv);
         }
       }
-      if (!status) { tha = thb; --depth; continue; }
+      if (!status) { if (br) br->s_now = s_b; tha = thb; --depth; continue; }
       if (fail) { fail[0] = tha; fail[1] = thb; memcpy(fail + 2, q_a, sizeof q_a); memcpy(fail + 2 + NQ, q, sizeof q_a); }
       memcpy(q, q_a, sizeof q_a);  /* back to the last solved state: its sines, factorisation, coefficients */
       trig1(q, sc);
