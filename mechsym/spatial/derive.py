@@ -104,8 +104,10 @@ class Link:
     mass: sp.Expr
     h: list                # first moment m c about the body origin (body frame)
     Io: list               # 3x3 inertia about the body origin (body frame)
-    iq: int = 0            # first coordinate index
-    iv: int = 0            # first speed index
+    iq: int = 0            # first index among the joints' coordinates (a mimic joint's included)
+    iv: int = 0            # first index among the joints' speeds (likewise)
+    nq: int = 0            # the joint's coordinates and speeds (a mimic joint: one each)
+    nv: int = 0
 
 
 @dataclass
@@ -117,8 +119,9 @@ class FramePlace:
 
 
 def merge(tree: Tree, inertia=True):
-    """The moving bodies in Pinocchio's depth-first order (children in declaration order), and every named
-    frame (bodies, joints and declared frames) as a placement on one of them."""
+    """The moving bodies in Pinocchio's depth-first order (children in declaration order), every named
+    frame (bodies, joints and declared frames) as a placement on one of them, and the sizes of q and v (a
+    mimic joint has no coordinate of its own: the joints' coordinates number more, see `Link.iq`)."""
     tree.check()
     children = {name: [] for name in tree.bodies}
     for b in tree.bodies.values():
@@ -184,12 +187,13 @@ def merge(tree: Tree, inertia=True):
         frames[f.name] = FramePlace(f.name, k, _mm(Rb, Rf), _add(_mv(Rb, list(f.xyz)), pb))
     iq = iv = 0
     for link in links:
+        link.nq, link.nv = (1, 1) if link.joint.mimic is not None else (link.joint.nq, link.joint.nv)
         link.iq, link.iv = iq, iv
-        iq += link.joint.nq
-        iv += link.joint.nv
+        iq += link.nq
+        iv += link.nv
     if not links:
         raise ModelError(tree.name, ["no moving joint: nothing to derive"])
-    return links, frames, iq, iv
+    return links, frames, sum(lk.joint.nq for lk in links), sum(lk.joint.nv for lk in links)
 
 
 class Derivation:
@@ -204,6 +208,9 @@ class Derivation:
         self.q = [sp.Symbol(f"q[{i}]", real=True) for i in range(self.nq)]
         self.v = [sp.Symbol(f"v[{i}]", real=True) for i in range(self.nv)]
         self.a = [sp.Symbol(f"a[{i}]", real=True) for i in range(self.nv)]
+        self._couple()
+        self.qj = self.joint_values(self.q, offsets=True)
+        self.vj = self.joint_values(self.v)
         self.s = Straight()
         sub = {p.symbol: self.p[n] for n, p in tree.parameters.items()}
         self._sub = sub
@@ -218,6 +225,54 @@ class Derivation:
         self._inertias()
         self._poses()
         self._cache = {}
+
+    # -- mimic joints: the joints' coordinates from q --------------------------------------------------
+    def _couple(self):
+        """For each joint speed, (index in v, ratio): a mimic joint's is its mimicked joint's, times the ratio
+        (with the offset, the same map takes q to the joints' coordinates); None when no joint mimics."""
+        self._G = None
+        mimics = self.tree.mimics()
+        if not mimics:
+            return
+        first = {}
+        r = 0
+        for link in self.links:
+            if link.joint.mimic is None:
+                first[link.joint.name] = r
+                r += link.joint.nv
+        self._G, self._offsets = [], []
+        for link in self.links:
+            if link.joint.mimic is None:
+                base = first[link.joint.name]
+                self._G += [(base + i, ONE) for i in range(link.nv)]
+                self._offsets += [ZERO] * link.nq
+            else:
+                of, ratio, offset = mimics[link.joint.name]
+                self._G.append((first[of], exact(ratio)))
+                self._offsets.append(exact(offset))
+
+    def joint_values(self, x, offsets=False):
+        """The joints' coordinates (offsets=True) or speeds from q or v (x of size nq or nv): x itself
+        unless a joint mimics another."""
+        if self._G is None:
+            return list(x)
+        return [k * x[r] + (o if offsets else ZERO) for (r, k), o in zip(self._G, self._offsets)]
+
+    def reduced(self, tau):
+        """G^T tau: the generalised forces on q of forces on the joints' speeds (a mimic joint's force acts
+        on its mimicked coordinate, times the ratio)."""
+        if self._G is None:
+            return tau
+        out = [ZERO] * self.nv
+        for (r, k), t in zip(self._G, tau):
+            out[r] = out[r] + k * t
+        return [self.s.let(e) for e in out]
+
+    def _reduced_columns(self, M):
+        """M G: the columns of a matrix over the joints' speeds, taken to v."""
+        if self._G is None:
+            return M
+        return [self.reduced(row) for row in M]
 
     # -- building blocks -----------------------------------------------------------------------------
     def _inertias(self):
@@ -235,7 +290,7 @@ class Derivation:
         L = self.s.let
         self.Rl, self.pl, self.R0, self.p0 = [], [], [], []
         for k, link in enumerate(self.links):
-            q = self.q[link.iq:link.iq + link.joint.nq]
+            q = self.qj[link.iq:link.iq + link.nq]
             Rj, pj = link.joint.motion(q, L)
             R = [[L(sp.expand(e)) for e in row] for row in _mm(link.R_place, Rj)]
             p = [L(e) for e in _add(link.p_place, _mv(link.R_place, pj))]
@@ -314,7 +369,11 @@ class Derivation:
         return out
 
     def rnea(self, v, a, gravity=True):
-        """Generalised forces tau (nv expressions) of RNEA at speeds v, accelerations a."""
+        """Generalised forces tau (nv expressions) of RNEA at speeds v, accelerations a (of size nv)."""
+        return self.reduced(self._rnea(self.joint_values(v), self.joint_values(a), gravity))
+
+    def _rnea(self, v, a, gravity=True):
+        """RNEA over the joints' speeds and accelerations."""
         key = ("rnea", tuple(v), tuple(a), gravity)
         if key in self._cache:
             return self._cache[key]
@@ -330,7 +389,7 @@ class Derivation:
                 fl = _add(fl, _cross(va, hl))
                 fa = _add(fa, _add(_cross(va, ha), _cross(vl, hl)))
             forces.append([L(fl), L(fa)])
-        tau = [None] * self.nv
+        tau = [None] * len(self.vj)
         for k in reversed(range(len(self.links))):
             link = self.links[k]
             fl, fa = forces[k]
@@ -347,12 +406,21 @@ class Derivation:
         return tau
 
     def mass_matrix(self):
-        """H (nv x nv list of expressions) by the composite-rigid-body algorithm."""
-        if "H" in self._cache:
-            return self._cache["H"]
+        """H (nv x nv list of expressions) by the composite-rigid-body algorithm (G^T H G with mimic joints)."""
+        if "H" not in self._cache:
+            H = self._crba()
+            if self._G is not None:                             # G^T H G (H symmetric)
+                HG = self._reduced_columns(H)
+                H = self._reduced_columns([list(col) for col in zip(*HG)])
+            self._cache["H"] = H
+        return self._cache["H"]
+
+    def _crba(self):
+        """H over the joints' speeds."""
         L = self.s.let
+        nj = len(self.vj)
         comp = [(lk.mass, list(lk.h), [row[:] for row in lk.Io]) for lk in self.links]
-        H = [[ZERO] * self.nv for _ in range(self.nv)]
+        H = [[ZERO] * nj for _ in range(nj)]
         for k in reversed(range(len(self.links))):
             link = self.links[k]
             m, h, Io = comp[k]
@@ -398,7 +466,6 @@ class Derivation:
                 pm, ph_, pI = comp[link.parent]
                 pI = [[pI[i][j] + I2[i][j] - m * pp[i][j] - ph[i][j] - hp[i][j] for j in range(3)] for i in range(3)]
                 comp[link.parent] = (pm + m, _add(ph_, _add(Rh, [m * x for x in p])), pI)
-        self._cache["H"] = H
         return H
 
     def _axes(self, k):
@@ -425,7 +492,7 @@ class Derivation:
             cols = set()
             for j, link in enumerate(self.links):
                 if k in self.ancestors(j):
-                    cols.update(range(link.iv, link.iv + link.joint.nv))
+                    cols.update(range(link.iv, link.iv + link.nv))
             self._cache[key] = cols
         return self._cache[key]
 
@@ -440,9 +507,9 @@ class Derivation:
     def frame_jacobian(self, name):
         """6 x nv world-aligned Jacobian of a frame's origin (linear rows first)."""
         f = self.frames[name]
-        J = [[ZERO] * self.nv for _ in range(6)]
+        J = [[ZERO] * len(self.vj) for _ in range(6)]
         if f.link < 0:
-            return J
+            return self._reduced_columns(J)
         _, o = self.frame_pose(name)
         for k in self.ancestors(f.link):
             for c, column in enumerate(self._axes(k)):
@@ -450,7 +517,7 @@ class Derivation:
                 lin, ang = column.at(o, self.s.vec)
                 for i in range(3):
                     J[i][col], J[3 + i][col] = lin[i], ang[i]
-        return J
+        return self._reduced_columns(J)
 
     def frame_bias(self, name):
         """The classical acceleration of the frame origin at zero joint accelerations (world), then the
@@ -458,9 +525,9 @@ class Derivation:
         f = self.frames[name]
         if f.link < 0:
             return [ZERO] * 6
-        zero = [ZERO] * self.nv
-        vl, va = self.velocities(self.v)[f.link]
-        al, aa = self.accelerations(self.v, zero)[f.link]     # shared with the bias: gravity included,
+        zero = [ZERO] * len(self.vj)
+        vl, va = self.velocities(self.vj)[f.link]
+        al, aa = self.accelerations(self.vj, zero)[f.link]     # shared with the bias: gravity included,
         r = f.p                                              # which adds exactly (0, 0, g) in the world
         vp = self.s.vec(_add(vl, _cross(va, r)))
         lin = _add(_add(al, _cross(aa, r)), _cross(va, vp))
@@ -493,17 +560,17 @@ class Derivation:
         mc, sub_m, sub_c, total = self._moments()
         inv = self.s.let(1 / total)
         com = [self.s.let(sum((c[i] for c in mc), ZERO) * inv) for i in range(3)]
-        J = [[ZERO] * self.nv for _ in range(3)]
+        J = [[ZERO] * len(self.vj) for _ in range(3)]
         for k, link in enumerate(self.links):
             for c, column in enumerate(self._axes(k)):
                 col = column.com_column(sub_m[k], sub_c[k], inv, self.s.vec)
                 for i in range(3):
                     J[i][link.iv + c] = col[i]
-        return com, J
+        return com, self._reduced_columns(J)
 
     def energies(self):
         """Kinetic energy (sum of 1/2 v_i . I_i v_i, independent of H) and potential energy g sum m_i z_i."""
-        vel = self.velocities(self.v)
+        vel = self.velocities(self.vj)
         T = ZERO
         for k, link in enumerate(self.links):
             vl, va = vel[k]
@@ -518,8 +585,9 @@ class Derivation:
         if "C" in self._cache:
             return self._cache["C"]
         L = self.s.let
-        vel = self.velocities(self.v)
-        C = [[ZERO] * self.nv for _ in range(self.nv)]
+        vel = self.velocities(self.vj)
+        nj = len(self.vj)
+        C = [[ZERO] * nj for _ in range(nj)]
         world_v, cols, dcols = [], [], []
         for k, link in enumerate(self.links):
             R0, p0 = self.R0[k], self.p0[k]
@@ -595,6 +663,9 @@ class Derivation:
                 Y[par] = (pm + Yk[0], _add(ph, Yk[1]), [[pI[i][j] + Yk[2][i][j] for j in range(3)] for i in range(3)])
                 Bm[par] = [[Bm[par][i][j] + Bk[i][j] for j in range(6)] for i in range(6)]
         C = [[L(e) for e in row] for row in C]
+        if self._G is not None:                                 # G^T C G
+            CG = self._reduced_columns(C)
+            C = [list(row) for row in zip(*self._reduced_columns([list(col) for col in zip(*CG)]))]
         self._cache["C"] = C
         return C
 

@@ -44,6 +44,7 @@ class TreeSystem:
         self.frame_names = list(frames)
         # frames at one placement (a link and the joint that moves it) share their generated function
         self._placement = {}
+        self._frame_links = {name: f.link for name, f in frames.items()}
         first = {}
         for name, f in frames.items():
             sig = (f.link, str(f.R), str(f.p))
@@ -90,6 +91,7 @@ class TreeSystem:
         """A symbolic derivation of the tree, for symbolic use (made on first use: a warm C load never needs
         it); the generated code is derived apart, one program per group of functions (`spec`)."""
         if self._derivation is None:
+            self.check_size()
             self._derivation = Derivation(self.tree)
         return self._derivation
 
@@ -106,8 +108,8 @@ class TreeSystem:
 
     @property
     def joint_names(self):
-        """The joints with coordinates, in the order of q (the free base first)."""
-        return [link.joint.name for link in self.links]
+        """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
+        return [link.joint.name for link in self.links if link.joint.nv]
 
     def params(self, overrides=None) -> np.ndarray:
         """The run-time parameter vector: defaults with `overrides` (name -> value), checked."""
@@ -140,6 +142,7 @@ class TreeSystem:
             if group == "all":
                 functions = {**self.spec("main").functions, **self.spec("coriolis").functions}
             elif group in ("main", "coriolis"):
+                self.check_size()
                 d = Derivation(self.tree)
                 if group == "main":
                     items = self._main_items(d)
@@ -153,6 +156,18 @@ class TreeSystem:
             self._specs[group] = Spec(f"tree {self.tree.name} {group}", {"nq": self.nq, "nv": self.nv,
                                                                          "npar": len(self.param_names)}, functions, None)
         return self._specs[group]
+
+    def check_size(self):
+        """Refuse up front a tree whose derivation would pass the memory budget (mechsym.budget.check_tree:
+        the joint columns on the paths of its moving bodies and frames to the root)."""
+        from mechsym.budget import check_tree
+
+        depth = []
+        for link in self.links:
+            depth.append(link.joint.nv + (depth[link.parent] if link.parent >= 0 else 0))
+        frames = {self._placement[name]: self._frame_links[name] for name in self.frame_names}
+        columns = sum(depth) + sum(depth[k] for k in frames.values() if k >= 0)
+        check_tree(f"tree '{self.tree.name}'", columns)
 
     def _main_items(self, d):
         """(name, outputs, doc, solve) of the main group's functions."""
