@@ -21,10 +21,10 @@ _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 __all__ = ["machine_memory", "memory_limit", "limit_memory", "check_memory", "parse_size", "format_size",
            "add_option", "check_tree"]
 
-# deriving a tree: its size is the joint columns summed over each moving body's and each frame's path to
-# the root (CRBA, RNEA, the frames' Jacobians and biases); measured on the robots of docs/robots.md
-TREE_BYTES_PER_COLUMN = 150e3
-TREE_SECONDS_PER_COLUMN = 0.04
+# deriving a tree (derivation, generation, compilation): its size is the joint columns summed over the paths
+# of its moving bodies and frames to the root (CRBA, RNEA, frame Jacobians); measured on HyQ and iCub
+TREE_BYTES_PER_COLUMN = 50e3
+TREE_SECONDS_PER_COLUMN = 0.07
 
 
 def machine_memory() -> int:

@@ -158,7 +158,8 @@ def merge(tree: Tree, inertia=True):
                 links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
                 attach[name] = (0, eye, [ZERO] * 3)
                 add_mass(0, b, eye, [ZERO] * 3)
-                frames[b.joint.name] = FramePlace(b.joint.name, 0, eye, [ZERO] * 3)
+                if b.joint.name not in tree.bodies:
+                    frames[b.joint.name] = FramePlace(b.joint.name, 0, eye, [ZERO] * 3)
             else:
                 attach[name] = (-1, eye, [ZERO] * 3)
         else:
@@ -174,13 +175,16 @@ def merge(tree: Tree, inertia=True):
                 attach[name] = (len(links) - 1, eye, [ZERO] * 3)
                 add_mass(len(links) - 1, b, eye, [ZERO] * 3)
             k2, R2, p2 = attach[name]
-            frames[b.joint.name] = FramePlace(b.joint.name, k2, R2, p2)
+            if b.joint.name not in tree.bodies:       # a joint named like a link: the name is the link's
+                frames[b.joint.name] = FramePlace(b.joint.name, k2, R2, p2)
         k, R, p = attach[name]
         frames[name] = FramePlace(name, k, R, p)
-        for c in children[name]:
-            visit(c)
 
-    visit(root.name)
+    stack = [root.name]
+    while stack:                                  # depth first, iteratively (a long chain is fine)
+        name = stack.pop()
+        visit(name)
+        stack.extend(reversed(children[name]))
     for f in tree.frames.values():
         k, Rb, pb = attach[f.body]
         Rf = [[exact(x) for x in row] for row in np.asarray(f.R)]
@@ -228,35 +232,38 @@ class Derivation:
 
     # -- mimic joints: the joints' coordinates from q --------------------------------------------------
     def _couple(self):
-        """For each joint speed, (index in v, ratio): a mimic joint's is its mimicked joint's, times the ratio
-        (with the offset, the same map takes q to the joints' coordinates); None when no joint mimics."""
+        """For each joint speed, (index in v, ratio), and for each joint coordinate, (index in q, ratio, offset):
+        a mimic joint's are its mimicked joint's, times the ratio (plus the offset); None when no joint
+        mimics another."""
         self._G = None
         mimics = self.tree.mimics()
         if not mimics:
             return
-        first = {}
-        r = 0
+        first_q, first_v = {}, {}
+        iq = iv = 0
         for link in self.links:
             if link.joint.mimic is None:
-                first[link.joint.name] = r
-                r += link.joint.nv
-        self._G, self._offsets = [], []
+                first_q[link.joint.name], first_v[link.joint.name] = iq, iv
+                iq, iv = iq + link.joint.nq, iv + link.joint.nv
+        self._G, self._Gq = [], []
         for link in self.links:
+            name = link.joint.name
             if link.joint.mimic is None:
-                base = first[link.joint.name]
-                self._G += [(base + i, ONE) for i in range(link.nv)]
-                self._offsets += [ZERO] * link.nq
+                self._G += [(first_v[name] + i, ONE) for i in range(link.nv)]
+                self._Gq += [(first_q[name] + i, ONE, ZERO) for i in range(link.nq)]
             else:
-                of, ratio, offset = mimics[link.joint.name]
-                self._G.append((first[of], exact(ratio)))
-                self._offsets.append(exact(offset))
+                of, ratio, offset = mimics[name]
+                self._G.append((first_v[of], exact(ratio)))
+                self._Gq.append((first_q[of], exact(ratio), exact(offset)))
 
     def joint_values(self, x, offsets=False):
-        """The joints' coordinates (offsets=True) or speeds from q or v (x of size nq or nv): x itself
-        unless a joint mimics another."""
+        """The joints' coordinates (offsets=True, x = q) or speeds (x = v or a): x itself unless a joint
+        mimics another."""
         if self._G is None:
             return list(x)
-        return [k * x[r] + (o if offsets else ZERO) for (r, k), o in zip(self._G, self._offsets)]
+        if offsets:
+            return [k * x[r] + o for r, k, o in self._Gq]
+        return [k * x[r] for r, k in self._G]
 
     def reduced(self, tau):
         """G^T tau: the generalised forces on q of forces on the joints' speeds (a mimic joint's force acts

@@ -195,6 +195,9 @@ def tree_command(args, source) -> int:
         print(json.dumps(tree_json(system, values), indent=2))
         return 0
     if args.command == "export":
+        from mechsym.spatial.system import check_size
+
+        check_size(tree)
         system = _system(tree, contact_frames)
         system.set_params(params)
         written = export(system, args.out, force=args.force, standing=standing)

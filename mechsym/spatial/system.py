@@ -27,7 +27,7 @@ from mechsym.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 
-__all__ = ["TreeSystem", "derive_tree"]
+__all__ = ["TreeSystem", "derive_tree", "check_size"]
 
 QUAT_TOL = 1e-6
 
@@ -38,13 +38,14 @@ class TreeSystem:
 
     def __init__(self, tree: Tree, contact_frames=(), backend="c"):
         c_backend.check_backend(backend)
+        if backend == "c":
+            check_size(tree)
         self.tree = tree
         links, frames, self.nq, self.nv = merge(tree, inertia=False)
         self.links = links
         self.frame_names = list(frames)
         # frames at one placement (a link and the joint that moves it) share their generated function
         self._placement = {}
-        self._frame_links = {name: f.link for name, f in frames.items()}
         first = {}
         for name, f in frames.items():
             sig = (f.link, str(f.R), str(f.p))
@@ -91,7 +92,7 @@ class TreeSystem:
         """A symbolic derivation of the tree, for symbolic use (made on first use: a warm C load never needs
         it); the generated code is derived apart, one program per group of functions (`spec`)."""
         if self._derivation is None:
-            self.check_size()
+            check_size(self.tree)
             self._derivation = Derivation(self.tree)
         return self._derivation
 
@@ -142,7 +143,7 @@ class TreeSystem:
             if group == "all":
                 functions = {**self.spec("main").functions, **self.spec("coriolis").functions}
             elif group in ("main", "coriolis"):
-                self.check_size()
+                check_size(self.tree)
                 d = Derivation(self.tree)
                 if group == "main":
                     items = self._main_items(d)
@@ -156,18 +157,6 @@ class TreeSystem:
             self._specs[group] = Spec(f"tree {self.tree.name} {group}", {"nq": self.nq, "nv": self.nv,
                                                                          "npar": len(self.param_names)}, functions, None)
         return self._specs[group]
-
-    def check_size(self):
-        """Refuse up front a tree whose derivation would pass the memory budget (mechsym.budget.check_tree:
-        the joint columns on the paths of its moving bodies and frames to the root)."""
-        from mechsym.budget import check_tree
-
-        depth = []
-        for link in self.links:
-            depth.append(link.joint.nv + (depth[link.parent] if link.parent >= 0 else 0))
-        frames = {self._placement[name]: self._frame_links[name] for name in self.frame_names}
-        columns = sum(depth) + sum(depth[k] for k in frames.values() if k >= 0)
-        check_tree(f"tree '{self.tree.name}'", columns)
 
     def _main_items(self, d):
         """(name, outputs, doc, solve) of the main group's functions."""
@@ -411,6 +400,20 @@ class TreeSystem:
 
         counts = flops(self.spec("main"))
         return {n: counts[n] for n in names}
+
+
+def check_size(tree: Tree):
+    """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
+    (mechsym.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
+    bodies' frames to the root."""
+    from mechsym.budget import check_tree
+
+    depth, moving = {}, 0
+    for b in tree.bodies.values():           # parents come first
+        own = 0 if b.joint is None else (1 if b.joint.mimic is not None else b.joint.nv)
+        depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
+        moving += depth[b.name] if own else 0
+    check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
 
 
 def derive_tree(tree: Tree, contact_frames=(), backend="c") -> TreeSystem:
