@@ -159,7 +159,6 @@ class Tree:
             if joint.name in self._joint_names:
                 raise InputError(f"tree '{self.name}': joint '{joint.name}' declared twice")
             joint = joint.checked(f"tree '{self.name}'")
-            self._joint_names.add(joint.name)
         if isinstance(inertia, (list, tuple)) and len(inertia) == 6:
             ixx, iyy, izz, ixy, ixz, iyz = inertia
             inertia = ((ixx, ixy, ixz), (ixy, iyy, iyz), (ixz, iyz, izz))
@@ -171,6 +170,8 @@ class Tree:
         self.bodies[name] = BodyDecl(name, parent, joint, self._vec3(xyz, f"{where} xyz"), R,
                                      self._value(mass, f"{where} mass"), self._vec3(com, f"{where} com"), inertia,
                                      bool(loose_inertia))
+        if joint is not None:
+            self._joint_names.add(joint.name)
         return name
 
     def _attaches_first(self, parent) -> bool:

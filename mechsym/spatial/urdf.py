@@ -105,8 +105,7 @@ def _load(source):
     except ET.ParseError as exc:
         raise InputError(f"{where} is not a URDF file (XML: {exc})") from None
     if root.tag == "sdf":
-        raise InputError(f"{where} is an SDF file (<sdf>): mechsym reads URDF; convert it to URDF "
-                         f"(Pinocchio without SDFormat refuses it too)")
+        raise InputError(f"{where} is an SDF file (<sdf>): mechsym reads URDF only; convert it to URDF")
     if root.tag != "robot":
         raise InputError(f"{where} is not a URDF file (its root element is <{root.tag}>, not <robot>)")
     return root, where
