@@ -269,6 +269,7 @@ class Mimic(Joint):
 
     @property
     def name(self):
+        """The wrapped joint's name."""
         return self.joint.name
 
     @property
