@@ -212,6 +212,21 @@ def test_floating_joint_from_a_world_link(tmp_path):
         read_urdf(text, floating=True)
 
 
+def test_planar_joint(tmp_path):
+    """Pinocchio's planar joint (x, y, cos, sin; speeds in the joint frame) mapped from x, y, theta; a
+    simulation refuses it, naming the joint (its x and y rates are not its speeds)."""
+    text = robot(link("base"), link("cart", m=2.0), link("arm"),
+                 '<joint name="slide" type="planar"><parent link="base"/><child link="cart"/>'
+                 '<origin xyz="0.1 0 0.2" rpy="0.3 0 0"/><axis xyz="0 0 1"/></joint>',
+                 joint("hinge", "cart", "arm"))
+    _, system = against_pinocchio(text, tmp_path)
+    assert system.coordinate_names == ["slide.x", "slide.y", "slide.theta", "hinge"]
+    from mechsym.spatial.run import simulate
+
+    with pytest.raises(InputError, match="simulate does not support joint 'slide' \\(planar"):
+        simulate(system, np.zeros(4), np.zeros(4), 0.1)
+
+
 def test_exact_quarter_turns(tmp_path):
     """pi/2 printed to 11 digits folds to exact zeros when every such angle of the file is consistent; a
     file with one angle off its printed precision (1.57) is read literally."""

@@ -14,7 +14,8 @@ read only these):
   `floating`: its coordinates are mechsym.freejoint's free flyer (a unit quaternion the entry points check);
   `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`;
   `mimic`: None, or (joint, ratio, offset): its one coordinate is ratio * that joint's + offset, so it has no
-  coordinate of its own (`Mimic`).
+  coordinate of its own (`Mimic`); `rates_are_speeds`: dq/dt = v for its coordinates (mechsym.spatial.manifold
+  integrates a tree whose joints all have it, the floating base aside).
 
 A joint's `axis` is given in the child frame; the child frame's origin lies on it.
 """
@@ -29,7 +30,7 @@ import sympy as sp
 from mechsym.errors import InputError
 from mechsym.freejoint import Q_NAMES, rotation
 
-__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Screw", "Translation", "exact", "unit_axis",
+__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation", "exact", "unit_axis",
            "rotation_about"]
 
 ZERO3 = (sp.Integer(0),) * 3
@@ -127,6 +128,7 @@ class Joint:
     merges_into_parent = False
     limits = None
     mimic = None
+    rates_are_speeds = True
 
     def checked(self, where) -> "Joint":
         """This joint normalised (a unit axis), or an InputError naming `where` and what is wrong."""
@@ -299,3 +301,39 @@ class Mimic(Joint):
     def world_columns(self, R0, p0, vec):
         """The wrapped joint's column."""
         return self.joint.world_columns(R0, p0, vec)
+
+
+@dataclass(frozen=True)
+class Planar(Joint):
+    """Motion in the x-y plane of the joint frame (URDF's planar joint, Pinocchio's JointModelPlanar):
+    coordinates x, y (m) and the angle theta about z (rad, one column where Pinocchio has cos and sin);
+    speeds vx, vy (the child frame's velocity along its own x and y axes, as Pinocchio's) and the angular
+    rate about z, so that x and y change at R(theta) (vx, vy)."""
+
+    name: str
+    nq = 3
+    nv = 3
+    rates_are_speeds = False
+
+    def coordinate_names(self):
+        """JOINT.x, JOINT.y, JOINT.theta."""
+        return [f"{self.name}.{c}" for c in ("x", "y", "theta")]
+
+    def speed_names(self):
+        """JOINT.vx, JOINT.vy, JOINT.w."""
+        return [f"{self.name}.{c}" for c in ("vx", "vy", "w")]
+
+    def subspace(self):
+        """Translations along x and y, the rotation about z (child frame)."""
+        e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
+        return [(e[0], list(ZERO3)), (e[1], list(ZERO3)), (list(ZERO3), e[2])]
+
+    def motion(self, q, let):
+        """The rotation by theta about z and the translation (x, y, 0)."""
+        c, s = let(sp.cos(q[2])), let(sp.sin(q[2]))
+        return rotation_about([0, 0, 1], c, s), [q[0], q[1], sp.Integer(0)]
+
+    def world_columns(self, R0, p0, vec):
+        """Translations along the child frame's x and y axes (columns of R0), the hinge about its z at p0."""
+        cols = [[R0[i][c] for i in range(3)] for c in range(3)]
+        return [Translation(cols[0]), Translation(cols[1]), Screw(cols[2], p0)]

@@ -112,6 +112,15 @@ class TreeSystem:
         """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
         return [link.joint.name for link in self.links if link.joint.nv]
 
+    def check_integrable(self, what):
+        """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar
+        joint): `what` (a simulation) integrates q by mechsym.spatial.manifold, which supports the free base
+        and joints with dq/dt = v."""
+        for link in self.links:
+            if not link.joint.rates_are_speeds:
+                raise InputError(f"tree '{self.tree.name}': {what} does not support joint '{link.joint.name}' "
+                                 f"({type(link.joint).__name__.lower()}: its coordinates' rates are not its speeds)")
+
     def params(self, overrides=None) -> np.ndarray:
         """The run-time parameter vector: defaults with `overrides` (name -> value), checked."""
         values = self.tree.resolve_parameters(overrides)

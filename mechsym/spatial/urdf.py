@@ -8,8 +8,9 @@ What becomes what (Pinocchio's reading of the same file, so that arrays compare 
   root_joint, Pinocchio's free flyer); children are visited depth first, the joints of one link in the order
   of their names (urdfdom keeps them in a sorted map, and Pinocchio walks that);
 * revolute and continuous joints rotate (a continuous joint is one angle, one column: docs/conventions.md),
-  prismatic joints slide, fixed joints merge their child into the parent (both stay named frames); a floating
-  joint from a fixed root link to its child is that child's free joint (a floating base);
+  prismatic joints slide, fixed joints merge their child into the parent (both stay named frames), planar
+  joints move in the x-y plane of their frame (Pinocchio's reading: the axis is not used; x, y, theta); a
+  floating joint from a fixed root link to its child is that child's free joint (a floating base);
 * a link without an inertial element is massless (Pinocchio's Inertia::Zero);
 * a mimic joint (`mimic="model"`, the default) follows its mimicked joint: its coordinate is multiplier * q +
   offset and it has none of its own (mechsym.spatial.joints.Mimic; Pinocchio's JointModelMimic);
@@ -48,7 +49,7 @@ import numpy as np
 
 from mechsym.errors import InputError
 from mechsym.spatial.declare import Tree, inertia_violation
-from mechsym.spatial.joints import Fixed, Free, Mimic, Prismatic, Revolute
+from mechsym.spatial.joints import Fixed, Free, Mimic, Planar, Prismatic, Revolute
 
 __all__ = ["read_urdf", "as_read"]
 
@@ -321,9 +322,11 @@ class _Reader:
                 raise InputError(f"{where} is floating but not between the fixed root link and its child (a "
                                  f"floating base: read the file with floating=False)")
             return Free(name)
+        if kind == "planar":
+            return Planar(name)
         if kind not in ("revolute", "continuous", "prismatic"):
             raise InputError(f"{where} has type '{kind}' (supported: revolute, continuous, prismatic, fixed, "
-                             f"floating)")
+                             f"floating, planar)")
         axis = _numbers(element.find("axis"), "xyz", 3, f"{where} axis", (1.0, 0.0, 0.0))
         if not np.linalg.norm(axis) > 1e-12:
             raise InputError(f"{where} has a zero axis")

@@ -64,6 +64,11 @@ class Reference:
                 self.q_map.append(("free", 0, 1.0, 0.0))
                 self.G[j.idx_v:j.idx_v + 6, 0:6] = np.eye(6)
                 continue
+            if j.nq == 4:                                 # planar: (x, y, cos, sin) from (x, y, theta)
+                i = coordinate[f"{name}.x"]
+                self.q_map.append(("planar", i, 1.0, 0.0))
+                self.G[j.idx_v:j.idx_v + 3, speed[f"{name}.vx"]:speed[f"{name}.vx"] + 3] = np.eye(3)
+                continue
             of, ratio, offset = mimics.get(name, (name, 1.0, 0.0))
             kind = "angle" if j.nq == 2 else "value"
             self.q_map.append((kind, coordinate[of], ratio, offset))
@@ -75,6 +80,8 @@ class Reference:
         for kind, i, ratio, offset in self.q_map:
             if kind == "free":
                 out += list(q[0:7])
+            elif kind == "planar":
+                out += [q[i], q[i + 1], np.cos(q[i + 2]), np.sin(q[i + 2])]
             else:
                 x = ratio * q[i] + offset
                 out += [np.cos(x), np.sin(x)] if kind == "angle" else [x]
@@ -100,6 +107,9 @@ class Reference:
                 x = qp[j.idx_q:j.idx_q + j.nq]
                 if j.nq == 7:
                     q[0:7] = x
+                elif j.nq == 4:
+                    i = coordinate[f"{name}.x"]
+                    q[i:i + 3] = x[0], x[1], np.arctan2(x[3], x[2])
                 elif name in coordinate:                  # (a mimic joint's follows its joint)
                     q[coordinate[name]] = np.arctan2(x[1], x[0]) if j.nq == 2 else x[0]
             qs.append(q)
