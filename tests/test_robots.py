@@ -88,7 +88,7 @@ def test_sdf_refused_naming_it():
 
 def test_tiago_antenna_warns_and_strict_refuses():
     path, _ = LOADERS["tiago_no_hand"]
-    with pytest.warns(UserWarning, match="link 'base_antenna_left_link' .* negative one .* strict=True refuses it"):
+    with pytest.warns(UserWarning, match="link 'base_antenna_left_link' .* negative one .* --strict refuses it"):
         read_urdf(path, floating=False)
     with pytest.raises(InputError, match="link 'base_antenna_left_link'"):
         read_urdf(path, floating=False, strict=True)

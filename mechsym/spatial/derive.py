@@ -23,6 +23,11 @@ base's axes (linear, then angular). The frame bias is the classical acceleration
 joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)) - (0, 0, g), then R0_i alpha (the
 accelerations are those of the RNEA, gravity included, which adds (0, 0, g) to every point).
 
+Mimic joints (mechsym.spatial.joints.Mimic): the recursions run over the joints' coordinates and speeds,
+a mimic joint's included (its coordinate is ratio * q_j + offset of the joint j it mimics, its speed ratio *
+v_j), and each result is taken to q and v by the constant map G of those ratios: H = G^T H_joints G, forces
+G^T tau, Jacobians J G, C = G^T C_joints G (Pinocchio's JointModelMimic gives the same).
+
 The Coriolis matrix is Pinocchio's factorisation C = sum_i J_i^T (I_i dJ_i + B_i J_i), world frame, with
 B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)], summed as pinocchio's computeCoriolisMatrix does:
 with composites over subtrees (Yc, Bc), the rows of joint i are J_i^T (Yc_c dJ_c + Bc_c J_c) for the

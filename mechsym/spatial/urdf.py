@@ -253,7 +253,7 @@ class _Reader:
             text += f" include a negative one ({-negative:.3g} kg m^2)"
             if negative <= INERTIA_NEGLIGIBLE * self.largest and not self.strict:
                 warnings.warn(f"{self.where}: {text}; read as written (negligible beside the robot's largest "
-                              f"moment {self.largest:.3g} kg m^2; strict=True refuses it)", stacklevel=5)
+                              f"moment {self.largest:.3g} kg m^2; strict=True or --strict refuses it)", stacklevel=5)
                 return True
             raise InputError(f"{self.where}: {text}" + ("" if self.strict else
                              f", more than {INERTIA_NEGLIGIBLE:g} of the robot's largest moment"))
@@ -291,7 +291,8 @@ class _Reader:
 
     def _add(self, link_name, joint_name):
         m, c, inertia = self.inertias[link_name]
-        loose = self._check_inertia(link_name, inertia) if inertia.any() else False
+        unused = joint_name is None and not self.floating      # the world link's inertia (Pinocchio's too)
+        loose = self._check_inertia(link_name, inertia) if inertia.any() and not unused else unused
         V = self._value
         m = V(f"{link_name}.m", m, "mass")
         c = tuple(V(f"{link_name}.c{a}", x, "com", False) for a, x in zip("xyz", c))
