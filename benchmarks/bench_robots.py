@@ -152,7 +152,8 @@ def main():
 
     files = loaders()
     # the smaller files first, so that an interrupted run has covered the most robots
-    names = args.robots.split(",") if args.robots else sorted(files, key=lambda n: open(files[n][0], "rb").read().count(b"<joint"))
+    size = {n: open(path, "rb").read().count(b"<joint") for n, (path, _) in files.items()}
+    names = args.robots.split(",") if args.robots else sorted(files, key=size.get)
     print(HEADER)
     for name in names:
         with tempfile.TemporaryDirectory() as cache:          # cold: an empty cache per robot

@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_command(name, help_text, evaluates=True):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("model", help="shipped model name, path to a .py file declaring a mechanism, or a URDF file (params, export)")
+        p.add_argument("model", help="shipped model name, path to a .py file declaring a mechanism, or a URDF "
+                                     "file (params, export)")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
         if evaluates:
             backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached; numpy "

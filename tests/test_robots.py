@@ -243,7 +243,8 @@ def test_exact_quarter_turns(tmp_path):
 
 
 def test_massless_link_and_roundoff(tmp_path):
-    text = robot('<link name="base"/>', link("A"), '<link name="sensor"/>', link("B", inertia=(0.01, 0.01, 0.02, 0, 0, 0)),
+    text = robot('<link name="base"/>', link("A"), '<link name="sensor"/>',
+                 link("B", inertia=(0.01, 0.01, 0.02, 0, 0, 0)),
                  joint("a", "base", "A"), joint("s", "A", "sensor", kind="fixed"),
                  joint("b", "sensor", "B", axis="0 0 1"))
     tree, _ = against_pinocchio(text, tmp_path)

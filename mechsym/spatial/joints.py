@@ -30,7 +30,8 @@ import sympy as sp
 from mechsym.errors import InputError
 from mechsym.freejoint import Q_NAMES, rotation
 
-__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation", "exact", "unit_axis",
+__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
+           "exact", "unit_axis",
            "rotation_about"]
 
 ZERO3 = (sp.Integer(0),) * 3

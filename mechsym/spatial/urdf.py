@@ -248,7 +248,8 @@ class _Reader:
         roundoff = max(INERTIA_ROUNDOFF * abs(moments).max(), INERTIA_ROUNDOFF * 1e-3 * self.largest)
         if excess <= roundoff:
             return negative > 0
-        text = f"link '{link_name}' has an inertia whose principal moments ({', '.join(f'{e:.6g}' for e in moments)} kg m^2)"
+        listed = ", ".join(f"{e:.6g}" for e in moments)
+        text = f"link '{link_name}' has an inertia whose principal moments ({listed} kg m^2)"
         if negative > roundoff:
             text += f" include a negative one ({-negative:.3g} kg m^2)"
             if negative <= INERTIA_NEGLIGIBLE * self.largest and not self.strict:
