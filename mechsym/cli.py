@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_command(name, help_text, evaluates=True):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
+        p.add_argument("model", help="shipped model name, path to a .py file declaring a mechanism, or a URDF "
+                                     "file (params, export)")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
         if evaluates:
             backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached; numpy "
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = model_command("params", "parameters and body properties", evaluates=False)
     p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
+    urdf_options(p)
 
     p = model_command("equations", "the A U = C system and the reduced form", evaluates=False)
     p.add_argument("--latex", action="store_true")
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = model_command("export", "standalone C99 code (header, source, example program)", evaluates=False)
     output_group(p, help="output folder", required=True)
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
+    urdf_options(p)
 
     from mechsym.sweep_cli import configure as configure_sweep
 
@@ -148,6 +151,17 @@ def kinematics_options(p):
     p.add_argument("--omega", type=number,
                    help="write velocities and accelerations at this speed [rad/s] instead of the coefficients")
     p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
+
+
+def urdf_options(parser):
+    """How a MODEL.urdf is read (mechsym.spatial.urdf.read_urdf; docs/robots.md)."""
+    group = parser.add_argument_group("a URDF file given as the model")
+    group.add_argument("--floating", action="store_true",
+                       help="a floating base (Pinocchio's free flyer) on the root link (default: fixed to the world)")
+    group.add_argument("--mimic", choices=("model", "independent"), default="model",
+                       help="mimic joints follow their joint (model, default) or are joints of their own")
+    group.add_argument("--strict", action="store_true",
+                       help="refuse inertias read with a warning, or violating the triangle inequality")
 
 
 def _add_max_memory(parser):
@@ -239,10 +253,10 @@ def run(args) -> int:
     _check_outputs(args)
     from mechanisms import TREES
 
-    if args.model in TREES:  # a spatial tree: params and export (its simulations are its own commands)
+    if args.model in TREES or args.model.endswith(".urdf"):  # a spatial tree: params and export
         from mechsym.spatial.export import tree_command
 
-        return tree_command(args, TREES[args.model])
+        return tree_command(args, TREES.get(args.model, args.model))
     from mechsym import warm
     from mechsym.sweep_warm import watch
 
