@@ -5,10 +5,13 @@ Bad input prints one line `error: ...` and exits with 2; a traceback appears onl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 
 import numpy as np
 
@@ -164,42 +167,79 @@ def _add_max_memory(parser):
 
 def main(argv=None) -> int:
     """Run the command line `argv` (default sys.argv[1:]); returns the exit code (0, 1 internal error, 2 bad input,
-    130 interrupted)."""
+    128 + N when ended by signal N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     from mechsym.budget import limit_memory
-    from mechsym.output import transaction
+    from mechsym.output import drop_stdout, flush_stdout, transaction
 
     import warnings
 
+    received = []
     try:
-        from mechsym import warm
+        with _interrupts(received):
+            from mechsym import warm
 
-        args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
-        _check_explicit_backend(argv)
-        # every file of the command appears together, only when it has succeeded; a warning is one line
-        # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
-        with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
-            warnings.simplefilter("once", UserWarning)
-            if not debug:  # with --debug, Python's own form (file, line and source)
-                warnings.showwarning = _one_line_warning
-            code = warm.run(args)  # from the manifest of an earlier run, without sympy; else None
-            return run(args) if code is None else code
+            args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
+            _check_explicit_backend(argv)
+            # every file of the command appears together, only when it has succeeded; a warning is one line
+            # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
+            with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
+                warnings.simplefilter("once", UserWarning)
+                if not debug:  # with --debug, Python's own form (file, line and source)
+                    warnings.showwarning = _one_line_warning
+                code = warm.run(args)  # from the manifest of an earlier run, without sympy; else None
+                code = run(args) if code is None else code
+            flush_stdout()  # a table on a full stdout is an error, not lost in silence
+            return code
     except InputError as exc:
         if debug:
             raise
         print(f"error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return 128 + (received[0] if received else signal.SIGINT)
     except BrokenPipeError:  # the reader went away (`mechsym equations fourbar | head`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_stdout()
         return 0
     except Exception as exc:
         if debug:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", file=sys.stderr)
         return 1
+
+
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _interrupts(received):
+    """SIGTERM and SIGHUP (what `timeout`, `kill`, schedulers, container stops and a closed terminal send)
+    end the command as Ctrl-C does: a KeyboardInterrupt, so that no temporary file is left and the
+    workers of a sweep are ended, with the signal's number appended to `received` (the exit code is
+    128 + N). The first signal interrupts; a repeat while the command is ending is ignored, so that it
+    cannot cut the clean-up short. A process forked from this one (a worker) keeps the signal's default
+    action. Outside the main thread (a command run from a thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pid = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() != pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, interrupt) for s in TERMINATING}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _warning_line(message, category, filename, lineno, line=None):
@@ -227,6 +267,7 @@ def _check_explicit_backend(argv):
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
     from mechsym.loader import load_mechanism, model_commands, model_hooks
+    from mechsym.output import stdout_stream
     from mechsym.system import derive
 
     if args.command == "sweep":
@@ -257,20 +298,24 @@ def run(args) -> int:
     if args.command == "params":
         values = mech.resolve_parameters(params)
         data = _params_json(mech, values)
-        print(json.dumps(data, indent=2) if args.json else _params_text(data))
+        with stdout_stream() as out:
+            print(json.dumps(data, indent=2) if args.json else _params_text(data), file=out)
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
     if args.command == "equations":
         system.solver(params).reference()  # a wrong mobility is refused here as by every other command
-        print(system.equations_text(latex=args.latex))
+        with stdout_stream() as out:
+            print(system.equations_text(latex=args.latex), file=out)
         return 0
     if args.command == "export":
         from mechsym.codegen.export import export
 
         written = export(system, args.out, force=args.force, params=params)
+        from mechsym.output import announce
+
         for path in written:
-            print(f"wrote {path}")
+            announce(f"wrote {path}")
         if not written:
             print(f"{args.out} is up to date")
         return 0

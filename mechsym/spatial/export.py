@@ -190,8 +190,10 @@ def tree_command(args, module_name) -> int:
         system.set_params(params)
         standing = module.standing() if hasattr(module, "standing") else None
         written = export(system, args.out, force=args.force, standing=standing)
+        from mechsym.output import announce
+
         for path in written:
-            print(f"wrote {path}")
+            announce(f"wrote {path}")
         if not written:
             print(f"{args.out} is up to date")
         return 0
