@@ -9,6 +9,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -19,8 +20,27 @@ from mechsym.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with mechsym's errors: an InputError (one line, exit 2); a value that starts with '-'
+    followed by a digit, a point or inf/nan (`--omega -inf`, `--theta0 -90deg`, `--v0 -1,0,0`) is a
+    value, never an option; a `--param NAME=VALUE` given twice for one name is refused (which one was
+    meant?)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
     def error(self, message):
         raise InputError(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, rest = super().parse_known_args(args, namespace)
+        given = [p for p in getattr(namespace, "param", None) or () if isinstance(p, tuple)]
+        names = [name for name, _ in given]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            values = [v for n, v in given if n == repeated[0]]
+            raise InputError(f"--param {repeated[0]} is given {len(values)} times ({', '.join(values)}); give it once")
+        return namespace, rest
 
 
 def angle(text: str) -> float:
@@ -114,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         module.configure(p)
     _add_max_memory(parser)
+    from mechsym.budget import add_option
+
+    add_option(parser, dest="max_memory_before")  # `mechsym --max-memory 16G COMMAND ...` (see main)
     return parser
 
 
@@ -181,6 +204,8 @@ def main(argv=None) -> int:
             from mechsym import warm
 
             args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
+            if getattr(args, "max_memory", None) is None:  # given before the command instead of after it
+                args.max_memory = getattr(args, "max_memory_before", None)
             _check_explicit_backend(argv)
             # every file of the command appears together, only when it has succeeded; a warning is one line
             # `warning: ...`, each message once (a missing compiler, met by every model a command derives)

@@ -53,6 +53,7 @@ def _load(source):
     where = "URDF text" if is_text else f"URDF '{source}'"
     if not is_text and not os.path.isfile(source):
         raise InputError(f"{where} does not exist")
+    _check_xml(source, is_text, where)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -63,6 +64,21 @@ def _load(source):
             return yourdfpy.URDF.load(source, **kwargs).robot, where
     except Exception as exc:
         raise InputError(f"{where} is malformed: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+
+
+def _check_xml(source, is_text, where):
+    """A URDF is XML whose root is <robot>: anything else is named as such (the parser itself would fail
+    with a message about its own internals)."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(source) if is_text else ElementTree.parse(source).getroot()
+    except ElementTree.ParseError as exc:
+        raise InputError(f"{where} is not XML: {exc}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{where} cannot be read: {exc}") from None
+    if root.tag != "robot":
+        raise InputError(f"{where} is not a URDF: its root element is <{root.tag}>, not <robot>")
 
 
 def _rpy(R):
