@@ -65,8 +65,10 @@ def check_outputs(*outputs) -> None:
         if real in seen:
             raise InputError(f"{seen[real]} and {option} both name '{path}'; give each output its own file")
         seen[real] = option
-        if kind != FOLDER and (os.path.isdir(path) or path.endswith(os.sep)):
+        if kind != FOLDER and os.path.isdir(path):
             raise InputError(f"{option} '{path}' is a folder, not a file")
+        if kind != FOLDER and path.endswith(os.sep):
+            raise InputError(f"{option} '{path}' ends with '{os.sep}', which names a folder; give a file name")
         ext = os.path.splitext(path)[1].lower()
         if kind == FIGURE and ext not in FIGURE_EXTENSIONS:
             raise InputError(f"{option} must be a .png or .svg file, got '{path}'")
@@ -95,7 +97,7 @@ def _target(path, option="output"):
     stdout) is written through. A socket, a symlink loop or an unreadable path is an InputError."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new file (a folder in the way is named later)
         st = None
     except OSError as exc:
         raise InputError(f"{option} '{path}': {exc.strerror or exc}") from None
