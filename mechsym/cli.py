@@ -134,9 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         module.configure(p)
     _add_max_memory(parser)
-    from mechsym.budget import add_option
-
-    add_option(parser, dest="max_memory_before")  # `mechsym --max-memory 16G COMMAND ...` (see main)
     return parser
 
 
@@ -176,16 +173,19 @@ def kinematics_options(p):
     p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
 
 
-def _add_max_memory(parser):
-    """--max-memory on every command (each parser without subcommands of its own)."""
+def _add_max_memory(parser, root=True):
+    """--max-memory on every command (each parser without subcommands of its own), and before the command
+    on the root parser (`mechsym --max-memory 16G COMMAND ...`, stored as max_memory_before: see main)."""
     from mechsym.budget import add_option
 
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
         for child in dict.fromkeys(action.choices.values()):
-            _add_max_memory(child)
+            _add_max_memory(child, root=False)
     if not subs:
         add_option(parser)
+    if root:
+        add_option(parser, dest="max_memory_before")
 
 
 def main(argv=None) -> int:

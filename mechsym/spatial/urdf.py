@@ -74,11 +74,11 @@ def _check_xml(source, is_text, where):
     try:
         root = ElementTree.fromstring(source) if is_text else ElementTree.parse(source).getroot()
     except ElementTree.ParseError as exc:
-        raise InputError(f"{where} is not XML: {exc}") from None
+        raise InputError(f"{where} is malformed: not XML: {exc}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{where} cannot be read: {exc}") from None
     if root.tag != "robot":
-        raise InputError(f"{where} is not a URDF: its root element is <{root.tag}>, not <robot>")
+        raise InputError(f"{where} is malformed: its root element is <{root.tag}>, not <robot>")
 
 
 def _rpy(R):
