@@ -97,16 +97,17 @@ def interrupt_cli(args, delay, cwd, sig=signal.SIGINT, ready=None):
     proc.send_signal(sig)
     start = time.perf_counter()
     try:
-        proc.communicate(timeout=15)
+        proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
+        proc.wait()
     after = time.perf_counter() - start
     while group(proc.pid) and time.perf_counter() < start + 10:
         time.sleep(0.1)
     left = group(proc.pid)
-    for pid in left:
+    for pid in left:  # before reading its pipes, which a process left behind would hold open
         os.kill(pid, signal.SIGKILL)
+    proc.communicate()
     assert not left, f"processes left behind: {left}"
     return proc.returncode, after
 
