@@ -89,9 +89,9 @@ def check_tree(what: str, columns: int) -> None:
                  f"deriving it would take about {minutes:.3g} min)", TREE_BYTES_PER_COLUMN * columns)
 
 
-def add_option(parser) -> None:
-    """--max-memory SIZE on a command's parser."""
-    parser.add_argument("--max-memory", type=parse_size, metavar="SIZE",
+def add_option(parser, dest="max_memory") -> None:
+    """--max-memory SIZE on a command's parser (stored as `dest`)."""
+    parser.add_argument("--max-memory", type=parse_size, metavar="SIZE", dest=dest,
                         help="largest memory a request may need (default: a quarter of this machine's; e.g. 16G)")
 
 

@@ -212,6 +212,21 @@ def test_bad_urdf(xml, words):
         assert w in str(err.value), str(err.value)
 
 
+@pytest.mark.parametrize("text, words", [
+    ("not xml at all\n", ["bad.urdf", "is not a URDF file (XML", "line 1"]),
+    ("<robots/>", ["bad.urdf", "root element is <robots>, not <robot>"]),
+])
+def test_a_urdf_file_that_is_not_a_urdf_is_named_as_such(tmp_path, text, words):
+    """A file that is not XML, or XML without <robot>, is refused in those words (the parser's own message
+    was 'TypeError: Invalid input object')."""
+    path = tmp_path / "bad.urdf"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        read_urdf(str(path), floating=False)
+    for w in words:
+        assert w in str(err.value), str(err.value)
+
+
 def test_bad_states_and_frames(hyq):
     system, model = hyq
     q = pin.neutral(model)

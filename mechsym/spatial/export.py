@@ -201,8 +201,10 @@ def tree_command(args, source) -> int:
         system = _system(tree, contact_frames)
         system.set_params(params)
         written = export(system, args.out, force=args.force, standing=standing)
+        from mechsym.output import announce
+
         for path in written:
-            print(f"wrote {path}")
+            announce(f"wrote {path}")
         if not written:
             print(f"{args.out} is up to date")
         return 0
