@@ -2,6 +2,7 @@
 
 MODELS = {
     "fourbar": "mechanisms.fourbar",
+    "fourbar-chain": "mechanisms.fourbar_chain",
     "slider-crank": "mechanisms.slider_crank",
     "pasibot": "mechanisms.pasibot",
     "ugv": "mechanisms.ugv",

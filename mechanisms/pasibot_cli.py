@@ -64,6 +64,7 @@ def run(args) -> int:
     from mechanisms import pasibot_figures as figs
     from mechanisms import pasibot_study as st
     from mechsym.core.errors import InputError
+    from mechsym.core.output import announce
     from mechsym.stickslip import check_friction
 
     from mechsym.cli_args import run_options, write_outputs
@@ -125,5 +126,5 @@ def run(args) -> int:
         print(f"total_slip_m={result['slip'][-1]:.6g}")
     elif args.study == "animate":
         figs.animate(args.out, params, frames=args.frames, backend=args.backend)
-        print(f"wrote {args.out}")
+        announce(f"wrote {args.out}")
     return 0

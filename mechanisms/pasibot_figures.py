@@ -15,7 +15,7 @@ import numpy as np
 from mechanisms import pasibot as pb
 from mechanisms.pasibot_study import SlipModel, forward_run, period
 from mechsym.core.errors import InputError
-from mechsym.core.output import save_animation, save_figure
+from mechsym.core.output import announce, save_animation, save_figure
 from mechsym.core.progress import bar
 from mechsym.core.results import Table
 from mechsym.core.timegrid import uniform_grid
@@ -169,7 +169,7 @@ FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17":
            "19": figure19}
 
 
-def figures(out_dir, which=None, params=None, log=print, backend="numpy"):
+def figures(out_dir, which=None, params=None, log=announce, backend="numpy"):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
     names = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked

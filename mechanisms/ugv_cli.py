@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from mechsym.core.output import save_figure
+from mechsym.core.output import announce, save_figure
 
 HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, optimal leg angles, animation"
 
@@ -162,7 +162,7 @@ def run(args) -> int:
         else:
             us.check_pair(vehicle, pr, pf, limits)
         uf.animate(args.out, args.track, x, pr, pf, vehicle, fps=args.fps)
-        print(f"wrote {args.out} ({len(x)} frames)")
+        announce(f"wrote {args.out} ({len(x)} frames)")
     return 0
 
 

@@ -44,6 +44,12 @@ def _draw_vehicle(ax, vehicle, pose, k, color="k", alpha=1.0):
     return p
 
 
+def _span(track, lo, hi):
+    """The x range a figure shows: the vehicle with a margin, within the track's domain (a CSV track
+    ends where its points end)."""
+    return max(lo, track.domain[0]), min(hi, track.domain[1])
+
+
 def _track_line(ax, track, x_lo, x_hi):
     xs = np.linspace(x_lo, x_hi, 600)
     ax.fill_between(xs, track(xs), track(xs).min() - 0.15, color="0.85")
@@ -112,7 +118,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
     a2.set_title(f"criterion {schedule.value:.4g} (best constant {schedule.best_constant[2] if schedule.best_constant else float('nan'):.4g})")
     a3 = fig.add_subplot(grid[1, :])
     pose = vehicle.place(track, schedule.x, schedule.phi_r, schedule.phi_f, paired=True)
-    lo, hi = float(pose.x_rear.min()) - 0.5, float(schedule.x.max()) + 0.5
+    lo, hi = _span(track, float(pose.x_rear.min()) - 0.5, float(schedule.x.max()) + 0.5)
     _track_line(a3, track, lo, hi)
     for j, k in enumerate(np.linspace(0, len(schedule.x) - 1, snapshots).astype(int)):
         _draw_vehicle(a3, vehicle, pose, k, color=plt.get_cmap("plasma")(j / max(snapshots - 1, 1)))
@@ -142,7 +148,7 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
     pose = vehicle.place(track, x, pr, pf, paired=True)
     torque = vehicle.forces(pose)["torque"]
     pts = pose.points()
-    lo, hi = float(pose.x_rear.min()) - 0.6, float(x.max()) + 0.6
+    lo, hi = _span(track, float(pose.x_rear.min()) - 0.6, float(x.max()) + 0.6)
     fig, ax = plt.subplots(figsize=(9, 2.8))
     _track_line(ax, track, lo, hi)
     top = max(float(np.max(pts["Jr"][1])), float(np.max(pts["Jf"][1]))) + 0.3

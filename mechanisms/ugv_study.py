@@ -205,8 +205,13 @@ def front_positions(x_from, x_to, samples):
 
 
 def check_friction(mu):
+    """mu as a float: positive and at most mechsym.stickslip.MAX_MU."""
+    from mechsym.stickslip import MAX_MU
+
     if not (np.isfinite(mu) and mu > 0):
         raise InputError(f"friction coefficient mu = {mu} must be positive")
+    if mu > MAX_MU:
+        raise InputError(f"friction coefficient mu = {mu:g} is above {MAX_MU:g}, beyond any contact")
     return float(mu)
 
 

@@ -5,10 +5,14 @@ Bad input prints one line `error: ...` and exits with 2; a traceback appears onl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import re
+import signal
 import sys
+import threading
 
 import numpy as np
 
@@ -16,8 +20,27 @@ from mechsym.core.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with mechsym's errors: an InputError (one line, exit 2); a value that starts with '-'
+    followed by a digit, a point or inf/nan (`--omega -inf`, `--theta0 -90deg`, `--v0 -1,0,0`) is a
+    value, never an option; a `--param NAME=VALUE` given twice for one name is refused (which one was
+    meant?)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
     def error(self, message):
         raise InputError(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, rest = super().parse_known_args(args, namespace)
+        given = [p for p in getattr(namespace, "param", None) or () if isinstance(p, tuple)]
+        names = [name for name, _ in given]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            values = [v for n, v in given if n == repeated[0]]
+            raise InputError(f"--param {repeated[0]} is given {len(values)} times ({', '.join(values)}); give it once")
+        return namespace, rest
 
 
 def angle(text: str) -> float:
@@ -72,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_command(name, help_text, evaluates=True):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
+        p.add_argument("model", help="shipped model name, path to a .py file declaring a mechanism, or a URDF "
+                                     "file (params, export)")
         p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
         if evaluates:
             backend_group(p, help="evaluation backend (default c: generated C, compiled once and cached; numpy "
@@ -90,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = model_command("params", "parameters and body properties", evaluates=False)
     p.add_argument("--json", action="store_true", help="JSON (the names --param takes) instead of text")
+    urdf_options(p)
 
     p = model_command("equations", "the A U = C system and the reduced form", evaluates=False)
     p.add_argument("--latex", action="store_true")
@@ -97,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = model_command("export", "standalone C99 code (header, source, example program)", evaluates=False)
     output_group(p, help="output folder", required=True)
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
+    urdf_options(p)
 
     from mechsym.sweep_cli import configure as configure_sweep
 
@@ -150,56 +176,109 @@ def kinematics_options(p):
     p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
 
 
-def _add_max_memory(parser):
-    """--max-memory on every command (each parser without subcommands of its own)."""
+def urdf_options(parser):
+    """How a MODEL.urdf is read (mechsym.spatial.urdf.read_urdf; docs/robots.md)."""
+    group = parser.add_argument_group("a URDF file given as the model")
+    group.add_argument("--floating", action="store_true",
+                       help="a floating base (Pinocchio's free flyer) on the root link (default: fixed to the world)")
+    group.add_argument("--mimic", choices=("model", "independent"), default="model",
+                       help="mimic joints follow their joint (model, default) or are joints of their own")
+    group.add_argument("--strict", action="store_true",
+                       help="refuse inertias read with a warning, or violating the triangle inequality")
+
+
+def _add_max_memory(parser, root=True):
+    """--max-memory on every command (each parser without subcommands of its own), and before the command
+    on the root parser (`mechsym --max-memory 16G COMMAND ...`, stored as max_memory_before: see main)."""
     from mechsym.core.budget import add_option
 
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
         for child in dict.fromkeys(action.choices.values()):
-            _add_max_memory(child)
+            _add_max_memory(child, root=False)
     if not subs:
         add_option(parser)
+    if root:
+        add_option(parser, dest="max_memory_before")
 
 
 def main(argv=None) -> int:
     """Run the command line `argv` (default sys.argv[1:]); returns the exit code (0, 1 internal error, 2 bad input,
-    130 interrupted)."""
+    128 + N when ended by signal N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     from mechsym.core.budget import limit_memory
-    from mechsym.core.output import transaction
+    from mechsym.core.output import drop_stdout, flush_stdout, transaction
 
     import warnings
 
+    received = []
     try:
-        from mechsym import warm
+        with _interrupts(received):
+            from mechsym import warm
 
-        args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
-        _check_explicit_backend(argv)
-        # every file of the command appears together, only when it has succeeded; a warning is one line
-        # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
-        with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
-            warnings.simplefilter("once", UserWarning)
-            if not debug:  # with --debug, Python's own form (file, line and source)
-                warnings.showwarning = _one_line_warning
-            code = warm.run(args)  # from the manifest of an earlier run, without sympy; else None
-            return run(args) if code is None else code
+            args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
+            if getattr(args, "max_memory", None) is None:  # given before the command instead of after it
+                args.max_memory = getattr(args, "max_memory_before", None)
+            _check_explicit_backend(argv)
+            # every file of the command appears together, only when it has succeeded; a warning is one line
+            # `warning: ...`, each message once (a missing compiler, met by every model a command derives)
+            with transaction(), limit_memory(getattr(args, "max_memory", None)), warnings.catch_warnings():
+                warnings.simplefilter("once", UserWarning)
+                if not debug:  # with --debug, Python's own form (file, line and source)
+                    warnings.showwarning = _one_line_warning
+                code = warm.run(args)  # from the manifest of an earlier run, without sympy; else None
+                code = run(args) if code is None else code
+            flush_stdout()  # a table on a full stdout is an error, not lost in silence
+            return code
     except InputError as exc:
         if debug:
             raise
         print(f"error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return 128 + (received[0] if received else signal.SIGINT)
     except BrokenPipeError:  # the reader went away (`mechsym equations fourbar | head`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_stdout()
         return 0
     except Exception as exc:
         if debug:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)", file=sys.stderr)
         return 1
+
+
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def _interrupts(received):
+    """SIGTERM and SIGHUP (what `timeout`, `kill`, schedulers, container stops and a closed terminal send)
+    end the command as Ctrl-C does: a KeyboardInterrupt, so that no temporary file is left and the
+    workers of a sweep are ended, with the signal's number appended to `received` (the exit code is
+    128 + N). The first signal interrupts; a repeat while the command is ending is ignored, so that it
+    cannot cut the clean-up short. A process forked from this one (a worker) keeps the signal's default
+    action. Outside the main thread (a command run from a thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pid = os.getpid()
+
+    def interrupt(signum, frame):
+        if os.getpid() != pid:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, interrupt) for s in TERMINATING}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _warning_line(message, category, filename, lineno, line=None):
@@ -227,6 +306,7 @@ def _check_explicit_backend(argv):
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
     from mechsym.loader import load_mechanism, model_commands, model_hooks
+    from mechsym.core.output import stdout_stream
     from mechsym.system import derive
 
     if args.command == "sweep":
@@ -239,10 +319,10 @@ def run(args) -> int:
     _check_outputs(args)
     from mechanisms import TREES
 
-    if args.model in TREES:  # a spatial tree: params and export (its simulations are its own commands)
+    if args.model in TREES or args.model.endswith(".urdf"):  # a spatial tree: params and export
         from mechsym.spatial.export import tree_command
 
-        return tree_command(args, TREES[args.model])
+        return tree_command(args, TREES.get(args.model, args.model))
     from mechsym import warm
     from mechsym.sweep_warm import watch
 
@@ -257,20 +337,24 @@ def run(args) -> int:
     if args.command == "params":
         values = mech.resolve_parameters(params)
         data = _params_json(mech, values)
-        print(json.dumps(data, indent=2) if args.json else _params_text(data))
+        with stdout_stream() as out:
+            print(json.dumps(data, indent=2) if args.json else _params_text(data), file=out)
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
     if args.command == "equations":
         system.solver(params).reference()  # a wrong mobility is refused here as by every other command
-        print(system.equations_text(latex=args.latex))
+        with stdout_stream() as out:
+            print(system.equations_text(latex=args.latex), file=out)
         return 0
     if args.command == "export":
         from mechsym.codegen.export import export
 
         written = export(system, args.out, force=args.force, params=params)
+        from mechsym.core.output import announce
+
         for path in written:
-            print(f"wrote {path}")
+            announce(f"wrote {path}")
         if not written:
             print(f"{args.out} is up to date")
         return 0

@@ -6,16 +6,16 @@ here, each with its own default and help where it differs, so that the same opti
 defaulting to rtol), `--out`, `--plot` (PNG/SVG), `--animate` (GIF/MP4), `--backend` (numpy or c). Each
 option so made carries the name of its group in `SHARED` (tests check every command by introspection).
 `run_options(args)` checks the time and tolerance options once, naming them as typed (mechsym.core.timegrid);
-`write_outputs` writes the table and draws the pictures, each file atomically, and says what it wrote.
+`write_outputs` writes the table and draws the pictures, each file atomically, and says what it wrote
+once the files are in place (mechsym.core.output.announce).
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
 from mechsym.cli import number
-from mechsym.core.output import ANIMATION, CSV, FIGURE, check_outputs
+from mechsym.core.output import ANIMATION, CSV, FIGURE, announce, check_outputs, stdout_stream
 from mechsym.core.results import write_text_csv
 from mechsym.core.timegrid import CLI_NAMES, run_options as _run_options
 
@@ -92,20 +92,21 @@ def check_command_outputs(args, out=CSV, *extra):
 
 
 def write_outputs(table, out, note="", drawings=(), stdout=False):
-    """Write `table` to the CSV `out` and say so ("wrote OUT (N rows, K columns)" and `note`); without
-    `out`, print it to stdout if `stdout` and no picture is drawn. Then draw each (path, draw) of
-    `drawings` whose path is given (draw(path) writes the file) and say so."""
+    """Write `table` to the CSV `out` and say so ("wrote OUT (N rows, K columns)" and `note`, once the file
+    is in place); without `out`, print it to stdout if `stdout` and no picture is drawn. Then draw each
+    (path, draw) of `drawings` whose path is given (draw(path) writes the file) and say so."""
     drawings = [(path, draw) for path, draw in drawings if path]
     if out:
         table.to_csv(out)
-        print(f"wrote {out} ({len(table)} rows, {len(table.names)} columns){note}")
+        announce(f"wrote {out} ({len(table)} rows, {len(table.names)} columns){note}")
     elif stdout and not drawings:
-        if table.text_columns():
-            write_text_csv(sys.stdout, table.columns)
-            return
-        print(",".join(table.names))
-        for row in np.column_stack(list(table.columns.values())):
-            print(",".join(f"{v:.17g}" for v in row))
+        with stdout_stream() as fh:
+            if table.text_columns():
+                write_text_csv(fh, table.columns)
+            else:
+                np.savetxt(fh, np.column_stack(list(table.columns.values())), delimiter=",",
+                           header=",".join(table.names), comments="", fmt="%.17g")
+        return
     for path, draw in drawings:
         draw(path)
-        print(f"wrote {path}")
+        announce(f"wrote {path}")

@@ -461,13 +461,14 @@ def ode(system, theta, omega, torque=0.0, params=None):
         from mechsym.kinematics import STEP_TOL
 
         solver = system.solver(params)
-        q0 = solver.sweep(theta[:1, None]).q[0]
-        failed, _, f, jac, stop = system.library.ode(theta, omega, torque, solver.params, q0, solver.col_scale,
-                                                     STEP_TOL, hmax=solver.step[0])
+        t0, q0 = solver._start(theta[:1])  # the sweep's start, so that a first state on a bridge is bridged too
+        failed, _, f, jac, stop = system.library.ode(np.concatenate([t0, theta]), np.concatenate([omega[:1], omega]),
+                                                     torque, solver.params, q0, solver.col_scale, STEP_TOL,
+                                                     hmax=solver.step[0])
         if stop is not None:
             solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
         if failed < 0:
-            return f, jac
+            return f[1:], jac[1:]
     return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen.constants import CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR
+from mechsym.codegen.constants import BRIDGE_DROP, BRIDGE_RES, CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR
 from mechsym.constraints import Constraints
 from mechsym.core.budget import check_memory
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
@@ -35,6 +35,12 @@ SUSPECT, SINGULAR = 1e5, 1e6
 # A sample's batched Newton correction above MOVED (relative to the coordinate scales) is far beyond the
 # error of its prediction from the nodes: its branch is then checked (Solver._settle).
 MOVED = 1e-6
+# Near a bifurcation (the branch followed crosses another: Phi_q singular, the branch smooth) q' and q'' from
+# Phi_q lose their accuracy (0/0) and Newton barely converges, so the continuation bridges the point (Bridge):
+# where the smallest singular value of Phi_q (columns in their scales; `Solver.sigma`) falls below
+# 1/BRIDGE_DROP of its value where the path started, from the last state above it; the bridge's polynomial
+# must close the loops inside to BRIDGE_RES of the mechanism's size (both from mechsym.codegen.constants,
+# shared with runtime/ms_kernels.h's bridge_try).
 
 
 class KinematicFunctions:
@@ -118,6 +124,43 @@ class DenseFactor:
             if ok:
                 x[i] = dgetrs(lu, piv, b[i], trans=trans)[0]
         return x
+
+
+class Bridge:
+    """The branch across a bifurcation of a one-coordinate mechanism: between two solved states (theta0,
+    theta1) on either side of the singular point, the degree-7 Hermite polynomial of q and its first three
+    exact derivatives at both ends (the coefficients of ms_kernels.h's bridge_try). Its error is about
+    (|theta1 - theta0| / 2)^8 / 8! times the eighth derivative, where Phi_q would give q' and q'' with the
+    rounding error divided by the cube of the distance to the point."""
+
+    # c4..c7 from the end conditions at s = 1 (the inverse of the Hermite system)
+    _INV = np.array([[35, -15, 2.5, -1 / 6], [-84, 39, -7, 0.5], [70, -34, 6.5, -0.5], [-20, 10, -2, 1 / 6]])
+
+    def __init__(self, theta0, theta1, start, end):
+        """start, end: q and its first three derivatives at theta0 and theta1, each (n,)."""
+        self.theta = (float(theta0), float(theta1))
+        h = self.theta[1] - self.theta[0]
+        q0, d1, d2, d3 = start
+        c = [q0, h * d1, 0.5 * h * h * d2, h**3 * d3 / 6.0]
+        q1, e1, e2, e3 = end
+        rest = np.stack([q1 - (c[0] + c[1] + c[2] + c[3]), h * e1 - (c[1] + 2 * c[2] + 3 * c[3]),
+                         h * h * e2 - (2 * c[2] + 6 * c[3]), h**3 * e3 - 6 * c[3]])
+        self.c = np.vstack([np.stack(c), self._INV @ rest])  # (8, n)
+
+    def holds(self, theta):
+        """Whether each theta (N,) lies on the bridge (its ends included)."""
+        theta = np.asarray(theta, float)
+        return (theta - self.theta[0]) * (theta - self.theta[1]) <= 0.0
+
+    def state(self, theta):
+        """q, dq/dtheta, d2q/dtheta2 at the values theta (N,) on the bridge: (N, n) each."""
+        h = self.theta[1] - self.theta[0]
+        x = (np.atleast_1d(np.asarray(theta, float)) - self.theta[0]) / h
+        k = np.arange(8)
+        powers = x[:, None] ** k  # (N, 8)
+        d1 = (k[1:] * powers[:, :-1]) @ self.c[1:] / h
+        d2 = (k[2:] * (k[2:] - 1) * powers[:, :-2]) @ self.c[2:] / h**2
+        return powers @ self.c, d1, d2
 
 
 def _point_symbols(con):
@@ -214,6 +257,8 @@ class Solver:
         self.step = STEP * self.coord_scale
         self._reference = None
         self._lattice = {}  # continuation nodes at reference + j * step (one coordinate): j -> q
+        self.bridges = []  # the bifurcations crossed so far (Bridge), kept for every later path
+        self._skip = []  # spans (theta_a, theta_c) where no bridge holds: not tried again
 
     def _is_angle_row(self, i):
         con = self.con
@@ -399,20 +444,48 @@ class Solver:
             t0, q0 = self._start(theta[0])
             path = np.vstack([t0[None], theta])
         nodes_theta, nodes_q, node_dist = self._continue(path, q0, step)
+        bridged = self._bridged(theta)  # samples on a bridge: its polynomial, no Newton
+        solved = ~self._bridged(nodes_theta) | (np.arange(len(nodes_q)) == 0)
+        nodes_theta, nodes_q, node_dist = nodes_theta[solved], nodes_q[solved], node_dist[solved]
         dist = _path_length(path / step)[-len(theta):]
         pred = self._predict_from_nodes(nodes_q, nodes_theta, node_dist, dist, theta, step)
         q, ok = self.newton(pred, theta)
+        ok |= bridged
         node = np.clip(np.searchsorted(node_dist, dist, side="right") - 1, 0, len(nodes_q) - 1)
         q = self._settle(q, pred, ok, theta, nodes_theta[node], nodes_q[node], step)
+        if self._bridging():
+            bridged = self._bridge_samples(q, theta, bridged, nodes_theta[node], nodes_q[node], step)
         self._check_branches(q, theta)
         fac = self.f.factor(q.T, self.params)
         with np.errstate(all="ignore"):
             dq = fac.solve(np.broadcast_to(self.f.E, (len(q),) + self.f.E.shape))
-        self.check_dead_points(q, theta, dq)
         ddq = None
         if dq.shape[2] == 1:
-            ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
+            with np.errstate(all="ignore"):
+                ddq = fac.solve(-self.f.gamma(q.T, dq[:, :, 0].T, self.params).T)
+            for bridge in self.bridges:
+                on = np.flatnonzero(bridged & bridge.holds(theta[:, 0]))
+                if on.size:
+                    q[on], dq[on, :, 0], ddq[on] = bridge.state(theta[on, 0])
+        if not bridged.all():
+            self.check_dead_points(q[~bridged], theta[~bridged], dq[~bridged])
         return Kinematics(theta, q, dq, ddq, None, self.params, fac, self.f.jac)
+
+    def _bridge_samples(self, q, theta, bridged, before_theta, before_q, step):
+        """Samples near a singular point that the nodes stepped over (the nodes on either side of it well
+        conditioned): each is continued from the node before it, as the C route steps from sample to sample,
+        which bridges the point if it is a bifurcation. Returns the samples now on a bridge."""
+        limit = self._path_sigma / BRIDGE_DROP
+        for i in np.flatnonzero(~bridged & (self.sigma(q) < limit)):
+            if not self._bridged(theta[i:i + 1])[0]:
+                self._continue(np.vstack([before_theta[i], theta[i]]), before_q[i], step)
+        return self._bridged(theta)
+
+    def _bridged(self, theta):
+        """Which of the values theta (N, k) lie on a known bridge."""
+        if not self.bridges or theta.shape[1] != 1:
+            return np.zeros(len(theta), bool)
+        return np.any([b.holds(theta[:, 0]) for b in self.bridges], axis=0)
 
     def _settle(self, q, pred, ok, theta, before_theta, before_q, step):
         """The samples whose batched Newton failed or left the nodes' branch (their prediction `pred` from
@@ -567,6 +640,8 @@ class Solver:
             a, b = ref + j * h, ref + (j + direction) * h
             lattice[j + direction] = self._continue(np.vstack([a, b]), lattice[j], self.step)[1][-1]
             j += direction
+        while target != 0 and self._bridge_at(ref[0] + target * h) is not None:  # a start off every bridge
+            target -= direction
         return ref + target * h, lattice[target]
 
     def _predict(self, q, theta, dtheta):
@@ -588,6 +663,7 @@ class Solver:
         at = lambda d: np.array([np.interp(d, dist, theta[:, i]) for i in range(theta.shape[1])])
         floor = STEP_FLOOR * np.min(self.coord_scale / step)  # the smallest step, in continuation steps
         sign = self.signature(q0[None])[0]
+        self._path_sigma = self.sigma(q0[None])[0] if self._bridging() else None  # bridges are relative to it
         nodes = [(0.0, at(0.0), q0)]
         for b in targets[1:]:
             self._refine(nodes, b, at, sign, floor)
@@ -603,10 +679,25 @@ class Solver:
         sign still changes (a dead point between); both name the input value."""
         a, theta_a, q_a = nodes[-1]
         theta_b = at(b)
+        bridge = self._bridge_at(theta_b[0]) if self._bridging() else None
+        if bridge is not None:  # on a bridge: its polynomial
+            nodes.append((b, theta_b, bridge.state(theta_b)[0][0]))
+            return
+        bridge = self._bridge_at(theta_a[0]) if self._bridging() else None
+        if bridge is not None:  # leaving a bridge: from its end on b's side, solved afresh
+            end = bridge.theta[int((theta_b[0] - bridge.theta[0]) * (bridge.theta[1] - bridge.theta[0]) > 0)]
+            q_end, _ = self.newton(bridge.state(end)[0], np.array([[end]]))
+            a = a + (b - a) * (end - theta_a[0]) / (theta_b[0] - theta_a[0])
+            theta_a, q_a = np.array([end]), q_end[0]
+            nodes.append((a, theta_a, q_a))
         guess = self._predict(q_a[None], theta_a[None], (theta_b - theta_a)[None])
         q, ok = self.newton(guess, theta_b[None])
         near = np.all(np.abs(q[0] - guess[0]) <= self.max_step)  # not a whole turn away, say
         same = ok[0] and near and np.array_equal(self.signature(q)[0], sign)
+        bridge = self._bridge_step(theta_a[0], q_a, theta_b[0], q[0], same)
+        if bridge is not None and bridge.holds(theta_b[0]):
+            nodes.append((b, theta_b, bridge.state(theta_b)[0][0]))
+            return
         if same:
             nodes.append((b, theta_b, q[0]))
             return
@@ -614,6 +705,89 @@ class Solver:
             self.stopped(theta_a, q_a, theta_b, q[0], converged=ok[0])
         self._refine(nodes, (a + b) / 2, at, sign, floor)
         self._refine(nodes, b, at, sign, floor)
+
+    # -- bifurcations ----------------------------------------------------------------------------------
+    def sigma(self, q):
+        """Per configuration q (N, n): an estimate of the smallest singular value of Phi_q with its columns
+        in their scales, |r| / |x| for x = diag(col_scale)^-1 Phi_q^-1 r with a fixed r (one step of inverse
+        iteration, as ms_kernels.h's sigma_estimate)."""
+        fac = self.f.factor(q.T, self.params)
+        r = np.cos(1.7 * np.arange(len(self.con.rows)) + 0.3)
+        with np.errstate(all="ignore"):
+            x = fac.solve(np.tile(r, (len(q), 1))) / self.col_scale
+            return np.nan_to_num(np.linalg.norm(r) / np.linalg.norm(x, axis=1))
+
+    def _bridging(self):
+        """Whether the continuation bridges bifurcations: one coordinate, as many rows as coordinates."""
+        return len(self.con.theta) == 1 and len(self.con.rows) == self.con.n
+
+    def _bridge_at(self, theta):
+        """The known bridge that holds theta (a float), or None."""
+        return next((b for b in self.bridges if b.holds(theta)), None)
+
+    def _third(self, q, theta):
+        """q with its first three exact derivatives along the coordinate at solved q (n,)."""
+        fac = self.f.factor(q, self.params)
+        d1 = fac.solve(self.f.E[None])[0][:, 0]
+        d2 = fac.solve(-self.f.gamma(q, d1, self.params)[None])[0]
+        d3 = fac.solve(-self.f.functions.gamma3(q, d1, d2, self.params)[None])[0]
+        return q, d1, d2, d3
+
+    def _across(self, start, theta0, theta, sign):
+        """The state at theta from `start` (q and its derivatives at theta0) by the third-order prediction and
+        Newton, within its largest step of the prediction and on the branch signs `sign`; None otherwise."""
+        q0, d1, d2, d3 = start
+        h = theta - theta0
+        pred = q0 + h * (d1 + h * (0.5 * d2 + h * d3 / 6.0))
+        q, ok = self.newton(pred[None], np.array([[theta]]))
+        if not (ok[0] and np.all(np.abs(q[0] - pred) <= self.max_step)
+                and np.array_equal(self.signature(q)[0], sign)):
+            return None
+        return self._third(q[0], theta)
+
+    def _try_bridge(self, theta_a, q_a, theta_b, s_a, s_b, sign):
+        """A bridge from the solved q_a at theta_a over the singular point that the estimates s_a and s_b
+        (at theta_b, nearer it) place ahead: from hmax before the point (or theta_a, if nearer) to as far
+        beyond, kept (in `bridges`) if Newton reaches both ends on the branch, the far one is as well
+        conditioned as the near one and the polynomial closes the loops inside. None if the point is more
+        than 2 hmax ahead (a later step tries again) or no bridge holds (the span is then skipped)."""
+        zero = theta_b + (theta_b - theta_a) * s_b / (s_a - s_b) if s_a > s_b else theta_b
+        hmax = self.step[0]
+        if not abs(zero - theta_a) <= 2 * hmax or zero == theta_a:
+            return None
+        t0 = zero - np.copysign(hmax, zero - theta_a) if abs(zero - theta_a) > hmax else theta_a
+        t1 = 2 * zero - t0
+        self._skip.append((theta_a, t1))
+        start = self._third(q_a, theta_a)
+        if t0 != theta_a:
+            start = self._across(start, theta_a, t0, sign)
+            if start is None:
+                return None
+            s_a = self.sigma(start[0][None])[0]
+        end = self._across(start, t0, t1, sign)
+        if end is None or not self.sigma(end[0][None])[0] >= 0.5 * s_a:
+            return None
+        bridge = Bridge(t0, t1, start, end)
+        inside = t0 + 0.25 * np.arange(1, 4) * (t1 - t0)
+        r = self.f.phi(bridge.state(inside)[0].T, inside[None], self.params)
+        if not np.all(np.abs(r) <= BRIDGE_RES * max(self.scale, 1.0)):
+            return None
+        self.bridges.append(bridge)
+        return bridge
+
+    def _bridge_step(self, theta_a, q_a, theta_b, q_b, ok):
+        """The bridge that the step from the solved q_a at theta_a to theta_b (q_b there if `ok`) enters,
+        or None: tried when the step leaves the well-conditioned region (or fails from it)."""
+        if not self._bridging():
+            return None
+        limit = self._path_sigma / BRIDGE_DROP
+        s_a, s_b = self.sigma(np.stack([q_a, q_b]))
+        s_b = s_b if ok else 0.0
+        if not s_a >= limit or (ok and not s_b < limit):
+            return None
+        if any((theta_a - lo) * (theta_a - hi) < 0 for lo, hi in self._skip):
+            return None
+        return self._try_bridge(theta_a, q_a, theta_b, s_a, s_b, self.signature(q_a[None])[0])
 
     def stopped(self, theta_a, q_a, theta_b, q_b, converged):
         """Raise why the continuation stops at the step floor, from the configuration q_a solved at theta_a to

@@ -47,7 +47,7 @@ def load_mechanism(name_or_path: str) -> Mechanism:
     if name_or_path in models:
         module = importlib.import_module(models[name_or_path])
         where = f"model '{name_or_path}'"
-    elif name_or_path.endswith(".py") or os.sep in name_or_path:
+    elif name_or_path.endswith(".py") or os.sep in name_or_path or os.path.exists(name_or_path):
         module = _import_file(name_or_path)
         where = f"model file '{name_or_path}'"
     else:
@@ -71,8 +71,12 @@ def load_mechanism(name_or_path: str) -> Mechanism:
 
 
 def _import_file(path: str):
-    if not os.path.isfile(path):
+    if os.path.isdir(path):
+        raise InputError(f"model file '{path}' is a folder, not a Python file")
+    if not os.path.exists(path):
         raise InputError(f"model file '{path}' does not exist")
+    if not path.endswith(".py"):
+        raise InputError(f"model file '{path}' is not a Python file (.py) declaring a mechanism")
     spec = importlib.util.spec_from_file_location(f"mechsym_user_model_{abs(hash(os.path.abspath(path)))}", path)
     module = importlib.util.module_from_spec(spec)
     try:

@@ -221,6 +221,18 @@ class BodyTorque:
     torque: sp.Expr
 
 
+def load_values(load) -> tuple:
+    """The expressions of a load: a force's two components, or a torque."""
+    return tuple(load.force) if isinstance(load, PointForce) else (load.torque,)
+
+
+def describe_load(load) -> str:
+    """A load as an error message names it."""
+    if isinstance(load, PointForce):
+        return f"the force at point '{load.point}' of body '{load.body}'"
+    return f"the torque on body '{load.body}'"
+
+
 @dataclass(frozen=True)
 class Branch:
     """A stated assembly condition: `expr` (in point coordinates) must stay positive."""
@@ -275,7 +287,12 @@ class Mechanism(Declaration):
     def bar(self, name, ends, length, density, points=None, guess=0.0):
         """A uniform slender bar along its frame's x axis from `ends[0]` (origin) to `ends[1]`:
         mass density*length [density in kg/m], centroidal inertia m l^2/12. `points` adds points (x, y)
-        [m] in the bar's frame; guess: the bar's approximate angle [rad]. Returns the name."""
+        [m] in the bar's frame; guess: the bar's approximate angle [rad]. Returns the name. A length that
+        is a number must be positive (a bar of length 0 joins its two ends into one point)."""
+        value = sp.sympify(length)
+        if value.is_number and not (value.is_real and value > 0):
+            self._problems.append(f"bar '{name}' from '{ends[0]}' to '{ends[1]}' has length {value}; a bar's length "
+                                  "must be positive")
         m = density * length
         pts = {ends[0]: (0, 0), ends[1]: (length, 0)}
         pts.update(points or {})
@@ -427,6 +444,10 @@ class Mechanism(Declaration):
                 problems.append(f"a load names unknown body '{load.body}'")
             elif isinstance(load, PointForce) and load.point not in self.bodies[load.body].points:
                 problems.append(f"a force names unknown point '{load.point}' of body '{load.body}'")
+            stray = set().union(*(sp.sympify(e).free_symbols for e in load_values(load))) - symbols
+            if stray:
+                problems.append(f"{describe_load(load)} uses {sorted(map(str, stray))}, which are not parameters "
+                                "(a load is a number or an expression in the parameters)")
         for body in self.bodies.values():
             exprs = [body.mass, body.inertia, *body.com] + [c for p in body.points.values() for c in p]
             stray = set().union(*(e.free_symbols for e in exprs)) - symbols

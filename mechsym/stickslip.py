@@ -33,11 +33,17 @@ CONTACTS = ("stick", "slip+", "slip-")  # slip+: the joint slides towards +x (fr
 COLUMNS = ("T", "friction", "fn", "m", "thetadd", "xdd")  # what `unknowns` adds to every solution
 
 
+MAX_MU = 1e3  # a friction coefficient above this is no contact (any grip is reached long before) and only
+#               overflows the friction bounds mu N
+
+
 def check_friction(mu_s, mu_k):
-    """(mu_s, mu_k) as floats: both finite and not negative, mu_k not above mu_s."""
+    """(mu_s, mu_k) as floats: both finite, not negative and at most MAX_MU, mu_k not above mu_s."""
     for name, v in (("mu_s", mu_s), ("mu_k", mu_k)):
         if not np.isfinite(v) or v < 0:
             raise InputError(f"friction coefficient {name} = {v} must not be negative")
+        if v > MAX_MU:
+            raise InputError(f"friction coefficient {name} = {v:g} is above {MAX_MU:g}, beyond any contact")
     if mu_k > mu_s:
         raise InputError(f"kinetic friction mu_k = {mu_k} exceeds static friction mu_s = {mu_s}")
     return float(mu_s), float(mu_k)

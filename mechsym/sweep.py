@@ -50,7 +50,8 @@ SHARED_MIN = 16  # sets sharing one geometry share its kinematic solution from t
 
 # -- parameter sets ------------------------------------------------------------------------------------
 def axis(text: str):
-    """(name, values) from 'NAME=START:STOP:N' (N values, both ends included), 'NAME=a,b,c' or 'NAME=v'."""
+    """(name, values) from 'NAME=START:STOP:N' (N values, both ends included), 'NAME=a,b,c' or 'NAME=v'. One
+    value from START to a different STOP (N = 1) is refused: which end was meant?"""
     name, sep, spec = str(text).partition("=")
     name, spec = name.strip(), spec.strip()
     if not sep or not name or not spec:
@@ -63,9 +64,14 @@ def axis(text: str):
             start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
             if count < 1:
                 raise InputError(f"parameter '{name}': N must be at least 1, got {count}")
-            values = np.linspace(start, stop, count) if count > 1 else np.array([start])
+            if count == 1 and start != stop:
+                raise InputError(f"parameter '{name}': {spec} asks for one value from {start:g} to {stop:g}; give N of "
+                                 f"at least 2, or the one value ({name}={start:g})")
+            values = np.linspace(start, stop, count)
         else:
             values = np.array([float(v) for v in spec.split(",")])
+    except InputError:
+        raise
     except ValueError:
         raise InputError(f"parameter '{name}': expected START:STOP:N or a,b,c with numbers, got '{spec}'") from None
     if not np.all(np.isfinite(values)):

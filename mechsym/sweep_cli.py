@@ -76,7 +76,7 @@ def run(args) -> int:
             raise InputError("--scheduler needs dask.distributed (pip install 'dask[distributed]')") from None
         try:
             client = Client(args.scheduler, timeout="10s")
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address (tcp://host:port)
             raise InputError(f"cannot reach the scheduler at '{args.scheduler}': {exc}") from None
         executor = client.get_executor()
     try:
@@ -106,7 +106,7 @@ def _study(args):
             raise InputError(f"study '{args.analysis}' belongs to model '{cls.MODEL}', not '{args.model}'")
         return cls.from_args(args)
     skip = {"analysis", "model", "param", "reduce", "workers", "scheduler", "chunk", "max_sets", "backend", "out",
-            "plot", "debug", "command", "max_memory"}
+            "plot", "debug", "command", "max_memory", "max_memory_before"}
     options = {k: v for k, v in vars(args).items() if k not in skip}
     return TableStudy(args.analysis, options, tuple(args.reduce), args.model)
 

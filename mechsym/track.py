@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 
 import numpy as np
 import sympy as sp
@@ -330,11 +331,12 @@ def load_track(spec) -> Track:
         return names[spec]()
     if spec.lower().endswith(".csv"):
         return Track.from_csv(spec)
-    if "x" in spec or "(" in spec:
+    if not re.fullmatch(r"[A-Za-z_][\w-]*", spec) or spec in CONSTANTS:  # not a name: an expression
         expr = parse_expression(spec)
         if X in expr.free_symbols:
             return Track.from_expr(expr, spec)
         if expr.is_number and not expr.is_finite:
             raise InputError(f"track expression '{spec}' is not finite ({expr})")
+        raise InputError(f"track expression '{spec}' does not depend on x")
     raise InputError(f"unknown track '{spec}' (shipped: {', '.join(names)}; a CSV file with columns x, y; "
                      "or an expression in x)")

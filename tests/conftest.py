@@ -81,21 +81,49 @@ def plotted(monkeypatch):
     return saved
 
 
-def interrupt_cli(args, delay, cwd):
-    """Run `mechsym ARGS` from the repository folder `cwd` with SIGINT delivered as from a terminal after
-    `delay` s; (exit code, seconds from the signal to the exit)."""
+def interrupt_cli(args, delay, cwd, sig=signal.SIGINT, ready=None):
+    """Run `mechsym ARGS` from the repository folder `cwd` in a process group of its own and send it `sig`
+    (SIGINT as from a terminal) after `delay` s, or as soon as `ready(pid)` holds (polled; at most `delay`
+    s); (exit code, seconds from the signal to the exit). Any process of its group still there 10 s
+    after the exit fails the call (a worker left behind)."""
     proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(cwd)),
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(cwd)), start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
+    deadline = time.perf_counter() + delay
+    while ready is not None and not ready(proc.pid) and time.perf_counter() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if ready is None:
+        time.sleep(delay)
+    proc.send_signal(sig)
     start = time.perf_counter()
     try:
-        proc.communicate(timeout=15)
+        proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
-    return proc.returncode, time.perf_counter() - start
+        proc.wait()
+    after = time.perf_counter() - start
+    while group(proc.pid) and time.perf_counter() < start + 10:
+        time.sleep(0.1)
+    left = group(proc.pid)
+    for pid in left:  # before reading its pipes, which a process left behind would hold open
+        os.kill(pid, signal.SIGKILL)
+    proc.communicate()
+    assert not left, f"processes left behind: {left}"
+    return proc.returncode, after
+
+
+def group(pgid):
+    """The processes of the process group `pgid` (from /proc), zombies excepted."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
 
 
 def _frame_record(fig):

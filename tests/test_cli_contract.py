@@ -52,6 +52,7 @@ def _cases():
             "is a file, not a folder"
         if not folder:
             yield name, "a folder in the way", base + [opt, "."], "is a folder, not a file"
+            yield name, "a trailing slash", base + [opt, "new/"], "ends with '/', which names a folder"
         if number:
             yield name, "not a number", base + [opt, path, number, "abc"], "not "
             yield name, "NaN", base + [opt, path, f"{number}=nan"], "nan"
@@ -67,6 +68,8 @@ def _cases():
         if budget:
             yield name, "memory budget", base + [opt, path, "--max-memory", "1K"], "above the limit of 1 KiB"
         yield name, "bad --max-memory", base + [opt, path, "--max-memory", "lots"], "not a size: 'lots'"
+        yield name, "bad --max-memory before the command", ["--max-memory", "lots"] + base + [opt, path], \
+            "not a size: 'lots'"
 
 
 CASES = list(_cases())
@@ -101,3 +104,244 @@ def test_read_only_folder(command, tmp_path, monkeypatch, capsys):
     _, err = capsys.readouterr()
     assert code == 2 and "cannot write in" in err and err.count("\n") == 1
     assert os.listdir(locked) == []
+
+
+# -- the inputs a user tried that were an internal error or accepted silently -------------------------------
+ZERO_BAR = """from mechanisms.fourbar import build as fourbar
+
+
+def build():
+    m = fourbar()
+    m.bar("stub", ("S0", "S1"), 0, 1.0)
+    m.revolute("S", "crank", "A", "stub", "S0")
+    return m
+"""
+
+STRAY_LOAD = """import sympy as sp
+
+from mechanisms.fourbar import build as fourbar
+
+
+def build():
+    m = fourbar()
+    m.torque("rocker", 2 * sp.Symbol("x_barr"))
+    return m
+"""
+
+TRACK = "x,y\n" + "".join(f"{0.046 * k:.6g},{0.05 * __import__('math').sin(0.046 * k):.6g}\n" for k in range(201))
+
+REPORTED = [
+    ("a CSV as the model file", ["inverse", "m.csv", "--omega", "3"], "model file 'm.csv' is not a Python file"),
+    ("a folder named x.py", ["inverse", "x.py", "--omega", "3"], "model file 'x.py' is a folder"),
+    ("a scheduler that is no address", ["sweep", "inverse", "fourbar", "--param", "l_crank=0.05,0.06", "--omega",
+                                        "1", "--reduce", "max:torque", "--scheduler", "not-an-address"],
+     "cannot reach the scheduler at 'not-an-address'"),
+    ("a bar of length 0", ["inverse", "zero_bar.py", "--omega", "3"],
+     "bar 'stub' from 'S0' to 'S1' has length 0"),
+    ("a load on a symbol that is no parameter", ["inverse", "stray_load.py", "--omega", "3"],
+     "the torque on body 'rocker' uses ['x_barr'], which are not parameters"),
+    ("a repeated --param", ["inverse", "fourbar", "--omega", "3", "--param", "l_crank=0.1", "--param", "l_crank=0.2"],
+     "--param l_crank is given 2 times (0.1, 0.2)"),
+    ("forward --rtol 1", ["forward", "fourbar", "--torque", "1", "--t-end", "1", "--rtol", "1"],
+     "--rtol 1 allows errors of the order of the result itself"),
+    ("a linspace of one point", ["sweep", "inverse", "fourbar", "--param", "density=1:3:1", "--omega", "3",
+                                 "--reduce", "max:torque"], "parameter 'density': 1:3:1 asks for one value from 1 to 3"),
+    ("--mu 1e308", ["ugv", "torque", "--phi-r", "2", "--phi-f", "2", "--mu", "1e308"],
+     "friction coefficient mu = 1e+308 is above 1000"),
+    ("a track in y", ["ugv", "torque", "--phi-r", "2", "--phi-f", "2", "--track", "0.1*y"],
+     "track expression '0.1*y' uses 'y'"),
+    ("--omega -inf", ["inverse", "fourbar", "--omega", "-inf"], "argument --omega: '-inf' is not finite"),
+    ("--max-memory before the command", ["--max-memory", "1K", "inverse", "fourbar", "--omega", "3"],
+     "above the limit of 1 KiB (set by --max-memory)"),
+]
+
+
+@pytest.mark.parametrize("what, args, message", REPORTED, ids=[w for w, _, _ in REPORTED])
+def test_reported_bad_inputs_exit_2_naming_the_input(what, args, message, tmp_path, monkeypatch, capsys):
+    """Each was an internal error (exit 1) or accepted silently: now one line naming the input, exit 2,
+    and no file written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "x.py").mkdir()
+    (tmp_path / "zero_bar.py").write_text(ZERO_BAR)
+    (tmp_path / "stray_load.py").write_text(STRAY_LOAD)
+    before = sorted(os.listdir(tmp_path))
+    code = main(args + ["--out", "o.csv"])
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert message in err, err
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_max_memory_before_the_command_is_the_same_option(tmp_path, capsys):
+    """`mechsym --max-memory 16G inverse ...` (the docs give the option to every command) runs as the option
+    after the command does."""
+    common = ["fourbar", "--omega", "3", "--samples", "8"]
+    assert main(["--max-memory", "16G", "inverse", *common, "--out", str(tmp_path / "before.csv")]) == 0
+    assert main(["inverse", *common, "--max-memory", "16G", "--out", str(tmp_path / "after.csv")]) == 0
+    assert (tmp_path / "before.csv").read_text() == (tmp_path / "after.csv").read_text()
+
+
+def test_ugv_plot_of_a_csv_track_stays_within_its_points(tmp_path, capsys):
+    """The optimisation's figure drew the track 0.5 m beyond the last front contact, outside a CSV track
+    that ends 0.2 m after it: the work was lost after it was done. Now both files are written."""
+    (tmp_path / "t.csv").write_text(TRACK)
+    code = main(["ugv", "optimize", "--criterion", "peak-torque", "--track", str(tmp_path / "t.csv"), "--x-from", "2",
+                 "--x-to", "9", "--samples", "12", "--out", str(tmp_path / "o.csv"), "--plot", str(tmp_path / "o.png")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert sorted(os.listdir(tmp_path)) == ["o.csv", "o.png", "t.csv"]
+    assert f"wrote {tmp_path / 'o.png'}" in out
+
+
+# -- outputs onto what is not a regular file ----------------------------------------------------------------
+INVERSE = ["inverse", "fourbar", "--omega", "3", "--samples", "16"]
+
+
+def _device(path, minor):
+    """A character device of the memory driver (major 1: 3 null, 7 full) made in a temporary folder, never
+    the machine's own /dev node; skips where mknod is not allowed."""
+    import stat
+
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"mknod: {exc}")
+    return path
+
+
+def _is_device(path):
+    import stat
+
+    return stat.S_ISCHR(os.lstat(path).st_mode)
+
+
+@pytest.fixture
+def reference_csv(tmp_path, capsys):
+    """The CSV that `INVERSE --out FILE` writes to a regular file."""
+    path = tmp_path / "reference.csv"
+    assert main(INVERSE + ["--out", str(path)]) == 0
+    capsys.readouterr()
+    return path.read_text()
+
+
+def test_out_onto_a_device_writes_through_and_keeps_the_device(tmp_path, capsys):
+    """`--out` onto a character device (a null device made with mknod, and a symlink to it) writes into
+    it: the device is still a device afterwards (the rename used to replace it with a regular file)."""
+    null = _device(tmp_path / "null", 3)
+    os.symlink("null", tmp_path / "link")
+    for target in (null, tmp_path / "link"):
+        assert main(INVERSE + ["--out", str(target)]) == 0
+        assert capsys.readouterr().out == f"wrote {target} (16 rows, 11 columns)\n"
+    assert _is_device(null) and os.readlink(tmp_path / "link") == "null"
+    assert sorted(os.listdir(tmp_path)) == ["link", "null"]
+
+
+def test_out_onto_a_full_device_is_an_error_and_keeps_it(tmp_path, capsys):
+    """A device that refuses the bytes (the full device, as /dev/full) is an error naming it, exit 2."""
+    full = _device(tmp_path / "full", 7)
+    code = main(INVERSE + ["--out", str(full)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == f"error: cannot write '{full}': No space left on device\n"
+    assert _is_device(full) and sorted(os.listdir(tmp_path)) == ["full"]
+
+
+def test_out_onto_a_fifo_gives_its_reader_the_csv(tmp_path, capsys, reference_csv):
+    """A FIFO stays a FIFO, and its reader receives the whole CSV, the same as a file's."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    code = main(INVERSE + ["--out", str(fifo)])
+    reader.join(timeout=30)
+    assert code == 0, capsys.readouterr().err
+    assert got == [reference_csv]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_out_onto_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path, capsys, reference_csv):
+    """A symlink to a regular file: the target gets the new content, the link stays a link to it."""
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "t.csv"
+    target.write_text("previous\n")
+    os.symlink("data/t.csv", tmp_path / "link.csv")
+    assert main(INVERSE + ["--out", str(tmp_path / "link.csv")]) == 0
+    assert os.readlink(tmp_path / "link.csv") == "data/t.csv"
+    assert target.read_text() == reference_csv
+    assert sorted(os.listdir(tmp_path / "data")) == ["t.csv"]
+
+
+def test_a_symlink_and_its_target_are_one_path(tmp_path, capsys):
+    """Two outputs of one command through a link and its target are refused as the same path."""
+    os.symlink("p.png", tmp_path / "link.png")
+    code = main(["kinematics", "fourbar", "--samples", "8", "--plot", str(tmp_path / "p.png"),
+                 "--animate", str(tmp_path / "link.png")])
+    assert code == 2 and "both name" in capsys.readouterr().err
+
+
+def _cli(args, **kwargs):
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-m", "mechsym.cli", *args], cwd=root, env=dict(os.environ, PYTHONPATH=root),
+                          **kwargs)
+
+
+def test_out_onto_stdout_writes_the_csv_there_and_says_so_on_stderr(tmp_path, reference_csv):
+    """`--out /dev/stdout` (a link to /proc/self/fd/1, made here rather than the machine's own; stdout a
+    pipe): the CSV is stdout itself, the 'wrote' line goes to stderr, the link stays."""
+    link = tmp_path / "stdout"
+    os.symlink("/proc/self/fd/1", link)
+    proc = _cli(INVERSE + ["--out", str(link)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == reference_csv
+    assert proc.stderr == f"wrote {link} (16 rows, 11 columns)\n"
+    assert os.readlink(link) == "/proc/self/fd/1" and sorted(os.listdir(tmp_path)) == ["reference.csv", "stdout"]
+
+
+def test_a_table_on_a_full_stdout_is_an_error(tmp_path):
+    """A table printed to a stdout that takes no bytes (the full device) exits 2 with one line, not 0."""
+    full = _device(tmp_path / "full", 7)
+    with open(full, "w") as sink:
+        proc = _cli(INVERSE, stdout=sink, stderr=__import__("subprocess").PIPE, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == "error: cannot write to stdout: No space left on device\n"
+
+
+def test_wrote_is_said_only_once_the_files_exist(tmp_path, capsys, monkeypatch):
+    """The CSV is staged, then the plot fails: no 'wrote' line for a CSV that never appears."""
+    from mechsym.core.errors import InputError
+    from mechsym.core.results import Table
+
+    def fail(*args, **kwargs):
+        raise InputError("the plot cannot be drawn")
+
+    monkeypatch.setattr(Table, "plot", fail)
+    code = main(INVERSE + ["--out", str(tmp_path / "o.csv"), "--plot", str(tmp_path / "o.png")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err == "error: the plot cannot be drawn\n"
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_immutable_out_is_refused_before_the_work(tmp_path, capsys):
+    """A file marked immutable (chattr +i) cannot be replaced, even by root: refused up front, kept."""
+    import subprocess
+
+    path = tmp_path / "o.csv"
+    path.write_text("previous\n")
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        code = main(INVERSE + ["--out", str(path)])
+        assert code == 2
+        assert capsys.readouterr().err == f"error: --out '{path}' is immutable or append-only (chattr) and cannot be " \
+                                          "replaced\n"
+        assert path.read_text() == "previous\n" and os.listdir(tmp_path) == ["o.csv"]
+    finally:
+        subprocess.run(["chattr", "-i", str(path)])

@@ -556,7 +556,8 @@ def test_cli_slip_run(tmp_path, capsys, backend):
     assert "t=0: start in unprimed/slip-" in lines
     balance = next(line for line in lines if line.startswith("work in"))
     assert abs(float(balance.split("residual ")[1].split()[0])) < 1e-9
-    assert lines[-1].startswith("total_slip_m=-") and (tmp_path / "s.csv").exists()
+    assert lines[-2].startswith("total_slip_m=-") and (tmp_path / "s.csv").exists()
+    assert lines[-1].startswith(f"wrote {tmp_path / 's.csv'}")  # said once the file is in place
 
 
 @pytest.mark.slow

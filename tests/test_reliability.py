@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import interrupt_cli
+from conftest import group, interrupt_cli
 from mechsym.cli import main
 from mechsym.core.errors import InputError
 from mechsym.core.output import atomic, transaction
@@ -41,6 +41,82 @@ def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
     assert code == 130 and after < 1.0, (code, after)
     assert out.read_text() == "previous\n"
     assert listing(tmp_path) == ["lf.csv", "warm.csv"]
+
+
+def _parts(folder):
+    return [name for name in os.listdir(folder) if ".part" in name]
+
+
+def _children(pid):
+    return [p for p in group(pid) if p != pid]
+
+
+def test_sigterm_ends_pasibot_figures_without_a_part_file(tmp_path):
+    """`pasibot figures`, sent SIGTERM once its first figure is staged (a .part file in the folder): exit
+    143 within a few seconds, no .part file and no process left (SIGTERM used to kill it outright,
+    leaving six .figNN.*.part.* files)."""
+    figs = tmp_path / "figs"
+    code, after = interrupt_cli(["pasibot", "figures", "--out", str(figs)], 120, ROOT, signal.SIGTERM,
+                                ready=lambda pid: figs.is_dir() and bool(_parts(figs)))
+    assert code == 143 and after < 5.0, (code, after)
+    assert not figs.exists() or os.listdir(figs) == []
+
+
+def test_sigterm_while_a_large_csv_is_written_keeps_the_previous_file(tmp_path):
+    """kinematics of 400,000 samples, sent SIGTERM once the CSV is being written (its .part file exists):
+    exit 143, the previous file as it was, no .part file (a 5 MB .part was left)."""
+    out = tmp_path / "k.csv"
+    out.write_text("previous\n")
+    code, after = interrupt_cli(["kinematics", "fourbar", "--samples", "400000", "--out", str(out)], 120, ROOT,
+                                signal.SIGTERM, ready=lambda pid: bool(_parts(tmp_path)))
+    assert code == 143 and after < 5.0, (code, after)
+    assert out.read_text() == "previous\n" and listing(tmp_path) == ["k.csv"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_a_sweep_and_its_workers(tmp_path, sig):
+    """`sweep --workers 2`, sent SIGTERM (or SIGHUP) once both workers run: exit 128 + N, no CSV, and
+    no worker left (interrupt_cli fails on any process of the group still there; they were left
+    orphaned for minutes)."""
+    out = tmp_path / "s.csv"
+    code, after = interrupt_cli(["sweep", "inverse", "fourbar", "--param", "l_crank=0.01:0.05:100000", "--omega", "3",
+                                 "--reduce", "max:torque", "--workers", "2", "--out", str(out)], 120, ROOT, sig,
+                                ready=lambda pid: len(_children(pid)) >= 2)
+    assert code == 128 + sig and after < 5.0, (code, after)
+    assert listing(tmp_path) == []
+
+
+def test_sigterm_stops_the_c_integrator_as_ctrl_c_does(tmp_path):
+    """SIGTERM inside a long C call: the C runtime catches it as it does SIGINT (where the program handles
+    the signal, as the CLI does) and the command exits 143 at once, the earlier file kept."""
+    out = tmp_path / "lf.csv"
+    out.write_text("previous\n")
+    warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
+                           "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
+    assert warm.returncode == 0, warm.stderr
+    code, after = interrupt_cli(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT,
+                                signal.SIGTERM)
+    assert code == 143 and after < 1.0, (code, after)
+    assert out.read_text() == "previous\n" and listing(tmp_path) == ["lf.csv", "warm.csv"]
+
+
+def test_a_full_cache_folder_is_an_error_naming_it(tmp_path, monkeypatch):
+    """MECHSYM_CACHE on a disk that fills while the library is written (the source, or the compiler's
+    output): one InputError naming the folder and the remedy, not an internal error."""
+    from mechsym.codegen import c_backend
+
+    if c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(c_backend.c_runtime, "amalgamate", lambda source: source)
+    monkeypatch.setattr(c_backend.Path, "write_text", full)
+    with pytest.raises(InputError, match=f"the C cache folder {tmp_path} cannot be written: No space left on device "
+                                         r"\(free space there, or set MECHSYM_CACHE to another folder\)"):
+        c_backend.build_source("full", "k", lambda: ("int f(void) { return 1; }\n", {}), tmp_path)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]
 
 
 def test_c_call_restores_the_python_handler(fourbar):

@@ -120,15 +120,6 @@ static int inverse_lanes(int cnt, const double *th, double tha, const double *qa
   return it;
 }
 
-/* The third derivative d3q along th at a solved configuration (Phi_q d3q = -gamma3(q, dq, ddq)). */
-static void third(const double *q, const double *sc, const double *p, const double *a, const int *piv,
-                  const double *dq, const double *ddq, double *d3) {
-  double r[NROW];
-  gamma3_1_s(q, dq, ddq, p, sc, r);
-  for (int i = 0; i < NROW; ++i) r[i] = -r[i];
-  lu_solve(a, piv, r, d3);
-}
-
 /* inverse_run's results in blocks of MS_LANES samples, each block's samples solved independently
    (inverse_lanes) from one anchor: a solved configuration reached by continuation (advance, as the
    sequential route does) at the middle sample of the first block farther than `reach` from the last
@@ -160,7 +151,7 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
     const double tha_prev = tha;
     if (!near) {
       const double mid = th[s0 + (cnt - 1) / 2];
-      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns, signs, NULL);
+      near = !advance(q, sc, d[0], d[1], tha, mid, p, scale, tol, maxit, hmax, a, piv, &turns, signs, NULL, NULL);
       tha = mid;
       for (int l = 0; l < cnt && near; ++l) near = fabs(th[s0 + l] - mid) <= hmax;
       if (near) third(q, sc, p, a, piv, d[0], d[1], d[2]);

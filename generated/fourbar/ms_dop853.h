@@ -9,6 +9,7 @@ typedef struct {
   double tol, hmax, torque;
   int maxit, status, turns, sign[MS_NSIGN];
   long nfev;
+  Bridge bridge;
 } Work;
 
 /* Whether q satisfies every declared branch condition. */
@@ -25,11 +26,11 @@ static void rhs(Work *w, const double *y, double *f) {
   w->nfev++;
   if (w->status) { f[0] = f[1] = 0.0; return; }
   if (!(fabs(y[0] - w->th) <= MS_MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
-  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns, w->sign, NULL);
+  int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns, w->sign, NULL, &w->bridge);
   if (!st && !on_branch(w->q, w->sc, w->p)) st = MS_OFF_BRANCH;
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
   w->th = y[0];
-  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0);
+  reduced_ode(w->q, w->sc, w->dq, w->ddq, w->a, w->piv, w->p, w->mass, w->torque, y[1], f, 0, NULL);
 }
 
 /* DOP853: Hairer's explicit Runge-Kutta 8(5,3) with the coefficients, error norm, step-size control and
@@ -180,6 +181,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
   if (*status) return 0;
   coefficients(w.q, w.sc, p, w.a, w.piv, w.dq, w.ddq);
   branch_signs(w.q, w.sc, p, w.a, w.piv, w.sign);
+  bridge_start(&w.bridge, w.a, w.piv, scale);
   double y[2] = {th0, om0}, y1[2], k[16][2], F[7][2];
   rhs(&w, y, k[0]);
   if (w.status) { *status = w.status; *nfev = w.nfev; return 0; }

@@ -21,6 +21,11 @@
 /* Doubles of one accepted step in the C integrator's record of its dense output: t_old, h, the state at
    t_old (2), then F (7 x 2, row-major). */
 #define MS_DENSE_RECORD 18
+/* Near a bifurcation the continuation bridges the point, from the last state where the smallest singular
+   value of Phi_q (columns in their scales) was above 1/BRIDGE_DROP of its value where the path started. */
+#define MS_BRIDGE_DROP 20.0
+/* A bridge's polynomial must close the loops inside it to this, relative to the mechanism's size. */
+#define MS_BRIDGE_RES 1e-10
 
 /* the status of a long call */
 #define MS_OK 0 /* success */

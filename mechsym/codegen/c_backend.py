@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import errno
 import functools
 import hashlib
 import json
@@ -253,16 +254,28 @@ def build_source(name: str, key: str, generate, directory: Path | None = None) -
     content = content_key(source, json.dumps(meta, sort_keys=True))
     entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content}"
     compiled = _load(entry)
-    if compiled is None:
-        with _locked(entry):
-            compiled = _load(entry)  # another process may have repaired it meanwhile
-            if compiled is None:
-                write_entry(entry, source, meta)
-                compiled = _load(entry)
+    with _cache_writes(root):
         if compiled is None:
-            raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
-    _write_atomic(index, entry.name)
+            with _locked(entry):
+                compiled = _load(entry)  # another process may have repaired it meanwhile
+                if compiled is None:
+                    write_entry(entry, source, meta)
+                    compiled = _load(entry)
+            if compiled is None:
+                raise RuntimeError(f"the compiled library in {entry} cannot be loaded")
+        _write_atomic(index, entry.name)
     return compiled
+
+
+@contextmanager
+def _cache_writes(root: Path):
+    """Writes into the cache folder `root`: a folder that fills up or turns read-only meanwhile (a full
+    disk, a quota) is an InputError naming it, not a failure of mechsym."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"the C cache folder {root} cannot be written: {exc.strerror or exc} (free space there, "
+                         "or set MECHSYM_CACHE to another folder)") from None
 
 
 def _writable(root: Path) -> Path:
@@ -368,6 +381,8 @@ def write_entry(entry: Path, source: str, meta: dict):
             if proc.returncode == 0:
                 break
         if proc.returncode != 0:
+            if "No space left on device" in proc.stderr:  # the compiler could not write the library
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp / "lib.so"))
             raise RuntimeError(f"C compilation failed:\n{proc.stderr[-4000:]}")
         meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"), source_sha256=_sha(tmp / "source.c"))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))

@@ -11,7 +11,8 @@ import textwrap
 from enum import IntEnum
 
 __all__ = ["NUMBERS", "STATUSES", "HARD_STATUSES", "Status", "HardStatus", "header", "CHORD_TOL", "MAX_STEP",
-           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD", "CONTACT_STATES", "NO_CONTACT", "STICK", "SLIP"]
+           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD", "BRIDGE_DROP", "BRIDGE_RES", "CONTACT_STATES",
+           "NO_CONTACT", "STICK", "SLIP"]
 
 # name -> (value, meaning); C names them MS_NAME
 NUMBERS = {
@@ -28,8 +29,13 @@ NUMBERS = {
                      "solved one is rejected rather than walked to"),
     "DENSE_RECORD": (18, "doubles of one accepted step in the C integrator's record of its dense output: t_old, h, "
                          "the state at t_old (2), then F (7 x 2, row-major)"),
+    "BRIDGE_DROP": (20.0, "near a bifurcation the continuation bridges the point, from the last state where the "
+                          "smallest singular value of Phi_q (columns in their scales) was above 1/BRIDGE_DROP of "
+                          "its value where the path started"),
+    "BRIDGE_RES": (1e-10, "a bridge's polynomial must close the loops inside it to this, relative to the "
+                          "mechanism's size"),
 }
-CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK, DENSE_RECORD = (v for v, _ in NUMBERS.values())
+CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK, DENSE_RECORD, BRIDGE_DROP, BRIDGE_RES = (v for v, _ in NUMBERS.values())
 
 
 # name -> (value, meaning) of the status a long call of the C runtime returns (MS_NAME in C); 0 is success

@@ -22,6 +22,7 @@ class TreeModel:
     """`system`: a TreeSystem; `base`: the column prefix of a floating base (CONTRACTS: 'base')."""
 
     def __init__(self, system, base="base"):
+        system.check_integrable("a contact run")
         self.system = system
         self.nq, self.nv = system.nq, system.nv
         self.floating = system.floating

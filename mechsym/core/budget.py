@@ -19,7 +19,12 @@ _LIMIT = contextvars.ContextVar("mechsym_memory_limit", default=None)
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 __all__ = ["machine_memory", "memory_limit", "limit_memory", "check_memory", "parse_size", "format_size",
-           "add_option"]
+           "add_option", "check_tree"]
+
+# deriving a tree (derivation, generation, compilation): its size is the joint columns summed over the paths
+# of its moving bodies and frames to the root (CRBA, RNEA, frame Jacobians); measured on HyQ and iCub
+TREE_BYTES_PER_COLUMN = 50e3
+TREE_SECONDS_PER_COLUMN = 0.07
 
 
 def machine_memory() -> int:
@@ -76,9 +81,17 @@ def check_memory(what: str, nbytes) -> None:
                          f"above the limit of {format_size(limit)} ({source}); --max-memory {lift} lifts it")
 
 
-def add_option(parser) -> None:
-    """--max-memory SIZE on a command's parser."""
-    parser.add_argument("--max-memory", type=parse_size, metavar="SIZE",
+def check_tree(what: str, columns: int) -> None:
+    """Refuse deriving a tree of `columns` (joint columns summed over the paths of its bodies and frames to
+    the root) whose derivation would pass the memory limit; the message gives the time it would take too."""
+    minutes = TREE_SECONDS_PER_COLUMN * columns / 60
+    check_memory(f"{what} ({columns} joint columns on the paths of its bodies and frames to the root; "
+                 f"deriving it would take about {minutes:.3g} min)", TREE_BYTES_PER_COLUMN * columns)
+
+
+def add_option(parser, dest="max_memory") -> None:
+    """--max-memory SIZE on a command's parser (stored as `dest`)."""
+    parser.add_argument("--max-memory", type=parse_size, metavar="SIZE", dest=dest,
                         help="largest memory a request may need (default: a quarter of this machine's; e.g. 16G)")
 
 

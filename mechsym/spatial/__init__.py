@@ -7,9 +7,10 @@
 See docs/trees.md.
 """
 from mechsym.spatial.declare import Tree
-from mechsym.spatial.joints import Fixed, Free, Joint, Prismatic, Revolute, Screw, Translation
+from mechsym.spatial.joints import Fixed, Free, Joint, Mimic, Planar, Prismatic, Revolute, Screw, Translation
 from mechsym.spatial.system import TreeSystem, derive_tree
 from mechsym.spatial.urdf import read_urdf
 
-__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "Screw", "Translation", "TreeSystem",
+__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
+           "TreeSystem",
            "derive_tree", "read_urdf"]

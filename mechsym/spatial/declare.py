@@ -11,7 +11,10 @@ problems together. Conventions (those of URDF and Pinocchio):
   frame as its class says (a Revolute rotates about, a Prismatic slides along, its unit `axis` given in
   the child's frame);
 * the root body has either no joint (a fixed base: its frame is the world frame) or a root-only joint
-  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.core.freejoint);
+  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.core.freejoint); a root-only joint
+  may also attach the first moving body to a fixed root (a URDF's "world" link and its floating joint);
+* a joint may mimic another (`Mimic`: its coordinate is ratio * the other's + offset), checked by
+  `check_mimics` (a missing or fixed joint, a cycle);
 * parameters and gravity follow the protocol of every declaration (mechsym.core.parameters.Declaration):
   gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame (`gravity_down`,
   `no_gravity`).
@@ -31,7 +34,7 @@ from mechsym.core.errors import InputError, ModelError
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 from mechsym.spatial.joints import Joint
 
-__all__ = ["Tree", "rpy_matrix"]
+__all__ = ["Tree", "rpy_matrix", "inertia_violation"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class BodyDecl:
     mass: sp.Expr
     com: tuple
     inertia: sp.Matrix = field(compare=False)
+    loose_inertia: bool = False     # taken as given (a URDF's, checked when read): no positivity check
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class Tree(Declaration):
         self.name = name
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
+        self._joint_names = set()
         self._init_parameters()
 
     def _value(self, value, what):
@@ -103,9 +108,10 @@ class Tree(Declaration):
 
     # -- bodies and frames --------------------------------------------------------------------------
     def body(self, name, parent=None, joint=None, xyz=(0, 0, 0), rpy=(0, 0, 0), mass=0.0, com=(0, 0, 0),
-             inertia=(0, 0, 0, 0, 0, 0)) -> str:
+             inertia=(0, 0, 0, 0, 0, 0), loose_inertia=False) -> str:
         """Add body `name` attached to `parent` by `joint` placed at (xyz, rpy) in the parent's frame.
-        `inertia` is (ixx, iyy, izz, ixy, ixz, iyz) or a 3x3 matrix about the centre of mass."""
+        `inertia` is (ixx, iyy, izz, ixy, ixz, iyz) or a 3x3 matrix about the centre of mass;
+        `loose_inertia` takes it as given (not checked positive semi-definite: a reader that checked it)."""
         where = f"body '{name}'"
         if name in self.bodies or name in self.frames:
             raise InputError(f"tree '{self.name}': {where} declared twice")
@@ -119,12 +125,12 @@ class Tree(Declaration):
         else:
             if parent not in self.bodies:
                 raise InputError(f"tree '{self.name}': {where}: unknown parent body '{parent}'")
-            if not isinstance(joint, Joint) or joint.root_only:
+            if not isinstance(joint, Joint) or (joint.root_only and not self._attaches_first(parent)):
                 raise InputError(f"tree '{self.name}': {where} needs a joint to '{parent}' (Revolute, Prismatic, "
-                                 f"Fixed or another mechsym.spatial.Joint that is not root-only), got {joint!r}")
+                                 f"Fixed or another mechsym.spatial.Joint that is not root-only; a root-only joint "
+                                 f"attaches only the root, or the first moving body to a fixed root), got {joint!r}")
         if joint is not None:
-            names = {b.joint.name for b in self.bodies.values() if b.joint is not None}
-            if joint.name in names:
+            if joint.name in self._joint_names:
                 raise InputError(f"tree '{self.name}': joint '{joint.name}' declared twice")
             joint = joint.checked(f"tree '{self.name}'")
         if isinstance(inertia, (list, tuple)) and len(inertia) == 6:
@@ -136,8 +142,16 @@ class Tree(Declaration):
         inertia = sp.Matrix([[self._value(v, f"{where} inertia") for v in r] for r in rows])
         R = rpy_matrix(self._numbers(rpy, f"{where} rpy"))
         self.bodies[name] = BodyDecl(name, parent, joint, self._vec3(xyz, f"{where} xyz"), R,
-                                     self._value(mass, f"{where} mass"), self._vec3(com, f"{where} com"), inertia)
+                                     self._value(mass, f"{where} mass"), self._vec3(com, f"{where} com"), inertia,
+                                     bool(loose_inertia))
+        if joint is not None:
+            self._joint_names.add(joint.name)
         return name
+
+    def _attaches_first(self, parent) -> bool:
+        """Whether a body on `parent` would be the first moving body, on the fixed root."""
+        return (parent == self.root.name and self.root.joint is None
+                and all(b.joint is None or b.joint.merges_into_parent for b in self.bodies.values()))
 
     def frame(self, name, body, xyz=(0, 0, 0), rpy=(0, 0, 0)) -> str:
         """A named frame fixed on `body` at (xyz, rpy) in the body's frame."""
@@ -172,8 +186,37 @@ class Tree(Declaration):
 
     @property
     def floating(self) -> bool:
-        """Whether the root hangs on a floating joint (Free: a floating base)."""
-        return bool(self.bodies) and self.root.joint is not None and self.root.joint.floating
+        """Whether the tree has a floating base: a floating joint (Free) on the root, or on the first moving
+        body of a fixed root."""
+        return any(b.joint is not None and b.joint.floating for b in self.bodies.values())
+
+    def mimics(self) -> dict:
+        """mimic joint -> (the joint whose coordinate it follows, ratio, offset), chains of mimics followed to
+        a joint with a coordinate (`check_mimics` reports what cannot be followed)."""
+        joints = {b.joint.name: b.joint for b in self.bodies.values() if b.joint is not None}
+        out = {}
+        for name, joint in joints.items():
+            if joint.mimic is None:
+                continue
+            ratio, offset, seen, at = 1.0, 0.0, [name], joint
+            while at.mimic is not None:
+                of, k, o = at.mimic
+                ratio, offset = ratio * k, offset + ratio * o
+                if of not in joints:
+                    raise InputError(f"tree '{self.name}': joint '{seen[-1]}' mimics '{of}', which does not exist")
+                if of in seen:
+                    raise InputError(f"tree '{self.name}': mimic cycle {' -> '.join(seen + [of])}")
+                seen.append(of)
+                at = joints[of]
+            if at.nq != 1 or at.nv != 1:
+                raise InputError(f"tree '{self.name}': joint '{seen[-2]}' mimics '{seen[-1]}', which has "
+                                 f"{at.nq} coordinates (a mimicked joint has one)")
+            out[name] = (seen[-1], ratio, offset)
+        return out
+
+    def check_mimics(self):
+        """An InputError naming the joints when a mimic joint follows a missing or fixed joint, or a cycle."""
+        self.mimics()
 
     def resolve_parameters(self, overrides=None) -> dict:
         """Default values with `overrides` (name -> number) applied and checked as a planar mechanism's
@@ -195,7 +238,7 @@ class Tree(Declaration):
                 continue
             m = float(sp.sympify(b.mass).xreplace(subs))
             inertia = np.array(b.inertia.xreplace(subs), dtype=float)
-            problems += _inertia_problems(b.name, m, inertia)
+            problems += _inertia_problems(b.name, m, inertia, b.loose_inertia)
         if problems:
             raise ModelError(self.name, problems)
 
@@ -209,9 +252,18 @@ class Tree(Declaration):
         if problems:
             raise ModelError(self.name, problems)
         self.check_values(self.defaults())
+        self.check_mimics()
 
 
-def _inertia_problems(body, m, inertia):
+def inertia_violation(inertia):
+    """(by how much the principal moments violate the triangle inequality, a negative moment included, in
+    kg m^2; the principal moments) of a symmetric 3x3 inertia: 0 for a physical body."""
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    excess = max(0.0, -moments[0], moments[2] - moments[0] - moments[1])
+    return float(excess), moments
+
+
+def _inertia_problems(body, m, inertia, loose=False):
     problems = []
     if not math.isfinite(m) or m < 0:
         problems.append(f"body '{body}' has a negative mass {m:g} kg")
@@ -223,7 +275,7 @@ def _inertia_problems(body, m, inertia):
         return problems
     ev = np.linalg.eigvalsh(inertia)
     tol = 1e-12 * max(1.0, np.abs(ev).max())
-    if ev[0] < -tol:
+    if ev[0] < -tol and not loose:
         problems.append(f"body '{body}' has an inertia that is not positive semi-definite "
                         f"(principal moments {', '.join(f'{e:.6g}' for e in ev)} kg m^2)")
     return problems

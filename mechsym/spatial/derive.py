@@ -23,6 +23,11 @@ base's axes (linear, then angular). The frame bias is the classical acceleration
 joint accelerations: R0_i (a_lin + alpha x r + w x (v_lin + w x r)) - (0, 0, g), then R0_i alpha (the
 accelerations are those of the RNEA, gravity included, which adds (0, 0, g) to every point).
 
+Mimic joints (mechsym.spatial.joints.Mimic): the recursions run over the joints' coordinates and speeds,
+a mimic joint's included (its coordinate is ratio * q_j + offset of the joint j it mimics, its speed ratio *
+v_j), and each result is taken to q and v by the constant map G of those ratios: H = G^T H_joints G, forces
+G^T tau, Jacobians J G, C = G^T C_joints G (Pinocchio's JointModelMimic gives the same).
+
 The Coriolis matrix is Pinocchio's factorisation C = sum_i J_i^T (I_i dJ_i + B_i J_i), world frame, with
 B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)], summed as pinocchio's computeCoriolisMatrix does:
 with composites over subtrees (Yc, Bc), the rows of joint i are J_i^T (Yc_c dJ_c + Bc_c J_c) for the
@@ -104,8 +109,10 @@ class Link:
     mass: sp.Expr
     h: list                # first moment m c about the body origin (body frame)
     Io: list               # 3x3 inertia about the body origin (body frame)
-    iq: int = 0            # first coordinate index
-    iv: int = 0            # first speed index
+    iq: int = 0            # first index among the joints' coordinates (a mimic joint's included)
+    iv: int = 0            # first index among the joints' speeds (likewise)
+    nq: int = 0            # the joint's coordinates and speeds (a mimic joint: one each)
+    nv: int = 0
 
 
 @dataclass
@@ -117,8 +124,9 @@ class FramePlace:
 
 
 def merge(tree: Tree, inertia=True):
-    """The moving bodies in Pinocchio's depth-first order (children in declaration order), and every named
-    frame (bodies, joints and declared frames) as a placement on one of them."""
+    """The moving bodies in Pinocchio's depth-first order (children in declaration order), every named
+    frame (bodies, joints and declared frames) as a placement on one of them, and the sizes of q and v (a
+    mimic joint has no coordinate of its own: the joints' coordinates number more, see `Link.iq`)."""
     tree.check()
     children = {name: [] for name in tree.bodies}
     for b in tree.bodies.values():
@@ -155,7 +163,8 @@ def merge(tree: Tree, inertia=True):
                 links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
                 attach[name] = (0, eye, [ZERO] * 3)
                 add_mass(0, b, eye, [ZERO] * 3)
-                frames[b.joint.name] = FramePlace(b.joint.name, 0, eye, [ZERO] * 3)
+                if b.joint.name not in tree.bodies:
+                    frames[b.joint.name] = FramePlace(b.joint.name, 0, eye, [ZERO] * 3)
             else:
                 attach[name] = (-1, eye, [ZERO] * 3)
         else:
@@ -171,25 +180,29 @@ def merge(tree: Tree, inertia=True):
                 attach[name] = (len(links) - 1, eye, [ZERO] * 3)
                 add_mass(len(links) - 1, b, eye, [ZERO] * 3)
             k2, R2, p2 = attach[name]
-            frames[b.joint.name] = FramePlace(b.joint.name, k2, R2, p2)
+            if b.joint.name not in tree.bodies:       # a joint named like a link: the name is the link's
+                frames[b.joint.name] = FramePlace(b.joint.name, k2, R2, p2)
         k, R, p = attach[name]
         frames[name] = FramePlace(name, k, R, p)
-        for c in children[name]:
-            visit(c)
 
-    visit(root.name)
+    stack = [root.name]
+    while stack:                                  # depth first, iteratively (a long chain is fine)
+        name = stack.pop()
+        visit(name)
+        stack.extend(reversed(children[name]))
     for f in tree.frames.values():
         k, Rb, pb = attach[f.body]
         Rf = [[exact(x) for x in row] for row in np.asarray(f.R)]
         frames[f.name] = FramePlace(f.name, k, _mm(Rb, Rf), _add(_mv(Rb, list(f.xyz)), pb))
     iq = iv = 0
     for link in links:
+        link.nq, link.nv = (1, 1) if link.joint.mimic is not None else (link.joint.nq, link.joint.nv)
         link.iq, link.iv = iq, iv
-        iq += link.joint.nq
-        iv += link.joint.nv
+        iq += link.nq
+        iv += link.nv
     if not links:
         raise ModelError(tree.name, ["no moving joint: nothing to derive"])
-    return links, frames, iq, iv
+    return links, frames, sum(lk.joint.nq for lk in links), sum(lk.joint.nv for lk in links)
 
 
 class Derivation:
@@ -204,6 +217,9 @@ class Derivation:
         self.q = [sp.Symbol(f"q[{i}]", real=True) for i in range(self.nq)]
         self.v = [sp.Symbol(f"v[{i}]", real=True) for i in range(self.nv)]
         self.a = [sp.Symbol(f"a[{i}]", real=True) for i in range(self.nv)]
+        self._couple()
+        self.qj = self.joint_values(self.q, offsets=True)
+        self.vj = self.joint_values(self.v)
         self.s = Straight()
         sub = {p.symbol: self.p[n] for n, p in tree.parameters.items()}
         self._sub = sub
@@ -218,6 +234,57 @@ class Derivation:
         self._inertias()
         self._poses()
         self._cache = {}
+
+    # -- mimic joints: the joints' coordinates from q --------------------------------------------------
+    def _couple(self):
+        """For each joint speed, (index in v, ratio), and for each joint coordinate, (index in q, ratio, offset):
+        a mimic joint's are its mimicked joint's, times the ratio (plus the offset); None when no joint
+        mimics another."""
+        self._G = None
+        mimics = self.tree.mimics()
+        if not mimics:
+            return
+        first_q, first_v = {}, {}
+        iq = iv = 0
+        for link in self.links:
+            if link.joint.mimic is None:
+                first_q[link.joint.name], first_v[link.joint.name] = iq, iv
+                iq, iv = iq + link.joint.nq, iv + link.joint.nv
+        self._G, self._Gq = [], []
+        for link in self.links:
+            name = link.joint.name
+            if link.joint.mimic is None:
+                self._G += [(first_v[name] + i, ONE) for i in range(link.nv)]
+                self._Gq += [(first_q[name] + i, ONE, ZERO) for i in range(link.nq)]
+            else:
+                of, ratio, offset = mimics[name]
+                self._G.append((first_v[of], exact(ratio)))
+                self._Gq.append((first_q[of], exact(ratio), exact(offset)))
+
+    def joint_values(self, x, offsets=False):
+        """The joints' coordinates (offsets=True, x = q) or speeds (x = v or a): x itself unless a joint
+        mimics another."""
+        if self._G is None:
+            return list(x)
+        if offsets:
+            return [k * x[r] + o for r, k, o in self._Gq]
+        return [k * x[r] for r, k in self._G]
+
+    def reduced(self, tau):
+        """G^T tau: the generalised forces on q of forces on the joints' speeds (a mimic joint's force acts
+        on its mimicked coordinate, times the ratio)."""
+        if self._G is None:
+            return tau
+        out = [ZERO] * self.nv
+        for (r, k), t in zip(self._G, tau):
+            out[r] = out[r] + k * t
+        return [self.s.let(e) for e in out]
+
+    def _reduced_columns(self, M):
+        """M G: the columns of a matrix over the joints' speeds, taken to v."""
+        if self._G is None:
+            return M
+        return [self.reduced(row) for row in M]
 
     # -- building blocks -----------------------------------------------------------------------------
     def _inertias(self):
@@ -235,7 +302,7 @@ class Derivation:
         L = self.s.let
         self.Rl, self.pl, self.R0, self.p0 = [], [], [], []
         for k, link in enumerate(self.links):
-            q = self.q[link.iq:link.iq + link.joint.nq]
+            q = self.qj[link.iq:link.iq + link.nq]
             Rj, pj = link.joint.motion(q, L)
             R = [[L(sp.expand(e)) for e in row] for row in _mm(link.R_place, Rj)]
             p = [L(e) for e in _add(link.p_place, _mv(link.R_place, pj))]
@@ -314,7 +381,11 @@ class Derivation:
         return out
 
     def rnea(self, v, a, gravity=True):
-        """Generalised forces tau (nv expressions) of RNEA at speeds v, accelerations a."""
+        """Generalised forces tau (nv expressions) of RNEA at speeds v, accelerations a (of size nv)."""
+        return self.reduced(self._rnea(self.joint_values(v), self.joint_values(a), gravity))
+
+    def _rnea(self, v, a, gravity=True):
+        """RNEA over the joints' speeds and accelerations."""
         key = ("rnea", tuple(v), tuple(a), gravity)
         if key in self._cache:
             return self._cache[key]
@@ -330,7 +401,7 @@ class Derivation:
                 fl = _add(fl, _cross(va, hl))
                 fa = _add(fa, _add(_cross(va, ha), _cross(vl, hl)))
             forces.append([L(fl), L(fa)])
-        tau = [None] * self.nv
+        tau = [None] * len(self.vj)
         for k in reversed(range(len(self.links))):
             link = self.links[k]
             fl, fa = forces[k]
@@ -347,12 +418,21 @@ class Derivation:
         return tau
 
     def mass_matrix(self):
-        """H (nv x nv list of expressions) by the composite-rigid-body algorithm."""
-        if "H" in self._cache:
-            return self._cache["H"]
+        """H (nv x nv list of expressions) by the composite-rigid-body algorithm (G^T H G with mimic joints)."""
+        if "H" not in self._cache:
+            H = self._crba()
+            if self._G is not None:                             # G^T H G (H symmetric)
+                HG = self._reduced_columns(H)
+                H = self._reduced_columns([list(col) for col in zip(*HG)])
+            self._cache["H"] = H
+        return self._cache["H"]
+
+    def _crba(self):
+        """H over the joints' speeds."""
         L = self.s.let
+        nj = len(self.vj)
         comp = [(lk.mass, list(lk.h), [row[:] for row in lk.Io]) for lk in self.links]
-        H = [[ZERO] * self.nv for _ in range(self.nv)]
+        H = [[ZERO] * nj for _ in range(nj)]
         for k in reversed(range(len(self.links))):
             link = self.links[k]
             m, h, Io = comp[k]
@@ -398,7 +478,6 @@ class Derivation:
                 pm, ph_, pI = comp[link.parent]
                 pI = [[pI[i][j] + I2[i][j] - m * pp[i][j] - ph[i][j] - hp[i][j] for j in range(3)] for i in range(3)]
                 comp[link.parent] = (pm + m, _add(ph_, _add(Rh, [m * x for x in p])), pI)
-        self._cache["H"] = H
         return H
 
     def _axes(self, k):
@@ -425,7 +504,7 @@ class Derivation:
             cols = set()
             for j, link in enumerate(self.links):
                 if k in self.ancestors(j):
-                    cols.update(range(link.iv, link.iv + link.joint.nv))
+                    cols.update(range(link.iv, link.iv + link.nv))
             self._cache[key] = cols
         return self._cache[key]
 
@@ -440,9 +519,9 @@ class Derivation:
     def frame_jacobian(self, name):
         """6 x nv world-aligned Jacobian of a frame's origin (linear rows first)."""
         f = self.frames[name]
-        J = [[ZERO] * self.nv for _ in range(6)]
+        J = [[ZERO] * len(self.vj) for _ in range(6)]
         if f.link < 0:
-            return J
+            return self._reduced_columns(J)
         _, o = self.frame_pose(name)
         for k in self.ancestors(f.link):
             for c, column in enumerate(self._axes(k)):
@@ -450,7 +529,7 @@ class Derivation:
                 lin, ang = column.at(o, self.s.vec)
                 for i in range(3):
                     J[i][col], J[3 + i][col] = lin[i], ang[i]
-        return J
+        return self._reduced_columns(J)
 
     def frame_bias(self, name):
         """The classical acceleration of the frame origin at zero joint accelerations (world), then the
@@ -458,9 +537,9 @@ class Derivation:
         f = self.frames[name]
         if f.link < 0:
             return [ZERO] * 6
-        zero = [ZERO] * self.nv
-        vl, va = self.velocities(self.v)[f.link]
-        al, aa = self.accelerations(self.v, zero)[f.link]     # shared with the bias: gravity included,
+        zero = [ZERO] * len(self.vj)
+        vl, va = self.velocities(self.vj)[f.link]
+        al, aa = self.accelerations(self.vj, zero)[f.link]     # shared with the bias: gravity included,
         r = f.p                                              # which adds exactly (0, 0, g) in the world
         vp = self.s.vec(_add(vl, _cross(va, r)))
         lin = _add(_add(al, _cross(aa, r)), _cross(va, vp))
@@ -493,17 +572,17 @@ class Derivation:
         mc, sub_m, sub_c, total = self._moments()
         inv = self.s.let(1 / total)
         com = [self.s.let(sum((c[i] for c in mc), ZERO) * inv) for i in range(3)]
-        J = [[ZERO] * self.nv for _ in range(3)]
+        J = [[ZERO] * len(self.vj) for _ in range(3)]
         for k, link in enumerate(self.links):
             for c, column in enumerate(self._axes(k)):
                 col = column.com_column(sub_m[k], sub_c[k], inv, self.s.vec)
                 for i in range(3):
                     J[i][link.iv + c] = col[i]
-        return com, J
+        return com, self._reduced_columns(J)
 
     def energies(self):
         """Kinetic energy (sum of 1/2 v_i . I_i v_i, independent of H) and potential energy g sum m_i z_i."""
-        vel = self.velocities(self.v)
+        vel = self.velocities(self.vj)
         T = ZERO
         for k, link in enumerate(self.links):
             vl, va = vel[k]
@@ -518,8 +597,9 @@ class Derivation:
         if "C" in self._cache:
             return self._cache["C"]
         L = self.s.let
-        vel = self.velocities(self.v)
-        C = [[ZERO] * self.nv for _ in range(self.nv)]
+        vel = self.velocities(self.vj)
+        nj = len(self.vj)
+        C = [[ZERO] * nj for _ in range(nj)]
         world_v, cols, dcols = [], [], []
         for k, link in enumerate(self.links):
             R0, p0 = self.R0[k], self.p0[k]
@@ -595,6 +675,9 @@ class Derivation:
                 Y[par] = (pm + Yk[0], _add(ph, Yk[1]), [[pI[i][j] + Yk[2][i][j] for j in range(3)] for i in range(3)])
                 Bm[par] = [[Bm[par][i][j] + Bk[i][j] for j in range(6)] for i in range(6)]
         C = [[L(e) for e in row] for row in C]
+        if self._G is not None:                                 # G^T C G
+            CG = self._reduced_columns(C)
+            C = [list(row) for row in zip(*self._reduced_columns([list(col) for col in zip(*CG)]))]
         self._cache["C"] = C
         return C
 

@@ -1,4 +1,4 @@
-"""`mechsym params` and `mechsym export` of a tree model (mechanisms.TREES).
+"""`mechsym params` and `mechsym export` of a tree model (mechanisms.TREES) or of a URDF file.
 
 The export is standalone C99 (no Python, no mechsym): NAME.h declares the functions of the tree's spec
 (mechsym.spatial.system.TreeSystem.spec, group "all") with the prefix NAME_ (MS_PREFIX), the sizes, the
@@ -176,22 +176,35 @@ def export(system, directory, force=False, standing=None) -> list:
     return written
 
 
-def tree_command(args, module_name) -> int:
-    """`mechsym params|export NAME` for a tree model."""
-    module = importlib.import_module(module_name)
+def tree_command(args, source) -> int:
+    """`mechsym params|export NAME` for a tree model: a module of mechanisms.TREES, or a URDF file read with
+    the command's --floating, --mimic and --strict."""
+    if str(source).endswith(".urdf"):
+        from mechsym.spatial.urdf import read_urdf
+
+        tree = read_urdf(source, floating=args.floating, mimic=args.mimic, strict=args.strict)
+        contact_frames, standing = (), None
+    else:
+        module = importlib.import_module(source)
+        tree, contact_frames = module.build(), getattr(module, "FEET", ())
+        standing = module.standing() if hasattr(module, "standing") else None
     params = dict(args.param)
     if args.command == "params":
-        system = _system(module)
+        system = _system(tree, contact_frames)
         values = system.tree.resolve_parameters(params)
         print(json.dumps(tree_json(system, values), indent=2))
         return 0
     if args.command == "export":
-        system = _system(module)
+        from mechsym.spatial.system import check_size
+
+        check_size(tree)
+        system = _system(tree, contact_frames)
         system.set_params(params)
-        standing = module.standing() if hasattr(module, "standing") else None
         written = export(system, args.out, force=args.force, standing=standing)
+        from mechsym.core.output import announce
+
         for path in written:
-            print(f"wrote {path}")
+            announce(f"wrote {path}")
         if not written:
             print(f"{args.out} is up to date")
         return 0
@@ -199,7 +212,7 @@ def tree_command(args, module_name) -> int:
                      f"mechanisms (see `mechsym {args.model} --help`)")
 
 
-def _system(module):
+def _system(tree, contact_frames):
     from mechsym.spatial.system import TreeSystem
 
-    return TreeSystem(module.build(), getattr(module, "FEET", ()), backend="numpy")
+    return TreeSystem(tree, contact_frames, backend="numpy")

@@ -12,7 +12,10 @@ read only these):
 * `checked(where)`: a normalised copy (a unit axis), or an InputError naming what is wrong;
 * `root_only`: it attaches the root to the world and nothing else (the floating base's free joint);
   `floating`: its coordinates are mechsym.core.freejoint's free flyer (a unit quaternion the entry points check);
-  `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`.
+  `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`;
+  `mimic`: None, or (joint, ratio, offset): its one coordinate is ratio * that joint's + offset, so it has no
+  coordinate of its own (`Mimic`); `rates_are_speeds`: dq/dt = v for its coordinates (mechsym.spatial.manifold
+  integrates a tree whose joints all have it, the floating base aside).
 
 A joint's `axis` is given in the child frame; the child frame's origin lies on it.
 """
@@ -27,7 +30,8 @@ import sympy as sp
 from mechsym.core.errors import InputError
 from mechsym.core.freejoint import Q_NAMES, rotation
 
-__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Screw", "Translation", "exact", "unit_axis",
+__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
+           "exact", "unit_axis",
            "rotation_about"]
 
 ZERO3 = (sp.Integer(0),) * 3
@@ -35,9 +39,10 @@ EYE = [[sp.Integer(int(i == j)) for j in range(3)] for i in range(3)]
 BASE_SPEEDS = ("vx", "vy", "vz", "wx", "wy", "wz")
 
 
-def exact(x, tol=1e-10):
-    """A number of the declaration as sympy folds it: round-off of exact rotations removed (6e-17 -> 0,
-    1 - 1e-16 -> 1), so that zeros drop out of the generated code."""
+def exact(x, tol=1e-14):
+    """A number of the declaration as sympy folds it: the round-off of exact rotations removed (cos(pi/2) =
+    6e-17 -> 0, 1 - 1e-16 -> 1), so that zeros drop out of the generated code. Only round-off: an angle
+    written to a few digits is folded where it is read (mechsym.spatial.urdf), never here."""
     x = float(x)
     r = round(x)
     if abs(x - r) < tol:
@@ -123,6 +128,8 @@ class Joint:
     floating = False
     merges_into_parent = False
     limits = None
+    mimic = None
+    rates_are_speeds = True
 
     def checked(self, where) -> "Joint":
         """This joint normalised (a unit axis), or an InputError naming `where` and what is wrong."""
@@ -248,3 +255,86 @@ class Free(Joint):
         """Translations along, then hinges about, the base frame's axes (columns of R0) at p0."""
         cols = [[R0[i][c] for i in range(3)] for c in range(3)]
         return [Translation(u) for u in cols] + [Screw(u, p0) for u in cols]
+
+
+@dataclass(frozen=True)
+class Mimic(Joint):
+    """A joint of one coordinate (`joint`: a Revolute or a Prismatic) that follows another: its coordinate is
+    ratio * q_of + offset (URDF's mimic element, Pinocchio's JointModelMimic). It has no coordinate or speed
+    of its own; the recursions move it by the expression and add its forces to the mimicked coordinate's."""
+
+    joint: Joint
+    of: str
+    ratio: float = 1.0
+    offset: float = 0.0
+    nq = 0
+    nv = 0
+
+    @property
+    def name(self):
+        """The wrapped joint's name."""
+        return self.joint.name
+
+    @property
+    def mimic(self):
+        """(the mimicked joint's name, ratio, offset)."""
+        return self.of, self.ratio, self.offset
+
+    def checked(self, where):
+        """The wrapped joint checked; one coordinate, a finite ratio and offset."""
+        joint = self.joint.checked(where)
+        if joint.nq != 1 or joint.nv != 1 or joint.mimic is not None:
+            raise InputError(f"{where}: joint '{self.name}' mimics '{self.of}' but has {joint.nq} coordinates "
+                             f"(a mimic joint has one)")
+        for what, x in (("ratio", self.ratio), ("offset", self.offset)):
+            if not np.isfinite(float(x)):
+                raise InputError(f"{where}: joint '{self.name}': mimic {what} is not finite ({x})")
+        return dataclasses.replace(self, joint=joint, ratio=float(self.ratio), offset=float(self.offset))
+
+    def subspace(self):
+        """The wrapped joint's column (its speed is ratio times the mimicked one's)."""
+        return self.joint.subspace()
+
+    def motion(self, q, let):
+        """The wrapped joint's motion at its coordinate q[0] (= ratio * q_of + offset, given by the caller)."""
+        return self.joint.motion(q, let)
+
+    def world_columns(self, R0, p0, vec):
+        """The wrapped joint's column."""
+        return self.joint.world_columns(R0, p0, vec)
+
+
+@dataclass(frozen=True)
+class Planar(Joint):
+    """Motion in the x-y plane of the joint frame (URDF's planar joint, Pinocchio's JointModelPlanar):
+    coordinates x, y (m) and the angle theta about z (rad, one column where Pinocchio has cos and sin);
+    speeds vx, vy (the child frame's velocity along its own x and y axes, as Pinocchio's) and the angular
+    rate about z, so that x and y change at R(theta) (vx, vy)."""
+
+    name: str
+    nq = 3
+    nv = 3
+    rates_are_speeds = False
+
+    def coordinate_names(self):
+        """JOINT.x, JOINT.y, JOINT.theta."""
+        return [f"{self.name}.{c}" for c in ("x", "y", "theta")]
+
+    def speed_names(self):
+        """JOINT.vx, JOINT.vy, JOINT.w."""
+        return [f"{self.name}.{c}" for c in ("vx", "vy", "w")]
+
+    def subspace(self):
+        """Translations along x and y, the rotation about z (child frame)."""
+        e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
+        return [(e[0], list(ZERO3)), (e[1], list(ZERO3)), (list(ZERO3), e[2])]
+
+    def motion(self, q, let):
+        """The rotation by theta about z and the translation (x, y, 0)."""
+        c, s = let(sp.cos(q[2])), let(sp.sin(q[2]))
+        return rotation_about([0, 0, 1], c, s), [q[0], q[1], sp.Integer(0)]
+
+    def world_columns(self, R0, p0, vec):
+        """Translations along the child frame's x and y axes (columns of R0), the hinge about its z at p0."""
+        cols = [[R0[i][c] for i in range(3)] for c in range(3)]
+        return [Translation(cols[0]), Translation(cols[1]), Screw(cols[2], p0)]

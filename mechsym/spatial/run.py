@@ -31,6 +31,7 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
     if q0.shape != (system.nq,) or v0.shape != (system.nv,):
         raise InputError(f"tree '{system.tree.name}': q0 needs {system.nq} values and v0 {system.nv}, "
                          f"got {q0.shape} and {v0.shape}")
+    system.check_integrable("simulate")
     opts = run_options(t_end, dt, rtol, atol, arrays={"q0": q0, "v0": v0}, width=60)
     system._q(q0)                                   # the initial quaternion is checked, then normalised
     p = system.params(params)

@@ -27,7 +27,7 @@ from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 
-__all__ = ["TreeSystem", "derive_tree"]
+__all__ = ["TreeSystem", "derive_tree", "check_size"]
 
 QUAT_TOL = 1e-6
 
@@ -38,6 +38,8 @@ class TreeSystem:
 
     def __init__(self, tree: Tree, contact_frames=(), backend="c"):
         c_backend.check_backend(backend)
+        if backend == "c":
+            check_size(tree)
         self.tree = tree
         links, frames, self.nq, self.nv = merge(tree, inertia=False)
         self.links = links
@@ -90,6 +92,7 @@ class TreeSystem:
         """A symbolic derivation of the tree, for symbolic use (made on first use: a warm C load never needs
         it); the generated code is derived apart, one program per group of functions (`spec`)."""
         if self._derivation is None:
+            check_size(self.tree)
             self._derivation = Derivation(self.tree)
         return self._derivation
 
@@ -106,8 +109,17 @@ class TreeSystem:
 
     @property
     def joint_names(self):
-        """The joints with coordinates, in the order of q (the free base first)."""
-        return [link.joint.name for link in self.links]
+        """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
+        return [link.joint.name for link in self.links if link.joint.nv]
+
+    def check_integrable(self, what):
+        """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar
+        joint): `what` (a simulation) integrates q by mechsym.spatial.manifold, which supports the free base
+        and joints with dq/dt = v."""
+        for link in self.links:
+            if not link.joint.rates_are_speeds:
+                raise InputError(f"tree '{self.tree.name}': {what} does not support joint '{link.joint.name}' "
+                                 f"({type(link.joint).__name__.lower()}: its coordinates' rates are not its speeds)")
 
     def params(self, overrides=None) -> np.ndarray:
         """The run-time parameter vector: defaults with `overrides` (name -> value), checked."""
@@ -140,6 +152,7 @@ class TreeSystem:
             if group == "all":
                 functions = {**self.spec("main").functions, **self.spec("coriolis").functions}
             elif group in ("main", "coriolis"):
+                check_size(self.tree)
                 d = Derivation(self.tree)
                 if group == "main":
                     items = self._main_items(d)
@@ -396,6 +409,20 @@ class TreeSystem:
 
         counts = flops(self.spec("main"))
         return {n: counts[n] for n in names}
+
+
+def check_size(tree: Tree):
+    """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
+    (mechsym.core.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
+    bodies' frames to the root."""
+    from mechsym.core.budget import check_tree
+
+    depth, moving = {}, 0
+    for b in tree.bodies.values():           # parents come first
+        own = 0 if b.joint is None else (1 if b.joint.mimic is not None else b.joint.nv)
+        depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
+        moving += depth[b.name] if own else 0
+    check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
 
 
 def derive_tree(tree: Tree, contact_frames=(), backend="c") -> TreeSystem:

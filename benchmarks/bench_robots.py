@@ -1,0 +1,169 @@
+"""Benchmark: every URDF of example-robot-data's loaders read, derived and compared with Pinocchio; writes the
+table of docs/robots.md (between its "robots table" markers).
+
+    python benchmarks/bench_robots.py [--robots ur5,panda,...] [--states 1000] [--no-write]
+
+For each loader, in a fresh interpreter (each robot's memory freed after it):
+1. the file read (read_urdf, as Pinocchio reads it: docs/robots.md), its sizes (nq, nv, bodies);
+2. cold: derivation, generation and compilation of the C into an empty cache; warm: a fresh interpreter
+   reading the file and loading the tree from that cache (imports included);
+3. per state: H and the bias of --states random states in one generated C call, against Pinocchio's
+   Python bindings (crba + nonLinearEffects, one call each per state) in the same run (best of 3);
+4. the largest relative error against Pinocchio over 20 random states of H, bias, gravity, RNEA, ABA and
+   every link frame's position, rotation, Jacobian and classical-acceleration bias (tests/oracles/robots.py:
+   mimic joints against G^T (Pinocchio's independent model) G, continuous joints' (cos, sin) mapped).
+A file mechsym refuses is a row with the refusal; so is one that Pinocchio refuses. Rows are kept for robots
+not run this time (--robots), so the table can be filled in pieces; the machine has 2 shared cores, so the
+timings move by about 2x between runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "robots.md")
+BEGIN, END = "<!-- robots table: written by benchmarks/bench_robots.py -->", "<!-- end of robots table -->"
+
+ONE = r'''
+import json, os, subprocess, sys, time, warnings
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import numpy as np
+from oracles.robots import Reference, errors, loaders
+path, floating = loaders()[NAME]
+row = {"robot": NAME, "file": os.path.basename(path)}
+import pinocchio as pin
+try:
+    model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+except Exception as exc:
+    row["pinocchio"] = "refused"
+from mechsym.core.errors import InputError
+from mechsym.spatial import read_urdf, derive_tree
+t = time.perf_counter()
+try:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tree = read_urdf(path, floating=floating)
+except InputError as exc:
+    row["refused"] = str(exc).replace(path, os.path.basename(path))
+    print(json.dumps(row)); sys.exit(0)
+row["read"] = time.perf_counter() - t
+row["warnings"] = len(caught)
+t = time.perf_counter()
+system = derive_tree(tree)
+row["cold"] = time.perf_counter() - t
+row.update(nq=system.nq, nv=system.nv, bodies=len(tree.bodies), mimic=len(tree.mimics()))
+code = ("import time, warnings; t = time.perf_counter(); warnings.simplefilter('ignore'); "
+        "from mechsym.spatial import read_urdf, derive_tree; "
+        f"derive_tree(read_urdf({path!r}, floating={floating})); print(time.perf_counter() - t)")
+row["warm"] = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                       env=dict(os.environ, PYTHONPATH=ROOT)).stdout) for _ in range(3))
+reference = Reference(system, path, floating)
+q, v, _ = reference.states(STATES, seed=1)
+def best(f):
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+row["mechsym_us"] = 1e6 * best(lambda: (system.mass_matrix(q), system.bias(q, v))) / len(q)
+m, d = reference.model, reference.data
+qp = np.array([reference.pinocchio_q(x) for x in q])
+vp = v @ reference.G.T
+def pinocchio():
+    for a, b in zip(qp, vp):
+        pin.crba(m, d, a)
+        pin.nonLinearEffects(m, d, a, b)
+row["pinocchio_us"] = 1e6 * best(pinocchio) / len(q)
+e = errors(system, reference, list(tree.bodies))
+row["error"] = max(e.values())
+row["singular"] = "aba" not in e
+print(json.dumps(row))
+'''
+
+
+def run_one(name, states, cache):
+    code = ONE.replace("ROOT", repr(ROOT)).replace("NAME", repr(name)).replace("STATES", str(states))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT, MECHSYM_CACHE=cache))
+    if proc.returncode != 0:
+        return {"robot": name, "failed": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def row_text(r) -> str:
+    if "failed" in r:
+        return f"| {r['robot']} | | | | failed: {r['failed']} | | | | | |"
+    if "refused" in r:
+        who = "Pinocchio refuses it too" if r.get("pinocchio") == "refused" else "Pinocchio reads it"
+        return f"| {r['robot']} | {r['file']} | | | refused: {r['refused']} ({who}) | | | | | |"
+    notes = []
+    if r["mimic"]:
+        notes.append(f"{r['mimic']} mimic")
+    if r["warnings"]:
+        notes.append(f"{r['warnings']} warning{'s' if r['warnings'] > 1 else ''}")
+    if r["singular"]:
+        notes.append("H singular (massless moving links): no ABA")
+    return (f"| {r['robot']} | {r['file']} | {r['nq']} / {r['nv']} | {r['bodies']} | {'; '.join(notes)} | "
+            f"{r['cold']:.1f} | {r['warm']:.2f} | {r['mechsym_us']:.2f} | {r['pinocchio_us']:.1f} | {r['error']:.1e} |")
+
+
+HEADER = ("| loader | file | nq / nv | bodies | notes | cold s | warm s | mechsym us/state | Pinocchio us/state "
+          "| max error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def write_table(rows):
+    text = open(DOC).read()
+    old = {}
+    if BEGIN in text:
+        for line in text.split(BEGIN, 1)[1].split(END, 1)[0].splitlines():
+            match = re.match(r"\| (\S+) \|", line)
+            if match and match.group(1) not in ("loader", "---"):
+                old[match.group(1)] = line
+    old.update({r["robot"]: row_text(r) for r in rows})
+    from example_robot_data import robots_loader
+
+    order = [n for n in robots_loader.ROBOTS if n in old]
+    table = "\n".join([BEGIN, HEADER, *(old[n] for n in order), END])
+    if BEGIN in text:
+        text = text.split(BEGIN, 1)[0] + table + text.split(END, 1)[1]
+    else:
+        text = text.rstrip() + "\n\n" + table + "\n"
+    from mechsym.core.output import write_text
+
+    write_text(DOC, text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--robots", help="comma-separated loader names (default: all)")
+    ap.add_argument("--states", type=int, default=1000)
+    ap.add_argument("--no-write", action="store_true", help="print only, leave docs/robots.md as it is")
+    args = ap.parse_args()
+    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from oracles.robots import loaders
+
+    files = loaders()
+    # the smaller files first, so that an interrupted run has covered the most robots
+    size = {n: open(path, "rb").read().count(b"<joint") for n, (path, _) in files.items()}
+    names = args.robots.split(",") if args.robots else sorted(files, key=size.get)
+    print(HEADER)
+    for name in names:
+        with tempfile.TemporaryDirectory() as cache:          # cold: an empty cache per robot
+            row = run_one(name, args.states, cache)
+        print(row_text(row), flush=True)
+        if not args.no_write:                                 # row by row: an interrupted run keeps its rows
+            write_table([row])
+    if not args.no_write:
+        print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
