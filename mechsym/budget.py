@@ -108,13 +108,13 @@ class CallBudget:
       spread over the method's fewest right-hand sides per step), and must stay within the memory limit.
 
     explain(t, y), if given, raises the error that names what degenerated (a disc lying flat) where the
-    model knows it; it is asked as soon as progress has been slow for a quarter of the window, and before
+    model knows it; it is asked as soon as progress has been slow for an eighth of the window, and before
     either limit's error. One budget spans every piece of a run (`wrap` each right-hand side)."""
 
     def __init__(self, n_states, what, span, method="DOP853", explain=None):
         self.what, self.calls, self.span, self.explain = what, 0, float(span), explain
         self.cap = max(1, int(memory_limit() * CALLS_PER_STEP.get(method, 1) // step_bytes(n_states)))
-        self.marks = None  # (CPU time, t, calls) about every WINDOW / 8 of CPU, the oldest within WINDOW
+        self.marks = None  # (CPU time, t, calls) about every WINDOW / 16 of CPU, the oldest within WINDOW
 
     def wrap(self, rhs):
         """rhs(t, y, ...) watched by the budget."""
@@ -140,12 +140,12 @@ class CallBudget:
         if self.marks is None:
             self.marks = collections.deque([(now, t, self.calls)])
             return
-        if now - self.marks[-1][0] >= WINDOW / 8:
+        if now - self.marks[-1][0] >= WINDOW / 16:
             self.marks.append((now, t, self.calls))
         while len(self.marks) > 1 and now - self.marks[1][0] >= WINDOW:
             self.marks.popleft()
         floor = self.span / SLOWEST
-        recent = next((m for m in reversed(self.marks) if now - m[0] >= WINDOW / 4), None)
+        recent = next((m for m in reversed(self.marks) if now - m[0] >= WINDOW / 8), None)
         if recent is None or t - recent[1] >= floor * (now - recent[0]):
             return
         self._explain(t, y)
