@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-SLOW_TIMEOUT = 900  # seconds a slow-marked test may take before it fails (pyproject's `timeout` for the rest)
+SLOW_TIMEOUT = 1800  # seconds a slow-marked test may take before it fails (pyproject's `timeout` for the rest)
 
 
 def pytest_collection_modifyitems(config, items):
