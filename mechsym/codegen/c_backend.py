@@ -52,8 +52,10 @@ CFLAGS = ["-O3", "-std=c99", "-ffp-contract=off", "-fno-math-errno", "-shared", 
 # off zero; so a sample computes the same bits in a vector lane as alone, on any CPU. A compiler that refuses
 # them builds with CFLAGS alone.
 HOST_FLAGS = ["-march=native", "-fopenmp-simd", "-DMS_SIMD"]
-# MECHSYM_PORTABLE=1 builds the cache as the exports build (their Makefiles' flags, warnings aside) for any
-# CPU of the architecture: the same bits on every x86-64. Portable and native entries have different keys.
+# the flags of an export's Makefile (mechsym.codegen.export): plain C99 for any CPU of the architecture.
+# MECHSYM_PORTABLE=1 builds the cache with them (warnings aside): the same bits on every x86-64. Portable and
+# native entries have different keys.
+EXPORT_CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 PORTABLE = "MECHSYM_PORTABLE"
 _LOADED = {}
 _FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
@@ -200,12 +202,10 @@ def portable() -> bool:
 
 def build_flags() -> list[str]:
     """The flags the cache compiles with: for this CPU (CFLAGS + HOST_FLAGS), or with MECHSYM_PORTABLE=1 the
-    exports' (mechsym.codegen.export.CFLAGS without its warning options) for a shared library."""
+    exports' (EXPORT_CFLAGS without its warning options) for a shared library."""
     if not portable():
         return CFLAGS + HOST_FLAGS
-    from mechsym.codegen.export import CFLAGS as EXPORT_FLAGS
-
-    return [f for f in EXPORT_FLAGS.split() if not f.startswith("-W") and f != "-pedantic"] + [
+    return [f for f in EXPORT_CFLAGS.split() if not f.startswith("-W") and f != "-pedantic"] + [
         "-ffp-contract=off", "-shared", "-fPIC"]
 
 
