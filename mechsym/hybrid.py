@@ -192,7 +192,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
 
     from mechsym.simulate import rejecting
 
-    budget = CallBudget(len(y), "hybrid run")
+    budget = CallBudget(len(y), "hybrid run", t_end - t0, method)
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
     while True:

@@ -17,11 +17,11 @@ import sympy
 
 from mechsym import __version__
 from mechsym.codegen import c_runtime
+from mechsym.codegen.c_backend import EXPORT_CFLAGS as CFLAGS
 from mechsym.codegen.c_source import generate
 from mechsym.errors import InputError
 from mechsym.output import write_text
 
-CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 
 
 def c_name(name: str) -> str:
