@@ -5,7 +5,8 @@
 1. CSV output: Table.to_csv (finite check, temporary file in the same folder, rename) against numpy's
    np.savetxt straight onto the path, for --rows rows x 10 columns.
 2. Progress on a right-hand side: scipy's solve_ivp (DOP853) on a small nonlinear ODE with and without
-   mechsym.core.progress.tracked (one clock read per call).
+   mechsym.core.progress.tracked (one clock read per call), and with and without the watch of
+   mechsym.core.budget.CallBudget (a count per call, a CPU clock read every 16th) that stops a creeping run.
 3. Interrupt polling in C: the fourbar's forward dynamics over 1 s in C (the integrator polls the SIGINT
    flag once per step) against the same run with the numpy route of mechsym (solve_ivp), and the C time
    per step.
@@ -31,6 +32,7 @@ def main():
     args = parser.parse_args()
     from scipy.integrate import solve_ivp
 
+    from mechsym.core.budget import CallBudget
     from mechsym.core.progress import Progress, tracked
     from mechsym.core.results import Table
 
@@ -55,6 +57,9 @@ def main():
     nfev = run(rhs).nfev
     print(f"solve_ivp, {nfev} right-hand sides: with progress {wrapped:.3f} s, without {bare:.3f} s "
           f"(ratio {wrapped / bare:.3f}; {1e9 * (wrapped - bare) / nfev:.0f} ns per call)")
+    watched = best(lambda: run(CallBudget(2, "bench", 2000, "DOP853").wrap(rhs)), args.repeat)
+    print(f"solve_ivp, {nfev} right-hand sides: watched by CallBudget {watched:.3f} s, without {bare:.3f} s "
+          f"(ratio {watched / bare:.3f}; {1e9 * (watched - bare) / nfev:.0f} ns per call)")
 
     from mechanisms import fourbar
     from mechsym.system import derive

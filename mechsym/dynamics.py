@@ -636,7 +636,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     name = system.coordinate_names[0]
     fun = rejecting(rhs if scalar is not None else tracked_rhs, method, lambda y: f"{name} = {y[0]:.6g}")
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
-    counted = CallBudget(2, f"forward run of '{system.mechanism.name}'").wrap(fun)
+    counted = CallBudget(2, f"forward run of '{system.mechanism.name}'", t_end, method).wrap(fun)
     sol = solve_ivp(counted, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
                     dense_output=True, events=funcs or None,
                     **({"jac": rejecting(jacobian, method, lambda y: f"{name} = {y[0]:.6g}")} if implicit else {}))

@@ -377,7 +377,7 @@ class FloatingSystem:
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
         progress = Progress(f"body '{self.body.name}'", opts.t_end)
-        counted = CallBudget(13 + len(extra0), f"body '{self.body.name}'").wrap(ode.rhs)
+        counted = CallBudget(13 + len(extra0), f"body '{self.body.name}'", opts.t_end, method).wrap(ode.rhs)
         sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
                         method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True, events=list(events) or None)
         progress.close()
@@ -563,10 +563,13 @@ class LoadedODE:
         options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
         wall = time.perf_counter()
         progress = Progress(f"body '{self.system.body.name}'", opts.t_end)
-        counted = CallBudget(len(y0), f"body '{self.system.body.name}'").wrap(fun)
-        sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
-                        atol=opts.atol, dense_output=True, **options)
-        progress.close()
+        counted = CallBudget(len(y0), f"body '{self.system.body.name}'", opts.t_end, method,
+                             explain=self._explain).wrap(fun)
+        try:
+            sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
+                            atol=opts.atol, dense_output=True, **options)
+        finally:
+            progress.close()
         wall = time.perf_counter() - wall
         if sol.status < 0:
             self.check_state(sol.y[:, -1:])
@@ -585,6 +588,14 @@ class LoadedODE:
         return RunResult(cols, {"t": "s"}, f"{self.system.body.name}: simulation", nfev=int(sol.nfev),
                          solution=states, stats=stats)
 
+    def _explain(self, t, y):
+        """InputError naming the load and the time where a load cannot handle the state y (a disc lying flat:
+        its rolling contact law degenerates)."""
+        try:
+            self.check_state(np.asarray(y, float)[:, None])
+        except InputError as exc:
+            raise InputError(f"body '{self.system.body.name}' at t = {t:.6g} s: {exc}") from None
+
     def _guarded(self, fn, what):
         """fn(t, y), checked: where its result is not finite, a state the loads cannot handle (a disc lying
         flat) is an InputError naming the load and the time; other non-finite rates are left to the
@@ -594,10 +605,7 @@ class LoadedODE:
         def call(t, y):
             out = fn(t, y)
             if not np.isfinite(out).all():
-                try:
-                    self.check_state(np.asarray(y, float)[:, None])
-                except InputError as exc:
-                    raise InputError(f"body '{name}' at t = {t:.6g} s: {exc}") from None
+                self._explain(t, y)
                 if what == "Jacobian":
                     raise InputError(f"body '{name}': the Jacobian overflowed at t = {t:.6g} s (state "
                                      f"{np.array2string(np.asarray(y), precision=4)})")

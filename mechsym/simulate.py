@@ -209,7 +209,7 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     rhs = rejecting(eom.rhs, method, describe)
 
     y0 = np.concatenate([theta0, thetad0, state0])
-    counted = CallBudget(len(y0), f"simulation of '{system.mechanism.name}'").wrap(rhs)
+    counted = CallBudget(len(y0), f"simulation of '{system.mechanism.name}'", opts.t_end, method).wrap(rhs)
     sol = solve_ivp(counted, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True,
                     events=list(events) or None)
     if sol.status < 0:

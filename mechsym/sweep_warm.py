@@ -70,13 +70,14 @@ def model_file(source) -> Path | None:
 
 
 def keyed_path(source, kind, version) -> Path | None:
-    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY a hash of the model file, mechsym's sources, the CPU's
-    features and `version`; None when the model has no file."""
+    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY a hash of the model file, mechsym's sources, what the
+    cache's libraries are built for (c_backend.build_target: flags, the CPU's features) and `version`;
+    None when the model has no file."""
     path = model_file(source)
     if path is None or not path.is_file():
         return None
     h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.cpu_features().encode(),
+    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.build_target().encode(),
                  str(version).encode()):
         h.update(part)
         h.update(b"\0")

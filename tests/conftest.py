@@ -10,14 +10,17 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+SLOW_TIMEOUT = 1800  # seconds a slow-marked test may take before it fails (pyproject's `timeout` for the rest)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked slow (a minute or more each) run only with MECHSYM_SLOW=1 or when `-m` selects them."""
-    if os.environ.get("MECHSYM_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
-        return
+    """Tests marked slow (a minute or more each) run only with MECHSYM_SLOW=1 or when `-m` selects them, under
+    SLOW_TIMEOUT instead of the suite's per-test timeout."""
+    run_slow = os.environ.get("MECHSYM_SLOW") == "1" or "slow" in (config.getoption("markexpr") or "")
     skip = pytest.mark.skip(reason="slow: run with MECHSYM_SLOW=1 or -m slow")
     for item in items:
         if item.get_closest_marker("slow"):
-            item.add_marker(skip)
+            item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT) if run_slow else skip)
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,12 @@
 """Reliability: interrupts, atomic outputs, faults of the user's world, budgets, non-finite values."""
 import errno
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -442,11 +444,50 @@ def test_a_collapsing_step_size_ends_with_an_error_not_an_exhausted_machine():
     from mechsym.system import derive
 
     stiff = hybrid.Mode("stiff", lambda t, y: -1e7 * (y - np.cos(t)), ())
-    with limit_memory(1_000_000), pytest.raises(InputError, match=r"hybrid run: \d+ right-hand side evaluations "
-                                                                   r"reached only t = .*memory limit of 977 KiB"):
+    with limit_memory(1_000_000), pytest.raises(InputError, match=r"hybrid run: the integration stalled at t = .* s: "
+                                                                   r"\d+ right-hand side evaluations reached only this "
+                                                                   r"time.*memory limit of 977 KiB"):
         hybrid.run([stiff], "stiff", [1.0], (0.0, 1.0), method="RK45", rtol=1e-6)
     system = derive(fourbar.build())
-    with limit_memory(50_000), pytest.raises(InputError, match="forward run of 'fourbar': .* reached only t = "):
+    with limit_memory(50_000), pytest.raises(InputError, match="forward run of 'fourbar': the integration stalled at t = .* reached only"):
         system.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-9)
     with limit_memory(1_000_000):
         assert system.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-9).status == "done"
+
+
+def test_a_run_that_creeps_stops_within_seconds_naming_the_time():
+    """A step size that collapses without exhausting memory soon (a model far too stiff for an explicit
+    method, over a long span) is caught by its progress per CPU second: over a few seconds of CPU it advances
+    far less than span / budget.SLOWEST per second, and stops with one line naming the time reached and
+    the rate; a model's own explanation (`explain`) replaces it where the model has one."""
+    from mechsym.core import budget, hybrid
+    from scipy.integrate import solve_ivp
+
+    stiff = hybrid.Mode("stiff", lambda t, y: -1e9 * (y - np.cos(t)), ())
+    start = time.thread_time()
+    with pytest.raises(InputError) as caught:
+        hybrid.run([stiff], "stiff", [1.0], (0.0, 1e4), method="RK45", rtol=1e-6)
+    message = str(caught.value)
+    assert re.fullmatch(r"hybrid run: the integration stalled at t = \S+ s: it advanced \S+ s in \S+ s of CPU "
+                        r"\((\S+) simulated s per CPU s, below the floor of 1; .*", message), message
+    rate = float(re.search(r"\((\S+) simulated s per CPU s", message).group(1))
+    assert rate < 1.0 and "\n" not in message
+    assert time.thread_time() - start < 4 * budget.WINDOW       # ended after about one window of CPU
+
+    def flat(t, y):
+        raise InputError(f"the model degenerates at t = {t:.6g} s")
+
+    watched = budget.CallBudget(1, "run", 1e4, "RK45", explain=flat).wrap(lambda t, y: -1e9 * (y - np.cos(t)))
+    with pytest.raises(InputError, match=r"^the model degenerates at t = \S+ s$"):
+        solve_ivp(watched, (0.0, 1e4), [1.0], method="RK45", rtol=1e-6, dense_output=True)
+
+
+def test_every_solve_ivp_call_is_watched():
+    """Each module that calls scipy's solve_ivp passes its right-hand side through budget.CallBudget (the
+    one place that stops a creeping run), as many times as it calls solve_ivp's distinct runs."""
+    root = Path(__file__).resolve().parent.parent / "mechsym"
+    callers = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.py")
+               if re.search(r"\bsolve_ivp\(", p.read_text())}
+    assert {"simulate.py", "hybrid.py", "rigid3d.py", "dynamics.py", "spatial/run.py"} <= set(callers)
+    for name, text in callers.items():
+        assert "CallBudget(" in text, name

@@ -117,9 +117,19 @@ def test_a_data_file_the_model_reads_is_covered(cache):
 
 
 def test_manifests_are_per_cpu(monkeypatch):
-    """A manifest names a library built with -march=native: another CPU finds no manifest of it."""
+    """A manifest names a library built with -march=native: another CPU finds no manifest of it. One built
+    portably (MECHSYM_PORTABLE=1) serves every CPU, under its own name."""
     from mechsym import sweep_warm, warm
 
-    paths = sweep_warm.manifest_path("fourbar"), warm.manifest_path("fourbar")
+    def paths():
+        return sweep_warm.manifest_path("fourbar"), warm.manifest_path("fourbar")
+
+    monkeypatch.setenv("MECHSYM_PORTABLE", "0")
+    native = paths()
+    monkeypatch.setenv("MECHSYM_PORTABLE", "1")
+    portable = paths()
     monkeypatch.setattr(c_backend, "cpu_features", lambda: "another CPU: avx512f")
-    assert sweep_warm.manifest_path("fourbar") != paths[0] and warm.manifest_path("fourbar") != paths[1]
+    assert paths() == portable and not set(portable) & set(native)
+    monkeypatch.setenv("MECHSYM_PORTABLE", "0")
+    other = paths()
+    assert other[0] != native[0] and other[1] != native[1]

@@ -46,13 +46,19 @@ from mechsym.codegen.constants import DENSE_RECORD, Status
 from mechsym.core.budget import check_memory, memory_limit
 from mechsym.core.errors import InputError
 
-CFLAGS = ["-O3", "-std=c99", "-fno-math-errno", "-shared", "-fPIC"]
+CFLAGS = ["-O3", "-std=c99", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
 # the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
 # `#pragma omp simd` on the generated loops over samples (MS_SIMD). No flag changes a result: never -ffast-math,
-# and no contraction into fused multiply-adds (-std=c99 keeps -ffp-contract=off), which would move an exact
-# zero that a check relies on (a rolling disc whose axis meets the plane normal) off zero. A compiler that
-# refuses them builds with CFLAGS alone.
+# and no contraction into fused multiply-adds (-ffp-contract=off, which gcc's -std=c99 implies and clang's does
+# not), which would move an exact zero that a check relies on (a rolling disc whose axis meets the plane normal)
+# off zero; so a sample computes the same bits in a vector lane as alone, on any CPU. A compiler that refuses
+# them builds with CFLAGS alone.
 HOST_FLAGS = ["-march=native", "-fopenmp-simd", "-DMS_SIMD"]
+# the flags of an export's Makefile (mechsym.codegen.export): plain C99 for any CPU of the architecture.
+# MECHSYM_PORTABLE=1 builds the cache with them (warnings aside): the same bits on every x86-64. Portable and
+# native entries have different keys.
+EXPORT_CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
+PORTABLE = "MECHSYM_PORTABLE"
 _LOADED = {}
 _FALLBACK = {}  # unwritable cache folder -> the temporary folder used instead (one warning each)
 _WRITABLE = set()  # cache folders found writable (probed once per process)
@@ -188,15 +194,38 @@ def source_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def portable() -> bool:
+    """Whether the cache builds portably: MECHSYM_PORTABLE=1 (0 or unset: for this CPU)."""
+    value = os.environ.get(PORTABLE, "0")
+    if value not in ("0", "1", ""):
+        raise InputError(f"{PORTABLE} must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+def build_flags() -> list[str]:
+    """The flags the cache compiles with: for this CPU (CFLAGS + HOST_FLAGS), or with MECHSYM_PORTABLE=1 the
+    exports' (EXPORT_CFLAGS without its warning options) for a shared library."""
+    if not portable():
+        return CFLAGS + HOST_FLAGS
+    return [f for f in EXPORT_CFLAGS.split() if not f.startswith("-W") and f != "-pedantic"] + [
+        "-ffp-contract=off", "-shared", "-fPIC"]
+
+
+def build_target() -> str:
+    """What a compiled library is built for, in every key that names one: the flags, and the CPU's features
+    where the flags build for this CPU."""
+    flags = build_flags()
+    return " ".join(flags) + ("\n" + cpu_features() if "-march=native" in flags else "")
+
+
 def content_key(*parts) -> str:
     """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
-    command and flags, the machine and its CPU features (the library is built for them) and the version of
-    sympy that prints the code."""
+    command and flags, the machine and, for a native build, its CPU features (`build_target`), and the
+    version of sympy that prints the code."""
     import sympy
 
     h = hashlib.sha256()
-    for part in (*parts, " ".join(CFLAGS + HOST_FLAGS), compiler() or "", platform.machine(), cpu_features(),
-                 f"sympy {sympy.__version__}"):
+    for part in (*parts, build_target(), compiler() or "", platform.machine(), f"sympy {sympy.__version__}"):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -375,7 +404,7 @@ def write_entry(entry: Path, source: str, meta: dict):
     trash = None
     try:
         (tmp / "source.c").write_text(c_runtime.amalgamate(source))
-        for flags in (CFLAGS + HOST_FLAGS, CFLAGS):
+        for flags in (build_flags(), CFLAGS) if not portable() else (build_flags(),):
             proc = subprocess.run([cc, *flags, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
                                   capture_output=True, text=True)
             if proc.returncode == 0:
@@ -384,7 +413,7 @@ def write_entry(entry: Path, source: str, meta: dict):
             if "No space left on device" in proc.stderr:  # the compiler could not write the library
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp / "lib.so"))
             raise RuntimeError(f"C compilation failed:\n{proc.stderr[-4000:]}")
-        meta = dict(meta, lib_sha256=_sha(tmp / "lib.so"), source_sha256=_sha(tmp / "source.c"))
+        meta = dict(meta, flags=flags, lib_sha256=_sha(tmp / "lib.so"), source_sha256=_sha(tmp / "source.c"))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         if entry.exists():  # a damaged entry: out of the way in one rename, then removed
             trash = Path(tempfile.mkdtemp(prefix=".trash-", dir=entry.parent))

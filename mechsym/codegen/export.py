@@ -16,13 +16,13 @@ import numpy as np
 import sympy
 
 from mechsym.codegen import c_runtime
+from mechsym.codegen.c_backend import EXPORT_CFLAGS as CFLAGS
 from mechsym.codegen.c_source import generate
 from mechsym.codegen.constants import DENSE_RECORD
 from mechsym.core import __version__
 from mechsym.core.errors import InputError
 from mechsym.core.output import write_text
 
-CFLAGS = "-O2 -std=c99 -pedantic -Wall -Wextra -Werror"
 
 
 def c_name(name: str) -> str:

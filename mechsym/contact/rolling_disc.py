@@ -214,7 +214,8 @@ def rolling_disc_contact(position, velocity, axis, omega, radius, *, stiffness, 
         idx = np.argwhere(np.atleast_1d(sin_axis <= PARALLEL_TOLERANCE))[0]
         where = f" at index {tuple(int(i) for i in idx)}" if sin_axis.ndim else ""
         raise InputError(f"axis is parallel to the plane normal{where} (sine of their angle "
-                         f"{float(np.atleast_1d(sin_axis)[tuple(idx)]):.3g}): the contact point is undefined")
+                         f"{float(np.atleast_1d(sin_axis)[tuple(idx)]):.3g}): the disc lies flat, where the contact point is "
+                         "undefined and the rolling contact law degenerates")
 
     def vector(components):
         return np.stack(np.broadcast_arrays(*components, np.zeros(shape[:-1])), axis=-1)[..., :3]

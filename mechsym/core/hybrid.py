@@ -191,7 +191,7 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
     switches, the time reached, right-hand sides, the transition that ended the run or None)."""
     from scipy.integrate import solve_ivp
 
-    budget = CallBudget(len(y), "hybrid run")
+    budget = CallBudget(len(y), "hybrid run", t_end - t0, method)
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
     while True:

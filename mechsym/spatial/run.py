@@ -46,7 +46,7 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
         return np.concatenate([manifold.qdot(q, v, floating), acc])
 
     y0 = np.concatenate([manifold.normalise(q0, floating), v0])
-    counted = CallBudget(len(y0), f"tree '{system.tree.name}'").wrap(rhs)
+    counted = CallBudget(len(y0), f"tree '{system.tree.name}'", opts.t_end, method).wrap(rhs)
     sol = solve_ivp(counted, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True)
     if sol.status < 0:
         raise InputError(f"tree '{system.tree.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
