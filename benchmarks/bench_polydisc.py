@@ -6,7 +6,7 @@ Prints the derivation time (sympy + code generation, once per model), then per r
 mechsym's integration with event location, of the whole call (including the output grid and the audit), the
 number of right-hand-side evaluations, of guard (signal) evaluations, of switches and of point state
 changes by kind, on both backends: C (the whole run in one compiled call, library loaded from the cache
-before the clock starts) and numpy (mechsym.hybrid on solve_ivp). Target: the C call under 0.3 s.
+before the clock starts) and numpy (mechsym.core.hybrid on solve_ivp). Target: the C call under 0.3 s.
 
 Peers, in the same run, at the same rtol and step bound (ratios: peer time / mechsym's median time):
 * mechsym with the law classifying by itself in every right-hand side (`hold_states=False`);

@@ -5,8 +5,8 @@
 1. CSV output: Table.to_csv (finite check, temporary file in the same folder, rename) against numpy's
    np.savetxt straight onto the path, for --rows rows x 10 columns.
 2. Progress on a right-hand side: scipy's solve_ivp (DOP853) on a small nonlinear ODE with and without
-   mechsym.progress.tracked (one clock read per call), and with and without the watch of
-   mechsym.budget.CallBudget (a count per call, a CPU clock read every 16th) that stops a creeping run.
+   mechsym.core.progress.tracked (one clock read per call), and with and without the watch of
+   mechsym.core.budget.CallBudget (a count per call, a CPU clock read every 16th) that stops a creeping run.
 3. Interrupt polling in C: the fourbar's forward dynamics over 1 s in C (the integrator polls the SIGINT
    flag once per step) against the same run with the numpy route of mechsym (solve_ivp), and the C time
    per step.
@@ -32,9 +32,9 @@ def main():
     args = parser.parse_args()
     from scipy.integrate import solve_ivp
 
-    from mechsym.budget import CallBudget
-    from mechsym.progress import Progress, tracked
-    from mechsym.results import Table
+    from mechsym.core.budget import CallBudget
+    from mechsym.core.progress import Progress, tracked
+    from mechsym.core.results import Table
 
     rng = np.random.default_rng(0)
     table = Table({f"c{i}": rng.standard_normal(args.rows) for i in range(10)})

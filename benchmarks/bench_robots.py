@@ -42,7 +42,7 @@ try:
     model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
 except Exception as exc:
     row["pinocchio"] = "refused"
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial import read_urdf, derive_tree
 t = time.perf_counter()
 try:
@@ -135,7 +135,7 @@ def write_table(rows):
         text = text.split(BEGIN, 1)[0] + table + text.split(END, 1)[1]
     else:
         text = text.rstrip() + "\n\n" + table + "\n"
-    from mechsym.output import write_text
+    from mechsym.core.output import write_text
 
     write_text(DOC, text)
 

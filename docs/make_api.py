@@ -20,15 +20,17 @@ INTRO = """# API reference
 The Python API, module by module: every public class and function with its arguments and what it
 returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); array shapes are given as
 (N, ...) with N the number of samples. The top-level names `mechsym.Mechanism`, `mechsym.derive`,
-`mechsym.System`, `mechsym.FloatingBody`, `mechsym.load_mechanism`, `mechsym.Table`, `mechsym.RunResult`
-and the errors are these modules' own, re-exported. The generated-code internals
-(`mechsym.codegen.c_backend`, `c_source`, `numpy_backend`, `program`, `sparse_numpy`, `sparse_plan`) and
+`mechsym.System`, `mechsym.FloatingBody`, `mechsym.Tree`, `mechsym.read_urdf`, `mechsym.load_mechanism`,
+`mechsym.Table`, `mechsym.RunResult` and the errors are these modules' own, re-exported. The generated-code
+internals (`mechsym.codegen.c_backend`, `c_source`, `constants`, `numpy_backend`, `program`, `sparse_numpy`,
+`sparse_plan`, and `mechsym.planar_spec`) and
 the command-line modules (`mechsym.cli`, `mechsym.cli_args`, `mechsym.sweep_cli`) are documented in their
 docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
 """
 
 MODULES = [
     ("mechsym.model", "Declaring a mechanism"),
+    ("mechsym.core.parameters", "Parameters and gravity of every declaration"),
     ("mechsym.loader", "Loading shipped models and model files"),
     ("mechsym.system", "Deriving a mechanism and its analyses"),
     ("mechsym.kinematics", "Kinematics"),
@@ -38,25 +40,26 @@ MODULES = [
     ("mechsym.constraints", "Constraints"),
     ("mechsym.topology", "Topology"),
     ("mechsym.simulate", "Simulation of several coordinates"),
-    ("mechsym.hybrid", "Hybrid runs (modes and transitions)"),
+    ("mechsym.core.runner", "The right-hand side a runner's integrator calls"),
+    ("mechsym.core.hybrid", "Hybrid runs (modes and transitions)"),
     ("mechsym.stickslip", "Coulomb stick/slip of a prismatic coordinate"),
-    ("mechsym.results", "Results"),
-    ("mechsym.timegrid", "Run options and the output grid"),
+    ("mechsym.core.results", "Results"),
+    ("mechsym.core.timegrid", "Run options and the output grid"),
     ("mechsym.sweep", "Sweeps and design studies"),
-    ("mechsym.progress", "Progress"),
-    ("mechsym.plotting", "Pictures"),
+    ("mechsym.core.progress", "Progress"),
+    ("mechsym.core.plotting", "Pictures"),
     ("mechsym.track", "Tracks (terrain profiles)"),
     ("mechsym.rolling", "Rolling contact statics"),
     ("mechsym.stance", "A mechanism standing on two rolling contacts"),
     ("mechsym.optimize", "Staged optimisation"),
     ("mechsym.rigid3d", "Free 3-D rigid bodies"),
-    ("mechsym.freejoint", "The free joint of a floating body"),
+    ("mechsym.core.freejoint", "The free joint of a floating body"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),
     ("mechsym.contact.points", "Contact points on a mechanism"),
     ("mechsym.contact.run", "Contact simulations"),
     ("mechsym.contact.rolling_disc", "Penalty rolling-disc contact"),
     ("mechsym.codegen.export", "Standalone C export"),
-    ("mechsym.errors", "Errors"),
+    ("mechsym.core.errors", "Errors"),
 ]
 
 

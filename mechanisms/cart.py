@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechsym.contact.rolling_disc import RollingDisc
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 G = 9.81
 WHEELS = ("left", "right")
@@ -182,7 +182,7 @@ def configure(p):
 def run(args) -> int:
     from mechanisms import disc
     from mechsym.cli_args import check_command_outputs, run_options, write_outputs
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     check_command_outputs(args)
     run_options(args)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from mechsym.contact import ContactPoints, GroundContact
+from mechsym.core.output import save_animation, save_figure
 from mechsym.model import Mechanism
-from mechsym.output import save_animation, save_figure
 
 K, D, MU = 1e6, 2000.0, 0.5
 CONTACT_POINTS = {"A": ("link1", "A"), "B": ("link2", "B"), "C": ("link3", "C")}
@@ -109,7 +109,7 @@ def run(args) -> int:
     """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
     from mechsym.cli_args import check_command_outputs, run_options
     from mechsym.contact.run import write_outputs
-    from mechsym.output import CSV
+    from mechsym.core.output import CSV
 
     check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))
     run_options(args)
@@ -134,7 +134,7 @@ def _base(result):
 def plot(result, path, snapshots=6):
     """Left: the chain at a few instants over the paths of B and C and the ground; right: the heights of
     A, B, C and the contact counts."""
-    from mechsym.plotting import _pyplot
+    from mechsym.core.plotting import _pyplot
 
     plt = _pyplot()
     t = result
@@ -175,7 +175,7 @@ def animate(result, path, frames=150, fps=25):
     """An animation of the chain over the ground (sub-sampled to `frames`)."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot, frame_rows
+    from mechsym.core.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     t = result

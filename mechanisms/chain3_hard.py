@@ -15,7 +15,7 @@ import sympy as sp
 
 from mechanisms import chain3
 from mechsym.codegen import VectorFunction
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 FRAMES = ("A", "B", "C")
 GROUND = dict(point=(0.0, 0.0, 0.0), normal=(0.0, 1.0, 0.0))

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechsym.contact.rolling_disc import PARALLEL_TOLERANCE, RollingDisc
-from mechsym.errors import InputError
-from mechsym.output import save_animation, save_figure
+from mechsym.core.errors import InputError
+from mechsym.core.output import save_animation, save_figure
 
 G = 9.81
 COLUMNS = ("t", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz",
@@ -132,7 +132,7 @@ def system(*declaration):
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
-    from mechsym.freejoint import quat_about
+    from mechsym.core.freejoint import quat_about
     from mechsym.rigid3d import BodyTorque
 
     disc.check()
@@ -247,7 +247,7 @@ def disc_from_args(args) -> Disc:
 def run(args) -> int:
     """`mechsym disc`: simulate and write the CSV (and the optional plot and animation)."""
     from mechsym.cli_args import write_outputs
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     disc = disc_from_args(args)
     result = simulate(disc, args.t_end, args.dt, rtol=args.rtol, atol=args.atol)
@@ -263,7 +263,7 @@ def run(args) -> int:
 
 def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-disc contact)"):
     """Velocities, contact forces and slips against time (one set of force and slip lines per prefix)."""
-    from mechsym.plotting import _pyplot
+    from mechsym.core.plotting import _pyplot
 
     plt = _pyplot()
     t = cols["t"]
@@ -292,7 +292,7 @@ def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-
 def rims(cols, discs, k, n=48):
     """World points of each disc's rim, its axle stub and one spoke at sample k: discs are (centre, axis,
     radius) in the body frame. Returns a list of (rim (n+1, 3), spoke (2, 3)) and the axle polyline."""
-    from mechsym.freejoint import rotation
+    from mechsym.core.freejoint import rotation
 
     rot = rotation([cols[c][k] for c in ("qx", "qy", "qz", "qw")])
     origin = np.array([cols[c][k] for c in ("x", "y", "z")])
@@ -318,7 +318,7 @@ def animate(cols, discs, path, frames=120, fps=25, title="disc"):
     `frames`); discs: (centre, axis, radius) in the body frame."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot, frame_rows
+    from mechsym.core.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     t = cols["t"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 FEET = ("lf_foot", "lh_foot", "rf_foot", "rh_foot")
 RADIUS = 0.02175
@@ -42,7 +42,7 @@ def robot():
 def initial_state(scenario):
     """(contacts, q0) of a scenario: 'drop' or 'tilted'."""
     from mechsym.contact.hard import Contact, HardContacts, Plane
-    from mechsym.freejoint import quat_about
+    from mechsym.core.freejoint import quat_about
 
     model, q_stand = robot()
     q = q_stand.copy()
@@ -63,7 +63,7 @@ def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol
              route="auto"):
     """(HardRun, table with CONTRACTS' columns) of a scenario (route: simulate_hard's)."""
     from mechsym.contact.hard_run import pd_hold, simulate_hard
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     contacts, q0 = initial_state(scenario)
     model = contacts.model
@@ -113,7 +113,7 @@ def configure(s):
 def run(args) -> int:
     """`mechsym hyq drop|tilted`: simulate and write the CSV (and the optional timeline, plot, animation)."""
     from mechsym.cli_args import check_command_outputs, run_options, write_outputs
-    from mechsym.output import CSV
+    from mechsym.core.output import CSV
 
     check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))  # before the simulation
     run_options(args)
@@ -130,8 +130,8 @@ def run(args) -> int:
 
 def _atomic(path, write):
     """write(tmp) into a temporary file beside `path` (same extension), renamed into place by the one
-    writer (mechsym.output.atomic: with the command's other files, once it has succeeded)."""
-    from mechsym.output import atomic
+    writer (mechsym.core.output.atomic: with the command's other files, once it has succeeded)."""
+    from mechsym.core.output import atomic
 
     with atomic(path) as tmp:
         write(tmp)
@@ -139,7 +139,7 @@ def _atomic(path, write):
 
 def plot(table, path):
     """The study's figures: normal contact forces, impulses and the centre of mass against time."""
-    from mechsym.plotting import _pyplot
+    from mechsym.core.plotting import _pyplot
 
     plt = _pyplot()
     t = table["t"]
@@ -168,7 +168,7 @@ def animate(result, path, frames=60, fps=20):
     """The robot as lines (trunk outline through the hips, each leg hip-knee-foot) over the plane."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot, frame_rows
+    from mechsym.core.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     model = result.contacts.model

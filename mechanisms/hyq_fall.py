@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 HELP = "free fall from the standing pose with a PD hold of the joints"
 

@@ -40,7 +40,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.constraints import cross2
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.model import Mechanism
 
 R = sp.Rational
@@ -201,7 +201,7 @@ def step_length(params=None, backend="numpy") -> float:
 
 def _merge(parts, n, order):
     """Stitch tables computed on sample subsets back into sample order."""
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     first = next(t for t in parts.values() if t is not None)
     cols = {}

@@ -63,12 +63,12 @@ def run(args) -> int:
     from mechanisms import pasibot as pb
     from mechanisms import pasibot_figures as figs
     from mechanisms import pasibot_study as st
-    from mechsym.errors import InputError
-    from mechsym.output import announce
+    from mechsym.core.errors import InputError
+    from mechsym.core.output import announce
     from mechsym.stickslip import check_friction
 
     from mechsym.cli_args import run_options, write_outputs
-    from mechsym.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
+    from mechsym.core.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
 
     if args.study == "figures":
         check_outputs(("--out", args.out, FOLDER))

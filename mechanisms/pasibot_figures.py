@@ -14,11 +14,11 @@ import numpy as np
 
 from mechanisms import pasibot as pb
 from mechanisms.pasibot_study import SlipModel, forward_run, period
-from mechsym.errors import InputError
-from mechsym.output import announce, save_animation, save_figure
-from mechsym.progress import bar
-from mechsym.results import Table
-from mechsym.timegrid import uniform_grid
+from mechsym.core.errors import InputError
+from mechsym.core.output import announce, save_animation, save_figure
+from mechsym.core.progress import bar
+from mechsym.core.results import Table
+from mechsym.core.timegrid import uniform_grid
 
 
 def _plot(path, x, series, xlabel, ylabel, title):

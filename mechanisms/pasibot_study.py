@@ -25,14 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechanisms import pasibot as pb
-from mechsym import hybrid
+from mechsym.core import hybrid
 from mechsym.dynamics import energies
 from mechsym.equations import Analysis
-from mechsym.errors import InputError
-from mechsym.progress import bar, bisection_steps
-from mechsym.results import RunResult, Table
+from mechsym.core.errors import InputError
+from mechsym.core.progress import bar, bisection_steps
+from mechsym.core.results import RunResult, Table
 from mechsym.simulate import EquationsOfMotion
-from mechsym.timegrid import run_options, uniform_grid
+from mechsym.core.timegrid import run_options, uniform_grid
 from mechsym.stickslip import StickSlip, check_friction, sliding
 
 OTHER = {"unprimed": "primed", "primed": "unprimed"}

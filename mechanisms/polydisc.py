@@ -22,9 +22,9 @@ import numpy as np
 import sympy as sp
 
 from mechsym.contact import ContactPoints, GroundContact
-from mechsym.errors import InputError
-from mechsym.output import save_animation, save_figure
-from mechsym.freejoint import quat_about, rotation
+from mechsym.core.errors import InputError
+from mechsym.core.output import save_animation, save_figure
+from mechsym.core.freejoint import quat_about, rotation
 from mechsym.rigid3d import FloatingBody, derive_floating
 
 K, D, MU = 1e6, 2000.0, 0.1
@@ -69,7 +69,7 @@ def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, met
              params=None, backend="c", **contact):
     """Example 7 as a ContactRun (table with the CLI's columns and the deflections, timeline, stats).
     max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over. backend "c":
-    the whole run in one compiled call (mechsym.contact.c_run), "numpy": mechsym.hybrid on solve_ivp."""
+    the whole run in one compiled call (mechsym.contact.c_run), "numpy": mechsym.core.hybrid on solve_ivp."""
     from mechsym.contact.run import simulate_contact
 
     system, points, ground = model(sides, params, **contact)
@@ -105,8 +105,8 @@ def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
     from mechsym.cli_args import check_command_outputs, run_options
     from mechsym.contact.run import contact_width, write_outputs
-    from mechsym.output import CSV
-    from mechsym.results import Table
+    from mechsym.core.output import CSV
+    from mechsym.core.results import Table
 
     check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))
     if args.sides < 3:
@@ -133,7 +133,7 @@ def axis_angles(table):
 
 def plot(run, path):
     """Height, tilt and heading of the disc (the wobble), its rates and the contact counts against time."""
-    from mechsym.plotting import _pyplot
+    from mechsym.core.plotting import _pyplot
 
     plt = _pyplot()
     tab = run
@@ -167,7 +167,7 @@ def animate(run, path, frames=150, fps=25):
     rolling shows, over the path of its centre and the ground (sub-sampled to `frames`; equal scales)."""
     from matplotlib import animation
 
-    from mechsym.plotting import _pyplot, frame_rows
+    from mechsym.core.plotting import _pyplot, frame_rows
 
     plt = _pyplot()
     tab = run

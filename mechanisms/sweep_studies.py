@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 
 @dataclass(frozen=True)

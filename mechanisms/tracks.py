@@ -10,7 +10,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.track import X, Track
 
 

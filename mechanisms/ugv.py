@@ -82,7 +82,7 @@ def ties():
 
 
 def _not_a_linkage(args, params):
-    from mechsym.errors import InputError
+    from mechsym.core.errors import InputError
 
     raise InputError(f"model 'ugv' stands on rolling contacts on a track, not on joints to the ground: "
                      f"'{args.command}' does not apply; use `mechsym ugv torque|sweep|optimize|animate|equations`")

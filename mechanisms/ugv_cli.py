@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from mechsym.output import announce, save_figure
+from mechsym.core.output import announce, save_figure
 
 HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, optimal leg angles, animation"
 
@@ -79,11 +79,11 @@ def run(args) -> int:
     from mechanisms import ugv_figures as uf
     from mechanisms import ugv_optimize as uo
     from mechanisms import ugv_study as us
-    from mechsym.errors import InputError
-    from mechsym.results import Table
+    from mechsym.core.errors import InputError
+    from mechsym.core.results import Table
 
     from mechsym.cli_args import write_outputs
-    from mechsym.output import ANIMATION, CSV, FIGURE, check_outputs
+    from mechsym.core.output import ANIMATION, CSV, FIGURE, check_outputs
 
     cmd = args.ugv_command
     if cmd == "animate":
@@ -101,7 +101,7 @@ def run(args) -> int:
         write_outputs(table, args.out, drawings=[(args.plot, lambda p: _plot_torque(table, p))], stdout=True)
         _report(table.events)
     elif cmd == "sweep":
-        from mechsym.budget import check_memory
+        from mechsym.core.budget import check_memory
 
         rows = args.grid**2 * args.samples
         check_memory(f"ugv sweep of {args.grid}^2 angle pairs at {args.samples} positions ({rows} rows)", 8 * rows * 48)
@@ -138,7 +138,7 @@ def run(args) -> int:
         if args.schedule and args.criterion:
             raise InputError("give either --schedule or --criterion, not both")
         if args.schedule:
-            from mechsym.results import read_csv
+            from mechsym.core.results import read_csv
 
             try:
                 sched = read_csv(args.schedule)

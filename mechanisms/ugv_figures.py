@@ -9,13 +9,13 @@ import numpy as np
 
 from mechanisms.ugv_optimize import Schedule, optimize
 from mechanisms.ugv_study import DEG, LIMITS, Vehicle, sweep, torque_along
-from mechsym.output import save_animation, save_figure
+from mechsym.core.output import save_animation, save_figure
 from mechsym.track import load_track
 
 def _pyplot():
     import matplotlib
 
-    from mechsym.plotting import headless
+    from mechsym.core.plotting import headless
 
     headless(matplotlib)
     import matplotlib.pyplot as plt

@@ -14,9 +14,9 @@ import numpy as np
 
 from mechanisms.ugv_study import (DEG, LIMITS, MARGIN, MU, Vehicle, check_friction, check_limits, check_margin,
                                   events, front_positions)
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
+from mechsym.core.results import Table
 from mechsym.optimize import refine_stages, staged_dp
-from mechsym.results import Table
 from mechsym.track import load_track
 
 RATE = 60 * DEG  # rad per metre of travel

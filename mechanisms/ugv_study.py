@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from mechsym.errors import InputError
-from mechsym.results import Table
+from mechsym.core.errors import InputError
+from mechsym.core.results import Table
 from mechsym.rolling import ContactStatics
 from mechsym.stance import Stance, StancePose, finite_array
 from mechsym.track import load_track

@@ -4,6 +4,7 @@ The public API, importable from the package itself:
 
     import mechsym
     m = mechsym.Mechanism("crank")            # or mechsym.FloatingBody("brick") for a free 3-D body
+    tree = mechsym.read_urdf("robot.urdf")    # or mechsym.Tree(...): a 3-D tree (docs/trees.md)
     ...                                       # parameters, bodies, joints, coordinates (docs/getting-started.md)
     system = mechsym.derive(m, backend="c")   # a System: kinematics, inverse, solve, forward, ode
     mechsym.load_mechanism("fourbar")         # a shipped model or a model file, by name or path
@@ -13,20 +14,22 @@ loaded on first use, so `import mechsym` itself stays light (no sympy).
 """
 from importlib import import_module
 
-from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
+from mechsym.core import __version__  # noqa: F401 (mechsym.__version__)
+from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 
 _LAZY = {
     "derive": "mechsym.system",
     "System": "mechsym.system",
     "Mechanism": "mechsym.model",
     "FloatingBody": "mechsym.rigid3d",
+    "Tree": "mechsym.spatial.declare",
+    "read_urdf": "mechsym.spatial.urdf",
     "load_mechanism": "mechsym.loader",
-    "Table": "mechsym.results",
-    "RunResult": "mechsym.results",
+    "Table": "mechsym.core.results",
+    "RunResult": "mechsym.core.results",
 }
 
 __all__ = ["AssemblyError", "InputError", "ModelError", "SingularError", *_LAZY]
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -190,7 +190,7 @@ def urdf_options(parser):
 def _add_max_memory(parser, root=True):
     """--max-memory on every command (each parser without subcommands of its own), and before the command
     on the root parser (`mechsym --max-memory 16G COMMAND ...`, stored as max_memory_before: see main)."""
-    from mechsym.budget import add_option
+    from mechsym.core.budget import add_option
 
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subs:
@@ -207,8 +207,8 @@ def main(argv=None) -> int:
     128 + N when ended by signal N: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
-    from mechsym.budget import limit_memory
-    from mechsym.output import drop_stdout, flush_stdout, transaction
+    from mechsym.core.budget import limit_memory
+    from mechsym.core.output import drop_stdout, flush_stdout, transaction
 
     import warnings
 
@@ -306,7 +306,7 @@ def _check_explicit_backend(argv):
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
     from mechsym.loader import load_mechanism, model_commands, model_hooks
-    from mechsym.output import stdout_stream
+    from mechsym.core.output import stdout_stream
     from mechsym.system import derive
 
     if args.command == "sweep":
@@ -351,7 +351,7 @@ def run(args) -> int:
         from mechsym.codegen.export import export
 
         written = export(system, args.out, force=args.force, params=params)
-        from mechsym.output import announce
+        from mechsym.core.output import announce
 
         for path in written:
             announce(f"wrote {path}")
@@ -418,7 +418,7 @@ def _with_omega(args):
 
 def _check_memory(args, system):
     """The memory of inverse or kinematics over --samples, refused before the samples are made."""
-    from mechsym.budget import check_memory
+    from mechsym.core.budget import check_memory
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import sweep_memory
 
@@ -437,7 +437,7 @@ def _check_outputs(args):
     """The generic commands' output files, refused before any work if they cannot be written; a forward
     run's time and tolerance options checked."""
     from mechsym.cli_args import check_command_outputs, run_options
-    from mechsym.output import FOLDER, check_outputs
+    from mechsym.core.output import FOLDER, check_outputs
 
     if args.command == "export":
         check_outputs(("--out", args.out, FOLDER))
@@ -450,7 +450,7 @@ def _check_outputs(args):
 def _output(args, table, system):
     """Write, print, plot or animate the table of a generic command."""
     from mechsym.cli_args import write_outputs
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     mech = system.mechanism
     coord = system.coordinate_names[0]
@@ -459,7 +459,7 @@ def _output(args, table, system):
         groups = "omega" if "omega" in table else None
         drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force], groups=groups)))
     elif args.command == "kinematics":
-        from mechsym.plotting import animate_kinematics, draw_kinematics
+        from mechsym.core.plotting import animate_kinematics, draw_kinematics
 
         drawings.append((args.plot, lambda p: draw_kinematics(system, table, p)))
         drawings.append((args.animate, lambda p: animate_kinematics(system, table, p, trace=system.kin.point_names)))

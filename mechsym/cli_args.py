@@ -5,9 +5,9 @@ here, each with its own default and help where it differs, so that the same opti
 (name, type, unit, checks) in every command: `--t-end` and `--dt` in seconds, `--rtol`/`--atol` (atol
 defaulting to rtol), `--out`, `--plot` (PNG/SVG), `--animate` (GIF/MP4), `--backend` (numpy or c). Each
 option so made carries the name of its group in `SHARED` (tests check every command by introspection).
-`run_options(args)` checks the time and tolerance options once, naming them as typed (mechsym.timegrid);
+`run_options(args)` checks the time and tolerance options once, naming them as typed (mechsym.core.timegrid);
 `write_outputs` writes the table and draws the pictures, each file atomically, and says what it wrote
-once the files are in place (mechsym.output.announce).
+once the files are in place (mechsym.core.output.announce).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from mechsym.cli import number
-from mechsym.output import ANIMATION, CSV, FIGURE, announce, check_outputs, stdout_stream
-from mechsym.results import write_text_csv
-from mechsym.timegrid import CLI_NAMES, run_options as _run_options
+from mechsym.core.output import ANIMATION, CSV, FIGURE, announce, check_outputs, stdout_stream
+from mechsym.core.results import write_text_csv
+from mechsym.core.timegrid import CLI_NAMES, run_options as _run_options
 
 __all__ = ["SHARED", "time_group", "tolerance_group", "output_group", "plot_group", "animation_group",
            "backend_group", "run_options", "check_command_outputs", "write_outputs"]
@@ -79,14 +79,14 @@ def backend_group(parser, default="c", help="evaluation backend (default c)"):
 
 def run_options(args, width=None, what="simulation", arrays=None):
     """The time and tolerance options of parsed `args`, checked once with the option names in the
-    messages (--t-end, --dt, --rtol, --atol); returns mechsym.timegrid.RunOptions."""
+    messages (--t-end, --dt, --rtol, --atol); returns mechsym.core.timegrid.RunOptions."""
     return _run_options(args.t_end, getattr(args, "dt", None), getattr(args, "rtol", None), getattr(args, "atol", None),
                         arrays=arrays, width=width, what=what, names=CLI_NAMES)
 
 
 def check_command_outputs(args, out=CSV, *extra):
     """Refuse, before any work, the --out (of kind `out`), --plot, --animate and `extra` outputs
-    ((option, path, kind)) of parsed `args` that cannot be written (mechsym.output.check_outputs)."""
+    ((option, path, kind)) of parsed `args` that cannot be written (mechsym.core.output.check_outputs)."""
     check_outputs(("--out", getattr(args, "out", None), out), ("--plot", getattr(args, "plot", None), FIGURE),
                   ("--animate", getattr(args, "animate", None), ANIMATION), *extra)
 

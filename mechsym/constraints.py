@@ -18,7 +18,7 @@ from functools import cached_property
 
 import sympy as sp
 
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.model import Mechanism
 from mechsym.topology import Topology
 

@@ -19,13 +19,13 @@ from typing import NamedTuple
 import numpy as np
 import sympy as sp
 
-from mechsym.budget import CallBudget, check_memory
 from mechsym.codegen import c_backend
+from mechsym.core.budget import CallBudget, check_memory
+from mechsym.core.errors import InputError, SingularError
+from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
+from mechsym.core.timegrid import run_options
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.errors import InputError, SingularError
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
-from mechsym.results import RunEvent, RunResult, Table, speed_columns
-from mechsym.timegrid import run_options
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -596,7 +596,8 @@ def _event_name(event) -> str:
 def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method):
     from scipy.integrate import solve_ivp
 
-    from mechsym.simulate import ConfigurationTracker, rejecting
+    from mechsym.core.runner import rejecting
+    from mechsym.simulate import ConfigurationTracker
 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     implicit = method in ("Radau", "BDF", "LSODA")
@@ -607,9 +608,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     tracker = ConfigurationTracker(solver, [theta0], q0)
     scalar = None if implicit else getattr(system, "scalar_tracker", None)
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
-        from mechsym.simulate import CTracker
-
-        from mechsym.codegen.scalar_python import one_coordinate_rhs
+        from mechsym.simulate import CTracker, one_coordinate_rhs
 
         rhs = one_coordinate_rhs(CTracker(solver, scalar, [theta0], q0), mass, force,
                                  lambda q: system.applied(q, solver.params))

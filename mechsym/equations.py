@@ -18,7 +18,7 @@ from functools import cached_property
 import sympy as sp
 
 from mechsym.constraints import Constraints, cross2, point_position
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.model import BodyTorque, PointForce
 
 

@@ -17,16 +17,14 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from mechsym.budget import check_memory
+from mechsym.codegen.constants import BRIDGE_DROP, BRIDGE_RES, CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR
 from mechsym.constraints import Constraints
-from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
+from mechsym.core.budget import check_memory
+from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import numeric_subs
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding
-# After a (batched) Newton step below CHORD_TOL, one chord step (the same factorisation, a new residual)
-# finishes: its error is about step * (error after the step), far below rounding.
-CHORD_TOL = 1e-8
 MAX_ITER = 30
 # A configuration counts as a dead point when its Jacobian's condition number exceeds SINGULAR. Newton
 # stops within about sqrt(TOL) of a fold, where the condition number is about 1e7, so the threshold
@@ -37,16 +35,12 @@ SUSPECT, SINGULAR = 1e5, 1e6
 # A sample's batched Newton correction above MOVED (relative to the coordinate scales) is far beyond the
 # error of its prediction from the nodes: its branch is then checked (Solver._settle).
 MOVED = 1e-6
-STEP = 0.1  # continuation step: 0.1 rad along an angle, 0.1 of the mechanism's size along a length
-# The smallest continuation step, relative to the coordinates' scales: an interval that leaves the branch or
-# that Newton cannot cross is halved down to this before a dead point is named there.
-STEP_FLOOR = 1e-6
 # Near a bifurcation (the branch followed crosses another: Phi_q singular, the branch smooth) q' and q'' from
 # Phi_q lose their accuracy (0/0) and Newton barely converges, so the continuation bridges the point (Bridge):
 # where the smallest singular value of Phi_q (columns in their scales; `Solver.sigma`) falls below
 # 1/BRIDGE_DROP of its value where the path started, from the last state above it; the bridge's polynomial
-# must close the loops inside to BRIDGE_RES of the mechanism's size. As runtime/ms_kernels.h's bridge_try.
-BRIDGE_DROP, BRIDGE_RES = 20.0, 1e-10
+# must close the loops inside to BRIDGE_RES of the mechanism's size (both from mechsym.codegen.constants,
+# shared with runtime/ms_kernels.h's bridge_try).
 
 
 class KinematicFunctions:
@@ -255,7 +249,7 @@ class Solver:
         self.scale = size_scale(self.con, self.params)
         self._period = False  # not yet looked for
         self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
-        self.max_step = 0.5 * self.col_scale
+        self.max_step = MAX_STEP * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
         # the scale of each driven coordinate (a length's is the mechanism's size) and the continuation
         # step along it: 0.1 rad, or a tenth of the size

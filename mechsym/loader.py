@@ -5,7 +5,7 @@ import importlib
 import importlib.util
 import os
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.model import Mechanism
 
 

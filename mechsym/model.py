@@ -11,32 +11,14 @@ slide axis (given in the first body's frame) turned +90 degrees.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import sympy as sp
 
-from mechsym.errors import InputError, ModelError
-from mechsym.overrides import apply_overrides  # noqa: F401 (part of this module's interface)
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 
 Vec2 = tuple  # a pair of sympy expressions
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A named symbol with a default numeric value and a unit."""
-
-    symbol: sp.Symbol
-    default: float
-    unit: str = ""
-    doc: str = ""
-    positive: bool = False
-    nonnegative: bool = False
-
-    @property
-    def name(self) -> str:
-        """The parameter's name (its symbol's)."""
-        return self.symbol.name
 
 
 @dataclass(frozen=True)
@@ -56,40 +38,6 @@ class Body:
     def point(self, name: str) -> Vec2:
         """A named point (x, y) in the body frame."""
         return self.points[name]
-
-
-# Units whose quantities are positive unless a declaration says otherwise: lengths, masses, inertias and
-# densities (per length, area and volume). One set for planar mechanisms and 3-D bodies.
-POSITIVE_UNITS = ("m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3")
-
-
-def declare_parameter(owner, name, default, unit="", doc="", positive=None, nonnegative=False) -> sp.Symbol:
-    """Add a Parameter to `owner.parameters` (a planar Mechanism or a 3-D FloatingBody: one rule for both)
-    and return its symbol. `positive` defaults to whether `unit` is in POSITIVE_UNITS; a name declared
-    twice is a problem of the declaration (`owner._problems`), with a hint when it is the default gravity."""
-    if name in owner.parameters:
-        hint = (" (it is the default gravity: set it with gravity_down(), or drop it with no_gravity())"
-                if name == owner._default_gravity else "")
-        owner._problems.append(f"parameter '{name}' declared twice{hint}")
-    if positive is None:
-        positive = unit in POSITIVE_UNITS
-    sym = sp.Symbol(name, real=True)
-    owner.parameters[name] = Parameter(sym, float(default), unit, doc, bool(positive), bool(nonnegative))
-    return sym
-
-
-def default_problems(parameters: dict) -> list:
-    """What is wrong with the defaults of `parameters` (name -> Parameter): non-finite, not positive or
-    negative where the parameter does not admit it."""
-    problems = []
-    for name, p in parameters.items():
-        if not math.isfinite(p.default):
-            problems.append(f"parameter '{name}' has a non-finite default {p.default}")
-        elif p.positive and p.default <= 0:
-            problems.append(f"parameter '{name}' must be positive (default {p.default})")
-        elif p.nonnegative and p.default < 0:
-            problems.append(f"parameter '{name}' must not be negative (default {p.default})")
-    return problems
 
 
 class JointType:
@@ -294,54 +242,26 @@ class Branch:
 
 
 @dataclass
-class Mechanism:
+class Mechanism(Declaration):
     """A planar mechanism under construction. Build it with the methods below, then hand it to
     `mechsym.derive` (or the CLI). The first body declared with `fixed=True` is the frame of reference.
-    Gravity is a parameter g = 9.81 m/s^2 along -y of that frame unless `gravity_down` declares it
-    otherwise or `no_gravity` removes it (a horizontal mechanism)."""
+    Parameters and gravity follow mechsym.core.parameters.Declaration: gravity is a parameter g = 9.81
+    m/s^2 along -y of that frame unless `gravity_down` declares it otherwise or `no_gravity` removes it
+    (a horizontal mechanism)."""
+
+    DOWN = (0, -1)
 
     name: str
-    parameters: dict = field(default_factory=dict)
     bodies: dict = field(default_factory=dict)
     joints: dict = field(default_factory=dict)
     coordinates: list = field(default_factory=list)
     loads: list = field(default_factory=list)
     branches: list = field(default_factory=list)
     fixed: str | None = None
-    gravity: Vec2 | None = None
     doc: str = ""
-    _problems: list = field(default_factory=list)
-    _default_gravity: str | None = None
 
     def __post_init__(self):
-        if self.gravity is None:  # the contract's default: a parameter g = 9.81 m/s^2 along -y
-            self.gravity_down()
-            self._default_gravity = "g"
-
-    # -- parameters ---------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None, nonnegative=False):
-        """Declare a parameter; returns its sympy symbol. Lengths, masses, inertias and densities are
-        positive (POSITIVE_UNITS); `nonnegative=True` admits zero but not a negative value (an added load, a
-        friction coefficient)."""
-        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
-
-    def gravity_down(self, name: str = "g", value: float = 9.81):
-        """Gravity of magnitude `name` (a parameter, default `value`) along -y of the fixed frame, in place
-        of the default g = 9.81; returns the symbol."""
-        self._drop_default_gravity()
-        g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -y)")
-        self.gravity = (sp.Integer(0), -g)
-        return g
-
-    def no_gravity(self):
-        """No gravity (a mechanism moving in a horizontal plane): drops the default parameter g."""
-        self._drop_default_gravity()
-        self.gravity = (sp.Integer(0), sp.Integer(0))
-
-    def _drop_default_gravity(self):
-        if self._default_gravity is not None:
-            del self.parameters[self._default_gravity]
-            self._default_gravity = None
+        self._init_parameters()
 
     # -- bodies -------------------------------------------------------------------------------------
     def body(self, name, mass=0, inertia=0, com=(0, 0), points=None, guess=0.0, fixed=False):
@@ -475,10 +395,6 @@ class Mechanism:
     def point_owner(self, point: str) -> list:
         """Names of the bodies that declare a point of this name."""
         return [b.name for b in self.bodies.values() if point in b.points]
-
-    def defaults(self) -> dict:
-        """Parameter defaults, name -> value (SI)."""
-        return {name: p.default for name, p in self.parameters.items()}
 
     def resolve_parameters(self, overrides=None) -> dict:
         """Parameter values (name -> float) with `overrides` applied and checked."""

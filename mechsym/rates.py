@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 
 def rate_columns(system, kin, cols, omega=None, alpha=0.0):

@@ -9,12 +9,12 @@ State (13 values, the layout of every array below):
 
     y = [x, y, z,  qx, qy, qz, qw,  vx, vy, vz,  wbx, wby, wbz]
 
-the configuration and speeds of the body's free joint (mechsym.freejoint.FreeJoint("world")):
+the configuration and speeds of the body's free joint (mechsym.core.freejoint.FreeJoint("world")):
 
 * r = (x, y, z): the centre of mass in the world frame (z up);
 * q = (qx, qy, qz, qw): the body-to-world rotation as a quaternion, scalar LAST (Pinocchio's layout);
 * v: the velocity of the centre of mass, world frame (not Pinocchio's body-frame velocity: see
-  mechsym.freejoint for why; `to_pinocchio` converts exactly);
+  mechsym.core.freejoint for why; `to_pinocchio` converts exactly);
 * w = (wbx, wby, wbz): the angular velocity in the BODY frame (Euler's equations then have a constant
   inertia). `world_columns` reports it in the world frame, R w, as wx, wy, wz.
 
@@ -52,15 +52,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from mechsym.budget import CallBudget
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
-from mechsym.errors import InputError, ModelError
-from mechsym.freejoint import FreeJoint, rotation
-from mechsym.model import apply_overrides, declare_parameter, default_problems
-from mechsym.progress import Progress, tracked
-from mechsym.results import RunResult, ivp_result
-from mechsym.timegrid import run_options
+from mechsym.core.budget import CallBudget
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.freejoint import FreeJoint, rotation
+from mechsym.core.progress import Progress, tracked
+from mechsym.core.results import RunResult, ivp_result
+from mechsym.core.timegrid import run_options
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -76,45 +76,20 @@ JOINT = FreeJoint("world")  # the body's configuration and speeds (the module do
 # ---------------------------------------------------------------- declaration
 
 @dataclass
-class FloatingBody:
-    """A free rigid body under construction; hand it to `mechsym.derive` (or `derive_floating`)."""
+class FloatingBody(Declaration):
+    """A free rigid body under construction; hand it to `mechsym.derive` (or `derive_floating`). Parameters
+    and gravity (g = 9.81 m/s^2 along -z by default) follow mechsym.core.parameters.Declaration."""
+
+    DOWN = (0, 0, -1)
 
     name: str
     doc: str = ""
-    parameters: dict = field(default_factory=dict)
     mass: sp.Expr | None = None
     inertia: sp.Matrix | None = None
     points: dict = field(default_factory=dict)
-    gravity: tuple | None = None
-    _problems: list = field(default_factory=list)
-    _default_gravity: str | None = None
 
     def __post_init__(self):
-        if self.gravity is None:  # the contract's default: a parameter g = 9.81 m/s^2 along -z
-            self.gravity_down()
-            self._default_gravity = "g"
-
-    def parameter(self, name, default, unit="", doc="", positive=None, nonnegative=False):
-        """Declare a parameter; returns its sympy symbol (the rule of `Mechanism.parameter`)."""
-        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
-
-    def gravity_down(self, name="g", value=9.81):
-        """Gravity of magnitude `name` (a parameter, default `value`) along -z, in place of the default
-        g = 9.81; returns the symbol."""
-        self._drop_default_gravity()
-        g = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
-        self.gravity = (sp.Integer(0), sp.Integer(0), -g)
-        return g
-
-    def no_gravity(self):
-        """No gravity (a body in free space): drops the default parameter g."""
-        self._drop_default_gravity()
-        self.gravity = (sp.Integer(0), sp.Integer(0), sp.Integer(0))
-
-    def _drop_default_gravity(self):
-        if self._default_gravity is not None:
-            del self.parameters[self._default_gravity]
-            self._default_gravity = None
+        self._init_parameters()
 
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal
@@ -147,10 +122,6 @@ class FloatingBody:
     def moving_bodies(self):
         """The one moving body's name."""
         return [self.name]
-
-    def defaults(self):
-        """Parameter defaults, name -> value (SI)."""
-        return {n: p.default for n, p in self.parameters.items()}
 
     def check(self):
         """Raise ModelError listing every structural problem of the declaration."""
@@ -306,7 +277,7 @@ class FloatingSystem:
     def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.freejoint.quat_about` gives it
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.freejoint.quat_about` gives it
         (normalised here), and the angular velocity in the world (default) or body frame. All but the
         position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}

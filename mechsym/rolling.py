@@ -37,8 +37,8 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.constraints import cross2, derive_constraints, point_position
+from mechsym.core.errors import InputError, ModelError, SingularError
 from mechsym.equations import derive_equations
-from mechsym.errors import InputError, ModelError, SingularError
 from mechsym.model import Mechanism
 
 

@@ -16,26 +16,18 @@ from collections import deque
 
 import numpy as np
 
-from mechsym.budget import CallBudget
-from mechsym.errors import AssemblyError, InputError, SingularError
+from mechsym.codegen.constants import MAX_WALK
+from mechsym.core.budget import CallBudget
+from mechsym.core.errors import AssemblyError, InputError, SingularError
+from mechsym.core.results import RunResult, ivp_result
+from mechsym.core.runner import StepRejected, rejecting
+from mechsym.core.timegrid import run_options
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
-from mechsym.results import RunResult, ivp_result
-from mechsym.timegrid import run_options
 
 
-class StepRejected(InputError):
-    """The configuration cannot be followed from the last solved state to a trial state (the loops do not
-    close on the way, the branch would change, or a dead point lies between). An explicit Runge-Kutta
-    integrator rejects the step and tries a shorter one; `message` says why, should the run end there."""
-
-
-EXPLICIT = ("RK23", "RK45", "DOP853")
 # A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction
 # error along a branch: the branch is then checked (Solver.signature) before the state is accepted.
 FAR = 1e-2
-# A trial state farther than this many continuation steps from the last solved one is rejected rather
-# than walked to (as the C integrator does): an integrator's stages stay far closer.
-MAX_WALK = 64
 # Solved states kept to start from: a trial far from the last one (a rejected step's stages may have led
 # the tracker far away) starts from the nearest of these.
 RECENT = 16
@@ -188,24 +180,6 @@ class ConfigurationTracker:
                 q = q - fac.solve(r[None])[0]
                 return q if np.all(np.abs(r) <= TOL * s.row_scale) else None
         return None
-
-
-def rejecting(rhs, method, describe):
-    """The right-hand side an integrator calls: StepRejected becomes a rejected step (NaN rates, which
-    the explicit Runge-Kutta methods reject, shortening the step) and is kept in `.failure` to explain a
-    run that ends there; for the implicit methods it is an error naming the time and the state
-    (`describe(y)`)."""
-    def wrapped(t, y):
-        try:
-            return rhs(t, y)
-        except StepRejected as exc:
-            if method not in EXPLICIT:
-                raise InputError(f"at t = {t:.6g} s, {describe(y)}: {exc}") from None
-            wrapped.failure = exc
-            return np.full(len(y), np.nan)
-
-    wrapped.failure = None
-    return wrapped
 
 
 def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, params=None, forces=None,
@@ -363,6 +337,50 @@ class CTracker:
         self.q, self.theta, self.jq, self.factor = q, th, jq, None
         self._keep((th, q))
         return q, jq, base, coef
+
+
+def one_coordinate_rhs(tracker, mass, force, applied):
+    """rhs(t, y) of the reduced ODE of a one-coordinate mechanism, y = (theta, omega), on floats:
+    M thetadd = force - J^T M a0 + J^T Q with the state from the generated track function, predicted
+    from the last one. A state that fails the checks of CTracker.state (no convergence, a large J, a large
+    move that may change the branch) goes through `tracker.state` (a CTracker on the scalar tracker of
+    mechsym.codegen.scalar_python), which continues to it, rejects it or names the failure. applied(q) -> Q
+    (n,)."""
+    raw = tracker.track.raw
+    m = [float(v) for v in mass]
+    inv_col = [float(v) for v in tracker._inv_col]
+    rel_max = tracker._rel_max
+    last = [float(tracker.theta[0]), tracker.q.tolist(), tracker.jq[:, 0].tolist(), True]  # (synced)
+
+    def checked(th, w):
+        if not last[3]:                                   # hand the last solved state to the tracker
+            tracker.theta, tracker.q = np.array([last[0]]), np.array(last[1])
+            tracker.jq = np.array(last[2])[:, None]
+        q, jq, a0, app = tracker.state(np.array([th]), np.array([w]))
+        last[:] = [th, q.tolist(), jq[:, 0].tolist(), True]
+        return last[1], last[2], a0.tolist(), (applied(q) if app is None else app).tolist()
+
+    def rhs(t, y):
+        th, w = float(y[0]), float(y[1])
+        h = th - last[0]
+        pred = [qi + h * ji for qi, ji in zip(last[1], last[2])]
+        status, out = raw(pred, [th], [w])
+        ok = not status
+        if ok:
+            q, jq, a0, app = out
+            d1 = [row[0] for row in jq]
+            ok = (all(abs(v) * rel_max <= SUSPECT for v in d1)     # (False for a NaN)
+                  and all(abs(a - b) * c <= FAR for a, b, c in zip(q, pred, inv_col)))
+        if ok:
+            last[:] = [th, list(q), d1, False]
+        else:
+            q, d1, a0, app = checked(th, w)
+        md1 = [a * b for a, b in zip(m, d1)]
+        big_m = sum(a * b for a, b in zip(md1, d1))
+        rest = sum(a * b for a, b in zip(md1, a0)) - sum(a * b for a, b in zip(d1, app))
+        return np.array([w, (force(t, th, w) - rest) / big_m])
+
+    return rhs
 
 
 def tracker(system, solver, theta0, q0=None):

@@ -26,7 +26,7 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.constraints import point_position, rot
-from mechsym.errors import InputError, ModelError
+from mechsym.core.errors import InputError, ModelError
 from mechsym.rolling import rear_contact
 from mechsym.track import load_track
 

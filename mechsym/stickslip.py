@@ -1,4 +1,4 @@
-"""Coulomb stick/slip of a prismatic coordinate, as modes of the hybrid runner (mechsym.hybrid).
+"""Coulomb stick/slip of a prismatic coordinate, as modes of the hybrid runner (mechsym.core.hybrid).
 
 A one-degree-of-freedom mechanism standing on a prismatic joint to a fixed ground body (a walker's foot on
 the floor, a carriage on a rail) is declared with two coordinates: the driven one (theta, force T) and the
@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.core.errors import InputError
 from mechsym.dynamics import energies, solve_at
 from mechsym.equations import Analysis
-from mechsym.errors import InputError
 from mechsym.kinematics import Kinematics, size_scale
 from mechsym.simulate import CTracker, tracker
 
@@ -231,7 +231,7 @@ class StickSlip:
     def transitions(self, contact):
         """The contact's own transitions (hybrid.Transition): stick -> slip both ways, slip stops, and
         lift-off (ends the run); a model lists its own (a support change) before these."""
-        from mechsym.hybrid import Transition
+        from mechsym.core.hybrid import Transition
 
         trs = []
         if contact == "stick":
@@ -265,7 +265,7 @@ class StickSlip:
 
     def modes(self, before=(), max_step=np.inf):
         """The three hybrid.Mode of this build, each with the transitions `before` first."""
-        from mechsym.hybrid import Mode
+        from mechsym.core.hybrid import Mode
 
         return [Mode(self.mode(c), self.rhs(c), tuple(before) + tuple(self.transitions(c)), max_step)
                 for c in CONTACTS]

@@ -5,7 +5,7 @@
                   executor=ProcessPoolExecutor(2))
 
 A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
-value); it reports a parameter set it cannot evaluate by raising mechsym.errors.InputError (any other
+value); it reports a parameter set it cannot evaluate by raising mechsym.core.errors.InputError (any other
 exception is a failure of the study and ends the sweep, on one core as on many). What travels to a
 worker is the model's reference (its shipped name, a model file's path, or a module-level build
 function), the study and a chunk of parameter sets, never the sympy model: each worker
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechsym.errors import InputError
-from mechsym.results import Table
+from mechsym.core.errors import InputError
+from mechsym.core.results import Table
 
 REDUCERS = {
     "max": np.max,
@@ -184,9 +184,9 @@ class TableStudy:
 
 def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
+    from mechsym.core.parameters import apply_overrides
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
-    from mechsym.overrides import apply_overrides
 
     mech = system.mechanism
     analysis = inverse_analysis(mech, not args.quasi_static)
@@ -380,7 +380,7 @@ def evaluate(model: ModelRef, study, sets) -> list:
     it can (see TableStudy.batch). Runs in the worker."""
     import warnings
 
-    from mechsym.progress import quiet
+    from mechsym.core.progress import quiet
 
     with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -607,7 +607,7 @@ def _lost(exc) -> bool:
 
 
 def _bar(total, progress):
-    from mechsym.progress import bar
+    from mechsym.core.progress import bar
 
     return bar(total, "sweep", "set", progress)
 
@@ -632,7 +632,7 @@ def plot(table: Table, path, parameters, figures=None):
     over two. Failed sets leave gaps. Returns the matplotlib Figure (also saved to `path` if given)."""
     import matplotlib
 
-    from mechsym.plotting import headless
+    from mechsym.core.plotting import headless
 
     headless(matplotlib)
     import matplotlib.pyplot as plt
@@ -667,7 +667,7 @@ def plot(table: Table, path, parameters, figures=None):
     fig.suptitle(table.title)
     fig.tight_layout()
     if path:
-        from mechsym.output import save_figure
+        from mechsym.core.output import save_figure
 
         save_figure(fig, path, dpi=120)
     return fig

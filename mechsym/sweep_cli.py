@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 GENERIC = ("inverse", "kinematics", "forward")
 
@@ -64,7 +64,7 @@ def run(args) -> int:
     study = _study(args)
     if args.plot and len([n for n, v in axes.items() if len(v) > 1]) > 2:
         raise InputError("--plot draws one or two varying parameters (a line or a heat map)")
-    from mechsym.output import CSV, FIGURE, check_outputs
+    from mechsym.core.output import CSV, FIGURE, check_outputs
 
     check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     client = None

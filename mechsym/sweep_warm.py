@@ -183,7 +183,7 @@ def record(ref, study, system, read):
 
 
 class _Parameter:
-    """What mechsym.overrides.apply_overrides reads of a parameter."""
+    """What mechsym.core.parameters.apply_overrides reads of a parameter."""
 
     def __init__(self, default, positive, nonnegative):
         self.default, self.positive, self.nonnegative = default, positive, nonnegative
@@ -215,8 +215,8 @@ def batch(ref, study, sets):
     """The outcomes of a TableStudy inverse at `sets` from the manifest (figures, or the InputError of a
     set that cannot be evaluated; None for a set left to the full route), or None where the manifest does
     not apply at all."""
-    from mechsym.errors import InputError
-    from mechsym.overrides import apply_overrides
+    from mechsym.core.errors import InputError
+    from mechsym.core.parameters import apply_overrides
     from mechsym.sweep import inverse_figures, negative_mass
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):

@@ -14,11 +14,11 @@ from mechsym import dynamics
 from mechsym.codegen import numpy_backend
 from mechsym.codegen.c_backend import check_backend
 from mechsym.constraints import derive_constraints
+from mechsym.core.errors import InputError
+from mechsym.core.results import Table
 from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
-from mechsym.errors import InputError
 from mechsym.kinematics import KinematicFunctions, Solver
 from mechsym.model import Mechanism
-from mechsym.results import Table
 from mechsym.topology import analyse
 
 
@@ -29,7 +29,7 @@ class System:
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend: str = "numpy"):
-        from mechsym.progress import stage
+        from mechsym.core.progress import stage
 
         self.mechanism = mech
         self.topology = analyse(mech)
@@ -54,10 +54,10 @@ class System:
 
     @cached_property
     def spec(self):
-        """The codegen spec of this mechanism (mechsym.codegen.spec): what every backend renders."""
-        from mechsym.codegen import spec
+        """The codegen spec of this mechanism (mechsym.planar_spec): what every backend renders."""
+        from mechsym.planar_spec import generate
 
-        return spec.generate(self)
+        return generate(self)
 
     @property
     def gamma3(self):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.model import Mechanism
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import VectorFunction
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 X = sp.Symbol("x", real=True)
 

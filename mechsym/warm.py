@@ -107,9 +107,9 @@ def run(args):
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
     if q0 is None or compiled is None:
         return None
-    from mechsym.budget import check_memory
     from mechsym.cli_args import write_outputs
-    from mechsym.results import Table, speed_columns
+    from mechsym.core.budget import check_memory
+    from mechsym.core.results import Table, speed_columns
 
     n, omegas = args.samples, np.asarray(args.omega, float)
     check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",

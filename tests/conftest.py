@@ -74,7 +74,7 @@ def plotted(monkeypatch):
         if not isinstance(fname, (str, os.PathLike)):  # an animation's frame into a buffer
             return savefig(self, fname, *args, **kwargs)
         name = os.path.basename(os.fspath(fname))
-        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.output.atomic's temporary name
+        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.core.output.atomic's temporary name
         saved[staged.group(1) + staged.group(2) if staged else name] = [
             (ax.get_title(), line.get_label(), np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float))
             for ax in self.axes for line in ax.get_lines()]
@@ -162,7 +162,7 @@ def animated(monkeypatch):
 
     def recording(self, filename, writer=None, *args, **kwargs):
         name = os.path.basename(os.fspath(filename))
-        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.output.atomic's temporary name
+        staged = re.match(r"^\.(.+)\.[^.]+\.part(\.[^.]+)$", name)  # mechsym.core.output.atomic's temporary name
         frames = saved.setdefault(staged.group(1) + staged.group(2) if staged else name, [])
         frames.clear()
         grab = writer.grab_frame

@@ -11,7 +11,7 @@ from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
 
 from mechsym.cli import main
-from mechsym.results import read_csv
+from mechsym.core.results import read_csv
 
 ROUND_OFF = 1e-12
 
@@ -70,7 +70,7 @@ def check_kinematics(frames, table, mech):
 def test_kinematics_animation(tmp_path, animated, monkeypatch):
     """`mechsym kinematics fourbar`: frame k draws every link through its declared points at sample k of the
     CSV, the point paths are the CSV's columns, and the links keep their shape."""
-    from mechsym import plotting
+    from mechsym.core import plotting
     from mechsym.system import derive
     from mechanisms import fourbar
 
@@ -212,7 +212,7 @@ def run_command(monkeypatch, animated, tmp_path, module, args):
 
 def off_by_one(monkeypatch):
     """Break every sub-sampled animation: frame k shows the row after the one it should."""
-    from mechsym import plotting
+    from mechsym.core import plotting
 
     rows = plotting.frame_rows
     monkeypatch.setattr(plotting, "frame_rows", lambda n, frames: np.minimum(rows(n, frames) + 1, n - 1))

@@ -8,7 +8,8 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym.codegen import c_backend
-from mechsym.simulate import ConfigurationTracker, CTracker, StepRejected, simulate, tracker
+from mechsym.core.runner import StepRejected
+from mechsym.simulate import ConfigurationTracker, CTracker, simulate, tracker
 from mechsym.system import derive
 from test_branch_c import kite
 from test_simulate import double_pendulum

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mechsym.cli import main
-from mechsym.results import read_csv
+from mechsym.core.results import read_csv
 
 
 def run(capsys, *args):

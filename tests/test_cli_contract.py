@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from mechsym import output
 from mechsym.cli import main
+from mechsym.core import output
 
 DISC = ["disc", "--radius", "0.5", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5",
         "--v0", "1,0,0", "--omega0", "0,0,0", "--t-end", "0.1"]
@@ -316,8 +316,8 @@ def test_a_table_on_a_full_stdout_is_an_error(tmp_path):
 
 def test_wrote_is_said_only_once_the_files_exist(tmp_path, capsys, monkeypatch):
     """The CSV is staged, then the plot fails: no 'wrote' line for a CSV that never appears."""
-    from mechsym.errors import InputError
-    from mechsym.results import Table
+    from mechsym.core.errors import InputError
+    from mechsym.core.results import Table
 
     def fail(*args, **kwargs):
         raise InputError("the plot cannot be drawn")

@@ -5,7 +5,7 @@ import pytest
 import sympy as sp
 
 from mechsym.cli import main
-from mechsym.results import read_csv
+from mechsym.core.results import read_csv
 
 
 def slider_closed_form(theta, omega=None, alpha=0.0, r=0.05, l=0.15, e=0.01):

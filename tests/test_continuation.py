@@ -8,7 +8,7 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar
 from mechsym.constraints import cross2
-from mechsym.errors import AssemblyError
+from mechsym.core.errors import AssemblyError
 from mechsym.kinematics import STEP, STEP_FLOOR
 from mechsym.system import derive
 from test_branch_c import kite

@@ -12,7 +12,8 @@ from conftest import agree
 from mechanisms import fourbar
 from mechsym import dynamics
 from mechsym.codegen import c_backend
-from mechsym.errors import AssemblyError, SingularError
+from mechsym.codegen.constants import Status
+from mechsym.core.errors import AssemblyError, SingularError
 from mechsym.kinematics import STEP, STEP_FLOOR, Solver
 from mechsym.system import derive
 from test_branch_c import kite
@@ -163,7 +164,7 @@ def test_the_kernels_stop_at_the_same_sample():
     k = lib.kinematics(*args, hmax=solver.step[0])
     i = lib.inverse(*args, hmax=solver.step[0])
     j = lib.inverse_columns(*args, coef=np.array([[0.0, 9.0, 1.0]]), hmax=solver.step[0])
-    assert k[0] == i[0] == j[0] > 0 and k[1] == i[1] == j[1] == c_backend.DET_SIGN
+    assert k[0] == i[0] == j[0] > 0 and k[1] == i[1] == j[1] == Status.DET_SIGN
     assert theta[k[0] - 1] < np.pi < theta[k[0]]
     stops = [k[-1], i[-1], j[-1]]
     for stop in stops[1:]:
@@ -175,11 +176,15 @@ def test_the_kernels_stop_at_the_same_sample():
 
 
 def test_the_floor_is_numpys():
-    """The C floor, relative to the largest step (MS_STEP_FLOOR of runtime/ms_kernels.h), is the numpy floor
-    relative to the coordinate's scale divided by the continuation step, so both are 1e-6 of the scale."""
+    """The C floor, relative to the largest step hmax, is the numpy floor relative to the coordinate's scale
+    divided by the continuation step, so both are 1e-6 of the scale: ms_kernels.h takes MS_STEP_FLOOR and
+    MS_STEP from the one table the numpy route takes STEP_FLOOR and STEP from (mechsym.codegen.constants,
+    whose printed header tests/test_constants.py compiles and reads back)."""
     from importlib import resources
 
+    from mechsym.codegen import constants
+
     header = resources.files("mechsym.codegen").joinpath("runtime/ms_kernels.h").read_text()
-    value = float(header.split("#define MS_STEP_FLOOR")[1].split()[0])
-    assert value == pytest.approx(STEP_FLOOR / STEP, rel=1e-12)
+    assert "floor = MS_STEP_FLOOR / MS_STEP * hmax" in header
+    assert (STEP_FLOOR, STEP) == (constants.STEP_FLOOR, constants.STEP) == (1e-6, 0.1)
 

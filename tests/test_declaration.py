@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mechanisms import fourbar, slider_crank
-from mechsym.errors import AssemblyError, InputError, ModelError, SingularError
+from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 from mechsym.model import Mechanism
 from mechsym.system import derive
 
@@ -139,6 +139,9 @@ def test_top_level_api():
     assert mechsym.derive is system_derive and {"derive", "Mechanism", "FloatingBody"} <= set(dir(mechsym))
     s = mechsym.derive(pendulum(lambda m: m.no_gravity()))
     assert isinstance(s, mechsym.System) and isinstance(mechsym.load_mechanism("fourbar"), mechsym.Mechanism)
+    from mechsym.spatial import Tree, read_urdf
+
+    assert mechsym.Tree is Tree and mechsym.read_urdf is read_urdf
     with pytest.raises(AttributeError, match="no attribute 'derivee'"):
         mechsym.derivee
     light = subprocess.run([sys.executable, "-c", "import sys, mechsym; print('sympy' in sys.modules)"],
@@ -167,3 +170,29 @@ def test_planar_and_3d_parameters_share_one_rule(unit):
         assert "parameter 'load' must not be negative (default -2.0)" in str(err.value)
         with pytest.raises(InputError, match="parameter 'load' = -1.0 must not be negative"):
             owner.resolve_parameters({"size": 1.0, "load": -1.0})
+
+
+def test_gravity_is_a_direction_times_a_magnitude_in_every_declaration():
+    """CONTRACTS: 9.81 m/s^2 along -y in the plane, along -z in 3-D. The planar mechanism, the 3-D body and
+    the tree declare it by one protocol: the vector is the declaration's DOWN times the magnitude g, a
+    parameter that gravity_down replaces and no_gravity removes; a second 'g' is reported with a hint."""
+    import sympy as sp
+
+    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial import Tree
+
+    for make, down, axis in ((lambda: Mechanism("p"), (0, -1), "-y"), (lambda: FloatingBody("b"), (0, 0, -1), "-z"),
+                             (lambda: Tree("t"), (0, 0, -1), "-z")):
+        d = make()
+        g = d.parameters["g"]
+        assert list(d.parameters) == ["g"] and g.default == 9.81 and g.unit == "m/s^2" and axis in g.doc
+        assert d.gravity == tuple(c * g.symbol for c in down) and d.gravity_magnitude == g.symbol
+        moon = make()
+        g_moon = moon.gravity_down("g_moon", 1.62)
+        assert list(moon.parameters) == ["g_moon"] and moon.gravity == tuple(c * g_moon for c in down)
+        free = make()
+        free.no_gravity()
+        assert not free.parameters and free.gravity == (0,) * len(down) and free.gravity_magnitude == sp.Integer(0)
+        twice = make()
+        twice.parameter("g", 1.0)
+        assert "parameter 'g' declared twice (it is the default gravity" in twice._problems[0]

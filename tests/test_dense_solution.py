@@ -7,12 +7,12 @@ from scipy.integrate import solve_ivp
 from scipy.special import ellipj, ellipk
 
 from conftest import agree
-from mechsym.budget import limit_memory
 from mechsym.codegen import c_backend
+from mechsym.core.budget import limit_memory
+from mechsym.core.errors import InputError
+from mechsym.core.results import DenseSolution
 from mechsym.dynamics import Crossing, energies
-from mechsym.errors import InputError
 from mechsym.model import Mechanism
-from mechsym.results import DenseSolution
 from mechsym.system import derive
 
 needs_cc = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")

@@ -237,7 +237,7 @@ def test_reduced_ode_jacobian_is_exact(system):
 
 
 def test_implicit_integration_uses_the_exact_jacobian(fourbar):
-    from mechsym.errors import InputError
+    from mechsym.core.errors import InputError
 
     a = fourbar.forward(0.05, 0.0, 0.0, 0.5, rtol=1e-10, atol=1e-10, method="BDF")
     b = fourbar.forward(0.05, 0.0, 0.0, 0.5, rtol=1e-12, atol=1e-12)

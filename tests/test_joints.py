@@ -7,7 +7,7 @@ import pytest
 
 from conftest import agree
 from mechsym.codegen import c_backend
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.model import Mechanism
 from mechsym.system import derive
 
@@ -40,7 +40,7 @@ def test_gear_pair_from_the_docs(backend):
 
 
 def test_a_joint_must_be_a_joint_type():
-    from mechsym.errors import InputError
+    from mechsym.core.errors import InputError
 
     with pytest.raises(InputError, match="is not a joint"):
         Mechanism("m").add_joint(("A", "B"))

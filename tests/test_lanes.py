@@ -11,7 +11,7 @@ from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym.codegen import c_backend, c_lanes, c_runtime
 from mechsym.codegen.c_source import generate
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.kinematics import STEP_TOL
 from mechsym.system import derive
 

@@ -448,7 +448,7 @@ def test_slip_stops_where_the_slip_speed_vanishes():
 def test_lift_off_ends_the_run():
     """At 10 rad/s the ground would have to pull the foot down within the step: the run stops where f01y
     reaches zero, with a warning; the friction bisection refuses such a speed."""
-    from mechsym.errors import InputError
+    from mechsym.core.errors import InputError
 
     model = st.SlipModel(0.5, omega=10.0)
     with pytest.warns(UserWarning, match="lifts off"):
@@ -471,7 +471,7 @@ def test_lift_off_ends_the_run():
     (lambda: pb.build("knee"), "unknown frame"),
 ])
 def test_bad_input(make, message):
-    from mechsym.errors import InputError
+    from mechsym.core.errors import InputError
 
     with pytest.raises(InputError, match=message):
         make()
@@ -502,7 +502,7 @@ def test_cli_bad_input(capsys, args, message):
 
 
 def test_cli_generic_commands(tmp_path, capsys):
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     code, _, err = run_cli(capsys, "kinematics", "pasibot", "--samples", "8", "--frame", "ground", "--out",
                            str(tmp_path / "k.csv"))
@@ -530,7 +530,7 @@ def test_cli_generic_commands(tmp_path, capsys):
 
 def test_cli_figure(tmp_path, capsys, plotted):
     """Figure 11 draws the torque curves its CSV holds, one per crank speed, against t/T."""
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     code, out, err = run_cli(capsys, "pasibot", "figures", "--out", str(tmp_path), "--only", "11")
     assert code == 0, err

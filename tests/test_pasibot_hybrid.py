@@ -1,12 +1,12 @@
-"""mechsym.hybrid, the general event runner PASIBOT's slip and support switching use: located switches,
+"""mechsym.core.hybrid, the general event runner PASIBOT's slip and support switching use: located switches,
 resets, deciding targets, the timeline, sampling, and the chattering guard."""
 import math
 
 import numpy as np
 import pytest
 
-from mechsym import hybrid
-from mechsym.errors import InputError
+from mechsym.core import hybrid
+from mechsym.core.errors import InputError
 
 G = 9.81
 

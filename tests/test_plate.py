@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.model import Mechanism
 from mechsym.system import derive
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from mechsym.cli import main
-from mechsym.progress import bar, bisection_steps
+from mechsym.core.progress import bar, bisection_steps
 from mechsym.sweep import TableStudy, sweep
 
 

@@ -7,7 +7,7 @@ import pytest
 from mechanisms import fourbar
 from mechsym import cli
 from mechsym.codegen import c_backend
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.system import derive
 
 

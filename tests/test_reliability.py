@@ -13,9 +13,9 @@ import pytest
 
 from conftest import group, interrupt_cli
 from mechsym.cli import main
-from mechsym.errors import InputError
-from mechsym.output import atomic, transaction
-from mechsym.results import Table
+from mechsym.core.errors import InputError
+from mechsym.core.output import atomic, transaction
+from mechsym.core.results import Table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -246,7 +246,7 @@ def test_requests_beyond_the_memory_budget_are_refused_up_front(capsys, tmp_path
 
 def test_max_memory_sets_the_limit(capsys):
     """The estimate is the same whatever the limit; --max-memory moves the limit both ways."""
-    from mechsym.budget import parse_size
+    from mechsym.core.budget import parse_size
 
     code, out, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "1000", "--max-memory", "10K",
                          "--backend", "numpy")
@@ -262,7 +262,7 @@ def test_progress_reports_fraction_and_estimate():
 
     ticks = iter([0.0, 3.0, 3.5, 5.0])
     stream = io.StringIO()
-    progress = __import__("mechsym.progress", fromlist=["Progress"]).Progress(
+    progress = __import__("mechsym.core.progress", fromlist=["Progress"]).Progress(
         "run", 10.0, stream=stream, delay=2.0, every=1.0, clock=lambda: next(ticks))
     progress.enabled = True
     progress(2.5)   # t = 3 s: a quarter done in 3 s, about 9 s left
@@ -439,8 +439,8 @@ def test_a_collapsing_step_size_ends_with_an_error_not_an_exhausted_machine():
     reached once that output would pass the memory limit, on the hybrid runner and on a forward run alike,
     and runs normally within the limit."""
     from mechanisms import fourbar
-    from mechsym import hybrid
-    from mechsym.budget import limit_memory
+    from mechsym.core import hybrid
+    from mechsym.core.budget import limit_memory
     from mechsym.system import derive
 
     stiff = hybrid.Mode("stiff", lambda t, y: -1e7 * (y - np.cos(t)), ())
@@ -460,7 +460,7 @@ def test_a_run_that_creeps_stops_within_seconds_naming_the_time():
     method, over a long span) is caught by its progress per CPU second: over a few seconds of CPU it advances
     far less than span / budget.SLOWEST per second, and stops with one line naming the time reached and
     the rate; a model's own explanation (`explain`) replaces it where the model has one."""
-    from mechsym import budget, hybrid
+    from mechsym.core import budget, hybrid
     from scipy.integrate import solve_ivp
 
     stiff = hybrid.Mode("stiff", lambda t, y: -1e9 * (y - np.cos(t)), ())
@@ -488,6 +488,6 @@ def test_every_solve_ivp_call_is_watched():
     root = Path(__file__).resolve().parent.parent / "mechsym"
     callers = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.py")
                if re.search(r"\bsolve_ivp\(", p.read_text())}
-    assert {"simulate.py", "hybrid.py", "rigid3d.py", "dynamics.py", "spatial/run.py"} <= set(callers)
+    assert {"simulate.py", "core/hybrid.py", "rigid3d.py", "dynamics.py", "spatial/run.py"} <= set(callers)
     for name, text in callers.items():
         assert "CallBudget(" in text, name

@@ -1,7 +1,7 @@
 """Table's views for notebooks and pandas, and a System in LaTeX."""
 import numpy as np
 
-from mechsym.results import Table
+from mechsym.core.results import Table
 
 
 def test_html_table_with_units_and_elided_rows():

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial import derive_tree, read_urdf
 from mechsym.spatial.system import TreeSystem
 from mechsym.spatial.urdf import as_read

@@ -1,4 +1,4 @@
-"""The run contract: one options/grid helper (mechsym.timegrid), one RunResult from every runner, and the
+"""The run contract: one options/grid helper (mechsym.core.timegrid), one RunResult from every runner, and the
 shared argument groups and writer of every command (mechsym.cli_args), checked by introspection so that
 a new command cannot drift."""
 import argparse
@@ -9,9 +9,9 @@ import pytest
 
 from mechsym import cli_args
 from mechsym.cli import build_parser, main
-from mechsym.errors import InputError
-from mechsym.results import RunEvent, RunResult
-from mechsym.timegrid import CLI_NAMES, run_options, uniform_grid
+from mechsym.core.errors import InputError
+from mechsym.core.results import RunEvent, RunResult
+from mechsym.core.timegrid import CLI_NAMES, run_options, uniform_grid
 
 # ------------------------------------------------------------------ the options and the grid
 
@@ -58,7 +58,7 @@ def test_bad_options_name_what_is_wrong(kwargs, message):
 def test_command_line_names_and_memory_budget():
     with pytest.raises(InputError, match="--dt must be in \\(0, --t-end\\], got 5.0"):
         run_options(1.0, 5.0, names=CLI_NAMES)
-    from mechsym.budget import limit_memory
+    from mechsym.core.budget import limit_memory
 
     with limit_memory(2**20), pytest.raises(InputError, match="simulation at 1e\\+09 time points needs about"):
         run_options(1.0, 1e-9, width=60)              # 1e9 points of 68 values: far above 1 MiB
@@ -185,7 +185,7 @@ def test_command_line_time_options_are_checked_with_their_names(tmp_path, capsys
 
 
 def test_writer_writes_prints_and_draws(tmp_path, capsys):
-    from mechsym.results import Table, read_csv
+    from mechsym.core.results import Table, read_csv
 
     table = Table({"t": np.array([0.0, 0.5]), "x": np.array([1.0, -2.0])})
     drawn = []

@@ -128,7 +128,7 @@ def test_tracking_from_a_given_configuration(backend):
     branch (M mirrored about the line P-B: the loops close there too), or not a configuration, is refused
     with the reason."""
     from mechanisms import fourbar as model
-    from mechsym.errors import AssemblyError, InputError
+    from mechsym.core.errors import AssemblyError, InputError
 
     s = derive(model.build(), backend)
     a = EquationsOfMotion(s, [0.4])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mechanisms import ugv
-from mechsym.errors import InputError, ModelError
+from mechsym.core.errors import InputError, ModelError
 from mechsym.rolling import ContactStatics
 from mechsym.stance import Stance
 

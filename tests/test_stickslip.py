@@ -5,10 +5,10 @@ hybrid run whose right-hand side cannot be evaluated at a trial state rejects th
 import numpy as np
 import pytest
 
-from mechsym import hybrid
-from mechsym.errors import InputError
+from mechsym.core import hybrid
+from mechsym.core.errors import InputError
+from mechsym.core.runner import StepRejected
 from mechsym.model import Mechanism
-from mechsym.simulate import StepRejected
 from mechsym.stickslip import StickSlip, sliding
 from mechsym.system import derive
 

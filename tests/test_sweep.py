@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mechsym.cli import main
-from mechsym.errors import InputError
-from mechsym.results import read_csv
+from mechsym.core.errors import InputError
+from mechsym.core.results import read_csv
 from mechsym.sweep import Reduction, TableStudy, axis, grid, sweep
 
 STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
@@ -128,7 +128,7 @@ def test_inputs():
 
 
 def test_reductions_against_numpy():
-    from mechsym.results import Table
+    from mechsym.core.results import Table
 
     v = np.array([1.0, -4.0, 2.5])
     t = Table({"c": v})

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.rolling import rear_contact
 from mechanisms.tracks import SHIPPED, bump, ramp, step, washboard
 from mechsym.track import X, Track, load_track, shipped

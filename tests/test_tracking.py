@@ -137,7 +137,8 @@ def test_no_result_depends_on_the_calls_before():
 def test_tracking_checks_the_branch_by_the_sign_of_det_phi_q():
     """Where no branch condition is declared, the tracker refuses a state where det Phi_q changed sign:
     the configuration jumped to the other assembly branch."""
-    from mechsym.simulate import ConfigurationTracker, StepRejected
+    from mechsym.core.runner import StepRejected
+    from mechsym.simulate import ConfigurationTracker
 
     s = derive(_without_branches())
     solver = s.solver()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import agree
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial import Revolute, Tree, derive_tree
 from mechsym.spatial.declare import rpy_matrix
 from test_trees import check_against_pinocchio, random_states

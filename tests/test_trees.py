@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import agree
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial import derive_tree, read_urdf
 from mechsym.spatial import manifold
 
@@ -396,7 +396,7 @@ def test_docs_arm_python_equals_urdf_and_pinocchio():
 
 
 def test_python_declaration_errors():
-    from mechsym.errors import ModelError
+    from mechsym.core.errors import ModelError
     from mechsym.spatial import Free, Revolute, Tree
 
     t = Tree("t")
@@ -441,7 +441,7 @@ def test_tree_parameters_share_the_planar_rule(capsys):
     default (by check, which derive calls) and as an override (params=, set_params, --param), with the
     planar wording; a product of inertia or a centre of mass read from a URDF stays signed."""
     from mechsym.cli import main
-    from mechsym.errors import ModelError
+    from mechsym.core.errors import ModelError
     from mechsym.spatial import Revolute, Tree
 
     def arm(length, mass):

@@ -7,8 +7,8 @@ import pytest
 from mechanisms import ugv_optimize as uo
 from mechanisms import ugv_study as us
 from mechsym.cli import main
-from mechsym.results import read_csv
-from mechsym.errors import InputError, ModelError
+from mechsym.core.results import read_csv
+from mechsym.core.errors import InputError, ModelError
 from mechanisms.tracks import bump
 from mechsym.track import X, Track, load_track
 

@@ -12,10 +12,6 @@ typedef struct {
   Bridge bridge;
 } Work;
 
-/* A trial state farther than MAX_WALK continuation steps from the last solved one is not walked to:
-   its step is rejected (a shorter one follows), as is one where the loops do not close on the way. */
-#define MAX_WALK 64
-
 /* Whether q satisfies every declared branch condition. */
 static int on_branch(const double *q, const double *sc, const double *p) {
   double br[NBRANCH];
@@ -24,10 +20,12 @@ static int on_branch(const double *q, const double *sc, const double *p) {
   return 1;
 }
 
+/* A trial state farther than MS_MAX_WALK continuation steps (ms_constants.h) from the last solved one is not
+   walked to: its step is rejected (a shorter one follows), as is one where the loops do not close on the way. */
 static void rhs(Work *w, const double *y, double *f) {
   w->nfev++;
   if (w->status) { f[0] = f[1] = 0.0; return; }
-  if (!(fabs(y[0] - w->th) <= MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
+  if (!(fabs(y[0] - w->th) <= MS_MAX_WALK * w->hmax) || !(fabs(y[1]) < INFINITY)) { w->status = 1; f[0] = f[1] = 0.0; return; }
   int st = advance(w->q, w->sc, w->dq, w->ddq, w->th, y[0], w->p, w->scale, w->tol, w->maxit, w->hmax, w->a, w->piv, &w->turns, w->sign, NULL, &w->bridge);
   if (!st && !on_branch(w->q, w->sc, w->p)) st = MS_OFF_BRANCH;
   if (st) { w->status = st; f[0] = f[1] = 0.0; return; }
@@ -127,9 +125,8 @@ static void dop853_eval(double F[7][2], const double *y0, double t0, double h, d
   }
 }
 
-/* One accepted step's dense output as a record of DOP_REC doubles: t_old, h, the state at t_old, then
-   F (7 x 2, row-major), so that y(t) = dop853_eval(F, y_old, t_old, h, t). */
-#define DOP_REC 18
+/* One accepted step's dense output as a record of MS_DENSE_RECORD doubles (ms_constants.h): t_old, h, the
+   state at t_old, then F (7 x 2, row-major), so that y(t) = dop853_eval(F, y_old, t_old, h, t). */
 static void dop853_record(double *rec, double t0, double h, const double *y0, double F[7][2]) {
   rec[0] = t0; rec[1] = h; rec[2] = y0[0]; rec[3] = y0[1];
   memcpy(rec + 4, F, 14 * sizeof(double));
@@ -165,7 +162,7 @@ static double dop853_first_step(Work *w, const double *y, const double *f0, doub
    run ended early (1 the loops could not be closed, 2 a dead point, 3 the step size fell below its limit,
    4 a declared branch condition would not hold, 5 interrupted).
    With rec non-NULL every accepted step's dense output is made and the first rec_cap of them are written to
-   rec, DOP_REC doubles a step (dop853_record); *n_rec receives the number of accepted steps, which may exceed
+   rec, MS_DENSE_RECORD doubles a step (dop853_record); *n_rec receives the number of accepted steps, which may exceed
    rec_cap (a caller then knows the size to ask for). With rec NULL no step makes a dense output it does
    not need. */
 static int forward_run(double torque, double th0, double om0, double t_end, const double *grid_t, int n_grid, double rtol, double atol,
@@ -236,7 +233,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
         (*n_events)++;
       }
     if (rec) {
-      if (*n_rec < rec_cap) dop853_record(rec + DOP_REC * *n_rec, t, h, y, F);
+      if (*n_rec < rec_cap) dop853_record(rec + MS_DENSE_RECORD * *n_rec, t, h, y, F);
       (*n_rec)++;
     }
     while (written < n_grid && grid_t[written] <= t_stop) {

@@ -16,14 +16,7 @@ static void rotate_trig(double *sc, const double *dx) {
   }
 }
 
-/* After a Newton step below MS_CHORD_TOL (relative; mechsym.kinematics.CHORD_TOL), one chord step (the
-   same factorisation, a new residual) finishes, as the numpy route's Newton does: its error is about
-   step * (error after the step), far below rounding, also near a dead point, where rounding keeps full
-   steps from falling below tol. */
-#define MS_CHORD_TOL 1e-8
-/* A Newton step is clipped to MS_MAX_STEP of each coordinate's scale (mechsym.kinematics.Solver.max_step),
-   so that a step from a poor prediction cannot carry an angle a whole turn away. */
-#define MS_MAX_STEP 0.5
+/* MS_CHORD_TOL, MS_MAX_STEP, MS_STEP and MS_STEP_FLOOR: ms_constants.h (mechsym/codegen/constants.py). */
 
 /* Newton on Phi(q, th) = 0 from q until a correction step is below tol (relative to the row scales), or
    below MS_CHORD_TOL and followed by one chord step, so that q is then exact to rounding; on return a holds
@@ -125,9 +118,6 @@ static void turn_trig(double *sc, const double *q_old, const double *q_new, int 
   }
 }
 
-/* The smallest continuation step, relative to the largest (hmax): mechsym.kinematics.STEP_FLOOR / STEP, so
-   that the floor is 1e-6 of the coordinate's scale on both backends. */
-#define MS_STEP_FLOOR 1e-5
 /* The deepest halving: hmax / 2^40 lies far below the floor. */
 #define MS_MAX_HALVINGS 40
 /* The signs that must not change along a branch (Solver.signature's rule): each declared branch condition's,
@@ -173,9 +163,8 @@ static int advance_step(double *q, double *sc, double *dq, double *ddq, double t
    a, and the polynomial closes the loops inside it (MS_BRIDGE_RES); else the path is walked as before (a
    limit position, a dead point, a change of branch are named where the step floor is reached). Near: the
    smallest singular value of Phi_q (columns in their scales, estimated by one step of inverse iteration from a
-   fixed vector) below 1/MS_BRIDGE_DROP of its value where the path started (mechsym.kinematics.BRIDGE_DROP). */
-#define MS_BRIDGE_DROP 20.0
-#define MS_BRIDGE_RES 1e-10
+   fixed vector) below 1/MS_BRIDGE_DROP of its value where the path started (MS_BRIDGE_DROP, MS_BRIDGE_RES:
+   ms_constants.h). */
 typedef struct {
   int on;               /* [th[0], th[1]] is bridged by the polynomial c[0..7] in s = (th - th[0]) / (th[1] - th[0]) */
   double th[2], c[8][NQ];
@@ -307,7 +296,7 @@ static int bridge_try(Bridge *br, const double *q, const double *sc, const doubl
 static int advance(double *q, double *sc, double *dq, double *ddq, double th0, double th1, const double *p,
                    const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
                    const int *sign, double *fail, Bridge *br) {
-  const double span = th1 - th0, floor = MS_STEP_FLOOR * hmax;
+  const double span = th1 - th0, floor = MS_STEP_FLOOR / MS_STEP * hmax;
   if (!(fabs(span) <= 1e9 * hmax)) {  /* not finite, or more steps than an int counts: no path to walk */
     if (fail) { fail[0] = th0; fail[1] = th1; memcpy(fail + 2, q, NQ * sizeof *q); memcpy(fail + 2 + NQ, q, NQ * sizeof *q); }
     return 1;

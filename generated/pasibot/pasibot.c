@@ -5,6 +5,7 @@
 #include "pasibot.h"
 #include "ms_prefix.h"
 #include "ms_prelude.h"
+#include "ms_constants.h"
 
 #define NQ 69
 #define NROW 69

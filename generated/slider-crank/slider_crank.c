@@ -5,6 +5,7 @@
 #include "slider_crank.h"
 #include "ms_prefix.h"
 #include "ms_prelude.h"
+#include "ms_constants.h"
 
 #define NQ 9
 #define NROW 9

@@ -26,19 +26,19 @@ static const double SLIDER_CRANK_SCALE[9] = {0.15, 0.15, 1.0, 0.15, 0.15, 1.0, 0
 /* Inverse dynamics over n crank angles th (in path order, th[0] near the configuration q0).
    u_out (n x NU x 3): U per unit acceleration, per unit speed squared, and for the static loads:
    U = alpha*u[.,0] + omega^2*u[.,1] + u[.,2]. coef_max, branch_min: n values each; q_out (n x NQ) may be 0.
-   Returns -1 or the first failing sample (*status 1: no convergence, 2: singular, 4: a declared branch
-   condition changed sign, 5: interrupted by SIGINT, which the long calls catch for their duration, restoring
-   the previous handler; 6: det Phi_q changed sign where the model declares no branch condition). The
-   continuation between samples takes steps of at most hmax and halves a step that fails or changes those
-   signs, down to hmax * 1e-5; where it stops there, fail (2 + 2*NQ, or 0) receives the last solved angle,
-   the angle not reached, the configuration at the first and Newton's last iterate at the second. */
+   Returns -1 or the first failing sample, with its status in *status (MS_NO_CONVERGENCE, MS_SINGULAR,
+   MS_OFF_BRANCH, MS_DET_SIGN, MS_FAR of ms_constants.h; MS_INTERRUPTED by SIGINT, which the long calls catch
+   for their duration, restoring the previous handler). The continuation between samples takes steps of at
+   most hmax and halves a step that fails or changes the branch's signs, down to hmax * MS_STEP_FLOOR /
+   MS_STEP; where it stops there, fail (2 + 2*NQ, or 0) receives the last solved angle, the angle not
+   reached, the configuration at the first and Newton's last iterate at the second. */
 int slider_crank_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
     int *status, double *fail);
 /* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, q0 = Q0 + k*NQ (its
    configuration near th[0]), scale = SCALE + k*NQ, hmax = HMAX[k]; its outputs start at coef_max + k*n,
    branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k] and its status in status[k].
-   Returns 0, or 5 if SIGINT interrupted it. */
+   Returns 0, or MS_INTERRUPTED if SIGINT interrupted it. */
 int slider_crank_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0,
     const double *SCALE, const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min,
     double *u_out, int *failed, int *status);
@@ -53,8 +53,7 @@ int slider_crank_ode(int n, const double *th, const double *om, double torque, c
     const double *scale, double tol, int maxit, double hmax, double *f_out, double *jac_out, int *status,
     double *fail);
 /* Forward dynamics under a constant torque; states (theta, omega) at the grid times. Returns the number of
-   grid points written (*status 0, 1 no convergence, 2 singular, 3 step underflow, 4 off the declared branch, 5 interrupted,
-   6 det Phi_q would change sign: another branch).
+   grid points written (*status: MS_OK or the status of ms_constants.h that ended the run).
    With rec non-NULL, the first rec_cap accepted steps' dense output, 18 doubles each: t_old, h, y_old (2) and
    F (7 x 2, row-major), y(t) = y_old + F0 x + F1 x (1-x) + F2 x^2 (1-x) + F3 x^2 (1-x)^2 + ..., x = (t - t_old)/h;
    *n_rec: the number of accepted steps (more than rec_cap: call again with that many). rec NULL: none. */
@@ -66,7 +65,7 @@ int slider_crank_forward(double torque, double th0, double om0, double t_end, co
 /* Phi_q factorised at n configurations q (n x NQ) into a (n x NSLOT), piv (n x NBLOCK); ok[s] = the sign of
    det Phi_q (+1 or -1), 0 where singular. Then Phi_q x = b (transpose = 0) or Phi_q^T x = b (1), m right-hand
    sides: b, x n x m x NQ.
-   Both return 0, or 5 if interrupted. */
+   Both return 0, or MS_INTERRUPTED if interrupted. */
 int slider_crank_factor(int n, const double *q, const double *p, double *a, int *piv, int *ok);
 int slider_crank_solve(int n, int m, int transpose, const double *a, const int *piv, const double *b, double *x);
 /* One state for a simulation's right-hand side: Newton at th from the prediction q (in/out), then

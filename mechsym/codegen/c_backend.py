@@ -41,9 +41,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mechsym.budget import check_memory, memory_limit
 from mechsym.codegen import c_runtime
-from mechsym.errors import InputError
+from mechsym.codegen.constants import DENSE_RECORD, Status
+from mechsym.core.budget import check_memory, memory_limit
+from mechsym.core.errors import InputError
 
 CFLAGS = ["-O3", "-std=c99", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
 # the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
@@ -428,8 +429,6 @@ _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)
 
 
-INTERRUPTED = 5  # the status of a long C call that SIGINT stopped (MS_INTERRUPTED in runtime/ms_prelude.h;
-#                   1-4 are failures: no convergence, singular, step size, branch)
 
 
 def _ptr(a):
@@ -451,15 +450,12 @@ class Failure(NamedTuple):
     @property
     def converged(self) -> bool:
         """Newton converged at theta_b, on another branch (or far from the prediction)."""
-        return self.status in (OFF_BRANCH, DET_SIGN, FAR)
-
-
-OFF_BRANCH, DET_SIGN, FAR = 4, 6, 7  # MS_OFF_BRANCH, MS_DET_SIGN, MS_FAR of runtime/ms_prelude.h
+        return self.status in (Status.OFF_BRANCH, Status.DET_SIGN, Status.FAR)
 
 
 def _interrupted(status):
     """Ctrl-C inside a long C call ends it with status INTERRUPTED: raise it as Python does."""
-    if status == INTERRUPTED:
+    if status == Status.INTERRUPTED:
         raise KeyboardInterrupt
     return status
 
@@ -777,7 +773,7 @@ class CLibrary:
             cap = n_rec
         solution = None
         if dense and not status and n_rec:
-            from mechsym.results import DenseSolution
+            from mechsym.core.results import DenseSolution
 
             rec = rec[:n_rec]
             stop = min([t_end, rec[-1, 0] + rec[-1, 1]] + [t for t, i, _ in hits if events[i][3]])
@@ -801,7 +797,7 @@ class CLibrary:
         n_events, status = ctypes.c_int(0), ctypes.c_int(0)
         nfev, n_rec = ctypes.c_long(0), ctypes.c_long(0)
         out = np.empty((len(grid), 2))
-        rec = None if cap is None else np.empty((max(cap, 1), DENSE_WIDTH))
+        rec = None if cap is None else np.empty((max(cap, 1), DENSE_RECORD))
         ip = lambda a: a.ctypes.data_as(_I)
         written = self.dll.ms_forward(
             float(torque), float(theta0), float(omega0), float(t_end), _ptr(grid), len(grid), rtol, atol,
@@ -814,8 +810,7 @@ class CLibrary:
                 n_rec.value)
 
 
-DENSE_WIDTH = 18  # doubles a step of the C integrator's dense record: t_old, h, y_old (2), F (7 x 2) (DOP_REC)
-DENSE_BYTES = 8 * DENSE_WIDTH
+DENSE_BYTES = 8 * DENSE_RECORD  # a step of the C integrator's dense record
 DENSE_CHUNK = 1 << 16  # steps the first record of a forward run holds (9 MiB; a run touches only what it writes)
 
 

@@ -5,25 +5,41 @@ backend compiles the amalgamation (`amalgamate`: each such line replaced by the 
 cache entry's source.c is exactly what was compiled and its content key covers the runtime by construction;
 a standalone export keeps the include lines and carries verbatim copies of the files (`used`, `text`).
 Public entry points are named through the prefix macro MS_FN (ms_prelude.h), never by editing the text.
+One file is printed rather than stored: ms_constants.h, the numbers and status codes shared with Python
+(mechsym.codegen.constants). The directory also holds hard_contact.c, a whole source of its own
+(mechsym.contact.c_contact), which `source` reads.
 """
 from __future__ import annotations
 
 import re
 from importlib import resources
 
+from mechsym.codegen import constants
+
+_PRINTED = {"ms_constants.h": constants.header}
 _INCLUDE = re.compile(r'^#include "(ms_\w+\.h)"$', re.M)
 
 
 def names() -> list[str]:
     """The runtime's file names, sorted."""
-    return sorted(p.name for p in (resources.files("mechsym.codegen") / "runtime").iterdir() if p.name.endswith(".h"))
+    stored = (p.name for p in _directory().iterdir() if p.name.endswith(".h"))
+    return sorted({*stored, *_PRINTED})
 
 
 def text(name: str) -> str:
     """The text of the runtime file `name` (e.g. "ms_kernels.h")."""
     if name not in names():
         raise KeyError(f"no C runtime file {name!r} (have {', '.join(names())})")
-    return (resources.files("mechsym.codegen") / "runtime" / name).read_text()
+    return _PRINTED[name]() if name in _PRINTED else (_directory() / name).read_text()
+
+
+def source(name: str) -> str:
+    """The text of a whole C source kept beside the runtime (e.g. "hard_contact.c")."""
+    return (_directory() / name).read_text()
+
+
+def _directory():
+    return resources.files("mechsym.codegen") / "runtime"
 
 
 def include(name: str) -> str:

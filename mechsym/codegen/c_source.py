@@ -28,12 +28,13 @@ entry points that loop over samples inside C:
 
 The long calls (ms_inverse, ms_inverse_sets, ms_ode, ms_forward, ms_factor, ms_solve) catch SIGINT for their duration: the
 handler only raises a flag, which the loops poll at every sample or integration step, and the call
-returns status 5 (MS_INTERRUPTED, distinct from every failure status) and restores the previous handler, so that Ctrl-C ends a long C loop at
+returns MS_INTERRUPTED (mechsym.codegen.constants.Status, distinct from every failure status) and restores the previous handler, so that Ctrl-C ends a long C loop at
 once (the caller raises KeyboardInterrupt) instead of waiting for it to finish.
 
 The model's part (sizes, per-sample functions, the elimination of mechsym.codegen.sparse_plan) is printed
 here; the rest is the C runtime, real C files in mechsym/codegen/runtime/ that the source includes
-(mechsym.codegen.c_runtime): ms_prefix.h (the MS_FN macro), ms_prelude.h (includes, SIGINT), ms_dense.h,
+(mechsym.codegen.c_runtime): ms_prefix.h (the MS_FN macro), ms_prelude.h (includes, SIGINT), ms_constants.h
+(the numbers and status codes shared with Python, printed from mechsym.codegen.constants), ms_dense.h,
 ms_kernels.h (tracker, inverse, ODE), ms_lanes.h and ms_blocks.h (the inverse batch in blocks of samples,
 with the lane functions of mechsym.codegen.c_lanes), ms_dop853.h (forward) and ms_batch.h. Entry points are written
 MS_FN(name): ms_name in the C backend's library, MODEL_name in an export. Plain C99 with no Python
@@ -191,7 +192,8 @@ def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
     pl, varying = jacobian.plan, jacobian.varying
     q = dict(fns["phi"].inputs)["q"]
     src = [HEADER.format(name=spec.name), f"#define MS_PREFIX {prefix}", *(f'#include "{h}"' for h in headers),
-           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"), ""]
+           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"),
+           c_runtime.include("ms_constants.h"), ""]
     src.append(f"#define NQ {nq}\n#define NROW {m}\n#define NTH {z['nth']}\n#define NPAR {z['npar']}\n#define NJ {z['nj']}\n")
     sc = sp.symbols(f"sc0:{max(1, 2 * len(spec.angles))}", real=True)
     trig = {}

@@ -13,6 +13,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.codegen.sparse_numpy import SparseLU
+from mechsym.codegen.spec import Function
+
 
 def _lambdify(groups, exprs):
     return sp.lambdify([list(g) for g in groups], list(exprs), modules="numpy", cse=True)
@@ -43,8 +46,6 @@ class VectorFunction:
     expressions over those input groups; `render(spec)` gives one per function of a spec."""
 
     def __init__(self, groups, exprs, temporaries=()):
-        from mechsym.codegen.spec import Function
-
         self._render(Function("f", [(f"g{k}", tuple(g)) for k, g in enumerate(groups)], exprs, temporaries=temporaries))
 
     @classmethod
@@ -146,8 +147,6 @@ class Rendered:
     backend = "numpy"
 
     def __init__(self, spec):
-        from mechsym.codegen.sparse_numpy import SparseLU
-
         self.spec = spec
         jac = spec.jacobian
         self.sparse = SparseLU(jac.plan, list(jac.varying)) if jac is not None and jac.plan is not None else None

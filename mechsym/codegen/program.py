@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from mechsym.codegen.spec import Function, SparseJacobian, Spec
+
 __all__ = ["Program", "load", "LoadedProgram"]
 
 class Program:
@@ -91,8 +93,6 @@ class Program:
         temporaries), the function `jac_values` (the non-zero entries of d outputs / d state, over the
         temporaries and their derivatives) and the sparse Jacobian they fill; inputs y (the state) and p
         (the run-time parameters, in the order of `params`)."""
-        from mechsym.codegen.spec import Function, SparseJacobian, Spec
-
         inputs = [("y", self.state), ("p", tuple(self.params.values()))]
         entries = self.jacobian()
         n, m = len(self.state), len(self.outputs)

@@ -166,26 +166,6 @@ def _block_order(slots, pivots, rows_left, cols_left, samples):
     return Block(fill, tuple(order), tuple(lower), tuple(upper), tuple(updates))
 
 
-def sample_jacobians(con, functions, count=4):
-    """Phi_q (dense) at `count` solved configurations from the reference assembly on (default parameters,
-    `functions`: a numpy rendering of the mechanism's spec): the values that choose the run-time block's
-    static pivots. Empty where the mechanism does not assemble there (the block is then factorised by the
-    dense LU alone)."""
-    import numpy as np
-
-    from mechsym.errors import InputError
-    from mechsym.kinematics import KinematicFunctions, Solver
-
-    values = con.mechanism.resolve_parameters(None)
-    try:
-        solver = Solver(KinematicFunctions(con, functions), np.array([values[name] for name in con.mechanism.parameters]))
-        ref, _ = solver.reference()
-        offsets = np.array([0.0, 0.7, 1.6, 2.9])[:count, None] * solver.step  # a few continuation steps apart
-        return list(solver.sweep(ref + offsets).jac)
-    except (InputError, np.linalg.LinAlgError):
-        return []
-
-
 def scaled(term: str, pivot: float) -> str:
     """C for term / pivot with a constant pivot: nothing for 1, a sign for -1, else a product."""
     if pivot == 1.0:

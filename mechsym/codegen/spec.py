@@ -1,6 +1,6 @@
 """The codegen spec: what generated code computes, independent of any backend.
 
-For a derived planar System, `generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
+For a derived planar System, `mechsym.planar_spec.generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
 expressions) and the `SparseJacobian` of Phi_q (its pattern, the varying entries as the function
 `jac_values`, and the static elimination plan of mechsym.codegen.sparse_plan). Each backend is a
 printer of the same spec:
@@ -26,14 +26,14 @@ per-sample loop in Python would be the slow path numpy is there to avoid.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import sympy as sp
 
-from mechsym.codegen.sparse_plan import Plan, jacobian_pattern, plan, sample_jacobians
+from mechsym.codegen.sparse_plan import Plan
 
-__all__ = ["Function", "SparseJacobian", "Spec", "generate", "check", "shared_program", "flops", "SHARED"]
+__all__ = ["Function", "SparseJacobian", "Spec", "check", "shared_program", "flops", "SHARED"]
 
 # input groups by these names are one vector shared by every sample (the run-time parameters): a printer
 # evaluates what depends on them alone once per call, not once per sample
@@ -113,44 +113,6 @@ class Spec:
     functions: dict
     jacobian: SparseJacobian | None
     angles: tuple = field(default=())
-
-
-def generate(system) -> Spec:
-    """The spec of a derived planar System (its constraints and equations)."""
-    con, eqs = system.constraints, system.equations
-    mech = con.mechanism
-    q, qd, qdd, th, p = con.q, con.qd, con.qdd, con.theta, con.params
-    entries, varying = jacobian_pattern(con.jacobian)
-    square = len(con.rows) == con.n
-    from mechsym.kinematics import _point_symbols
-
-    point_exprs = [c for name in con.points for c in con.points[name]]
-    branch_exprs = [b.expr.xreplace(_point_symbols(con)) for b in mech.branches]
-    fn = lambda name, inputs, outputs, doc: (name, Function(name, inputs, outputs, doc))
-    functions = dict([
-        fn("phi", [("q", q), ("th", th), ("p", p)], con.rows, "constraint residuals Phi(q, theta, p)"),
-        fn("gamma", [("q", q), ("qd", qd), ("p", p)], con.gamma, "Phi_q q'' = -gamma(q, q', p)"),
-        fn("gamma3", [("q", q), ("qd", qd), ("qdd", qdd), ("p", p)], lambda: con.gamma3,
-           "Phi_q q''' = -gamma3(q, q', q'', p)"),
-        fn("applied", [("q", q), ("p", p)], eqs.applied, "applied generalised forces Q(q, p)"),
-        fn("applied_rate", [("q", q), ("qd", qd), ("p", p)], lambda: [eqs.applied_rate], "q' . (dQ/dq) q'"),
-        fn("mass", [("p", p)], eqs.mass, "the diagonal of the mass matrix"),
-        fn("points", [("q", q), ("p", p)], point_exprs, "every named point's x, y"),
-        fn("branches", [("q", q), ("p", p)], branch_exprs, "the declared branch conditions"),
-        fn("energy", [("q", q), ("qd", qd), ("p", p)], [eqs.kinetic, eqs.potential], "kinetic and potential energy"),
-        fn("jac_values", [("q", q), ("p", p)], [e for _, _, e in varying], "the varying entries of Phi_q"),
-    ])
-    jacobian = SparseJacobian(len(con.rows), con.n, entries, tuple((i, j) for i, j, _ in varying), "jac_values",
-                              plan(con.n, entries) if square else None)
-    sizes = {"nq": con.n, "nrow": len(con.rows), "nth": len(th), "npar": len(p), "nj": con.n_joint_rows,
-             "n_points": len(point_exprs) // 2, "n_branches": len(branch_exprs)}
-    spec = Spec(mech.name, sizes, functions, jacobian, tuple(3 * i + 2 for i in range(len(con.bodies))))
-    if square and jacobian.plan.block_rows:  # the run-time block's static order, chosen on solved samples
-        from mechsym.codegen import numpy_backend
-
-        samples = sample_jacobians(con, numpy_backend.render(spec))
-        spec = replace(spec, jacobian=replace(jacobian, plan=plan(con.n, entries, samples)))
-    return spec
 
 
 def shared_program(items, assignments, prefix="x") -> dict:

@@ -16,8 +16,8 @@ import itertools
 
 import numpy as np
 
-from mechsym.errors import InputError
-from mechsym.freejoint import FreeJoint, rotation
+from mechsym.core.errors import InputError
+from mechsym.core.freejoint import FreeJoint, rotation
 
 __all__ = ["RigidBox"]
 
@@ -88,7 +88,7 @@ class RigidBox:
         return np.concatenate([R @ np.cross(w, v[:3] + np.cross(w, c)), np.zeros(3)])
 
     def qdot(self, q, v):
-        """[R v, quaternion rate 1/2 q (x) (w, 0)]: the free joint's map (mechsym.freejoint)."""
+        """[R v, quaternion rate 1/2 q (x) (w, 0)]: the free joint's map (mechsym.core.freejoint)."""
         return FREE.qdot(q, v)
 
     def normalize(self, q):

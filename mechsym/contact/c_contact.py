@@ -1,4 +1,4 @@
-"""The C route of hard contact: mechsym/contact/hard_contact.c, compiled through mechsym.codegen.c_backend's
+"""The C route of hard contact: mechsym/codegen/runtime/hard_contact.c, compiled through mechsym.codegen.c_backend's
 cache and bound to a tree's generated contact terms (ms_contact, ms_poses) by function pointer.
 
 `CRoute(contacts)` serves HardContacts whose model is a derived tree on the C backend with every contact on
@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from pathlib import Path
-
 import numpy as np
 
 from mechsym.codegen import c_backend, c_runtime
+from mechsym.codegen.constants import Status
 
-__all__ = ["CRoute", "available", "library", "OK", "AMBIGUOUS", "NOT_PD"]
+__all__ = ["CRoute", "available", "library"]
 
-SOURCE = Path(__file__).with_name("hard_contact.c")
-OK, RAY, CHECK, NOT_PD, PIVOTS, AMBIGUOUS = 0, 1, 2, 3, 4, 6
+SOURCE = "hard_contact.c"  # beside the C runtime (mechsym/codegen/runtime)
 
 _P = ctypes.c_void_p
 
@@ -41,7 +39,7 @@ class _Model(ctypes.Structure):
 @functools.lru_cache(maxsize=1)
 def library():
     """The compiled hard_contact.c (cached; its lookup key covers the file through package_source)."""
-    text = c_runtime.amalgamate(SOURCE.read_text())
+    text = c_runtime.amalgamate(c_runtime.source(SOURCE))
     key = c_backend.content_key(c_backend.package_source(), "hard-contact")
     dll = c_backend.build_source("hard-contact", key, lambda: (text, {"kind": "hard-contact"})).dll
     dll.mc_forces.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, ctypes.c_double, _P, _P,
@@ -82,9 +80,13 @@ def _addr(a):
 
 
 def _interrupted(ret):
-    """A call over many states that SIGINT stopped (MC_INTERRUPTED) ends as Python's Ctrl-C does."""
-    if ret < 0:
+    """A call over many states that SIGINT stopped (MS_INTERRUPTED) ends as Python's Ctrl-C does; one that
+    could not allocate its work arrays (MS_NO_MEMORY) raises MemoryError. Each state's own outcome is its
+    status (mechsym.codegen.constants.HardStatus)."""
+    if ret == Status.INTERRUPTED:
         raise KeyboardInterrupt
+    if ret == Status.NO_MEMORY:
+        raise MemoryError("the hard-contact call on C could not allocate its work arrays")
 
 
 def _addresses(arrays):

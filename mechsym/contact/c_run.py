@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechsym.codegen import c_backend
-from mechsym.errors import InputError
+from mechsym.codegen.constants import Status
+from mechsym.core.errors import InputError
 
-FULL, CHATTER, SWITCHES, NO_MEMORY = 6, 7, 8, 9
 KEEP_BYTES = 256 * 2**20  # dense output kept per run (RK45: 5 values per state and step)
 _D, _I, _L = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_long)
 
@@ -47,7 +47,7 @@ def generate(system):
     generalised = (v_origin.jacobian(sp.Matrix(speeds)).T * force + omega.jacobian(sp.Matrix(speeds)).T * moment)
     params = system.params_symbols
     src = [HEADER.format(name=system.body.name) + "\n/* the contact run of a floating body */",
-           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"),
+           c_runtime.include("ms_prefix.h"), c_runtime.include("ms_prelude.h"), c_runtime.include("ms_constants.h"),
            "#ifndef M_PI\n#define M_PI 3.14159265358979323846\n#endif",
            f"#define NYM {len(system.state)}\n#define NQC {len(coords)}\n#define NSP {len(speeds)}\n"
            f"#define ND {nd}\n#define NW {nw}\n#define NPAR {max(1, len(params))}\n"
@@ -157,21 +157,21 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
             cap_pieces, ptr(pc_t), ptr(pc_step, _I), ptr(pc_states, _I), ptr(pc_tr, _I), ptr(pc_nfev, _L), ptr(pc_y),
             ptr(counts[1:], _I), cap_events, ptr(ev_t), ptr(ev_pt, _I), ptr(ev_b, _I), ptr(ev_a, _I),
             ptr(counts[2:], _I), ptr(counters, _L))
-        if status == c_backend.INTERRUPTED:
+        if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
-        if status != FULL:
+        if status != Status.BUFFER_FULL:
             break
         ns, npc, nev = (int(c) for c in counts)
         cap_pieces = 2 * cap_pieces if npc >= cap_pieces else cap_pieces
         cap_events = 2 * cap_events if nev >= cap_events else cap_events
     ns, npc, nev = (int(c) for c in counts)
     t_last = float(pc_t[npc])
-    if status == NO_MEMORY:
+    if status == Status.NO_MEMORY:
         raise MemoryError("the contact run on C could not allocate its work arrays")
-    if status == CHATTER:
+    if status == Status.CHATTER:
         raise InputError(f"hybrid run: more than {max_chatter} switches at t = {t_last:.9g} without time advancing "
                          "(chattering or a Zeno point)")
-    if status == SWITCHES:
+    if status == Status.SWITCHES:
         raise InputError(f"hybrid run: more than {max_switches} switches before t = {t_last:.9g}")
     if status != 0:
         t_fail = float(st_t[ns - 1] + st_h[ns - 1]) if ns else float(pc_t[npc - 1])

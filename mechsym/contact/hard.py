@@ -49,7 +49,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from mechsym.contact.lcp import LCPError, solve_lcp
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["Plane", "Contact", "HardContacts", "ContactError", "ContactSolution", "ImpulseSolution",
            "contact_forces", "impulse"]

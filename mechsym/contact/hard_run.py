@@ -1,4 +1,4 @@
-"""Event-driven simulation with hard contacts (mechsym.contact.hard) on mechsym.hybrid's runner.
+"""Event-driven simulation with hard contacts (mechsym.contact.hard) on mechsym.core.hybrid's runner.
 
 Between events every contact keeps its state (NO_CONTACT, STICK or SLIP) and the right-hand side solves the
 equality-constrained dynamics of that set: for every contact in contact its normal gap acceleration is zero,
@@ -55,12 +55,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from mechsym import hybrid
 from mechsym.contact.hard import HardContacts, contact_forces, impulse
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
-from mechsym.errors import InputError
-from mechsym.results import RunResult, Table
-from mechsym.timegrid import run_options
+from mechsym.core import hybrid
+from mechsym.core.errors import InputError
+from mechsym.core.results import RunResult, Table
+from mechsym.core.timegrid import run_options
 
 __all__ = ["simulate_hard", "HardRun", "HardEvent", "pd_hold", "PDHold"]
 

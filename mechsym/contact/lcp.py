@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["LCPError", "lemke", "solve_lcp", "lcp_residual"]
 

@@ -40,7 +40,7 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws, _laws_unchecked, laws_in_states
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["ContactPoints", "contact_signals", "laws_in_states", "classify"]
 

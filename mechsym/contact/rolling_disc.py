@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["RollingDiscContact", "rolling_disc_contact", "RollingDisc", "rolling_disc_program",
            "PARALLEL_TOLERANCE"]
@@ -438,7 +438,7 @@ class RollingDisc:
     def disc_states(self, y):
         """The disc centre's position and velocity, the axis and the angular velocity (world, (N, 3)) of
         body states y (13, N) (mechsym.rigid3d's layout)."""
-        from mechsym.freejoint import rotation
+        from mechsym.core.freejoint import rotation
 
         y = np.asarray(y, float).reshape(13, -1)
         rot = rotation(y[3:7].T)                                        # N x 3 x 3

@@ -2,7 +2,7 @@
 
 `simulate_contact(points, ground, state0, t_end)` integrates a model (planar System or FloatingSystem)
 with the contact law applied to all its points (one evaluation of the law per right-hand side) and the
-tangential deflections u as extra states, on mechsym.hybrid's runner. Each point is in exactly one state
+tangential deflections u as extra states, on mechsym.core.hybrid's runner. Each point is in exactly one state
 (no contact, stick, slip); every change is located as a zero crossing, as Simulink's zero-crossing
 detection does in spatial_v2's example 7, and recorded in a timeline.
 
@@ -48,12 +48,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechsym import hybrid
 from mechsym.contact.points import ContactPoints, classify, contact_signals
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws
-from mechsym.errors import InputError
-from mechsym.results import RunResult, Table
-from mechsym.timegrid import run_options
+from mechsym.core import hybrid
+from mechsym.core.errors import InputError
+from mechsym.core.results import RunResult, Table
+from mechsym.core.timegrid import run_options
 
 STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
@@ -298,7 +298,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     the output resolution). event_tol: how close to zero (metres) a signal counts as crossing together
     with the located one (default 1e-12 times the largest point offset, at least 1e-15 m).
 
-    backend: "numpy" (mechsym.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
+    backend: "numpy" (mechsym.core.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning)."""
     from mechsym.rigid3d import LAYOUT, FloatingSystem

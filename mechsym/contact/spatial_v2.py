@@ -38,9 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.errors import InputError
-
-NO_CONTACT, STICK, SLIP = 0, 1, 2
+from mechsym.codegen.constants import NO_CONTACT, SLIP, STICK
+from mechsym.core.errors import InputError
 
 __all__ = ["NO_CONTACT", "STICK", "SLIP", "gcontact", "Fpt", "GroundContact", "ContactResult",
            "static_penetration", "laws_in_states"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.freejoint import Q_NAMES
+from mechsym.core.freejoint import Q_NAMES
 from mechsym.spatial import manifold
 
 __all__ = ["TreeModel"]

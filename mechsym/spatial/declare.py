@@ -11,12 +11,13 @@ problems together. Conventions (those of URDF and Pinocchio):
   frame as its class says (a Revolute rotates about, a Prismatic slides along, its unit `axis` given in
   the child's frame);
 * the root body has either no joint (a fixed base: its frame is the world frame) or a root-only joint
-  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.freejoint); a root-only joint may
-  also attach the first moving body to a fixed root (a URDF's "world" link and its floating joint);
+  (`Free`: a floating base in Pinocchio's free-flyer layout, see mechsym.core.freejoint); a root-only joint
+  may also attach the first moving body to a fixed root (a URDF's "world" link and its floating joint);
 * a joint may mimic another (`Mimic`: its coordinate is ratio * the other's + offset), checked by
   `check_mimics` (a missing or fixed joint, a cycle);
-* parameters follow the planar rule (mechsym.model.declare_parameter); gravity is the parameter g
-  (default 9.81 m/s^2) along -z of the world frame (`gravity_down`, `no_gravity`).
+* parameters and gravity follow the protocol of every declaration (mechsym.core.parameters.Declaration):
+  gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame (`gravity_down`,
+  `no_gravity`).
 
 A numeric value may be a number, the name of a declared parameter or a sympy expression of parameters;
 rotations (rpy, axes) are numbers only, so that they fold into the generated code.
@@ -29,9 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import InputError, ModelError
-from mechsym.model import declare_parameter, default_problems
-from mechsym.overrides import apply_overrides
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 from mechsym.spatial.joints import Joint
 
 __all__ = ["Tree", "rpy_matrix", "inertia_violation"]
@@ -67,45 +67,19 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp_, cp * sr, cp * cr]])
 
 
-class Tree:
-    """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name."""
+class Tree(Declaration):
+    """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name.
+    Parameters (each a run-time symbol of the generated code) and gravity follow
+    mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice."""
+
+    DOWN = (0, 0, -1)
 
     def __init__(self, name: str):
         self.name = name
-        self.parameters = {}          # name -> mechsym.model.Parameter
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
-        self._problems = []
         self._joint_names = set()
-        self._default_gravity = None
-        self.gravity_down()                  # the default gravity g, replaced by gravity_down/no_gravity
-        self._default_gravity = "g"
-
-    # -- parameters -------------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float, unit: str = "", doc: str = "", positive=None,
-                  nonnegative=False) -> sp.Symbol:
-        """Declare a run-time parameter (a symbol of the generated code) with its default value; the rule
-        of planar mechanisms (mechsym.model.declare_parameter): lengths, masses, inertias and densities
-        are positive unless `positive=False`, `nonnegative=True` admits zero; `check()` reports a bad
-        default or a name declared twice."""
-        return declare_parameter(self, name, default, unit, doc, positive, nonnegative)
-
-    def gravity_down(self, name: str = "g", value: float = 9.81) -> sp.Symbol:
-        """Gravity of magnitude `name` (a parameter, default `value`) along -z of the world, in place of the
-        default g = 9.81; returns the symbol."""
-        self._drop_default_gravity()
-        self.gravity = self.parameter(name, value, "m/s^2", "gravitational acceleration (along -z)")
-        return self.gravity
-
-    def no_gravity(self):
-        """No gravity (a tree in free space): drops the default parameter g."""
-        self._drop_default_gravity()
-        self.gravity = sp.Integer(0)
-
-    def _drop_default_gravity(self):
-        if self._default_gravity is not None:
-            del self.parameters[self._default_gravity]
-            self._default_gravity = None
+        self._init_parameters()
 
     def _value(self, value, what):
         if isinstance(value, str):
@@ -244,13 +218,9 @@ class Tree:
         """An InputError naming the joints when a mimic joint follows a missing or fixed joint, or a cycle."""
         self.mimics()
 
-    def defaults(self) -> dict:
-        """Parameter name -> its declared default value."""
-        return {n: p.default for n, p in self.parameters.items()}
-
     def resolve_parameters(self, overrides=None) -> dict:
         """Default values with `overrides` (name -> number) applied and checked as a planar mechanism's
-        (mechsym.overrides.apply_overrides: unknown names, non-numbers, non-finite, non-positive lengths,
+        (mechsym.core.parameters.apply_overrides: unknown names, non-numbers, non-finite, non-positive lengths,
         masses, inertias and densities refused), then the bodies' masses and inertias at those values."""
         values, problems = apply_overrides(self.parameters, overrides)
         if problems:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import ModelError
+from mechsym.core.errors import ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.joints import exact
 
@@ -230,7 +230,7 @@ class Derivation:
             link.Io = [[sp.sympify(e).xreplace(sub) for e in row] for row in link.Io]
         for f in self.frames.values():
             f.p = [sp.sympify(e).xreplace(sub) for e in f.p]
-        self.g = sp.sympify(tree.gravity).xreplace(sub)      # the gravity parameter's p[i], or 0
+        self.g = tree.gravity_magnitude.xreplace(sub)        # the gravity parameter's p[i], or 0
         self._inertias()
         self._poses()
         self._cache = {}

@@ -18,8 +18,8 @@ from pathlib import Path
 from mechsym.codegen import c_runtime
 from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.export import CFLAGS, c_name
-from mechsym.errors import InputError
-from mechsym.output import write_text
+from mechsym.core.errors import InputError
+from mechsym.core.output import write_text
 
 
 def tree_json(system, values) -> dict:
@@ -201,7 +201,7 @@ def tree_command(args, source) -> int:
         system = _system(tree, contact_frames)
         system.set_params(params)
         written = export(system, args.out, force=args.force, standing=standing)
-        from mechsym.output import announce
+        from mechsym.core.output import announce
 
         for path in written:
             announce(f"wrote {path}")

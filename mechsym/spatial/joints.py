@@ -11,7 +11,7 @@ read only these):
   rotation about an axis through a point, with a pitch) or a `Translation`;
 * `checked(where)`: a normalised copy (a unit axis), or an InputError naming what is wrong;
 * `root_only`: it attaches the root to the world and nothing else (the floating base's free joint);
-  `floating`: its coordinates are mechsym.freejoint's free flyer (a unit quaternion the entry points check);
+  `floating`: its coordinates are mechsym.core.freejoint's free flyer (a unit quaternion the entry points check);
   `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`;
   `mimic`: None, or (joint, ratio, offset): its one coordinate is ratio * that joint's + offset, so it has no
   coordinate of its own (`Mimic`); `rates_are_speeds`: dq/dt = v for its coordinates (mechsym.spatial.manifold
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import InputError
-from mechsym.freejoint import Q_NAMES, rotation
+from mechsym.core.errors import InputError
+from mechsym.core.freejoint import Q_NAMES, rotation
 
 __all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
            "exact", "unit_axis",
@@ -224,7 +224,7 @@ class Fixed(Joint):
 class Free(Joint):
     """The floating base: 7 coordinates (position, quaternion x, y, z, w) and 6 speeds (linear and
     angular velocity in the base frame), Pinocchio's free flyer: the maps of
-    mechsym.freejoint.FreeJoint("local"). Its coordinates and speeds are named base.x ... base.qw and
+    mechsym.core.freejoint.FreeJoint("local"). Its coordinates and speeds are named base.x ... base.qw and
     base.vx ... base.wz."""
 
     name: str = "root_joint"
@@ -248,7 +248,7 @@ class Free(Joint):
 
     def motion(self, q, let):
         """At q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
-        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.freejoint)
+        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.core.freejoint)
         return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
 
     def world_columns(self, R0, p0, vec):

@@ -1,4 +1,4 @@
-"""The configuration manifold of a tree: q = [floating base (mechsym.freejoint.FreeJoint, Pinocchio's free
+"""The configuration manifold of a tree: q = [floating base (mechsym.core.freejoint.FreeJoint, Pinocchio's free
 flyer: position, quaternion x, y, z, w), joints], v = [base linear and angular velocity (both in the base
 frame), joint rates]; a fixed base has q = joints and v = rates.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.freejoint import FreeJoint
+from mechsym.core.freejoint import FreeJoint
 
 __all__ = ["qdot", "velocity", "integrate", "normalise", "BASE"]
 

@@ -5,16 +5,16 @@ dv/dt = H^-1 (tau - bias) from the generated forward dynamics, integrated by sci
 it). The quaternion is normalised before every evaluation (the generated code uses the rotation of q/|q|
 anyway) and on the output grid. The table has the columns of CONTRACTS.md: t, the coordinates
 (base.x ... base.qw, one per joint by name), the speeds (base.vx ... base.wz, JOINT.v) and com.x, com.y,
-com.z; a RunResult (mechsym.results) with solve_ivp's dense solution.
+com.z; a RunResult (mechsym.core.results) with solve_ivp's dense solution.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from mechsym.budget import CallBudget
-from mechsym.errors import InputError
-from mechsym.results import RunResult, ivp_result
-from mechsym.timegrid import run_options
+from mechsym.core.budget import CallBudget
+from mechsym.core.errors import InputError
+from mechsym.core.results import RunResult, ivp_result
+from mechsym.core.timegrid import run_options
 from mechsym.spatial import manifold
 
 __all__ = ["simulate"]

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from mechsym.codegen import c_backend, callables
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 
@@ -413,9 +413,9 @@ class TreeSystem:
 
 def check_size(tree: Tree):
     """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
-    (mechsym.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
+    (mechsym.core.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
     bodies' frames to the root."""
-    from mechsym.budget import check_tree
+    from mechsym.core.budget import check_tree
 
     depth, moving = {}, 0
     for b in tree.bodies.values():           # parents come first

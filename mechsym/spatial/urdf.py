@@ -47,7 +47,7 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree, inertia_violation
 from mechsym.spatial.joints import Fixed, Free, Mimic, Planar, Prismatic, Revolute
 

@@ -9,7 +9,7 @@ import pytest
 
 from mechsym.codegen import c_backend
 from mechsym.contact import ContactPoints, GroundContact, simulate_contact
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 
@@ -111,7 +111,7 @@ def test_ctrl_c_ends_a_c_run_within_a_second(disc):
 def test_command_on_both_backends(tmp_path, capsys):
     """`mechsym polydisc` runs on C by default and on numpy with --backend numpy: the same columns and rows."""
     from mechsym.cli import main
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     tables = {}
     for backend in ("c", "numpy"):

@@ -7,8 +7,8 @@ from mechsym.contact import (NO_CONTACT, SLIP, STICK, ContactPoints, GroundConta
                              simulate_contact, static_penetration)
 from mechsym.contact.points import classify, contact_signals
 from mechsym.contact.spatial_v2 import _laws
-from mechsym.errors import InputError
-from mechsym.freejoint import quat_about
+from mechsym.core.errors import InputError
+from mechsym.core.freejoint import quat_about
 from mechsym.rigid3d import FloatingBody, derive_floating
 
 K, D = 1e6, 2000.0
@@ -337,7 +337,7 @@ def chain3_command():
 def test_chain_command(chain3_command, tmp_path, capsys, plotted):
     """The command's CSV, timeline and figure; the figure draws the heights, paths and contact counts of the
     CSV (read back: the same numbers)."""
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     out, events, picture = tmp_path / "out" / "chain.csv", tmp_path / "events.csv", tmp_path / "chain.png"
     code = chain3_command(["chain3", "--t-end", "0.6", "--dt", "0.01", "--out", str(out), "--timeline", str(events),
@@ -361,7 +361,7 @@ def test_chain_command_on_the_c_backend_agrees_with_numpy(chain3_command, tmp_pa
     """`--backend c` (configuration, J, a0 and the applied forces in one generated ms_track call per
     state) follows the numpy run: the same point state changes, every column to 1e-6."""
     from mechanisms import chain3
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     assert chain3.model(backend="c")[0].library is not None
     tables = {}

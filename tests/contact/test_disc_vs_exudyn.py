@@ -7,8 +7,8 @@ import pytest
 
 from mechanisms.disc import COLUMNS, Disc, simulate
 from mechsym.cli import main
-from mechsym.errors import InputError
-from mechsym.results import read_csv
+from mechsym.core.errors import InputError
+from mechsym.core.results import read_csv
 
 G = 9.81
 TRAJ = COLUMNS[1:10]
@@ -195,7 +195,7 @@ def test_connector_rejects_bad_parameters_by_name():
             RollingDisc("w", **{**good, name: value})
     # an axis parallel to the plane normal in the starting state: the error names the disc
     from mechanisms.disc import system
-    from mechsym.freejoint import quat_about
+    from mechsym.core.freejoint import quat_about
 
     sys3 = system()
     ode = sys3.loaded([RollingDisc("w", **good, axis=(0, 0, 1))])

@@ -1,11 +1,11 @@
-"""The free joint (mechsym.freejoint): its maps against Pinocchio's free flyer and R3 x SO3, the exact
+"""The free joint (mechsym.core.freejoint): its maps against Pinocchio's free flyer and R3 x SO3, the exact
 conversions of speeds, and the floating body's dynamics against Pinocchio's ABA on the same body."""
 import numpy as np
 import pytest
 import sympy as sp
 
-from mechsym.errors import InputError
-from mechsym.freejoint import FreeJoint, quat_about, quat_multiply, rotation
+from mechsym.core.errors import InputError
+from mechsym.core.freejoint import FreeJoint, quat_about, quat_multiply, rotation
 from mechsym.rigid3d import FloatingBody, derive_floating
 
 pin = pytest.importorskip("pinocchio")

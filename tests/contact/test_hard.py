@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from mechsym.contact.box import RigidBox
-from mechsym.freejoint import rotation as quat_to_rot
+from mechsym.core.freejoint import rotation as quat_to_rot
 from mechsym.contact.hard import ContactError, HardContacts, Plane, contact_forces, impulse
 from mechsym.contact.lcp import LCPError, lemke, solve_lcp
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 BOTTOM = ["corner++-", "corner+--", "corner-+-", "corner---"]
 

@@ -1,15 +1,16 @@
-"""The compiled route of hard contact (mechsym/contact/hard_contact.c) against the Python route on HyQ: the
+"""The compiled route of hard contact (mechsym/codegen/runtime/hard_contact.c) against the Python route on HyQ: the
 force LCP per state and over N states, the warm start, the held right-hand side with its guards, and the
 event-driven drop."""
 import numpy as np
 import pytest
 
 from mechanisms import hyq_contact
+from mechsym.codegen.constants import HardStatus
 from mechsym.contact import c_contact
 from mechsym.contact.hard import contact_forces, impulse
 from mechsym.contact.hard_run import _CModes, _Modes, pd_hold, simulate_hard
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +151,7 @@ def test_held_rhs_and_guards_equal_the_python_route(hyq, monkeypatch, mu, undeci
     args = (contacts, mu_arr, e_arr, ctrl, 1e-10, 1e-6, 1e-3, 1e-3)
     cm, pm = _CModes(contacts.c_route(), *args), _Modes(*args)
     if undecided:
-        monkeypatch.setattr(cm.c, "held", lambda *a, **k: c_contact.AMBIGUOUS)
+        monkeypatch.setattr(cm.c, "held", lambda *a, **k: HardStatus.AMBIGUOUS)
     for j, (qq, v, _) in enumerate(_states(rng, q, 30, 0.05)):
         qq[2] += 0.01 * rng.random()                       # some feet above the ground
         state = rng.choice([NO_CONTACT, STICK, SLIP], 4)
@@ -216,7 +217,7 @@ def test_library_is_keyed_by_its_source(monkeypatch):
         before = c_backend.package_source()
         c_backend.package_source.cache_clear()
         monkeypatch.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (
-            b"/* changed */" if self.name == c_contact.SOURCE.name else b""))
+            b"/* changed */" if self.name == c_contact.SOURCE else b""))
         after = c_backend.package_source()
     finally:
         monkeypatch.undo()

@@ -80,7 +80,7 @@ def test_scenarios_land_at_the_free_fall_instant(scenario, tmp_path):
     at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has CONTRACTS' columns and the impulses
     of the timeline."""
     from mechsym.cli import main
-    from mechsym.results import read_csv
+    from mechsym.core.results import read_csv
 
     out, events = tmp_path / "hyq.csv", tmp_path / "events.csv"
     assert main(["hyq", scenario, "--t-end", "0.6", "--out", str(out), "--timeline", str(events)]) == 0

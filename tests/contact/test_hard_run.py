@@ -5,7 +5,7 @@ import pytest
 from mechsym.contact.box import RigidBox
 from mechsym.contact.hard import HardContacts, Plane
 from mechsym.contact.hard_run import pd_hold, simulate_hard
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 BOTTOM = ["corner++-", "corner+--", "corner-+-", "corner---"]
 G = 9.81

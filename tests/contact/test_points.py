@@ -4,8 +4,8 @@ import pytest
 
 from mechsym.contact import ContactPoints, Fpt, GroundContact, gcontact
 from mechsym.contact import points as points_module
-from mechsym.errors import InputError
-from mechsym.freejoint import quat_multiply
+from mechsym.core.errors import InputError
+from mechsym.core.freejoint import quat_multiply
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def test_generalised_forces_agree_with_fpt_floating(disc):
     p = points.positions(q)
     spatial = Fpt(f, p).sum(axis=1)
     moment_o, force = spatial[:3], spatial[3:]
-    from mechsym.freejoint import rotation
+    from mechsym.core.freejoint import rotation
 
     rot = rotation(q[3:])
     expected = np.concatenate([force, rot.T @ (moment_o - np.cross(q[:3], force))])

@@ -4,8 +4,8 @@ import pytest
 
 from mechsym.cli import main
 from mechsym.contact import Fpt, gcontact
-from mechsym.results import read_csv
-from mechsym.freejoint import rotation
+from mechsym.core.results import read_csv
+from mechsym.core.freejoint import rotation
 
 COLUMNS = "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,n_contact,n_stick,n_slip".split(",")
 

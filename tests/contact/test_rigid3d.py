@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from mechsym.errors import InputError, ModelError
-from mechsym.freejoint import quat_about, rotation
+from mechsym.core.errors import InputError, ModelError
+from mechsym.core.freejoint import quat_about, rotation
 from mechsym.rigid3d import FloatingBody, FloatingSystem, derive_floating
 from mechsym.system import derive
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mechsym.contact.rolling_disc import rolling_disc_contact
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 R = 0.2
 K, D, VMU = 1e5, 1e3, 1e-3
@@ -594,7 +594,7 @@ def _state(rng, sys3, con, depth, slip, normal_speed, omega_scale=3.0, q_norm=1.
     while True:
         q = rng.normal(size=4)[[1, 2, 3, 0]]                      # drawn (w, x, y, z), stored scalar last
         q /= np.linalg.norm(q)
-        from mechsym.freejoint import rotation
+        from mechsym.core.freejoint import rotation
 
         if abs(rotation(q) @ np.array(con.axis) @ n) < 0.9:
             break
@@ -799,7 +799,7 @@ def test_generated_program_evaluates_the_same_law(linear_zone, no_tension):
 
     from mechsym.codegen import c_backend
     from mechsym.contact.rolling_disc import RollingDisc
-    from mechsym.freejoint import rotation
+    from mechsym.core.freejoint import rotation
 
     system = disc_model.system()
     load = RollingDisc("contact", radius=R, stiffness=K, zone=0.05, damping=D, mu=(0.3, 0.5), viscous=(0.1, 0.2),

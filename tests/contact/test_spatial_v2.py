@@ -4,7 +4,7 @@ import pytest
 
 from mechsym.contact import (NO_CONTACT, SLIP, STICK, Fpt, GroundContact, gcontact,
                              static_penetration)
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 K, D = 1e6, 2000.0  # example 7's ground: decay rate K/D = 500 1/s
 

@@ -1,5 +1,5 @@
 /* mechsym C runtime: compliant ground contact (spatial_v2's law for points) on a generated model, integrated in C with every
-   change of a point's state located as an event: the algorithm of mechsym.contact.run on mechsym.hybrid
+   change of a point's state located as an event: the algorithm of mechsym.contact.run on mechsym.core.hybrid
    and scipy's solve_ivp(method="RK45"), step for step, so that an rtol buys the same accuracy on both
    backends.
 
@@ -24,13 +24,6 @@
 #include <stdlib.h>
 
 #define NT (ND - 1)
-#define MS_BUFFER_FULL 6
-#define MS_CHATTER 7
-#define MS_SWITCHES 8
-#define MS_NO_MEMORY 9
-#define PT_NONE 0
-#define PT_STICK 1
-#define PT_SLIP 2
 
 typedef struct {
   int np, ny;
@@ -69,8 +62,8 @@ static inline void point_law(const double *kdm, int st, const double *pos, const
   s[0] = pos[ND - 1];
   s[1] = vel[ND - 1];
   for (int d = 0; d < NT; ++d) { s[2 + d] = vel[d]; s[2 + NT + d] = u[d]; }
-  if (st == PT_STICK) law_stick1(s, kdm, out);
-  else if (st == PT_SLIP) law_slip1(s, kdm, out);
+  if (st == MS_STICK) law_stick1(s, kdm, out);
+  else if (st == MS_SLIP) law_slip1(s, kdm, out);
   else law_none1(s, kdm, out);
   for (int d = 0; d < ND; ++d) ft[d] = out[d];
   for (int d = 0; d < NT; ++d) ud[d] = out[ND + d];
@@ -100,7 +93,7 @@ static void contact_rhs(Contact *w, const double *y, double *f) {
     for (int d = 0; d < NT; ++d) u[d] = y[NYM + d * np + i];
     const int st = w->state[i];
     point_law(w->kdm, st, pos, vel, u, ft, ud);
-    if (st != PT_NONE) {
+    if (st != MS_NO_CONTACT) {
       for (int d = 0; d < ND; ++d) F[d] += ft[d];
 #if ND == 3
       M[0] += arm[1] * ft[2] - arm[2] * ft[1];
@@ -155,7 +148,7 @@ static void contact_guards(Contact *w, const double *y, double *g) {
   for (int i = 0; i < w->np; ++i) {
     const double a = w->sig_c[i] * w->c[i] + w->bias_c[i];
     if (a < gc || a != a) gc = gc != gc ? gc : a;
-    if (w->state[i] != PT_NONE) {
+    if (w->state[i] != MS_NO_CONTACT) {
       const double b = w->sig_s[i] * w->s[i] + w->bias_s[i];
       any = 1;
       if (b < gs || b != b) gs = gs != gs ? gs : b;
@@ -168,8 +161,8 @@ static void contact_guards(Contact *w, const double *y, double *g) {
 /* Signs for the held states and the biases of the points switched at this instant (Guards._arm). */
 static void contact_arm(Contact *w, const unsigned char *fresh) {
   for (int i = 0; i < w->np; ++i) {
-    w->sig_c[i] = w->state[i] != PT_NONE ? 1.0 : -1.0;
-    w->sig_s[i] = w->state[i] == PT_STICK ? 1.0 : -1.0;
+    w->sig_c[i] = w->state[i] != MS_NO_CONTACT ? 1.0 : -1.0;
+    w->sig_s[i] = w->state[i] == MS_STICK ? 1.0 : -1.0;
     w->bias_c[i] = fresh[i] ? fmax(0.0, w->tol - w->sig_c[i] * w->c[i]) : 0.0;
     w->bias_s[i] = fresh[i] ? fmax(0.0, w->tol - w->sig_s[i] * w->s[i]) : 0.0;
   }
@@ -315,13 +308,13 @@ static int contact_switch(Contact *w, double t, double *y, unsigned char *fresh,
   const double half = 0.5 * w->tol;
   for (int i = 0; i < w->np; ++i) {
     const int was_fresh = t - w->since[i] <= w->window * fmax(1.0, fabs(t));
-    const int old = w->state[i], incontact = old != PT_NONE;
+    const int old = w->state[i], incontact = old != MS_NO_CONTACT;
     const int cross_c = w->sig_c[i] * w->c[i] + (was_fresh ? w->bias_c[i] : 0.0) <= half;
     const int cross_s = incontact && w->sig_s[i] * w->s[i] + (was_fresh ? w->bias_s[i] : 0.0) <= half;
     int now = old;
-    if (incontact && cross_c) now = PT_NONE;
-    else if (!incontact && cross_c) now = w->s[i] >= 0 ? PT_STICK : PT_SLIP;
-    else if (cross_s) now = old == PT_STICK ? PT_SLIP : PT_STICK;
+    if (incontact && cross_c) now = MS_NO_CONTACT;
+    else if (!incontact && cross_c) now = w->s[i] >= 0 ? MS_STICK : MS_SLIP;
+    else if (cross_s) now = old == MS_STICK ? MS_SLIP : MS_STICK;
     if (now != old) {
       if (*n_events >= cap_events) return MS_BUFFER_FULL;
       ev_t[*n_events] = t; ev_point[*n_events] = i; ev_before[*n_events] = old; ev_after[*n_events] = now;
@@ -357,7 +350,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
   memcpy(y, y0, sizeof(double) * n);
   contact_signals(w, y);
   for (int i = 0; i < np; ++i) {
-    w->state[i] = w->c[i] > 0 ? (w->s[i] >= 0 ? PT_STICK : PT_SLIP) : PT_NONE;
+    w->state[i] = w->c[i] > 0 ? (w->s[i] >= 0 ? MS_STICK : MS_SLIP) : MS_NO_CONTACT;
     w->since[i] = -INFINITY;
     fresh[i] = 1;
   }
@@ -388,7 +381,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
       int rejected = 0;
       double t_new = t, h = 0.0;
       for (;;) {
-        if (h_abs < min_step) { status = 1; break; }
+        if (h_abs < min_step) { status = MS_STEP_SIZE; break; }
         t_new = t + h_abs;
         if (t_new > t_end) t_new = t_end;
         h = t_new - t;
@@ -455,7 +448,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
     }
     piece_nfev[piece] = w->nfev - nfev0;
     if (status) break;
-    if (restart) {                    /* take a real first step (mechsym.hybrid's _spurious_start) */
+    if (restart) {                    /* take a real first step (mechsym.core.hybrid's _spurious_start) */
       *total_steps -= *n_steps - piece_step[piece];
       *n_steps = piece_step[piece];
       (*n_pieces)--;

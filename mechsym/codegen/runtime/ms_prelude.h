@@ -9,20 +9,12 @@
 #include <signal.h>
 #include <string.h>
 
-/* A signal during a long call: the handler raises ms_stop, the loops poll it, the call returns status 5
-   (MS_INTERRUPTED) and puts the previous handlers back. SIGINT is caught unless ignored; SIGTERM and SIGHUP
+/* A signal during a long call: the handler raises ms_stop, the loops poll it, the call returns MS_INTERRUPTED
+   (ms_constants.h) and puts the previous handlers back. SIGINT is caught unless ignored; SIGTERM and SIGHUP
    only where the host program handles them (mechsym's command line does), whose handler is then called
    too, so that the host ends as it would have, knowing which signal it was. A call made while another one
    catches (a nested or concurrent call) leaves the handlers to that one; an ignored signal stays ignored.
    Without sigaction only SIGINT is caught. */
-/* statuses of the long calls: 1 no convergence (the loops could not be closed), 2 singular (a dead point),
-   3 step size below its limit, 4 a declared branch condition would not hold, 5 interrupted, 6 det Phi_q
-   changed sign where no branch condition is declared (a dead point lies between: another assembly branch),
-   7 Newton converged far from the continuation's prediction (another configuration) */
-#define MS_OFF_BRANCH 4
-#define MS_INTERRUPTED 5
-#define MS_DET_SIGN 6
-#define MS_FAR 7
 static volatile sig_atomic_t ms_stop = 0;
 #if defined(__unix__) || defined(__APPLE__) /* sigaction (the feature macro above) */
 #define MS_NSIG 3

@@ -5,7 +5,7 @@ other, a clutch, a contact that opens) is a set of `Mode`s. Each mode has its ow
 own `Transition`s; a transition's guard is an event function g(t, y) whose zero crossing (in the given
 direction) ends the mode. The transition then names the next mode (a fixed name, or a function of the state
 that decides, for example "stick if static friction suffices, else slide the other way") and may map the
-state (`reset`). `run` integrates mode after mode and returns a RunResult (mechsym.results): the state on
+state (`reset`). `run` integrates mode after mode and returns a RunResult (mechsym.core.results): the state on
 the output grid, the switches as its events, and the pieces with their dense outputs.
 
 Nothing here knows about mechanisms: right-hand sides and guards are plain functions of (t, y).
@@ -28,11 +28,12 @@ from typing import Callable
 
 import numpy as np
 
-from mechsym.budget import CallBudget
-from mechsym.errors import InputError
-from mechsym.progress import Progress, tracked
-from mechsym.results import RunResult
-from mechsym.timegrid import run_options
+from mechsym.core.budget import CallBudget
+from mechsym.core.errors import InputError
+from mechsym.core.progress import Progress, tracked
+from mechsym.core.results import RunResult
+from mechsym.core.runner import rejecting
+from mechsym.core.timegrid import run_options
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,6 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
     """run()'s loop over the pieces between switches, reporting the time reached to `progress`: (segments,
     switches, the time reached, right-hand sides, the transition that ended the run or None)."""
     from scipy.integrate import solve_ivp
-
-    from mechsym.simulate import rejecting
 
     budget = CallBudget(len(y), "hybrid run", t_end - t0, method)
     segments, timeline, nfev, stall = [], [], 0, 0

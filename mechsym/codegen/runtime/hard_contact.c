@@ -9,20 +9,18 @@
    choose among several solutions (a minimum-norm step on a singular or non-unique support), these
    functions return MC_AMBIGUOUS and the caller solves that state by the Python route. Compiled through
    mechsym.codegen.c_backend's cache (mechsym/contact/c_contact.py); states are sample-major. */
-/* the runtime prelude: the POSIX feature macro, math.h, signal.h, string.h and the SIGINT handling */
+/* the runtime prelude: the POSIX feature macro, math.h, signal.h, string.h and the SIGINT handling; the
+   status codes (MC_ per state, MS_ per call) shared with Python */
 #include "ms_prelude.h"
+#include "ms_constants.h"
 #include "ms_cholesky.h"
 #include <stdlib.h>
 
 /* SIGINT during a call over many states: the runtime's handler raises ms_stop, the loops poll it once per
-   state and the call returns MC_INTERRUPTED with the previous handler put back (ms_catch, ms_release). One
+   state and the call returns MS_INTERRUPTED with the previous handler put back (ms_catch, ms_release). One
    state is too short to need it. */
-#define MC_INTERRUPTED (-1)
 
 typedef void (*mc_gen)(int, const double *, const double *, const double *, const double *, double *);
-
-enum { MC_OK = 0, MC_RAY = 1, MC_CHECK = 2, MC_NOT_PD = 3, MC_PIVOTS = 4, MC_AMBIGUOUS = 6, MC_NOT_FINITE = 7 };
-enum { MC_NONE = 0, MC_STICK = 1, MC_SLIP = 2 };
 
 typedef struct {
   mc_gen contact, poses;   /* the tree's generated ms_contact and ms_poses */
@@ -455,7 +453,7 @@ static void unpack(const mc_model *m, const mc_lcp *P, const double *mu, const i
    with active[i], the kinetic force on those sliding faster than slip_tol, the warm start from guess (ns x
    (n + (k+1) n) flags, or NULL). Outputs per state: lam (n x 3), qdd (nv), accel (n), taccel (n x 2), state
    (n), z and w (their layout that of hard.py's _friction_problem, their size in info), info: status, warm,
-   pivots, size; viol. Returns the number of states whose status is not MC_OK, or MC_INTERRUPTED. */
+   pivots, size; viol. Returns MS_OK, or MS_INTERRUPTED. */
 int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const double *TAU, const double *mu,
               const int *active, double slip_tol, const int *guess, double check_tol, double *work, int *iwork,
               double *LAM, double *QDD, double *ACC, double *TACC, int *STATE, double *Z, double *W, int *INFO,
@@ -467,12 +465,12 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
   int *sliding = iwork;
   mc_lcp P;
   lcp_layout(m, zero + nv, iwork + n, &P);
-  int bad = 0;
+  int status = MS_OK;
   ms_handler old;
   const int caught = ns > 1 ? ms_catch(&old) : 0;
   memset(zero, 0, nv * sizeof(double));
   for (int s = 0; s < ns; s++) {
-    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { status = MS_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv, *tau = TAU + s * nv;
     double *lam = LAM + s * n * 3, *qdd = QDD + s * nv, *acc = ACC + s * n, *tacc = TACC + s * n * 2;
     double *z = Z + s * mmax, *w = W + s * mmax;
@@ -483,8 +481,8 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
     double sum = 0.0;                        /* NaN or inf anywhere in the state makes the sum non-finite */
     for (int i = 0; i < nq; i++) sum += q[i] * 0.0;
     for (int i = 0; i < nv; i++) sum += v[i] * 0.0 + tau[i] * 0.0;
-    if (sum != 0.0) { info[0] = MC_NOT_FINITE; bad++; continue; }
-    if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; bad++; continue; }
+    if (sum != 0.0) { info[0] = MC_NOT_FINITE; continue; }
+    if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; continue; }
     for (int i = 0; i < nv; i++) freeacc[i] = tau[i] - C[i];
     chol_factored_solve(nv, L, freeacc, freeacc);
     for (int i = 0; i < n; i++) {
@@ -502,14 +500,14 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
     info[3] = P.mm;
     int st = solve_problem(m, Jc, mu, guess ? guess + s * mmax : NULL, check_tol, &P, z, w, info + 1, &VIOL[s]);
     info[0] = st;
-    if (st != MC_OK) { bad++; continue; }
+    if (st != MC_OK) continue;
     unpack(m, &P, mu, sliding, sdir, z, lam, dv);
     for (int c = 0; c < nv; c++) qdd[c] = freeacc[c] + dv[c];
     for (int i = 0; i < n; i++) {
       acc[i] = dot(nv, Jc + (i * 3) * nv, qdd) + bc[i * 3];
       tacc[2 * i] = dot(nv, Jc + (i * 3 + 1) * nv, qdd) + bc[i * 3 + 1];
       tacc[2 * i + 1] = dot(nv, Jc + (i * 3 + 2) * nv, qdd) + bc[i * 3 + 2];
-      state[i] = MC_NONE;
+      state[i] = MS_NO_CONTACT;
       if (lam[i * 3] > 0) {
         double rc = -INFINITY;
         for (int j = 0; j < k; j++) {
@@ -517,19 +515,18 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
           if (d > rc) rc = d;
         }
         int at_cone = mu[i] > 0 && rc >= (1 - 1e-9) * mu[i] * m->facet_dist * lam[i * 3];
-        state[i] = (sliding[i] || at_cone) ? MC_SLIP : MC_STICK;
+        state[i] = (sliding[i] || at_cone) ? MS_SLIP : MS_STICK;
       }
     }
   }
   ms_release(caught, &old);
-  return bad;
+  return status;
 }
 
 /* impulse of mechsym.contact.hard for ns states: frictionless, the block system by its Schur complement
    W Lam = -(1 + e) zeta'- where W is regular and the solution does not pull, else the impact LCP; with
    friction the velocity-level LCP. Outputs per state: v_plus (nv), Lam (n x 3), the normal rates before and
-   after (n each), state (n), info: status, block, pivots, size. Returns the number of states not MC_OK, or
-   MC_INTERRUPTED. */
+   after (n each), state (n), info: status, block, pivots, size. Returns MS_OK, or MS_INTERRUPTED. */
 int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, const double *mu, const double *e,
                const int *active, double check_tol, double *work, int *iwork, double *VP, double *LAM,
                double *BEFORE, double *AFTER, int *STATE, int *INFO) {
@@ -539,19 +536,19 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
   int *none = iwork;
   mc_lcp P;
   lcp_layout(m, zero + nv, iwork + n, &P);
-  int bad = 0;
+  int status = MS_OK;
   ms_handler old;
   const int caught = ns > 1 ? ms_catch(&old) : 0;
   memset(zero, 0, nv * sizeof(double));
   memset(none, 0, n * sizeof(int));
   for (int s = 0; s < ns; s++) {
-    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { status = MS_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv;
     double *vp = VP + s * nv, *lam = LAM + s * n * 3, *before = BEFORE + s * n, *after = AFTER + s * n;
     int *state = STATE + s * n, *info = INFO + s * 4;
     info[0] = MC_OK; info[1] = 0; info[2] = 0; info[3] = 0;
     memset(lam, 0, 3 * n * sizeof(double));
-    if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; bad++; continue; }
+    if (!terms(m, q, v, qn, buf, L, C, Jc, bc, zero)) { info[0] = MC_NOT_PD; continue; }
     int frictional = 0, nact = 0;
     for (int i = 0; i < n; i++) {
       for (int a = 0; a < 3; a++) base[i * 3 + a] = dot(nv, Jc + (i * 3 + a) * nv, v);
@@ -583,7 +580,7 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
       info[1] = 0;
     }
     info[0] = st;
-    if (st != MC_OK) { bad++; continue; }
+    if (st != MC_OK) continue;
     info[1] = block;
     unpack(m, &P, mu, none, zero, z, lam, dv);
     for (int c = 0; c < nv; c++) vp[c] = v[c] + dv[c];
@@ -591,13 +588,13 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
       double a0 = dot(nv, Jc + (i * 3) * nv, vp), a1 = dot(nv, Jc + (i * 3 + 1) * nv, vp),
              a2 = dot(nv, Jc + (i * 3 + 2) * nv, vp), sp = sqrt(a1 * a1 + a2 * a2);
       after[i] = a0;
-      state[i] = MC_NONE;
+      state[i] = MS_NO_CONTACT;
       if (lam[i * 3] > 0)
-        state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MC_STICK : MC_SLIP;
+        state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MS_STICK : MS_SLIP;
     }
   }
   ms_release(caught, &old);
-  return bad;
+  return status;
 }
 
 /* ------------------------------------------------------------------ the held states: right-hand side and guards */
@@ -639,8 +636,8 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   }
   int nx = 0;
   for (int i = 0; i < n; i++) {
-    if (state[i] == MC_NONE) continue;
-    int slipping = state[i] == MC_SLIP && mu[i] > 0;
+    if (state[i] == MS_NO_CONTACT) continue;
+    int slipping = state[i] == MS_SLIP && mu[i] > 0;
     double *g = G + nx * nv;
     memcpy(g, Jc + (i * 3) * nv, nv * sizeof(double));
     if (slipping) {
@@ -651,7 +648,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
     memcpy(R + nx * nv, Jc + (i * 3) * nv, nv * sizeof(double));
     rhs[nx] = bc[i * 3];
     who[nx] = i; comp[nx] = 0; nx++;
-    if (state[i] == MC_STICK && mu[i] > 0) {
+    if (state[i] == MS_STICK && mu[i] > 0) {
       for (int a = 1; a <= m->ntan; a++) {
         memcpy(G + nx * nv, Jc + (i * 3 + a) * nv, nv * sizeof(double));
         memcpy(R + nx * nv, Jc + (i * 3 + a) * nv, nv * sizeof(double));
@@ -676,7 +673,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
       lam[who[j] * 3 + comp[j]] = rhs[j];
     }
     for (int i = 0; i < n; i++)
-      if (state[i] == MC_SLIP && mu[i] > 0) {
+      if (state[i] == MS_SLIP && mu[i] > 0) {
         double f = -mu[i] * reach(m, sd + 2 * i) * lam[i * 3];
         lam[i * 3 + 1] = f * sd[2 * i];
         lam[i * 3 + 2] = f * sd[2 * i + 1];
@@ -701,10 +698,10 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
   /* guards: loss (fn of contacts in contact), slip (distance of a sticking force to the pyramid), stick */
   for (int i = 0; i < n; i++) {
     accn[i] = dot(nv, Jc + (i * 3) * nv, vdot) + bc[i * 3];
-    loss[i] = state[i] != MC_NONE ? lam[i * 3] : INFINITY;
+    loss[i] = state[i] != MS_NO_CONTACT ? lam[i * 3] : INFINITY;
     slip[i] = INFINITY;
     stick[i] = INFINITY;
-    if (state[i] == MC_STICK && mu[i] > 0) {
+    if (state[i] == MS_STICK && mu[i] > 0) {
       double rc = -INFINITY;
       for (int j = 0; j < m->k; j++) {
         double d = m->facets[j] * lam[i * 3 + 1] + m->facets[m->k + j] * lam[i * 3 + 2];
@@ -712,7 +709,7 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
       }
       slip[i] = mu[i] * m->facet_dist * lam[i * 3] - rc;
     }
-    if (state[i] == MC_SLIP && mu[i] > 0) {
+    if (state[i] == MS_SLIP && mu[i] > 0) {
       double vt1 = rates[i * 3 + 1], vt2 = rates[i * 3 + 2], sp = sqrt(vt1 * vt1 + vt2 * vt2);
       double along = sdir0[2 * i] * vt1 + sdir0[2 * i + 1] * vt2;
       stick[i] = fast[i] ? sp - slow : (along < 2 * slow - sp ? along : 2 * slow - sp);
@@ -730,28 +727,28 @@ int mc_held(const mc_model *m, const double *y, const int *state, const double *
 
 /* The held states' forces at ns states y (rows of Y), each with its own held states, slide flags and
    directions (STATES, FAST: ns x n; SDIR: ns x n x 2) and, where TAU is not NULL, its own added tau (ns x
-   nv): LAM (ns x n x 3), STATUS (ns). Returns the number of states not MC_OK, or MC_INTERRUPTED. */
+   nv): LAM (ns x n x 3), STATUS (ns). Returns MS_OK,
+   MS_INTERRUPTED or MS_NO_MEMORY. */
 int mc_held_many(const mc_model *m, int ns, const double *Y, const int *STATES, const int *FAST, const double *SDIR,
                  const double *mu, int nact, const int *act, const double *qref, double kp, double kd,
                  const double *TAU, double slow, double *work, int *iwork, double *LAM, int *STATUS) {
   const int nq = m->nq, nv = m->nv, n = m->n;
   double *out = malloc((nq + nv + 10 * n) * sizeof(double));
-  if (!out) return ns;
+  if (!out) return MS_NO_MEMORY;
   double *ydot = out, *rates = ydot + nq + nv, *gap = rates + 3 * n, *loss = gap + n, *slip = loss + n,
          *stick = slip + n, *accn = stick + n;
-  int bad = 0;
+  int status = MS_OK;
   ms_handler old;
   const int caught = ns > 1 ? ms_catch(&old) : 0;
   for (int s = 0; s < ns; s++) {
-    if (caught && ms_stop) { bad = MC_INTERRUPTED; break; }
+    if (caught && ms_stop) { status = MS_INTERRUPTED; break; }
     STATUS[s] = mc_held(m, Y + s * (nq + nv), STATES + s * n, mu, FAST + s * n, SDIR + s * 2 * n, nact, act, qref,
                         kp, kd, TAU ? TAU + s * nv : NULL, 0, slow, work, iwork, ydot, LAM + s * 3 * n, rates, gap,
                         loss, slip, stick, accn);
-    if (STATUS[s] != MC_OK) bad++;
   }
   ms_release(caught, &old);
   free(out);
-  return bad;
+  return status;
 }
 
 /* The kinematics of the contacts at one configuration: gaps (n) and rows Jc (n x 3 x nv). Returns 0 when H

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mechsym.errors import InputError
-from mechsym.output import atomic, save_figure
+from mechsym.core.errors import InputError
+from mechsym.core.output import atomic, save_figure
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Table:
         `groups`, one line per distinct value of that column. Returns the matplotlib Figure."""
         import matplotlib
 
-        from mechsym.plotting import headless
+        from mechsym.core.plotting import headless
 
         headless(matplotlib)
         import matplotlib.pyplot as plt

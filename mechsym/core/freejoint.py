@@ -30,7 +30,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["FreeJoint", "quat_multiply", "rotation", "quat_about", "normalise_quat", "Q_NAMES"]
 

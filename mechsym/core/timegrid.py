@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 __all__ = ["RunOptions", "run_options", "uniform_grid", "API_NAMES", "CLI_NAMES"]
 
@@ -56,7 +56,7 @@ def run_options(t_end, dt=None, rtol=None, atol=None, *, n=None, arrays=None, wi
     number of output samples of at least 2, is given instead). rtol, atol: positive and finite (atol
     defaults to rtol), rtol below MAX_RTOL; None for a run without tolerances. arrays: name -> initial values, each finite.
     width: values kept per output sample; with it the output's memory is checked against the budget
-    (mechsym.budget). names: how the caller calls each option in messages (API_NAMES or CLI_NAMES)."""
+    (mechsym.core.budget). names: how the caller calls each option in messages (API_NAMES or CLI_NAMES)."""
     t_end = _number(t_end, names["t_end"])
     if not t_end > 0:
         raise InputError(f"{names['t_end']} must be positive and finite, got {t_end}")
@@ -84,7 +84,7 @@ def run_options(t_end, dt=None, rtol=None, atol=None, *, n=None, arrays=None, wi
                              f"below {MAX_RTOL:g}")
     options = RunOptions(t_end, dt, n, rtol, atol)
     if width is not None:
-        from mechsym.budget import check_memory
+        from mechsym.core.budget import check_memory
 
         check_memory(f"{what} at {options.points:.6g} time points", 8 * options.points * (width + 8))
     return options

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.output import save_animation, save_figure
+from mechsym.core.output import save_animation, save_figure
 
 
 def headless(matplotlib):

@@ -19,7 +19,7 @@ import os
 import re
 import time
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 _LIMIT = contextvars.ContextVar("mechsym_memory_limit", default=None)
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}

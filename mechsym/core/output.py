@@ -29,7 +29,7 @@ import stat
 import sys
 import tempfile
 
-from mechsym.errors import InputError
+from mechsym.core.errors import InputError
 
 CSV, FIGURE, ANIMATION, FOLDER = "csv", "figure", "animation", "folder"
 FIGURE_EXTENSIONS = (".png", ".svg")

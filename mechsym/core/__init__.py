@@ -1,0 +1,10 @@
+"""The bottom layer of mechsym: what every other layer uses and that knows no mechanism.
+
+errors (the InputError family), parameters (checked parameter values), results (Table, RunResult),
+timegrid (a run's options and output grid), runner (the right-hand side an integrator calls), budget
+(memory and call limits), progress (bars on a terminal), output (the one atomic file writer), plotting,
+freejoint (the free joint and the quaternion maps) and hybrid (runs through modes joined by switches).
+Nothing here imports another layer of mechsym (tests/test_layers.py checks).
+"""
+
+__version__ = "0.1.0"
