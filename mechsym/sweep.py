@@ -25,6 +25,7 @@ import concurrent.futures as cf
 import functools
 import itertools
 import math
+import time
 import weakref
 from dataclasses import dataclass, field
 
@@ -581,21 +582,35 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
                     else:
                         submit(i)
     except BaseException:  # an error or Ctrl-C: the owned workers end now, not after their tasks
-        for fut in pending:
-            fut.cancel()
         if owned:
             _terminate(pool)
+        else:
+            for fut in pending:
+                fut.cancel()
         raise
     if owned:
         pool.shutdown(wait=True)
     return [row for part in results for row in part]
 
 
-def _terminate(pool):
-    """End the worker processes of a pool this sweep started, and the pool."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+def _terminate(pool, grace=1.0):
+    """End the worker processes of a pool this sweep started, and the pool: SIGTERM, then SIGKILL for a
+    worker still there after `grace` seconds. The tasks not yet sent stay unsent: the queue's feeder thread
+    is not waited for at exit (it would block for ever on a pipe no worker reads). The pool's manager marks
+    the futures left as broken (they are not cancelled here: Python 3.11's manager fails on a cancelled one)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
         process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(grace)
+    pool.shutdown(wait=False)
 
 
 def _lost(exc) -> bool:
