@@ -604,7 +604,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
     mass = system.mass(solver.params)
-    tracker = ConfigurationTracker(solver, [theta0], q0)
+    tracker = ConfigurationTracker(solver, [theta0], q0, bridging=not implicit)  # (the implicit ones take Phi_q)
     scalar = None if implicit else getattr(system, "scalar_tracker", None)
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
         from mechsym.simulate import CTracker
@@ -622,9 +622,10 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         return q, fac, jq[:, 0], ddq
 
     def tracked_rhs(t, y):
-        q, _, d1, ddq = solved(y[0])
+        q, jq, a0, _ = tracker.state([y[0]], [y[1]])
+        d1 = jq[:, 0]
         big_m = d1 @ (mass * d1)
-        rest = d1 @ (mass * ddq) * y[1] ** 2 - d1 @ system.applied(q, solver.params)
+        rest = d1 @ (mass * a0) - d1 @ system.applied(q, solver.params)
         return np.array([y[1], (force(t, y[0], y[1]) - rest) / big_m])
 
     def jacobian(t, y):

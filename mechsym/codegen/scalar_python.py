@@ -196,7 +196,8 @@ def one_coordinate_rhs(tracker, mass, force, applied):
     M thetadd = force - J^T M a0 + J^T Q with the state from the generated track function, predicted
     from the last one. A state that fails the checks of mechsym.simulate.CTracker.state (no convergence,
     a large J, a large move that may change the branch) goes through `tracker.state` (a CTracker on a
-    ScalarTracker), which continues to it, rejects it or names the failure. applied(q) -> Q (n,)."""
+    ScalarTracker), which continues to it, rejects it or names the failure; one near a bifurcation
+    (ConfigurationTracker.clear) through `tracker.continued`, which bridges it. applied(q) -> Q (n,)."""
     from mechsym.simulate import FAR, SUSPECT
 
     raw = tracker.track.raw
@@ -204,12 +205,13 @@ def one_coordinate_rhs(tracker, mass, force, applied):
     inv_col = [float(v) for v in tracker._inv_col]
     rel_max = tracker._rel_max
     last = [float(tracker.theta[0]), tracker.q.tolist(), tracker.jq[:, 0].tolist(), True]  # (synced)
+    clear = tracker.fallback.clear
 
-    def checked(th, w):
+    def checked(th, w, careful):
         if not last[3]:                                   # hand the last solved state to the tracker
             tracker.theta, tracker.q = np.array([last[0]]), np.array(last[1])
             tracker.jq = np.array(last[2])[:, None]
-        q, jq, a0, app = tracker.state(np.array([th]), np.array([w]))
+        q, jq, a0, app = (tracker.continued if careful else tracker.state)(np.array([th]), np.array([w]))
         last[:] = [th, q.tolist(), jq[:, 0].tolist(), True]
         return last[1], last[2], a0.tolist(), (applied(q) if app is None else app).tolist()
 
@@ -224,10 +226,11 @@ def one_coordinate_rhs(tracker, mass, force, applied):
             d1 = [row[0] for row in jq]
             ok = (all(abs(v) * rel_max <= SUSPECT for v in d1)     # (False for a NaN)
                   and all(abs(a - b) * c <= FAR for a, b, c in zip(q, pred, inv_col)))
-        if ok:
+        careful = ok and not clear(last[0], th, q)       # near a bifurcation: the bridging route
+        if ok and not careful:
             last[:] = [th, list(q), d1, False]
         else:
-            q, d1, a0, app = checked(th, w)
+            q, d1, a0, app = checked(th, w, careful)
         md1 = [a * b for a, b in zip(m, d1)]
         big_m = sum(a * b for a, b in zip(md1, d1))
         rest = sum(a * b for a, b in zip(md1, a0)) - sum(a * b for a, b in zip(d1, app))
