@@ -338,8 +338,8 @@ class CTracker:
             ok = np.array_equal(s.signature(q[None])[0], self.fallback.sign)
         if not ok and self.walk is not None:                # C continues to it, or rejects it
             q, jq, a0, app, fac = self._walked(th, thetad)
-        elif not (ok and self.fallback.clear(self.theta[0], th[0], q)):
-            return self.continued(th, thetad)
+        elif not ok or (self.walk is None and not self.fallback.clear(self.theta[0], th[0], q)):
+            return self.continued(th, thetad)  # (the numpy route: it bridges a bifurcation too)
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
         self._keep((th, q))
         return q, jq, a0, app

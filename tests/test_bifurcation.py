@@ -1,7 +1,8 @@
 """The N-four-bar chain (IFToMM benchmark A02): every half turn all bars align, where the parallelogram
-branch crosses the others (a bifurcation). The C forward run bridges each pass with the branch's polynomial
-and must agree with the motion by quadrature (tests/oracles/parallelogram_chain.py: the energy integral of
-the one reduced equation) to a tolerance that scales with rtol, with no energy jump at the passes."""
+branch crosses the others (a bifurcation). The forward run (C, and numpy for N = 2) bridges each pass with
+the branch's polynomial and must agree with the motion by quadrature (tests/oracles/parallelogram_chain.py:
+the energy integral of the one reduced equation) to a tolerance that scales with rtol, with no energy jump at
+the passes."""
 import sys
 from pathlib import Path
 
