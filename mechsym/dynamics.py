@@ -529,6 +529,8 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     grid = opts.grid()
     solver = system.solver(params)
     q0 = solver.sweep(np.array([[theta0]])).q[0]
+    if omega0 == 0:
+        solver.check_start_at_rest(np.array([theta0]), q0)
     if not callable(torque):  # a torque or speed too large to represent is no dead point
         with np.errstate(all="ignore"):
             rate = ode(system, np.array([theta0]), np.array([omega0]), float(torque), params)[0][0]

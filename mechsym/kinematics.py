@@ -725,6 +725,22 @@ class Solver:
             x = fac.solve(np.tile(r, (len(q), 1))) / self.col_scale
             return np.nan_to_num(np.linalg.norm(r) / np.linalg.norm(x, axis=1))
 
+    def check_start_at_rest(self, theta, q):
+        """InputError where a motion that starts at rest at theta (k,) with q (n,), solved on the branch
+        followed, starts exactly at a bifurcation (Phi_q singular by the dead-point criterion, SINGULAR, where
+        the branch was solved: a limit position would have been named): the velocity gives no tangent, so
+        the motion could take the branch followed or the other one(s) through the point."""
+        if not self._bridging():
+            return
+        values = np.linalg.svd(self.scaled_jac(self.f.jac(q, self.params)), compute_uv=False)
+        lost = int(np.sum(values < values[0] / SINGULAR))
+        if lost:
+            names = ", ".join(f"{c.name} = {t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta))
+            raise InputError(f"mechanism '{self.con.mechanism.name}': at {names} (the start, at rest) the branch "
+                             f"followed from the declared assembly crosses {'another' if lost == 1 else 'others'} "
+                             f"(a bifurcation: Phi_q loses rank {lost} there), and the motion could continue along "
+                             f"{'either' if lost == 1 else 'any of them'}; start off the point or with a nonzero speed")
+
     def _bridging(self):
         """Whether the continuation bridges bifurcations: one coordinate, as many rows as coordinates."""
         return len(self.con.theta) == 1 and len(self.con.rows) == self.con.n

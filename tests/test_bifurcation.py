@@ -12,6 +12,7 @@ import pytest
 from conftest import agree
 from mechanisms.fourbar_chain import build
 from mechsym.codegen import c_backend
+from mechsym.errors import InputError
 from mechsym.system import derive
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -88,3 +89,21 @@ def test_kinematics_at_the_aligned_position_is_the_branch_followed(backend):
     assert np.max(np.abs(kin.q[:, perm] - q)) < 1e-11
     assert np.max(np.abs(kin.dq[:, perm, 0] - d1)) < 1e-10
     assert np.max(np.abs(kin.ddq[:, perm] - d2)) < 1e-8
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_start_at_rest_exactly_at_the_aligned_position_names_the_point_and_the_branches(chains, backend):
+    """At rest at theta = 0 or pi every bar is aligned (the oracle's closed form): the branch followed and the
+    others through the point (Phi_q loses rank N there) share the position and no velocity tells them apart,
+    so the run stops naming the point (C hung at theta = pi). At rest a little off it, the motion is on the
+    branch followed: it falls through theta = 0 with the oracle's energy conserved."""
+    s = _chain(chains, 2, backend)
+    for theta0, shown in ((0.0, "0"), (np.pi, "3.14159")):
+        with pytest.raises(InputError, match=rf"at theta = {shown} \(the start, at rest\) .* bifurcation: Phi_q "
+                                             r"loses rank 2 there\), and the motion could continue along any of them"):
+            s.forward(0.0, theta0, 0.0, 1.0, dt=0.01, rtol=1e-10)
+    theta0 = 0.05
+    run = s.forward(0.0, theta0, 0.0, 1.0, dt=0.01, rtol=1e-10)
+    energy = ChainMotion(2).energy(run["theta"], run["omega"])
+    assert run["theta"][-1] < -3.0  # falls through theta = 0 towards -pi
+    assert np.all(np.abs(energy - energy[0]) <= 1e-7 * abs(energy[0]))
