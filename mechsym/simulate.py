@@ -78,8 +78,9 @@ class ConfigurationTracker:
         on a bridge (where `state` answers)."""
         q, fac, jq, d2 = self._reach(theta)
         if d2 is not None:
-            raise StepRejected(f"mechanism '{self.solver.con.mechanism.name}': {theta} lies on the bridge across "
-                               "a bifurcation, where Phi_q is singular")
+            mech = self.solver.con.mechanism
+            raise StepRejected(f"mechanism '{mech.name}': {mech.coordinates[0].name} = {np.ravel(theta)[0]:.6g} lies on "
+                               "the bridge across a bifurcation, where Phi_q is singular")
         return q, fac, jq
 
     def clear(self, theta_a, theta_b, q=None, fac=None):
