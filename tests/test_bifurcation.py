@@ -95,7 +95,7 @@ def test_kinematics_at_the_aligned_position_is_the_branch_followed(backend):
 def test_a_start_at_rest_exactly_at_the_aligned_position_names_the_point_and_the_branches(chains, backend):
     """At rest at theta = 0 or pi every bar is aligned (the oracle's closed form): the branch followed and the
     others through the point (Phi_q loses rank N there) share the position and no velocity tells them apart,
-    so the run stops naming the point (C hung at theta = pi). At rest a little off it, the motion is on the
+    so the run stops naming the point (C ran on for over two minutes at theta = pi). At rest a little off it, the motion is on the
     branch followed: it falls through theta = 0 with the oracle's energy conserved."""
     s = _chain(chains, 2, backend)
     for theta0, shown in ((0.0, "0"), (np.pi, "3.14159")):
