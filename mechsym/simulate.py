@@ -36,6 +36,9 @@ FAR = 1e-2
 # A trial state farther than this many continuation steps from the last solved one is rejected rather
 # than walked to (as the C integrator does): an integrator's stages stay far closer.
 MAX_WALK = 64
+# The scalar tracker's states estimate Phi_q's conditioning (ConfigurationTracker.clear) at most every RECHECK
+# continuation steps while it is well above the bridging limit.
+RECHECK = 0.5
 # Solved states kept to start from: a trial far from the last one (a rejected step's stages may have led
 # the tracker far away) starts from the nearest of these.
 RECENT = 16
@@ -72,6 +75,7 @@ class ConfigurationTracker:
         self.sign = solver.signature(self.q[None])[0]
         self._recent = deque([(self.theta, self.q, self.factor, self.jq)], maxlen=RECENT)
         self.sigma_start = solver.sigma(self.q[None], self.factor)[0] if bridging and solver._bridging() else None
+        self._checked = (self.theta[0], self.sigma_start or 0.0)  # clear's last estimate: theta, sigma
 
     def at(self, theta):
         """q, the factorisation of Phi_q and J at theta (k,); StepRejected if it cannot be reached or lies
@@ -79,19 +83,29 @@ class ConfigurationTracker:
         q, fac, jq, d2 = self._reach(theta)
         if d2 is not None:
             mech = self.solver.con.mechanism
-            raise StepRejected(f"mechanism '{mech.name}': {mech.coordinates[0].name} = {np.ravel(theta)[0]:.6g} lies on "
-                               "the bridge across a bifurcation, where Phi_q is singular")
+            raise StepRejected(f"mechanism '{mech.name}': {mech.coordinates[0].name} = {np.ravel(theta)[0]:.6g} "
+                               "lies on the bridge across a bifurcation, where Phi_q is singular")
         return q, fac, jq
 
     def clear(self, theta_a, theta_b, q=None, fac=None):
         """Whether the state q solved at theta_b (floats) from theta_a needs no bridge: not bridging, or no
-        known bridge meets the step and Phi_q at q is as well conditioned as BRIDGE_DROP allows."""
+        known bridge meets the step and Phi_q at q is as well conditioned as BRIDGE_DROP allows. Without its
+        factorisation (the scalar tracker's states) q's conditioning is estimated again only RECHECK
+        continuation steps from the last estimate, or where that was within 4 times the limit: Phi_q would
+        have to lose 3/4 of its conditioning over that distance to be missed."""
         s = self.solver
         if self.sigma_start is None:
             return True
         if s.bridge_between(theta_a, theta_b):
             return False
-        return q is None or s.sigma(np.asarray(q, float)[None], fac)[0] >= self.sigma_start / BRIDGE_DROP
+        limit = self.sigma_start / BRIDGE_DROP
+        if q is None or (fac is None and abs(theta_b - self._checked[0]) <= RECHECK * s.step[0]
+                         and self._checked[1] >= 4 * limit):
+            return True
+        sigma = s.sigma(np.asarray(q, float)[None], fac)[0]
+        if fac is None:
+            self._checked = (theta_b, sigma)
+        return sigma >= limit
 
     def _reach(self, theta):
         """q, the factorisation of Phi_q, J and None at theta (k,); on a bridge q, None, J and q''."""
