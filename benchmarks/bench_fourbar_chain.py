@@ -1,9 +1,10 @@
 """The N-four-bar chain of the IFToMM benchmark A02 (N = 2 and 40; 20 s from every crank vertical, B0 along +x
-at 1 m/s): mechsym's C forward run at rtol 1e-6 ... 1e-12 beside Exudyn's generalized-alpha at fixed steps,
-in one run. Per route: the CPU time of the solve (mechsym: the best of REPEAT warm runs; Exudyn: its
+at 1 m/s): mechsym's C (and, for N = 2, numpy) forward run at rtol 1e-6 ... 1e-12 beside Exudyn's
+generalized-alpha at fixed steps, in one run. Per route: the CPU time of the solve (mechsym: the best of REPEAT warm runs; Exudyn: its
 SolveDynamic) and the largest error of crank0's angle against the motion by quadrature
 (tests/oracles/parallelogram_chain.py) at the benchmark's 400 output steps; the benchmark's tolerance is
-1e-3 (on B0's position, about the angle's error for bars of 1 m).
+1e-3 (on B0's position, about the angle's error for bars of 1 m). For N = 2 the numpy route's forward run
+(one run per rtol) is printed beside C's.
 
     python benchmarks/bench_fourbar_chain.py [--quick]     (--quick: Exudyn's finest step left out)
 """
@@ -25,27 +26,29 @@ T_END, OUTPUTS, REPEAT = 20.0, 400, 3
 THETA0, OMEGA0 = np.pi / 2, -1.0
 RTOLS = (1e-6, 1e-8, 1e-10, 1e-12)
 STEPS = (1e-2, 1e-3) if QUICK else (1e-2, 1e-3, 2e-4)
+NUMPY_MAX = 2  # the numpy route (one run per rtol, its generated scalar tracker) for the small chain only
 
 
-def mechsym_rows(n, motion, grid, reference):
+def mechsym_rows(n, reference, backend):
     from mechanisms.fourbar_chain import build
     from mechsym.system import derive
 
-    system = derive(build(n), backend="c")
+    system = derive(build(n), backend=backend)
+    label = {"c": "C", "numpy": "numpy"}[backend]
     rows = []
     for rtol in RTOLS:
         run, cpu = None, np.inf
-        for _ in range(REPEAT):
+        for _ in range(REPEAT if backend == "c" else 1):
             start = time.process_time()
             try:
                 run = system.forward(0.0, THETA0, OMEGA0, T_END, dt=T_END / OUTPUTS, rtol=rtol)
             except Exception as exc:  # a run that stops is a row of the table
-                rows.append((f"mechsym C, rtol {rtol:g}", time.process_time() - start, f"stopped: {exc}"))
+                rows.append((f"mechsym {label}, rtol {rtol:g}", time.process_time() - start, f"stopped: {exc}"))
                 break
             cpu = min(cpu, time.process_time() - start)
         else:
             error = np.max(np.abs(run["theta"] - reference))
-            rows.append((f"mechsym C, rtol {rtol:g}", cpu, error))
+            rows.append((f"mechsym {label}, rtol {rtol:g}", cpu, error))
     return rows
 
 
@@ -69,7 +72,8 @@ def main():
     for n in (2, 40):
         motion = ChainMotion(n, THETA0, OMEGA0)
         reference = motion.theta(grid)
-        rows = mechsym_rows(n, motion, grid, reference) + exudyn_rows(n, motion)
+        numpy_rows = mechsym_rows(n, reference, "numpy") if n <= NUMPY_MAX else []
+        rows = mechsym_rows(n, reference, "c") + numpy_rows + exudyn_rows(n, motion)
         best_exudyn = min((cpu for name, cpu, err in rows if name.startswith("Exudyn") and not isinstance(err, str)
                            and err <= 1e-3), default=None)
         print(f"\nN = {n} ({2 * n + 1} bars), {T_END:g} s, error of theta at {OUTPUTS} outputs vs quadrature")

@@ -529,6 +529,8 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     grid = opts.grid()
     solver = system.solver(params)
     q0 = solver.sweep(np.array([[theta0]])).q[0]
+    if omega0 == 0:
+        solver.check_start_at_rest(np.array([theta0]), q0)
     if not callable(torque):  # a torque or speed too large to represent is no dead point
         with np.errstate(all="ignore"):
             rate = ode(system, np.array([theta0]), np.array([omega0]), float(torque), params)[0][0]
@@ -605,7 +607,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
                          "torque only; use an explicit method (DOP853, RK45) with a torque function")
     mass = system.mass(solver.params)
-    tracker = ConfigurationTracker(solver, [theta0], q0)
+    tracker = ConfigurationTracker(solver, [theta0], q0, bridging=not implicit)  # (the implicit ones take Phi_q)
     scalar = None if implicit else getattr(system, "scalar_tracker", None)
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
         from mechsym.simulate import CTracker, one_coordinate_rhs
@@ -621,9 +623,10 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         return q, fac, jq[:, 0], ddq
 
     def tracked_rhs(t, y):
-        q, _, d1, ddq = solved(y[0])
+        q, jq, a0, _ = tracker.state([y[0]], [y[1]])
+        d1 = jq[:, 0]
         big_m = d1 @ (mass * d1)
-        rest = d1 @ (mass * ddq) * y[1] ** 2 - d1 @ system.applied(q, solver.params)
+        rest = d1 @ (mass * a0) - d1 @ system.applied(q, solver.params)
         return np.array([y[1], (force(t, y[0], y[1]) - rest) / big_m])
 
     def jacobian(t, y):

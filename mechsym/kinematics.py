@@ -651,19 +651,21 @@ class Solver:
         acc = _solve(jac, -self.f.gamma(q.T, qd.T, self.params).T)
         return q + qd + 0.5 * acc
 
-    def _continue(self, theta, q0, step):
+    def _continue(self, theta, q0, step, sigma=None):
         """Nodes along the piecewise-linear input path, one continuation step apart, solved one after
         another from q0 and each kept on q0's assembly branch (`signature`). An interval that leaves the
         branch or whose end Newton cannot reach from the prediction is retried in halved steps (`_refine`);
         a path without such an interval takes exactly the coarse nodes. Returns the nodes' inputs (m, k),
-        their q (m, n) and their distances along the path (m,), in continuation steps."""
+        their q (m, n) and their distances along the path (m,), in continuation steps. sigma: the
+        well-conditioned value that bridges are relative to (default: `sigma` at q0)."""
         dist = _path_length(theta / step)
         count = max(1, int(np.ceil(dist[-1])))
         targets = np.linspace(0.0, dist[-1], count + 1)
         at = lambda d: np.array([np.interp(d, dist, theta[:, i]) for i in range(theta.shape[1])])
         floor = STEP_FLOOR * np.min(self.coord_scale / step)  # the smallest step, in continuation steps
         sign = self.signature(q0[None])[0]
-        self._path_sigma = self.sigma(q0[None])[0] if self._bridging() else None  # bridges are relative to it
+        if self._bridging():  # bridges are relative to it
+            self._path_sigma = self.sigma(q0[None])[0] if sigma is None else sigma
         nodes = [(0.0, at(0.0), q0)]
         for b in targets[1:]:
             self._refine(nodes, b, at, sign, floor)
@@ -707,15 +709,31 @@ class Solver:
         self._refine(nodes, b, at, sign, floor)
 
     # -- bifurcations ----------------------------------------------------------------------------------
-    def sigma(self, q):
+    def sigma(self, q, fac=None):
         """Per configuration q (N, n): an estimate of the smallest singular value of Phi_q with its columns
         in their scales, |r| / |x| for x = diag(col_scale)^-1 Phi_q^-1 r with a fixed r (one step of inverse
-        iteration, as ms_kernels.h's sigma_estimate)."""
-        fac = self.f.factor(q.T, self.params)
+        iteration, as ms_kernels.h's sigma_estimate). fac: Phi_q's factorisation at q, if known."""
+        fac = self.f.factor(q.T, self.params) if fac is None else fac
         r = np.cos(1.7 * np.arange(len(self.con.rows)) + 0.3)
         with np.errstate(all="ignore"):
             x = fac.solve(np.tile(r, (len(q), 1))) / self.col_scale
             return np.nan_to_num(np.linalg.norm(r) / np.linalg.norm(x, axis=1))
+
+    def check_start_at_rest(self, theta, q):
+        """InputError where a motion that starts at rest at theta (k,) with q (n,), solved on the branch
+        followed, starts exactly at a bifurcation (Phi_q singular by the dead-point criterion, SINGULAR, where
+        the branch was solved: a limit position would have been named): the velocity gives no tangent, so
+        the motion could take the branch followed or the other one(s) through the point."""
+        if not self._bridging():
+            return
+        values = np.linalg.svd(self.scaled_jac(self.f.jac(q, self.params)), compute_uv=False)
+        lost = int(np.sum(values < values[0] / SINGULAR))
+        if lost:
+            names = ", ".join(f"{c.name} = {t:.6g}" for c, t in zip(self.con.mechanism.coordinates, theta))
+            raise InputError(f"mechanism '{self.con.mechanism.name}': at {names} (the start, at rest) the branch "
+                             f"followed from the declared assembly crosses {'another' if lost == 1 else 'others'} "
+                             f"(a bifurcation: Phi_q loses rank {lost} there), and the motion could continue along "
+                             f"{'either' if lost == 1 else 'any of them'}; start off the point or with a nonzero speed")
 
     def _bridging(self):
         """Whether the continuation bridges bifurcations: one coordinate, as many rows as coordinates."""
@@ -724,6 +742,11 @@ class Solver:
     def _bridge_at(self, theta):
         """The known bridge that holds theta (a float), or None."""
         return next((b for b in self.bridges if b.holds(theta)), None)
+
+    def bridge_between(self, theta_a, theta_b):
+        """Whether a known bridge meets the span from theta_a to theta_b (floats)."""
+        lo, hi = min(theta_a, theta_b), max(theta_a, theta_b)
+        return any(min(b.theta) <= hi and max(b.theta) >= lo for b in self.bridges)
 
     def _third(self, q, theta):
         """q with its first three exact derivatives along the coordinate at solved q (n,)."""

@@ -16,7 +16,7 @@ from collections import deque
 
 import numpy as np
 
-from mechsym.codegen.constants import MAX_WALK
+from mechsym.codegen.constants import BRIDGE_DROP, MAX_WALK
 from mechsym.core.budget import CallBudget
 from mechsym.core.errors import AssemblyError, InputError, SingularError
 from mechsym.core.results import RunResult, ivp_result
@@ -28,6 +28,9 @@ from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
 # A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction
 # error along a branch: the branch is then checked (Solver.signature) before the state is accepted.
 FAR = 1e-2
+# The scalar tracker's states estimate Phi_q's conditioning (ConfigurationTracker.clear) at most every RECHECK
+# continuation steps while it is well above the bridging limit.
+RECHECK = 0.5
 # Solved states kept to start from: a trial far from the last one (a rejected step's stages may have led
 # the tracker far away) starts from the nearest of these.
 RECENT = 16
@@ -45,9 +48,14 @@ class ConfigurationTracker:
     A state Newton cannot reach at once is approached in continuation steps (Solver.step), a step that
     fails or leaves the branch retried in halves as the sweeps do (Solver._continue); a state that cannot
     be reached, lies on another branch or at a dead point raises StepRejected and leaves the tracker at its
-    last solved state."""
+    last solved state.
 
-    def __init__(self, solver, theta0, q0=None):
+    One coordinate (`bridging`): a state where Phi_q is far worse conditioned than at the start (Solver.sigma
+    below 1/BRIDGE_DROP of its start value), or whose step meets a known bridge, is reached by the solver's
+    continuation, which bridges a bifurcation (kinematics.Bridge); a state on a bridge is the polynomial's,
+    its second derivative in place of Phi_q's solve, and is not kept as a state to start from."""
+
+    def __init__(self, solver, theta0, q0=None, bridging=True):
         """q0: coordinates near the configuration at theta0 (handed over, e.g. from another build of the
         mechanism), corrected by Newton (Solver.correct) instead of the continuation from the declared
         assembly."""
@@ -58,24 +66,59 @@ class ConfigurationTracker:
         self.jq = self.factor.solve(solver.f.E[None])[0]
         self.sign = solver.signature(self.q[None])[0]
         self._recent = deque([(self.theta, self.q, self.factor, self.jq)], maxlen=RECENT)
+        self.sigma_start = solver.sigma(self.q[None], self.factor)[0] if bridging and solver._bridging() else None
+        self._checked = (self.theta[0], self.sigma_start or 0.0)  # clear's last estimate: theta, sigma
 
     def at(self, theta):
-        """q, the factorisation of Phi_q and J at theta (k,); StepRejected if it cannot be reached."""
+        """q, the factorisation of Phi_q and J at theta (k,); StepRejected if it cannot be reached or lies
+        on a bridge (where `state` answers)."""
+        q, fac, jq, d2 = self._reach(theta)
+        if d2 is not None:
+            mech = self.solver.con.mechanism
+            raise StepRejected(f"mechanism '{mech.name}': {mech.coordinates[0].name} = {np.ravel(theta)[0]:.6g} "
+                               "lies on the bridge across a bifurcation, where Phi_q is singular")
+        return q, fac, jq
+
+    def clear(self, theta_a, theta_b, q=None, fac=None):
+        """Whether the state q solved at theta_b (floats) from theta_a needs no bridge: not bridging, or no
+        known bridge meets the step and Phi_q at q is as well conditioned as BRIDGE_DROP allows. Without its
+        factorisation (the scalar tracker's states) q's conditioning is estimated again only RECHECK
+        continuation steps from the last estimate, or where that was within 4 times the limit: Phi_q would
+        have to lose 3/4 of its conditioning over that distance to be missed."""
+        s = self.solver
+        if self.sigma_start is None:
+            return True
+        if s.bridge_between(theta_a, theta_b):
+            return False
+        limit = self.sigma_start / BRIDGE_DROP
+        if q is None or (fac is None and abs(theta_b - self._checked[0]) <= RECHECK * s.step[0]
+                         and self._checked[1] >= 4 * limit):
+            return True
+        sigma = s.sigma(np.asarray(q, float)[None], fac)[0]
+        if fac is None:
+            self._checked = (theta_b, sigma)
+        return sigma >= limit
+
+    def _reach(self, theta):
+        """q, the factorisation of Phi_q, J and None at theta (k,); on a bridge q, None, J and q''."""
         th = np.atleast_1d(np.asarray(theta, float))
         s = self.solver
         if not np.all(np.isfinite(th)):  # a stage after a rejected one
             raise StepRejected(f"mechanism '{s.con.mechanism.name}': a non-finite coordinate value {th}")
         if np.max(np.abs(th - self.theta) / s.step) > 1.0:  # start from the nearest recent state
             self.theta, self.q, self.factor, self.jq = self._nearest(th)
+        if not self.clear(self.theta[0], th[0]):
+            return self._refined(self.theta, self.q, th)
         pred = self._predict(self.q, self.theta, self.factor, self.jq, th)
         q = self._newton(pred, th)
-        if q is not None and np.max(np.abs(q - pred) / s.col_scale) <= FAR:
-            return self._commit(th, q, check_branch=False)
-        if q is not None:
-            try:
-                return self._commit(th, q, check_branch=True)
-            except StepRejected:
-                pass
+        close = q is not None and np.max(np.abs(q - pred) / s.col_scale) <= FAR
+        try:
+            if q is not None:
+                return self._commit(th, q, check_branch=not close) + (None,)
+        except _NearBifurcation:
+            return self._refined(self.theta, self.q, th)
+        except StepRejected:
+            pass
         return self._walk(th)
 
     def _nearest(self, th):
@@ -102,14 +145,18 @@ class ConfigurationTracker:
     def state(self, theta, thetad):
         """q, J, the acceleration offset a0 = -Phi_q^-1 gamma and None (the applied forces, which the C
         tracker returns) at (theta, thetad): CTracker's interface. StepRejected as `at`."""
-        q, fac, jq = self.at(theta)
+        q, fac, jq, d2 = self._reach(theta)
+        thetad = np.asarray(thetad, float)
+        if d2 is not None:
+            return q, jq, d2 * thetad[0] ** 2, None
         s = self.solver
-        return q, jq, fac.solve(-s.f.gamma(q, jq @ np.asarray(thetad, float), s.params)[None])[0], None
+        return q, jq, fac.solve(-s.f.gamma(q, jq @ thetad, s.params)[None])[0], None
 
     def accept(self, theta, q):
         """Make (theta, q) the tracker's state, q being solved there, if it lies on the tracked branch
         and is no dead point; else StepRejected with the state unchanged. Returns q, factor, J."""
-        return self._commit(np.atleast_1d(np.asarray(theta, float)), np.asarray(q, float), check_branch=True)
+        return self._commit(np.atleast_1d(np.asarray(theta, float)), np.asarray(q, float), check_branch=True,
+                            check_sigma=False)
 
     def _predict(self, q, theta, fac, jq, th):
         v = jq @ (th - theta)
@@ -129,23 +176,34 @@ class ConfigurationTracker:
             q_new = self._newton(self._predict(q, theta, fac, jq, target), target)
             if q_new is None or not np.array_equal(s.signature(q_new[None])[0], self.sign):
                 return self._refined(theta, q, th)
-            q, theta, fac, jq = (q_new, target) + self._derivatives(q_new, target)
-        return self._commit(th, q, check_branch=False, solved=(fac, jq))
+            try:
+                q, theta, fac, jq = (q_new, target) + self._derivatives(q_new, target, check_sigma=True)
+            except _NearBifurcation:
+                return self._refined(theta, q, th)
+        return self._commit(th, q, check_branch=False, solved=(fac, jq)) + (None,)
 
     def _refined(self, theta, q, th):
         """From the solved (theta, q) to th by the solver's continuation, which retries a step that Newton
         cannot complete or that leaves the branch in halved steps (Solver._continue); where it names a
-        limit position, a dead point or a change of branch, StepRejected with its message."""
+        limit position, a dead point or a change of branch, StepRejected with its message. Bridging, it
+        bridges a bifurcation on the way: th on the bridge gets the polynomial's q, None, J and q''."""
         s = self.solver
         try:
-            q = s._continue(np.vstack([theta, th]), q, s.step)[1][-1]
+            q = s._continue(np.vstack([theta, th]), q, s.step, sigma=self.sigma_start)[1][-1]
         except (AssemblyError, SingularError) as exc:
             raise StepRejected(str(exc)) from None
-        return self._commit(th, q, check_branch=False)
+        bridge = s._bridge_at(th[0]) if self.sigma_start is not None else None
+        if bridge is not None:
+            q, d1, d2 = bridge.state(th)
+            return q[0], None, d1.T, d2[0]
+        return self._commit(th, q, check_branch=False, check_sigma=False) + (None,)
 
-    def _derivatives(self, q, th):
+    def _derivatives(self, q, th, check_sigma=False):
+        """Phi_q's factorisation at q and J; check_sigma: _NearBifurcation where a bridge may be needed."""
         s = self.solver
         fac = s.f.factor(q, s.params)
+        if check_sigma and not self.clear(th[0], th[0], q, fac):
+            raise _NearBifurcation
         with np.errstate(all="ignore"):
             jq = fac.solve(s.f.E[None])[0]
         if not s.coefficient_size(jq[None])[0] <= SUSPECT:  # non-finite or large: a dead point is named there
@@ -155,11 +213,11 @@ class ConfigurationTracker:
                 raise StepRejected(str(exc)) from None
         return fac, jq
 
-    def _commit(self, th, q, check_branch, solved=None):
+    def _commit(self, th, q, check_branch, solved=None, check_sigma=True):
         s = self.solver
         if check_branch and not np.array_equal(s.signature(q[None])[0], self.sign):
             raise StepRejected(s._describe_branch_change(th))
-        fac, jq = solved if solved is not None else self._derivatives(q, th)
+        fac, jq = solved if solved is not None else self._derivatives(q, th, check_sigma)
         self.q, self.theta, self.factor, self.jq = q, th, fac, jq
         self._recent.append((th, q, fac, jq))
         return q, fac, jq
@@ -180,6 +238,10 @@ class ConfigurationTracker:
                 q = q - fac.solve(r[None])[0]
                 return q if np.all(np.abs(r) <= TOL * s.row_scale) else None
         return None
+
+
+class _NearBifurcation(Exception):
+    """A state solved directly where Phi_q is nearly singular: the continuation's bridge may be needed."""
 
 
 def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, params=None, forces=None,
@@ -265,14 +327,20 @@ class CTracker:
             ok = np.array_equal(s.signature(q[None])[0], self.fallback.sign)
         if not ok and self.walk is not None:                # C continues to it, or rejects it
             q, jq, a0, app, fac = self._walked(th, thetad)
-        elif not ok:                                        # the numpy route continues, rejects or names it
-            fb = self.fallback
-            fb.q, fb.theta, fb.jq = self.q, self.theta, self.jq
-            fb.factor = s.f.factor(self.q, s.params)
-            q, fac, jq = fb.at(th)
-            a0 = fac.solve(-s.f.gamma(q, jq @ thetad, s.params)[None])[0]
-            app = None
+        elif not ok or (self.walk is None and not self.fallback.clear(self.theta[0], th[0], q)):
+            return self.continued(th, thetad)  # (the numpy route: it bridges a bifurcation too)
         self.q, self.theta, self.jq, self.factor = q, th, jq, fac
+        self._keep((th, q))
+        return q, jq, a0, app
+
+    def continued(self, th, thetad):
+        """The state at th (k,) by ConfigurationTracker from the last one, which continues to it (bridging a
+        bifurcation on the way), rejects it or names the failure: the numpy backend's careful route."""
+        s, fb = self.solver, self.fallback
+        fb.q, fb.theta, fb.jq = self.q, self.theta, self.jq
+        fb.factor = s.f.factor(self.q, s.params)
+        q, jq, a0, app = fb.state(th, thetad)
+        self.q, self.theta, self.jq, self.factor = q, th, jq, fb.factor if np.array_equal(fb.theta, th) else None
         self._keep((th, q))
         return q, jq, a0, app
 
@@ -344,19 +412,21 @@ def one_coordinate_rhs(tracker, mass, force, applied):
     M thetadd = force - J^T M a0 + J^T Q with the state from the generated track function, predicted
     from the last one. A state that fails the checks of CTracker.state (no convergence, a large J, a large
     move that may change the branch) goes through `tracker.state` (a CTracker on the scalar tracker of
-    mechsym.codegen.scalar_python), which continues to it, rejects it or names the failure. applied(q) -> Q
+    mechsym.codegen.scalar_python), which continues to it, rejects it or names the failure; one near a
+    bifurcation (ConfigurationTracker.clear) through `tracker.continued`, which bridges it. applied(q) -> Q
     (n,)."""
     raw = tracker.track.raw
     m = [float(v) for v in mass]
     inv_col = [float(v) for v in tracker._inv_col]
     rel_max = tracker._rel_max
     last = [float(tracker.theta[0]), tracker.q.tolist(), tracker.jq[:, 0].tolist(), True]  # (synced)
+    clear = tracker.fallback.clear
 
-    def checked(th, w):
+    def checked(th, w, careful):
         if not last[3]:                                   # hand the last solved state to the tracker
             tracker.theta, tracker.q = np.array([last[0]]), np.array(last[1])
             tracker.jq = np.array(last[2])[:, None]
-        q, jq, a0, app = tracker.state(np.array([th]), np.array([w]))
+        q, jq, a0, app = (tracker.continued if careful else tracker.state)(np.array([th]), np.array([w]))
         last[:] = [th, q.tolist(), jq[:, 0].tolist(), True]
         return last[1], last[2], a0.tolist(), (applied(q) if app is None else app).tolist()
 
@@ -371,10 +441,11 @@ def one_coordinate_rhs(tracker, mass, force, applied):
             d1 = [row[0] for row in jq]
             ok = (all(abs(v) * rel_max <= SUSPECT for v in d1)     # (False for a NaN)
                   and all(abs(a - b) * c <= FAR for a, b, c in zip(q, pred, inv_col)))
-        if ok:
+        careful = ok and not clear(last[0], th, q)       # near a bifurcation: the bridging route
+        if ok and not careful:
             last[:] = [th, list(q), d1, False]
         else:
-            q, d1, a0, app = checked(th, w)
+            q, d1, a0, app = checked(th, w, careful)
         md1 = [a * b for a, b in zip(m, d1)]
         big_m = sum(a * b for a, b in zip(md1, d1))
         rest = sum(a * b for a, b in zip(md1, a0)) - sum(a * b for a, b in zip(d1, app))

@@ -1,7 +1,8 @@
 """The N-four-bar chain (IFToMM benchmark A02): every half turn all bars align, where the parallelogram
-branch crosses the others (a bifurcation). The C forward run bridges each pass with the branch's polynomial
-and must agree with the motion by quadrature (tests/oracles/parallelogram_chain.py: the energy integral of
-the one reduced equation) to a tolerance that scales with rtol, with no energy jump at the passes."""
+branch crosses the others (a bifurcation). The forward run (C, and numpy for N = 2) bridges each pass with
+the branch's polynomial and must agree with the motion by quadrature (tests/oracles/parallelogram_chain.py:
+the energy integral of the one reduced equation) to a tolerance that scales with rtol, with no energy jump at
+the passes."""
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import agree
 from mechanisms.fourbar_chain import build
 from mechsym.codegen import c_backend
+from mechsym.core.errors import InputError
 from mechsym.system import derive
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -27,18 +29,20 @@ def chains():
     return {}
 
 
-def _chain(chains, n):
-    if n not in chains:
-        chains[n] = derive(build(n), backend="c")
-    return chains[n]
+def _chain(chains, n, backend="c"):
+    if (n, backend) not in chains:
+        chains[n, backend] = derive(build(n), backend=backend)
+    return chains[n, backend]
 
 
-@pytest.mark.parametrize("n,rtol", [(2, 1e-12), (2, 1e-8), (40, 1e-10)])
-def test_the_chain_follows_the_quadrature_through_every_aligned_position(chains, n, rtol):
-    """About 20 aligned passes in 20 s: the run ends (it stopped at t = 14.3 with N = 2, rtol 1e-12, and
-    never reached the second pass with N = 40, rtol 1e-10), theta agrees with the quadrature to 100 rtol,
-    and the energy changes across no pass by more than 10 rtol of itself (passes jumped by up to 2e-6)."""
-    s = _chain(chains, n)
+@pytest.mark.parametrize("n,rtol,backend", [(2, 1e-12, "c"), (2, 1e-8, "c"), (40, 1e-10, "c"),
+                                            (2, 1e-12, "numpy"), (2, 1e-8, "numpy")])
+def test_the_chain_follows_the_quadrature_through_every_aligned_position(chains, n, rtol, backend):
+    """About 20 aligned passes in 20 s: the run ends (C stopped at t = 14.3 with N = 2, rtol 1e-12, and
+    never reached the second pass with N = 40, rtol 1e-10; numpy's scalar tracker collapsed its step at
+    1e-12 and erred by 1.5e-4 at 1e-8), theta agrees with the quadrature to 100 rtol, and the energy
+    changes across no pass by more than 10 rtol of itself (passes jumped by up to 2e-6)."""
+    s = _chain(chains, n, backend)
     run = s.forward(0.0, THETA0, OMEGA0, T_END, dt=0.002, rtol=rtol)
     motion = ChainMotion(n, THETA0, OMEGA0)
     t, theta, omega = run["t"], run["theta"], run["omega"]
@@ -85,3 +89,21 @@ def test_kinematics_at_the_aligned_position_is_the_branch_followed(backend):
     assert np.max(np.abs(kin.q[:, perm] - q)) < 1e-11
     assert np.max(np.abs(kin.dq[:, perm, 0] - d1)) < 1e-10
     assert np.max(np.abs(kin.ddq[:, perm] - d2)) < 1e-8
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_a_start_at_rest_exactly_at_the_aligned_position_names_the_point_and_the_branches(chains, backend):
+    """At rest at theta = 0 or pi every bar is aligned (the oracle's closed form): the branch followed and the
+    others through the point (Phi_q loses rank N there) share the position and no velocity tells them apart,
+    so the run stops naming the point (C ran on for over two minutes at theta = pi). At rest a little off it, the motion is on the
+    branch followed: it falls through theta = 0 with the oracle's energy conserved."""
+    s = _chain(chains, 2, backend)
+    for theta0, shown in ((0.0, "0"), (np.pi, "3.14159")):
+        with pytest.raises(InputError, match=rf"at theta = {shown} \(the start, at rest\) .* bifurcation: Phi_q "
+                                             r"loses rank 2 there\), and the motion could continue along any of them"):
+            s.forward(0.0, theta0, 0.0, 1.0, dt=0.01, rtol=1e-10)
+    theta0 = 0.05
+    run = s.forward(0.0, theta0, 0.0, 1.0, dt=0.01, rtol=1e-10)
+    energy = ChainMotion(2).energy(run["theta"], run["omega"])
+    assert run["theta"][-1] < -3.0  # falls through theta = 0 towards -pi
+    assert np.all(np.abs(energy - energy[0]) <= 1e-7 * abs(energy[0]))

@@ -19,19 +19,19 @@ pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compi
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Counts of ConfigurationTracker.at calls (hand-overs from CTracker) and of CTracker's walks."""
+    """Counts of ConfigurationTracker.state calls (hand-overs from CTracker) and of CTracker's walks."""
     count = {"at": 0, "walk": 0}
-    at, walked = ConfigurationTracker.at, CTracker._walked
+    state, walked = ConfigurationTracker.state, CTracker._walked
 
-    def counting_at(self, theta):
+    def counting_at(self, theta, thetad):
         count["at"] += 1
-        return at(self, theta)
+        return state(self, theta, thetad)
 
     def counting_walk(self, *args):
         count["walk"] += 1
         return walked(self, *args)
 
-    monkeypatch.setattr(ConfigurationTracker, "at", counting_at)
+    monkeypatch.setattr(ConfigurationTracker, "state", counting_at)
     monkeypatch.setattr(CTracker, "_walked", counting_walk)
     return count
 
