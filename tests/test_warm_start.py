@@ -31,7 +31,8 @@ def cache(tmp_path_factory):
     return tmp_path_factory.mktemp("cache")
 
 
-def test_warm_inverse_imports_no_sympy_and_matches_the_full_route(cache):
+def test_warm_inverse_imports_no_sympy_and_matches_the_full_route(tmp_path):
+    cache = tmp_path / "cache"                          # its own: the first run must find nothing
     args = ["inverse", "fourbar", "--omega", "3", "--omega", "-5", "--alpha", "2", "--samples", "24"]
     full, err = mechsym(args, cache)
     assert "heavy: []" not in err                       # the first run derives (sympy)
