@@ -35,7 +35,7 @@ class System:
         self.topology = analyse(mech)
         with stage(f"{mech.name}: deriving"):
             self.constraints = con = derive_constraints(mech, self.topology)
-            self.equations = eqs = derive_equations(con)
+            self.equations = derive_equations(con)
         self.library = None
         if check_backend(backend) == "c":
             from mechsym.codegen.c_backend import load_or_warn

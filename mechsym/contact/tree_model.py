@@ -8,8 +8,6 @@ joint speed), the configuration rate and normalisation of mechsym.spatial.manifo
 """
 from __future__ import annotations
 
-import numpy as np
-
 from mechsym.core.freejoint import Q_NAMES
 from mechsym.spatial import manifold
 
