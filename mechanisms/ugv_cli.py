@@ -15,8 +15,8 @@ HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, opti
 
 
 def configure(parser):
-    from mechsym.cli import angle, number, param, positive_int
-    from mechsym.cli_args import output_group, plot_group
+    from mechsym.app.options import angle, number, param, positive_int
+    from mechsym.app.options import output_group, plot_group
 
     sub = parser.add_subparsers(dest="ugv_command", required=True)
 
@@ -82,7 +82,7 @@ def run(args) -> int:
     from mechsym.core.errors import InputError
     from mechsym.core.results import Table
 
-    from mechsym.cli_args import write_outputs
+    from mechsym.app.options import write_outputs
     from mechsym.core.output import ANIMATION, CSV, FIGURE, check_outputs
 
     cmd = args.ugv_command

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechanisms import tracks
 from mechanisms.ugv_study import (DEG, LIMITS, MARGIN, MU, Vehicle, check_friction, check_limits, check_margin,
                                   events, front_positions)
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
-from mechsym.optimize import refine_stages, staged_dp
-from mechsym.track import load_track
+from mechsym.studies import refine_stages, staged_dp
+
 
 RATE = 60 * DEG  # rad per metre of travel
 CRITERIA = ("torque-variation", "peak-torque", "energy", "grip")
@@ -103,7 +104,7 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     lo, hi = check_limits(limits)
     if not (np.isfinite(rate) and rate > 0):
         raise InputError(f"rate limit = {rate} must be positive")
-    track = load_track(track)
+    track = tracks.load(track)
     x = front_positions(x_from, x_to, samples)
     prob = _Problem(vehicle, track, x, mu, margin, (lo, hi), rate)
     step = rate * prob.dx if angle_step is None else float(angle_step)
