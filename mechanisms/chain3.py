@@ -84,7 +84,7 @@ def _angles(text):
 
 
 def configure(p):
-    """Options of `mechsym chain3` (registered in mechanisms.COMMANDS)."""
+    """Options of `mechsym chain3` (registered in mechanisms.REGISTRY)."""
     from mechsym.app.options import number
     from mechsym.app.options import (animation_group, backend_group, output_group, plot_group, time_group,
                                   tolerance_group)

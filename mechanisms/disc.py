@@ -181,7 +181,7 @@ def vector(n, *, kind="number", allow=()):
 
 
 def configure(p):
-    """Options of `mechsym disc` (registered in mechanisms.COMMANDS)."""
+    """Options of `mechsym disc` (registered in mechanisms.REGISTRY)."""
     from mechsym.app.options import angle, number
     from mechsym.app.options import animation_group, output_group, plot_group, time_group, tolerance_group
 

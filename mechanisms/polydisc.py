@@ -83,7 +83,7 @@ HELP = "spatial_v2 example 7: a polygonal disc rolling on compliant ground (CSV 
 
 
 def configure(p):
-    """Options of `mechsym polydisc` (registered in mechanisms.COMMANDS)."""
+    """Options of `mechsym polydisc` (registered in mechanisms.REGISTRY)."""
     from mechsym.app.options import angle, number, positive_int
     from mechsym.app.options import animation_group, backend_group, output_group, plot_group, time_group, tolerance_group
 

@@ -1,6 +1,6 @@
 """`mechsym ugv torque|sweep|optimize|animate`: the UGV half-vehicle from the command line.
 
-Registered in mechanisms.COMMANDS (HELP, configure(parser), run(args)); mechsym/cli.py adds the subcommands
+Registered in mechanisms.REGISTRY (HELP, configure(parser), run(args)); mechsym/app/cli.py adds the subcommands
 and dispatches here. This module only declares options (it is imported whenever the parser is built); the
 work happens in mechanisms/ugv_study.py. Angles are radians or degrees with the suffix 'deg'; the rate limit is an angle
 per metre of travel ('60deg' = 60 degrees per metre).

@@ -1,8 +1,8 @@
 """The UGV's leg angles along a track that minimise a criterion (chapter section 8, Figure 25).
 
 `optimize`: leg angles phi_r(x), phi_f(x) at the stages x_k subject to the angle limits, the rate limit,
-clearance, no slip and no rollover: dynamic programming over an angle grid (mechsym.optimize.staged_dp,
-sum or minimax), then the SLSQP refinement of mechsym.optimize (refine_stages) with the exact per-stage
+clearance, no slip and no rollover: dynamic programming over an angle grid (mechsym.studies.optimize.staged_dp,
+sum or minimax), then the SLSQP refinement of mechsym.studies.optimize (refine_stages) with the exact per-stage
 derivatives of mechanisms/ugv_study.Vehicle.stage; never worse than the best constant pair of the grid.
 """
 from __future__ import annotations
@@ -237,7 +237,7 @@ def _holds(prob, phi_r, phi_f, f):
 
 
 def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter):
-    """SLSQP refinement of a DP path (mechsym.optimize.refine_stages, knots every 8 stages): every per-stage
+    """SLSQP refinement of a DP path (mechsym.studies.optimize.refine_stages, knots every 8 stages): every per-stage
     quantity depends only on that stage's angles, with exact derivatives by them (Vehicle.stage). The
     result is kept only if it is better than the DP value and every constraint holds at every stage."""
     v, w = prob.v, prob.v.weight

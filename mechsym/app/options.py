@@ -43,9 +43,11 @@ class Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
     def error(self, message):
+        """A refused command line: bad input, one line (argparse's own would exit)."""
         raise InputError(message)
 
     def parse_known_args(self, args=None, namespace=None):
+        """argparse's, then a --param given twice for one name refused."""
         namespace, rest = super().parse_known_args(args, namespace)
         given = [p for p in getattr(namespace, "param", None) or () if isinstance(p, tuple)]
         names = [name for name, _ in given]
