@@ -350,3 +350,16 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     a, b = (np.column_stack([t[n] for n in study.names])[~bad] for t in (batched, one_by_one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b)
     assert len(np.unique(a[:, 0])) == 12  # every set its own figures
+
+
+def test_a_sweep_leaves_the_command_lines_warm_start_alone(tmp_path, monkeypatch, capsys):
+    """A sweep's inverse study writes no manifest of the `mechsym inverse` warm start (the command itself
+    does, in the same cache folder); a model's name alone is refused: the library finds no shipped model."""
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    table = sweep(FOURBAR, {"density": [1.0, 2.0]}, STUDY)
+    assert list(table["status"]) == ["ok", "ok"] and not list(tmp_path.glob("warm/inverse-*.json"))
+    assert main(["inverse", "fourbar", "--omega", "3", "--samples", "8"]) == 0
+    capsys.readouterr()
+    assert len(list(tmp_path.glob("warm/inverse-fourbar-*.json"))) == 1
+    with pytest.raises(InputError, match="give its build function"):
+        sweep("fourbar", {"density": [1.0]}, STUDY)
