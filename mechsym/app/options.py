@@ -1,4 +1,10 @@
-"""The options every command shares, as argparse groups, and the one writer of a command's outputs.
+"""The command line's parser, its value types and the options every command shares, as argparse groups,
+and the one writer of a command's outputs.
+
+`Parser` is argparse with mechsym's errors; `angle`, `number`, `positive_int` and `param` read option
+values; `inverse_options`, `kinematics_options` and `forward_options` are the generic analyses' options
+(also those of `mechsym sweep`), with the defaults of mechsym.studies.analyses, whose typed options
+`analysis_options(args)` builds from them.
 
 A command adds its time, tolerance, output, plot, animation and backend options through the functions
 here, each with its own default and help where it differs, so that the same option means the same thing

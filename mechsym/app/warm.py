@@ -53,7 +53,10 @@ def parse(argv):
 
 
 def manifest_path(model: str) -> Path | None:
-    """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources."""
+    """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources; None for
+    a spatial tree (the full route names what applies to it)."""
+    if registry.tree(model) is not None:
+        return None
     return keyed_path(registry.find(model), "inverse", VERSION)
 
 
