@@ -1,9 +1,11 @@
 """Straight-line C printed in parts (mechsym.codegen.c_parts): the same spec compiled whole and in parts (as
 translation units compiled in parallel) computes the same numbers, and the parts are shared between functions."""
+import subprocess
+
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import c_backend, c_parts, callables, numpy_backend
+from mechsym.codegen import c_backend, c_parts, c_runtime, callables, numpy_backend
 from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.program import Program
 from mechsym.spatial import read_urdf
@@ -43,6 +45,11 @@ def test_a_tree_in_parts_computes_what_it_computes_whole(tmp_path, monkeypatch):
     assert calls["mass"] & calls["bias"]
     assert any(calls[name] & calls["bias"] for name in calls if name.startswith("frame"))
     assert calls["mass"] <= calls["forward"]
+    # as one file (an export's), with the export's warnings as errors
+    (tmp_path / "parts.c").write_text(c_runtime.amalgamate(parts_source))
+    cc = subprocess.run([c_backend.compiler(), *c_backend.EXPORT_CFLAGS.split(), "-c", "-o", str(tmp_path / "parts.o"),
+                         str(tmp_path / "parts.c")], capture_output=True, text=True)
+    assert cc.returncode == 0, cc.stderr[-3000:]
     rng = np.random.default_rng(3)
     q = rng.uniform(-1, 1, (7 + system.nv - 6, 50))
     q[3:7] /= np.linalg.norm(q[3:7], axis=0)

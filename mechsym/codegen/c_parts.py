@@ -17,9 +17,9 @@ calls once per sample:
   loop over samples) is passed in the array `s`. Slots are numbered over the whole spec, so a part reads
   and writes the same slots whichever function calls it.
 
-Each part is preceded by the marker line `UNIT`: the C backend compiles the parts as translation units of
-their own, in parallel (mechsym.codegen.c_backend.write_entry); as one file (an export) the markers are
-comments. Only the placement of the text changes: each temporary is the same expression, printed the same
+Each part, and each entry point of a spec above UNITS_SIZE, is preceded by the marker line `UNIT`: the C
+backend compiles them as translation units of their own, in parallel (mechsym.codegen.c_backend.write_entry);
+as one file (an export) the markers are comments. Only the placement of the text changes: each temporary is the same expression, printed the same
 way (the results agree to round-off: a compiler may, for instance, join a sine and a cosine of one angle into
 one call only when they are in one function).
 """
@@ -30,12 +30,14 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-__all__ = ["UNIT", "Plan", "plan", "keys"]
+__all__ = ["UNIT", "Plan", "plan", "keys", "body_size"]
 
 # a spec with at most SPEC_SIZE body temporaries in all its functions is printed whole (its functions
-# compile in a few seconds; a quadruped's spec has 5,000 to 6,000); in a larger one, a function with at most
-# WHOLE is printed whole, and the others in parts of PIECE_SIZE to PART_SIZE temporaries (a part's call and its
-# workspace traffic cost little beside that many operations)
+# compile in a few seconds; a quadruped's spec has 4,000 to 6,000), each entry point a translation unit of
+# its own above UNITS_SIZE; in a larger one, a function with at most WHOLE is printed whole, and the others in
+# parts of PIECE_SIZE to PART_SIZE temporaries (a part's call and its workspace traffic cost little beside
+# that many operations)
+UNITS_SIZE = 2000
 SPEC_SIZE = 8000
 WHOLE = 40
 PIECE_SIZE = 48
@@ -57,12 +59,17 @@ class Plan:
     split: frozenset
 
 
+def body_size(spec) -> int:
+    """The body temporaries (those computed per sample) of all the spec's functions."""
+    return sum(len(f.shared_temporaries()[1]) for f in spec.functions.values())
+
+
 def plan(spec) -> Plan | None:
     """The parts of a large spec's functions (more than SPEC_SIZE body temporaries in all), or None for a
-    smaller one, which is printed whole."""
-    bodies = {name: len(f.shared_temporaries()[1]) for name, f in spec.functions.items()}
-    if sum(bodies.values()) <= SPEC_SIZE:
+    smaller one, whose functions are printed whole."""
+    if body_size(spec) <= SPEC_SIZE:
         return None
+    bodies = {name: len(f.shared_temporaries()[1]) for name, f in spec.functions.items()}
     split = [f for f in spec.functions.values() if bodies[f.name] > WHOLE]
     readers, outputs_read, heads = _uses(split)
     if all(f.pieces for f in split):

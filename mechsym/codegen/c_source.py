@@ -175,10 +175,10 @@ def render_straight(spec, prefix: str = "ms3_", headers=()) -> str:
             return [f"double *d = {at};", f"memset(d, 0, sizeof(double) * {jac.rows * jac.cols});", *fill]
 
         entries.append(entry("jac", spec.functions[jac.values], jac.rows * jac.cols, scatter))
-    if parts:
-        lines += [f"void MS_FN({name})({params});" for (params, _), name in parts.items()] + [""]
-        for (params, body), name in parts.items():
-            lines += [c_parts.UNIT, f"void MS_FN({name})({params}) {{", body, "}", ""]
+    lines += [f"void MS_FN({name})({params});" for (params, _), name in parts.items()] + ([""] if parts else [])
+    for (params, body), name in parts.items():
+        lines += [c_parts.UNIT, f"void MS_FN({name})({params}) {{", body, "}", ""]
+    if parts or c_parts.body_size(spec) > c_parts.UNITS_SIZE:
         entries = [f"{c_parts.UNIT}\n{e}" for e in entries]
     return "\n".join(lines + entries)
 
