@@ -49,7 +49,8 @@ UNIT = "/* ms: translation unit */"
 class Plan:
     """Where each temporary of a spec goes: `part` (key -> its part, a sortable tuple; a key is (symbol,
     expression)), `slot` (body key -> workspace slot, for those read outside their part), `shared` (head key
-    -> slot in `s`), the sizes of the workspace and of `s`, and the names of the functions printed in parts."""
+    -> slot in `s`), the sizes of the workspace and of `s`, the names of the functions printed in parts, and
+    the symbols each body key's expression reads (`free`)."""
 
     part: dict
     slot: dict
@@ -57,6 +58,7 @@ class Plan:
     workspace: int
     nshared: int
     split: frozenset
+    free: dict
 
 
 def body_size(spec) -> int:
@@ -71,7 +73,7 @@ def plan(spec) -> Plan | None:
         return None
     bodies = {name: len(f.shared_temporaries()[1]) for name, f in spec.functions.items()}
     split = [f for f in spec.functions.values() if bodies[f.name] > WHOLE]
-    readers, outputs_read, heads = _uses(split)
+    readers, outputs_read, heads, free = _uses(split)
     if all(f.pieces for f in split):
         part = _merged({key: piece for f in split for key, piece in zip(f.temporaries, f.pieces) if key in readers})
     else:
@@ -82,7 +84,7 @@ def plan(spec) -> Plan | None:
         if key in outputs_read or any(part[r] != own for r in readers[key]):
             slot[key] = len(slot)
     shared = {key: n for n, key in enumerate(heads)}
-    return Plan(part, slot, shared, len(slot), len(shared), frozenset(f.name for f in split))
+    return Plan(part, slot, shared, len(slot), len(shared), frozenset(f.name for f in split), free)
 
 
 def _merged(pieces) -> dict:
@@ -107,20 +109,22 @@ def keys(f):
 
 def _uses(functions):
     """For each body temporary of `functions` (its key) the keys that read it, in the order of first use;
-    the keys the outputs read; the head keys, in order."""
-    readers, outputs_read, heads = {}, set(), {}
+    the keys the outputs read; the head keys, in order; the symbols each body key reads."""
+    readers, outputs_read, heads, free = {}, set(), {}, {}
     for f in functions:
         head, body, named = keys(f)
         heads.update(dict.fromkeys(head))
         for key in body:
             readers.setdefault(key, [])
         for key in body:
-            for s in sp.sympify(key[1]).free_symbols:
+            if key not in free:
+                free[key] = sp.sympify(key[1]).free_symbols
+            for s in free[key]:
                 if s in named and named[s] not in heads:
                     readers[named[s]].append(key)
         for e in f.outputs:
             outputs_read.update(named[s] for s in sp.sympify(e).free_symbols if s in named and named[s] not in heads)
-    return readers, outputs_read, list(heads)
+    return readers, outputs_read, list(heads), free
 
 
 def _order(readers):

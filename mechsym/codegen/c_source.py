@@ -64,9 +64,12 @@ class CPrinter(C99CodePrinter):
         return super()._print_Pow(expr)
 
 
+_PRINTER = CPrinter()  # (one printer for every expression: making one costs more than printing most)
+
+
 def c_code(expr) -> str:
     """The C text of one expression."""
-    return CPrinter().doprint(expr)
+    return _PRINTER.doprint(expr)
 
 
 def _pointer_names(args) -> dict:
@@ -134,17 +137,18 @@ def render_straight(spec, prefix: str = "ms3_", headers=()) -> str:
         head, body = f.shared_temporaries()
         args = [(g, g if g in codegen_spec.SHARED else f"{g}_", len(symbols)) for g, symbols in f.inputs]
         in_parts = split is not None and f.name in split.split
-        used = {str(s).split("[")[0] for e in [e for _, e in body] + list(f.outputs)
-                for s in sp.sympify(e).xreplace(mapping).free_symbols}
+        used = set() if in_parts else {str(s).split("[")[0] for e in [e for _, e in body] + list(f.outputs)
+                                       for s in sp.sympify(e).xreplace(mapping).free_symbols}
         sig = "".join(f", const double *restrict {a}" for _, a, _ in args)
         at = f"out_ + (size_t){size} * k"
         out = [f"void MS_FN({name})(int ns{sig}, double *restrict out_) {{",
                "  " + " ".join(f"(void){a};" for _, a, _ in args)]
         groups = tuple(g for g, _ in f.inputs)
         out += [f"  const double {t} = {text(mapping, (t, groups), e)};" for t, e in head]
-        calls, results = [], mapping
+        calls, results, named = [], mapping, {}
         if in_parts:
             calls, results = _part_calls(f, split, mapping, groups, text, part)
+            named = {t: (t, e) for t, e in body if (t, e) in split.slot}
             out.append(f"  double ms_s[{max(1, split.nshared)}] = {{0}};")
             out += [f"  ms_s[{split.shared[key]}] = {key[0]};" for key in c_parts.keys(f)[0]]
             out.append(f"  double ms_w[{max(1, split.workspace)}];")
@@ -158,8 +162,15 @@ def render_straight(spec, prefix: str = "ms3_", headers=()) -> str:
             out += [f"    {c}" for c in calls]
         else:
             out += [f"    const double {t} = {text(mapping, (t, groups), e)};" for t, e in body]
-        out += [f"    {'o' if i < m else 'r'}[{i if i < m else i - m}] = {text(results, None, e)};"
-                for i, e in enumerate(f.outputs)]
+        stored = [(f"{'o' if i < m else 'r'}[{i if i < m else i - m}]", e) for i, e in enumerate(f.outputs)]
+        if in_parts:                              # outputs held in the workspace: copied by a table, not a line each
+            copied = [(i, split.slot[named[e]]) for i, e in enumerate(f.outputs[:m]) if e in named]
+            if copied:
+                out[2:2] = [f"  static const int ms_to[{len(copied)}] = {{{', '.join(str(i) for i, _ in copied)}}};",
+                            f"  static const int ms_from[{len(copied)}] = {{{', '.join(str(j) for _, j in copied)}}};"]
+                out.append(f"    for (int i = 0; i < {len(copied)}; i++) o[ms_to[i]] = ms_w[ms_from[i]];")
+                stored = [(target, e) for n, (target, e) in enumerate(stored) if n >= m or e not in named]
+        out += [f"    {target} = {text(results, None, e)};" for target, e in stored]
         out += [f"    {line}" for line in (finish(at) if finish else [])]
         return "\n".join(out + ["  }", "}", ""])
 
@@ -197,7 +208,7 @@ def _part_calls(f, split, mapping, groups, text, part):
     calls = []
     for _, keys in sorted(ranges.items()):
         own = set(keys)
-        reads = {named[s] for key in keys for s in sp.sympify(key[1]).free_symbols if s in named} - own
+        reads = {named[s] for key in keys for s in split.free[key] if s in named} - own
         lines = [f"  (void){g};" for g in [*groups, "ms_s", "ms_w"]]
         lines += [f"  const double {key[0]} = {'ms_s' if key in head else 'ms_w'}"
                   f"[{split.shared[key] if key in head else split.slot[key]}];"

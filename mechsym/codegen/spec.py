@@ -77,6 +77,10 @@ class Function:
     def shared_temporaries(self) -> tuple:
         """(the temporaries over the shared input groups alone, the others), each in order: a printer
         computes the first once per call."""
+        return self._split
+
+    @cached_property
+    def _split(self) -> tuple:
         known = {s for g, symbols in self.inputs if g in SHARED for s in symbols}
         head, body = [], []
         for t, e in self.temporaries:
