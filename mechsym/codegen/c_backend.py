@@ -434,7 +434,8 @@ def _compile(cc, flags, folder: Path) -> subprocess.CompletedProcess:
     if not units:
         return subprocess.run([cc, *flags, "-o", str(folder / "lib.so"), str(folder / "source.c"), "-lm"],
                               capture_output=True, text=True)
-    jobs = max(1, min(os.cpu_count() or 1, len(units)))
+    processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    jobs = max(1, min(processors, len(units)))
     texts = [[] for _ in range(jobs)]
     for unit in sorted(units, key=len, reverse=True):        # the largest first, each to the lightest job
         min(texts, key=lambda t: sum(map(len, t))).append(unit)

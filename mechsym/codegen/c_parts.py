@@ -6,22 +6,23 @@ of a minute. `plan` cuts the temporaries of a spec's large functions into parts,
 mechsym.codegen.c_source.render_straight as a function of its own (`MS_FN(_partN)`) that the entry point
 calls once per sample:
 
-- The temporaries of the spec's functions are cut into pieces of at most `size` temporaries: the pieces of
-  the program they come from (spec.Function.pieces: a tree's recursions give one per body and step, RobCoGen's
-  structure), else ranges of one order consistent with their dependencies (the order in which the functions
-  first use them, each after the temporaries it reads). A function's part for one piece is the temporaries of
-  that piece it needs, so that functions needing the same temporaries (a body's world pose in every frame
-  function, H in `mass`, `forward` and `contact`) print the same part, which is written once.
-- A temporary read outside its range (by a later part or by an output) is kept in a per-sample workspace
-  `w` at a slot of its own; a temporary over the shared inputs alone (computed once per call, before the
-  loop over samples) is passed in the array `s`. Slots are numbered over the whole spec, so a part reads
-  and writes the same slots whichever function calls it.
+- The temporaries of the spec's functions are cut into pieces: the pieces of the program they come from
+  (spec.Function.pieces: a tree's recursions give one per body and step, RobCoGen's structure), consecutive
+  ones joined up to PIECE_SIZE temporaries and cut at PART_SIZE; else ranges of PART_SIZE in one order
+  consistent with their dependencies (the order in which the functions first use them, each after the
+  temporaries it reads). A function's part for one piece is the temporaries of that piece it needs, so that
+  functions needing the same temporaries (a body's world pose in the frame functions, H in `mass`, `forward`
+  and `contact`) print the same part, which is written once.
+- A temporary read outside its part (by a later part or by an output) is kept in a per-sample workspace
+  `ms_w` at a slot of its own; a temporary over the shared inputs alone (computed once per call, before the
+  loop over samples) is passed in the array `ms_s`. Slots are numbered over the whole spec, so a part reads
+  and writes the same slots whichever function calls it. Outputs held in the workspace are copied by a table.
 
 Each part, and each entry point of a spec above UNITS_SIZE, is preceded by the marker line `UNIT`: the C
 backend compiles them as translation units of their own, in parallel (mechsym.codegen.c_backend.write_entry);
-as one file (an export) the markers are comments. Only the placement of the text changes: each temporary is the same expression, printed the same
-way (the results agree to round-off: a compiler may, for instance, join a sine and a cosine of one angle into
-one call only when they are in one function).
+as one file (an export) the markers are comments. Only the placement of the text changes: each temporary is
+the same expression, printed the same way (the results agree to round-off: a compiler may, for instance,
+join a sine and a cosine of one angle into one call only when they are in one function).
 """
 from __future__ import annotations
 
@@ -32,13 +33,12 @@ import sympy as sp
 
 __all__ = ["UNIT", "Plan", "plan", "keys", "body_size"]
 
-# a spec with at most SPEC_SIZE body temporaries in all its functions is printed whole (its functions
-# compile in a few seconds; a quadruped's spec has 4,000 to 6,000), each entry point a translation unit of
-# its own above UNITS_SIZE; in a larger one, a function with at most WHOLE is printed whole, and the others in
-# parts of PIECE_SIZE to PART_SIZE temporaries (a part's call and its workspace traffic cost little beside
-# that many operations)
+# a spec with at most SPEC_SIZE body temporaries in all its functions is printed whole (a quadruped's has 4,500
+# to 5,700, with the Coriolis matrix 6,000), each entry point a translation unit of its own above UNITS_SIZE;
+# in a larger one, a function with at most WHOLE is printed whole, and the others in parts of PIECE_SIZE to
+# PART_SIZE temporaries (a part's call and its workspace traffic cost little beside that many operations)
 UNITS_SIZE = 2000
-SPEC_SIZE = 8000
+SPEC_SIZE = 6000
 WHOLE = 40
 PIECE_SIZE = 48
 PART_SIZE = 300
