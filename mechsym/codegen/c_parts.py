@@ -29,8 +29,6 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-import sympy as sp
-
 __all__ = ["UNIT", "Plan", "plan", "keys", "body_size"]
 
 # a spec with at most SPEC_SIZE body temporaries in all its functions is printed whole (a quadruped's has 4,500
@@ -110,6 +108,8 @@ def keys(f):
 def _uses(functions):
     """For each body temporary of `functions` (its key) the keys that read it, in the order of first use;
     the keys the outputs read; the head keys, in order; the symbols each body key reads."""
+    import sympy as sp  # (here: the C backend, which a warm worker loads without sympy, reads only UNIT)
+
     readers, outputs_read, heads, free = {}, set(), {}, {}
     for f in functions:
         head, body, named = keys(f)
