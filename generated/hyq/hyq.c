@@ -6,6 +6,7 @@
 #include <string.h>
 #include "ms_cholesky.h"
 
+/* ms: translation unit */
 void MS_FN(mass)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -746,6 +747,7 @@ void MS_FN(mass)(int ns, const double *restrict q_, const double *restrict v_, c
   }
 }
 
+/* ms: translation unit */
 void MS_FN(bias)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -1158,6 +1160,7 @@ void MS_FN(bias)(int ns, const double *restrict q_, const double *restrict v_, c
   }
 }
 
+/* ms: translation unit */
 void MS_FN(gravity)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -1407,6 +1410,7 @@ void MS_FN(gravity)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(inverse)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -1840,6 +1844,7 @@ void MS_FN(inverse)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -2864,6 +2869,7 @@ void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(com)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -3241,6 +3247,7 @@ void MS_FN(com)(int ns, const double *restrict q_, const double *restrict v_, co
   }
 }
 
+/* ms: translation unit */
 void MS_FN(energy)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -3514,6 +3521,7 @@ void MS_FN(energy)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(poses)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -4150,6 +4158,7 @@ void MS_FN(poses)(int ns, const double *restrict q_, const double *restrict v_, 
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame0)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -4292,6 +4301,7 @@ void MS_FN(frame0)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame1)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -4467,6 +4477,7 @@ void MS_FN(frame1)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame2)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -4666,6 +4677,7 @@ void MS_FN(frame2)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame3)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -4890,6 +4902,7 @@ void MS_FN(frame3)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame4)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -5122,6 +5135,7 @@ void MS_FN(frame4)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame5)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -5297,6 +5311,7 @@ void MS_FN(frame5)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame6)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -5496,6 +5511,7 @@ void MS_FN(frame6)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame7)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -5720,6 +5736,7 @@ void MS_FN(frame7)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame8)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -5952,6 +5969,7 @@ void MS_FN(frame8)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame9)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -6127,6 +6145,7 @@ void MS_FN(frame9)(int ns, const double *restrict q_, const double *restrict v_,
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame10)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -6326,6 +6345,7 @@ void MS_FN(frame10)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame11)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -6550,6 +6570,7 @@ void MS_FN(frame11)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame12)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -6782,6 +6803,7 @@ void MS_FN(frame12)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame13)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -6957,6 +6979,7 @@ void MS_FN(frame13)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame14)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -7156,6 +7179,7 @@ void MS_FN(frame14)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame15)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -7380,6 +7404,7 @@ void MS_FN(frame15)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame16)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -7612,6 +7637,7 @@ void MS_FN(frame16)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(frame17)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   for (int k = 0; k < ns; k++) {
@@ -7769,6 +7795,7 @@ void MS_FN(frame17)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(contact)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double x0 = p[174] + p[1] + p[8];
@@ -9489,6 +9516,7 @@ void MS_FN(contact)(int ns, const double *restrict q_, const double *restrict v_
   }
 }
 
+/* ms: translation unit */
 void MS_FN(coriolis)(int ns, const double *restrict q_, const double *restrict v_, const double *restrict a_, const double *restrict p, double *restrict out_) {
   (void)q_; (void)v_; (void)a_; (void)p;
   const double y0 = p[174] + p[1] + p[8];

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mechsym.codegen import c_runtime
+from mechsym.codegen import c_parts, c_runtime
 from mechsym.codegen.constants import DENSE_RECORD, Status
 from mechsym.core.budget import check_memory, memory_limit
 from mechsym.core.errors import InputError
@@ -405,8 +405,7 @@ def write_entry(entry: Path, source: str, meta: dict):
     try:
         (tmp / "source.c").write_text(c_runtime.amalgamate(source))
         for flags in (build_flags(), CFLAGS) if not portable() else (build_flags(),):
-            proc = subprocess.run([cc, *flags, "-o", str(tmp / "lib.so"), str(tmp / "source.c"), "-lm"],
-                                  capture_output=True, text=True)
+            proc = _compile(cc, flags, tmp)
             if proc.returncode == 0:
                 break
         if proc.returncode != 0:
@@ -423,6 +422,42 @@ def write_entry(entry: Path, source: str, meta: dict):
         shutil.rmtree(tmp, ignore_errors=True)
         if trash is not None:
             shutil.rmtree(trash, ignore_errors=True)
+
+
+def _compile(cc, flags, folder: Path) -> subprocess.CompletedProcess:
+    """Compile folder/source.c into folder/lib.so. A source in translation units (mechsym.codegen.c_parts:
+    the text before the first marker, then each unit after one) is compiled unit by unit, as many at a time as
+    there are processors, each unit with the text before the first marker, and linked; the first failure is
+    returned (its stderr names the unit's file)."""
+    text = (folder / "source.c").read_text()
+    common, *units = text.split(c_parts.UNIT)
+    if not units:
+        return subprocess.run([cc, *flags, "-o", str(folder / "lib.so"), str(folder / "source.c"), "-lm"],
+                              capture_output=True, text=True)
+    processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    jobs = max(1, min(processors, len(units)))
+    texts = [[] for _ in range(jobs)]
+    for unit in sorted(units, key=len, reverse=True):        # the largest first, each to the lightest job
+        min(texts, key=lambda t: sum(map(len, t))).append(unit)
+    objects, running = [], []
+    for k, group in enumerate(texts):
+        path = folder / f"unit{k}.c"
+        path.write_text(common + "".join(group))
+        objects.append(str(folder / f"unit{k}.o"))
+        running.append(subprocess.Popen([cc, *flags, "-c", "-o", objects[-1], str(path)], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True))
+    failed = None
+    for proc in running:
+        _, err = proc.communicate()
+        if proc.returncode != 0 and failed is None:
+            failed = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+    if failed is None:
+        failed = subprocess.run([cc, *flags, "-o", str(folder / "lib.so"), *objects, "-lm"], capture_output=True,
+                                text=True)
+    for k in range(jobs):                                      # the entry keeps source.c and lib.so alone
+        for suffix in (".c", ".o"):
+            (folder / f"unit{k}{suffix}").unlink(missing_ok=True)
+    return failed
 
 
 _D = ctypes.POINTER(ctypes.c_double)

@@ -48,12 +48,15 @@ class Function:
     printed in order before the outputs (a Program's shared intermediate values); without them a printer
     eliminates common subexpressions itself. With `solve` = n the outputs are a symmetric n x n matrix M
     (row-major) and then n values r, and the function's value is M^-1 r by Cholesky, NaN where M is not
-    positive definite (a tree's forward dynamics, H qdd = tau - bias)."""
+    positive definite (a tree's forward dynamics, H qdd = tau - bias). `pieces`, if given, are for each
+    temporary (piece, index) in the program it comes from: a printer may print each piece as a function of
+    its own (mechsym.codegen.c_parts)."""
 
-    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=(), solve: int = 0):
+    def __init__(self, name: str, inputs, outputs, doc: str = "", temporaries=(), solve: int = 0, pieces=()):
         self.name, self.inputs, self.doc = name, tuple(inputs), doc
         self.temporaries = tuple(temporaries)
         self.solve = int(solve)
+        self.pieces = tuple(pieces)
         self._outputs = outputs
 
     @cached_property
@@ -74,6 +77,10 @@ class Function:
     def shared_temporaries(self) -> tuple:
         """(the temporaries over the shared input groups alone, the others), each in order: a printer
         computes the first once per call."""
+        return self._split
+
+    @cached_property
+    def _split(self) -> tuple:
         known = {s for g, symbols in self.inputs if g in SHARED for s in symbols}
         head, body = [], []
         for t, e in self.temporaries:
@@ -115,12 +122,13 @@ class Spec:
     angles: tuple = field(default=())
 
 
-def shared_program(items, assignments, prefix="x") -> dict:
+def shared_program(items, assignments, prefix="x", pieces=None) -> dict:
     """Functions over one straight-line program: `assignments` (symbol, expression), each over the inputs
     and the symbols before it; `items` (name, inputs, outputs, doc, solve) whose outputs use them. Each
     function gets the temporaries its outputs need, in program order; the temporaries any output needs are
     renamed prefix0, prefix1, ... in that order and the rest left out, so that the printed code does not
-    depend on assignments no output uses. (The order of the program itself is the caller's: a spatial tree
+    depend on assignments no output uses. `pieces` (one number per assignment, non-decreasing: a tree's
+    recursions body by body) become the functions' `pieces`. (The order of the program itself is the caller's: a spatial tree
     derives each group of functions into a program of its own, since its derivation caches shared
     quantities and would write them where the first group to need them asked.)"""
     index = {t: e for t, e in assignments}
@@ -142,10 +150,16 @@ def shared_program(items, assignments, prefix="x") -> dict:
     order = [t for t, _ in assignments if t in reached]
     rename = {t: sp.Symbol(f"{prefix}{n}", real=True) for n, t in enumerate(order)}
     program = {t: (rename[t], sp.sympify(index[t]).xreplace(rename)) for t in order}
+    piece = None
+    if pieces is not None:
+        of = {t: p for (t, _), p in zip(assignments, pieces)}
+        piece = {t: (of[t], n) for n, t in enumerate(order)}
     functions = {}
     for (fname, inputs, outputs, doc, solve), need in zip(items, per_function):
         outputs = [sp.sympify(e).xreplace(rename) for e in outputs]
-        functions[fname] = Function(fname, inputs, outputs, doc, [program[t] for t in order if t in need], solve)
+        mine = [t for t in order if t in need]
+        functions[fname] = Function(fname, inputs, outputs, doc, [program[t] for t in mine], solve,
+                                    [piece[t] for t in mine] if piece is not None else ())
     return functions
 
 

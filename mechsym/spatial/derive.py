@@ -57,6 +57,13 @@ class Straight:
     def __init__(self):
         self.assignments = []                    # (symbol, expression)
         self.index = {}                          # symbol -> position
+        self.pieces = []                         # the piece of each assignment (`cut`)
+        self.piece = 0
+
+    def cut(self):
+        """Start a new piece of the program (one body's step of a recursion): the C printer prints pieces as
+        functions of their own, shared by every function that needs them (mechsym.codegen.c_parts)."""
+        self.piece += 1
 
     def let(self, expr):
         """A temporary x_k assigned `expr` (an atom or a negated atom is returned as it is)."""
@@ -66,6 +73,7 @@ class Straight:
         s = sp.Symbol(f"x{len(self.assignments)}", real=True)
         self.index[s] = len(self.assignments)
         self.assignments.append((s, expr))
+        self.pieces.append(self.piece)
         return s
 
     def vec(self, exprs):
@@ -302,6 +310,7 @@ class Derivation:
         L = self.s.let
         self.Rl, self.pl, self.R0, self.p0 = [], [], [], []
         for k, link in enumerate(self.links):
+            self.s.cut()
             q = self.qj[link.iq:link.iq + link.nq]
             Rj, pj = link.joint.motion(q, L)
             R = [[L(sp.expand(e)) for e in row] for row in _mm(link.R_place, Rj)]
@@ -341,6 +350,7 @@ class Derivation:
         L = self.s.vec
         out = []
         for k, link in enumerate(self.links):
+            self.s.cut()
             sl, sa = self._Sv(link, v)
             if link.parent < 0:
                 vl, va = L(sl), L(sa)
@@ -364,6 +374,7 @@ class Derivation:
         vel = self.velocities(v)
         out = []
         for k, link in enumerate(self.links):
+            self.s.cut()
             sl, sa = self._Sv(link, a)
             vl, va = vel[k]
             ql, qa = self._Sv(link, v)
@@ -393,6 +404,7 @@ class Derivation:
         vel, acc = self.velocities(v), self.accelerations(v, a, gravity)
         forces = []
         for k, link in enumerate(self.links):
+            self.s.cut()
             al, aa = acc[k]
             vl, va = vel[k]
             fl, fa = self._inertia_times(link, al, aa)
@@ -403,6 +415,7 @@ class Derivation:
             forces.append([L(fl), L(fa)])
         tau = [None] * len(self.vj)
         for k in reversed(range(len(self.links))):
+            self.s.cut()
             link = self.links[k]
             fl, fa = forces[k]
             fl, fa = L(fl), L(fa)
@@ -434,6 +447,7 @@ class Derivation:
         comp = [(lk.mass, list(lk.h), [row[:] for row in lk.Io]) for lk in self.links]
         H = [[ZERO] * nj for _ in range(nj)]
         for k in reversed(range(len(self.links))):
+            self.s.cut()
             link = self.links[k]
             m, h, Io = comp[k]
             m, h = L(m), [L(e) for e in h]
@@ -492,6 +506,7 @@ class Derivation:
         R0, p0 = self.R0[f.link], self.p0[f.link]
         key = ("pose", name)
         if key not in self._cache:
+            self.s.cut()
             o = self.s.vec(_add(p0, _mv(R0, f.p)))
             R = [[self.s.let(e) for e in row] for row in _mm(R0, f.R)]
             self._cache[key] = (R, o)
@@ -523,6 +538,7 @@ class Derivation:
         if f.link < 0:
             return self._reduced_columns(J)
         _, o = self.frame_pose(name)
+        self.s.cut()
         for k in self.ancestors(f.link):
             for c, column in enumerate(self._axes(k)):
                 col = self.links[k].iv + c
@@ -541,6 +557,7 @@ class Derivation:
         vl, va = self.velocities(self.vj)[f.link]
         al, aa = self.accelerations(self.vj, zero)[f.link]     # shared with the bias: gravity included,
         r = f.p                                              # which adds exactly (0, 0, g) in the world
+        self.s.cut()
         vp = self.s.vec(_add(vl, _cross(va, r)))
         lin = _add(_add(al, _cross(aa, r)), _cross(va, vp))
         R0 = self.R0[f.link]
@@ -551,6 +568,7 @@ class Derivation:
         """World first moments m_i c_i and masses of the moving bodies, and their subtree sums."""
         if "moments" in self._cache:
             return self._cache["moments"]
+        self.s.cut()
         L = self.s.let
         mc = [[L(e) for e in _add([lk.mass * x for x in self.p0[k]], _mv(self.R0[k], lk.h))]
               for k, lk in enumerate(self.links)]
@@ -570,6 +588,7 @@ class Derivation:
     def com(self):
         """Centre of mass (3) and its Jacobian (3 x nv), world frame."""
         mc, sub_m, sub_c, total = self._moments()
+        self.s.cut()
         inv = self.s.let(1 / total)
         com = [self.s.let(sum((c[i] for c in mc), ZERO) * inv) for i in range(3)]
         J = [[ZERO] * len(self.vj) for _ in range(3)]
@@ -583,6 +602,7 @@ class Derivation:
     def energies(self):
         """Kinetic energy (sum of 1/2 v_i . I_i v_i, independent of H) and potential energy g sum m_i z_i."""
         vel = self.velocities(self.vj)
+        self.s.cut()
         T = ZERO
         for k, link in enumerate(self.links):
             vl, va = vel[k]

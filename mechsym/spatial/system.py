@@ -160,7 +160,7 @@ class TreeSystem:
                     items = [("coriolis", [e for row in d.coriolis() for e in row], "C(q, v): C v + g = bias", 0)]
                 inputs = [("q", tuple(d.q)), ("v", tuple(d.v)), ("a", tuple(d.a)), ("p", tuple(d.p.values()))]
                 functions = shared_program([(n, inputs, out, doc, solve) for n, out, doc, solve in items],
-                                           d.s.assignments, "x" if group == "main" else "y")
+                                           d.s.assignments, "x" if group == "main" else "y", d.s.pieces)
             else:
                 raise ValueError(f"tree '{self.tree.name}': no function group {group!r} (main, coriolis, all)")
             self._specs[group] = Spec(f"tree {self.tree.name} {group}", {"nq": self.nq, "nv": self.nv,
