@@ -16,7 +16,7 @@ resists an increase of the joint's relative angle (the second body's angle minus
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import sympy as sp
@@ -166,7 +166,8 @@ def coefficient(owner, kind: str, name: str, what: str, value, unit: str, doc: s
         return expr
     negative = not (expr.is_real and expr >= 0)
     if negative:
-        owner._problems.append(f"{kind} '{name}': {doc} {expr} {unit} must not be negative")
+        owner._problems.append(f"{kind} '{name}': {doc} {float(expr) if expr.is_real else expr:g} {unit} must not be "
+                               "negative")
     return owner.parameter(f"{name}_{what}", float(expr) if expr.is_real else 0.0, unit, f"{doc} of {kind} '{name}'",
                            positive=False, nonnegative=not negative)
 
@@ -248,6 +249,9 @@ class ElementDeclaration:
         return self._add_element(Line(name, kind, ends[0], ends[1], law))
 
     def _add_element(self, element):
+        own = {s.name: s for s in (TIME, LENGTH, ANGLE, RATE)}  # sp.Symbol("length") is LENGTH, whatever its assumptions
+        law = element.law.xreplace({s: own[s.name] for s in element.law.free_symbols if s.name in own})
+        element = replace(element, law=law)
         if any(e.name == element.name for e in self.elements):
             self._problems.append(f"force element '{element.name}' declared twice")
         self.elements.append(element)
