@@ -6,6 +6,7 @@ MODELS = {
     "slider-crank": "mechanisms.slider_crank",
     "pasibot": "mechanisms.pasibot",
     "ugv": "mechanisms.ugv",
+    "andrews": "mechanisms.andrews",
 }
 
 # top-level commands that belong to one model: `mechsym NAME ...` (module with HELP, configure, run)
