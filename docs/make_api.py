@@ -31,6 +31,7 @@ docstrings, not here. This page is written by `python docs/make_api.py` from the
 MODULES = [
     ("mechsym.model", "Declaring a mechanism"),
     ("mechsym.core.parameters", "Parameters and gravity of every declaration"),
+    ("mechsym.forces", "Force elements"),
     ("mechsym.loader", "Loading shipped models and model files"),
     ("mechsym.system", "Deriving a mechanism and its analyses"),
     ("mechsym.kinematics", "Kinematics"),

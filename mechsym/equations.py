@@ -59,9 +59,11 @@ class PlanarGeometry:
         self.mechanism = con.mechanism
 
     def position(self, body, point) -> sp.Matrix:
+        """The point's position (x, y) in the fixed frame, in q."""
         return point_position(self.mechanism, self.con.poses, body, point)
 
     def velocity(self, body, point) -> sp.Matrix:
+        """The point's velocity: the Jacobian of its position by its body's coordinates times their rates."""
         if body == self.mechanism.fixed:
             return sp.zeros(2, 1)
         q = self.con.q[self.con.body_slice(body)]
@@ -69,16 +71,20 @@ class PlanarGeometry:
         return self.position(body, point).jacobian(sp.Matrix(q)) * sp.Matrix(qd)
 
     def angle(self, body):
+        """The body's frame angle (0 for the fixed body)."""
         return self.con.poses[body][2]
 
     def rate(self, body):
+        """The body's angular velocity (0 for the fixed body)."""
         return sp.Integer(0) if body == self.mechanism.fixed else self.con.qd[self.con.body_slice(body)][2]
 
     def joint_angle(self, joint):
+        """A joint's second body's angle minus its first's."""
         j = self.mechanism.joints[joint]
         return self.angle(j.body2) - self.angle(j.body1)
 
     def joint_rate(self, joint):
+        """The rate of `joint_angle`."""
         j = self.mechanism.joints[joint]
         return self.rate(j.body2) - self.rate(j.body1)
 

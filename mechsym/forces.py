@@ -32,13 +32,17 @@ class Geometry(Protocol):
     """What an element reads from its model: exact symbolic expressions (sympy column vectors for points,
     in the world frame)."""
 
-    def position(self, body: str, point: str) -> sp.Matrix: ...
+    def position(self, body: str, point: str) -> sp.Matrix:
+        """The world position of a named point of a body."""
 
-    def velocity(self, body: str, point: str) -> sp.Matrix: ...
+    def velocity(self, body: str, point: str) -> sp.Matrix:
+        """The world velocity of a named point of a body."""
 
-    def joint_angle(self, joint: str) -> sp.Expr: ...
+    def joint_angle(self, joint: str) -> sp.Expr:
+        """A revolute joint's angle: its second body's relative to its first."""
 
-    def joint_rate(self, joint: str) -> sp.Expr: ...
+    def joint_rate(self, joint: str) -> sp.Expr:
+        """The rate of a revolute joint's angle."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,19 @@ class PointLoad:
     force: tuple
 
 
+class ElementLaw:
+    """What every element shares: its law evaluated at its own measure (the symbol `measure_symbol`) and
+    rate."""
+
+    measure_symbol = None
+
+    def force(self, geo: Geometry):
+        """The element's force (or torque): its law at its measure and rate."""
+        return self.law.xreplace({self.measure_symbol: self.measure(geo), RATE: self.rate(geo)})
+
+
 @dataclass(frozen=True)
-class Line:
+class Line(ElementLaw):
     """A force along the line between two points: a spring, damper, spring-damper or actuator (`kind`).
     `law` is the tension [N] in LENGTH, RATE, TIME, parameters and named quantities."""
 
@@ -73,6 +88,7 @@ class Line:
 
     columns = ("length", "rate", "force")
     units = ("m", "m/s", "N")
+    measure_symbol = LENGTH
 
     def measure(self, geo: Geometry):
         """The length |b - a| [m] (exact)."""
@@ -84,10 +100,6 @@ class Line:
         d = geo.position(self.b.body, self.b.point) - geo.position(self.a.body, self.a.point)
         v = geo.velocity(self.b.body, self.b.point) - geo.velocity(self.a.body, self.a.point)
         return d.dot(v) / self.measure(geo)
-
-    def force(self, geo: Geometry):
-        """The tension: the law at the element's length and rate."""
-        return self.law.xreplace({LENGTH: self.measure(geo), RATE: self.rate(geo)})
 
     def loads(self, geo: Geometry) -> list:
         """The tension T along the unit vector u from a to b: T u at a, -T u at b."""
@@ -120,7 +132,7 @@ class JointTorque:
 
 
 @dataclass(frozen=True)
-class Torsional:
+class Torsional(ElementLaw):
     """A torsional spring-damper at a revolute joint: `law` is the torque [N m] in ANGLE (the joint's
     relative angle: its second body's angle minus its first's, or a tree joint's coordinate), RATE, TIME,
     parameters and named quantities, positive resisting an increase of the angle."""
@@ -132,6 +144,7 @@ class Torsional:
 
     columns = ("angle", "rate", "torque")
     units = ("rad", "rad/s", "N m")
+    measure_symbol = ANGLE
 
     def measure(self, geo: Geometry):
         """The joint's relative angle [rad]."""
@@ -141,11 +154,8 @@ class Torsional:
         """The relative angle's rate [rad/s]."""
         return geo.joint_rate(self.joint)
 
-    def force(self, geo: Geometry):
-        """The torque: the law at the joint's angle and rate."""
-        return self.law.xreplace({ANGLE: self.measure(geo), RATE: self.rate(geo)})
-
     def loads(self, geo: Geometry) -> list:
+        """The torque at the joint, resisting its angle."""
         return [JointTorque(self.joint, self.force(geo))]
 
     def problems(self, points: dict, revolutes) -> list:
@@ -264,7 +274,7 @@ class ElementDeclaration:
         out = []
         for e in self.elements:
             out += e.problems(points, revolutes)
-            own = {LENGTH if isinstance(e, Line) else ANGLE, RATE, TIME}
+            own = {e.measure_symbol, RATE, TIME}
             stray = e.law.free_symbols - own - set(known)
             if stray:
                 out.append(f"{e.kind} '{e.name}' uses {sorted(map(str, stray))}, which are not parameters or named "

@@ -175,7 +175,8 @@ class TableStudy:
         ms_inverse_sets, each set with its own kinematics. Agrees with `__call__` to round-off."""
         from mechsym.loader import model_hooks
 
-        if self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1:
+        if (self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1
+                or getattr(system, "loads", None) is not None):   # force elements: their columns and loads of velocity, set by set
             return None
         args = self.args(system.backend)
         if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):

@@ -26,17 +26,21 @@ class TreeGeometry:
         self._links = {link.joint.name: link for link in d.links}
 
     def position(self, body, point) -> sp.Matrix:
+        """The frame `point`'s world origin."""
         return sp.Matrix(self.d.frame_pose(point)[1])
 
     def velocity(self, body, point) -> sp.Matrix:
+        """The frame's origin velocity: the linear rows of its world-aligned Jacobian times v."""
         J = self.d.frame_jacobian(point)
         return sp.Matrix([sum((J[i][c] * v for c, v in enumerate(self.d.v) if J[i][c] != 0), sp.Integer(0))
                           for i in range(3)])
 
     def joint_angle(self, joint):
+        """The joint's coordinate (a mimic joint's from the one it follows)."""
         return self.d.qj[self._links[joint].iq]
 
     def joint_rate(self, joint):
+        """The joint's speed."""
         return self.d.vj[self._links[joint].iv]
 
     def torque(self, joint, value) -> list:
