@@ -41,10 +41,11 @@ class LoadFunctions:
         fns = callables.load(f"{system.mechanism.name}-loads", key, lambda: spec, system.backend)
         self._motion, self._elements = fns.motion, fns.elements
         self.timed = sorted(_timed(system))
+        self.timed_forces = [f"{e.name}.{e.columns[2]}" for e, *_, force in eqs.elements if TIME in force.free_symbols]
 
     def motion(self, q, qd, t, p):
-        """Q (N, n) of the loads of velocity or time at q, qd (N, n) and times t (N,), or None (t None:
-        an analysis without time, refused where a load depends on it)."""
+        """Q (N, n) of the loads of velocity or time at q, qd (N, n) and times t (N,); t None for an
+        analysis without time (an InputError naming the loads of the time, if any)."""
         q = np.atleast_2d(q)
         if t is None:
             if self.timed:
@@ -55,13 +56,17 @@ class LoadFunctions:
         return np.asarray(self._motion(q.T, np.atleast_2d(qd).T, t[None], p)).reshape(-1, len(q)).T
 
     def columns(self, q, qd, t, p) -> dict:
-        """The force elements' columns (name -> (N,)) at q, qd (N, n) and times t (N,) (None: 0)."""
+        """The force elements' columns (name -> (N,)) at q, qd (N, n) and times t (N,); without times (None)
+        the force of an element of the time is left out."""
         if not self.names:
             return {}
         q = np.atleast_2d(q)
-        t = np.zeros(len(q)) if t is None else np.broadcast_to(np.asarray(t, float), (len(q),))
-        values = np.asarray(self._elements(q.T, np.atleast_2d(qd).T, t[None], p)).reshape(len(self.names), len(q))
-        return dict(zip(self.names, values))
+        times = np.zeros(len(q)) if t is None else np.broadcast_to(np.asarray(t, float), (len(q),))
+        values = np.asarray(self._elements(q.T, np.atleast_2d(qd).T, times[None], p))
+        out = dict(zip(self.names, values.reshape(len(self.names), len(q))))
+        for name in self.timed_forces if t is None else ():
+            del out[name]
+        return out
 
 
 def _timed(system):

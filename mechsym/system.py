@@ -209,8 +209,8 @@ class System:
             qd = kin.dq[:, :, 0] * (omega or 0.0) if kin.ddq is not None else np.zeros_like(kin.q)
             element_cols = self.loads.columns(kin.q, qd, None, kin.params)
             keep = [n for n in self.loads.names if omega is not None or n.endswith((".length", ".angle"))]
-            cols.update({n: element_cols[n] for n in keep})
-            units.update({n: self.loads.units[n] for n in keep})
+            cols.update({n: element_cols[n] for n in keep if n in element_cols})
+            units.update({n: self.loads.units[n] for n in keep if n in element_cols})
         if rates or omega is not None:
             from mechsym.rates import rate_columns
 

@@ -221,3 +221,29 @@ def test_the_page_s_examples_run():
     assert np.isfinite(run["S.force"]).all() and np.allclose(run["F.force"], 0.3 * np.sin(2 * run["t"]), atol=1e-14)
     assert np.allclose(run["H.force"], 1e3 * (run["H.length"] - 0.12) ** 3 + 0.1 * run["H.rate"], rtol=1e-12, atol=1e-14)
     assert np.isfinite(table["torque"]).all()
+
+
+def test_export_refuses_loads_it_cannot_carry():
+    from mechsym.codegen.export import export_files
+
+    with pytest.raises(InputError, match="the standalone export carries the loads of position alone"):
+        export_files(sprung(damping=C))
+    assert any(name.endswith(".c") for name in export_files(sprung()))
+
+
+def test_command_line_columns_parameters_and_equations(tmp_path, capsys):
+    """forward --all writes the spring's columns; --param reaches its stiffness (a negative one refused by
+    name, exit 2); `equations --latex` shows it."""
+    from mechsym.core.results import read_csv
+
+    out = tmp_path / "run.csv"
+    assert main(["forward", "andrews", "--torque", "0.033", "--theta0=-0.0617138900142764", "--t-end", "0.002",
+                 "--all", "--out", str(out), "--backend", "numpy"]) == 0
+    run = read_csv(out)
+    assert np.allclose(run["spring.force"], 4530.0 * (run["spring.length"] - 0.07785), rtol=1e-12)
+    capsys.readouterr()
+    assert main(["inverse", "andrews", "--quasi-static", "--samples", "2", "--param", "spring_k=-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "'spring_k' = -1.0 must not be negative" in err and err.count("\n") == 1
+    assert main(["equations", "andrews", "--latex"]) == 0
+    assert "spring_{k}" in capsys.readouterr().out
