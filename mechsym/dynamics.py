@@ -429,7 +429,8 @@ def reduced(system, kin: Kinematics) -> Reduced:
     """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
     M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
     only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
-    Newton-Euler route."""
+    Newton-Euler route. G is that of the loads of position alone (gravity, springs); a damper's or an
+    actuator's generalised force is -J^T Q(q, q', t) of `System.loads` (docs/force-elements.md)."""
     mass = system.mass(kin.params)
     d1 = kin.dq[:, :, 0]
     big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
