@@ -312,7 +312,8 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
                 basis[:, :, :2] = 0.0
     if columns is None:
         if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
-            basis = _inverse_basis(system, theta, params, analysis, omegas if speeds else ())
+            basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
+                     else _inverse_basis(system, theta, params, analysis))
         with np.errstate(over="ignore", invalid="ignore"):
             columns = speed_columns(basis[:, :, :3], coef)
             if speeds:  # the unknowns of the loads of velocity, speed by speed

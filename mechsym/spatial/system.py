@@ -171,12 +171,11 @@ class TreeSystem:
     def _main_items(self, d):
         """(name, outputs, doc, solve) of the main group's functions."""
         H = [e for row in d.mass_matrix() for e in row]
-        bias, inverse = d.rnea(d.v, [0] * self.nv), d.rnea(d.v, d.a)
         loads, values = element_terms(d)             # the force elements' generalised forces join the bias
-        bias, inverse = [b - f for b, f in zip(bias, loads)], [b - f for b, f in zip(inverse, loads)]
+        bias = [b - f for b, f in zip(d.rnea(d.v, [0] * self.nv), loads)]
         items = [("mass", H, "H (nv x nv, row-major)", 0), ("bias", bias, "C(q, v) v + g(q) - Q_elements", 0),
                  ("gravity", d.rnea([0] * self.nv, [0] * self.nv), "g(q)", 0),
-                 ("inverse", inverse, "H a + bias (RNEA)", 0),
+                 ("inverse", [b - f for b, f in zip(d.rnea(d.v, d.a), loads)], "H a + bias (RNEA)", 0),
                  ("forward", H + [a - b for a, b in zip(d.a, bias)], "H^-1 (tau - bias)", self.nv)]
         com, jcom = d.com()
         items.append(("com", com + [e for row in jcom for e in row], "the centre of mass and its Jacobian", 0))
