@@ -9,7 +9,7 @@ import sympy as sp
 from scipy.optimize import brentq
 
 from mechanisms import fourbar
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError, ModelError
 from mechsym.dynamics import energies
 from mechsym.equations import inverse as inverse_analysis
