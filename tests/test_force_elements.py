@@ -247,3 +247,16 @@ def test_command_line_columns_parameters_and_equations(tmp_path, capsys):
     assert err.startswith("error: ") and "'spring_k' = -1.0 must not be negative" in err and err.count("\n") == 1
     assert main(["equations", "andrews", "--latex"]) == 0
     assert "spring_{k}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", ["numpy", "c"])
+def test_simulate_carries_the_elements_as_forward_does(backend):
+    """simulate (any number of coordinates; C tracker rows on C) and forward (the reduced form) integrate the
+    spring-damper's loads alike: the same motion to the integration tolerance."""
+    from mechsym.simulate import simulate
+
+    system = sprung(damping=C, backend=backend)
+    ours = simulate(system, [0.3], [8.0], 0.5, dt=0.05, rtol=1e-11, atol=1e-11, forces={"torque": 0.0})
+    ref = system.forward(0.0, 0.3, 8.0, 0.5, dt=0.05, rtol=1e-11, atol=1e-11)
+    assert np.max(np.abs(ours["theta"] - ref["theta"])) < 1e-8
+    assert np.max(np.abs(ours["thetad"] - ref["omega"])) < 1e-6 * np.max(np.abs(ref["omega"]))
