@@ -32,6 +32,7 @@ MODULES = [
     ("mechsym.model", "Declaring a mechanism"),
     ("mechsym.core.parameters", "Parameters and gravity of every declaration"),
     ("mechsym.app.registry", "The model registry: shipped models and model files"),
+    ("mechsym.forces", "Force elements"),
     ("mechsym.system", "Deriving a mechanism and its analyses"),
     ("mechsym.kinematics", "Kinematics"),
     ("mechsym.rates", "Velocity and acceleration coefficients"),

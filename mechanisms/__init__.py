@@ -11,6 +11,7 @@ REGISTRY = {
         "slider-crank": "mechanisms.slider_crank",
         "pasibot": "mechanisms.pasibot",
         "ugv": "mechanisms.ugv",
+        "andrews": "mechanisms.andrews",
     },
     # top-level commands that belong to one model: `mechsym NAME ...` (a module with HELP, configure, run)
     "commands": {

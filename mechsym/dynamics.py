@@ -26,6 +26,7 @@ from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.core.timegrid import run_options
 from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
 from mechsym.kinematics import Kinematics, _solve, sweep_memory
+from mechsym.loads import moving
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -199,6 +200,8 @@ def solve_at(system, kin: Kinematics, thetad, analysis: Analysis, thetadd=None, 
     qdd = a0 + np.einsum("nik,nk->ni", kin.dq, thetadd * imposed)
     mass = system.mass(kin.params)
     rhs = (mass * qdd if analysis.inertia else 0.0) - system.applied(kin.q.T, kin.params).T
+    if moving(system) is not None:  # dampers, loads of the velocities (an analysis without time)
+        rhs = rhs - system.loads.motion(kin.q, kin.velocities(thetad), None, kin.params)
     known = []  # (row of Phi_q, values): the known forces of free coordinates, -Phi_q[row]^T value on C
     for i, c in enumerate(system.mechanism.coordinates):
         if c.name in analysis.free and c.force is not None and c.force not in analysis.unknown_forces:
@@ -298,7 +301,8 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
     lib = system.library
     basis = columns = None
-    if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free):
+    speeds = moving(system) is not None  # loads of the velocities: one more solve per speed, on numpy
+    if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free or speeds):
         if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
             weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
             columns = _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
@@ -308,12 +312,22 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
                 basis[:, :, :2] = 0.0
     if columns is None:
         if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
-            basis = _inverse_basis(system, theta, params, analysis)
+            basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
+                     else _inverse_basis(system, theta, params, analysis))
         with np.errstate(over="ignore", invalid="ignore"):
-            columns = speed_columns(basis, coef)
+            columns = speed_columns(basis[:, :, :3], coef)
+            if speeds:  # the unknowns of the loads of velocity, speed by speed
+                columns = [c + basis[:, i, 3:].T.ravel() for i, c in enumerate(columns)]
     cols.update(zip(names, np.reshape(columns, (len(names), -1))))
     _check_result(system, cols, names)
-    return Table(cols, _units(system, names), f"{system.mechanism.name}: {analysis.name}")
+    units = _units(system, names)
+    if system.loads is not None:
+        kin = system.kinematics(theta, params)
+        qd = kin.dq[:, :, 0]
+        parts = [system.loads.columns(kin.q, qd * w, None, kin.params) for w in omegas]
+        cols.update({n: np.concatenate([part[n] for part in parts]) for n in system.loads.names})
+        units.update(system.loads.units)
+    return Table(cols, units, f"{system.mechanism.name}: {analysis.name}")
 
 
 def _check_result(system, cols, names):
@@ -342,8 +356,9 @@ def forward_memory(rows, width) -> int:
     return 8 * rows * (width + 8)
 
 
-def _inverse_basis(system, theta, params, analysis):
-    """(N, m, 3) unknowns per unit thetadd, per unit thetad^2 and for the static loads (numpy)."""
+def _inverse_basis(system, theta, params, analysis, omegas=()):
+    """(N, m, 3 + S) unknowns per unit thetadd, per unit thetad^2, for the static loads and, per speed of
+    `omegas`, for the loads of velocity there (numpy)."""
     results = []
     chunk = chunk_size(system)
     for lo in range(0, len(theta), chunk):
@@ -352,6 +367,7 @@ def _inverse_basis(system, theta, params, analysis):
         applied = system.applied(part.q.T, part.params).T
         scale = 1.0 if analysis.inertia else 0.0
         rhs = [scale * mass * part.dq[:, :, 0], scale * mass * part.ddq, -applied]
+        rhs += [-system.loads.motion(part.q, part.dq[:, :, 0] * w, None, part.params) for w in omegas]
         if part.factor is not None and not (analysis.free or analysis.extra_rows or analysis.extra_unknowns):
             # A = Phi_q^T: reuse the factorisation of Phi_q that the kinematics already made
             results.append(part.factor.solve_t(np.stack(rhs, axis=2)))
@@ -414,7 +430,8 @@ def reduced(system, kin: Kinematics) -> Reduced:
     """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
     M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
     only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
-    Newton-Euler route."""
+    Newton-Euler route. G is that of the loads of position alone (gravity, springs); a damper's or an
+    actuator's generalised force is -J^T Q(q, q', t) of `System.loads` (docs/force-elements.md)."""
     mass = system.mass(kin.params)
     d1 = kin.dq[:, :, 0]
     big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
@@ -452,6 +469,9 @@ def ode(system, theta, omega, torque=0.0, params=None):
     (theta[i], omega[i]) under a constant torque (a linearisation, or an implicit integrator's Jacobian)."""
     if len(system.coordinate_names) != 1:
         raise InputError("ode() is the reduced form of a one-coordinate mechanism")
+    if moving(system) is not None:
+        raise InputError(f"mechanism '{system.mechanism.name}': ode() gives the reduced ODE under loads of position "
+                         "alone; a load depends on the velocities or the time (integrate it with forward())")
     theta = np.asarray(theta, float).ravel()
     omega = np.broadcast_to(np.asarray(omega, float), theta.shape)
     _finite(theta, "theta")
@@ -531,7 +551,8 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     q0 = solver.sweep(np.array([[theta0]])).q[0]
     if omega0 == 0:
         solver.check_start_at_rest(np.array([theta0]), q0)
-    if not callable(torque):  # a torque or speed too large to represent is no dead point
+    loads = moving(system)  # loads of velocity or time: the tracked route with them in its right-hand side
+    if not callable(torque) and loads is None:  # a torque or speed too large to represent is no dead point
         with np.errstate(all="ignore"):
             rate = ode(system, np.array([theta0]), np.array([omega0]), float(torque), params)[0][0]
         with np.errstate(all="ignore"):
@@ -540,7 +561,8 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
             raise InputError(f"mechanism '{system.mechanism.name}': torque {float(torque):.6g} and omega0 {omega0:.6g} "
                              f"give the acceleration {rate[1]:.6g} at the start, a travel of about {travel:.3g} rad "
                              f"in {t_end:.6g} s: too large to represent (at most {MAX_TRAVEL:.0e} rad)")
-    in_c = system.library is not None and not callable(torque) and all(isinstance(e, Crossing) for e in events)
+    in_c = (system.library is not None and not callable(torque) and loads is None
+            and all(isinstance(e, Crossing) for e in events))
     if in_c and method != "DOP853":
         raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
                          "for scipy's other methods")
@@ -566,6 +588,10 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
                       if stopped else "")
     if reactions:
         table.columns.update(forward_reactions(system, grid, y[:, 0], y[:, 1], tau, params))
+    if system.loads is not None and len(grid):
+        kin = system.kinematics(y[:, 0], params)
+        table.columns.update(system.loads.columns(kin.q, kin.dq[:, :, 0] * y[:, 1:2], grid, kin.params))
+        table.units.update(system.loads.units)
     return table
 
 
@@ -603,12 +629,13 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     implicit = method in ("Radau", "BDF", "LSODA")
-    if implicit and callable(torque):
+    loads = moving(system)
+    if implicit and (callable(torque) or loads is not None):
         raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
-                         "torque only; use an explicit method (DOP853, RK45) with a torque function")
+                         "torque and loads of position alone; use an explicit method (DOP853, RK45)")
     mass = system.mass(solver.params)
     tracker = ConfigurationTracker(solver, [theta0], q0, bridging=not implicit)  # (the implicit ones take Phi_q)
-    scalar = None if implicit else getattr(system, "scalar_tracker", None)
+    scalar = None if implicit or loads is not None else getattr(system, "scalar_tracker", None)
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
         from mechsym.simulate import CTracker, one_coordinate_rhs
 
@@ -627,6 +654,8 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         d1 = jq[:, 0]
         big_m = d1 @ (mass * d1)
         rest = d1 @ (mass * a0) - d1 @ system.applied(q, solver.params)
+        if loads is not None:
+            rest -= d1 @ loads.motion(q, d1 * y[1], t, solver.params)[0]
         return np.array([y[1], (force(t, y[0], y[1]) - rest) / big_m])
 
     def jacobian(t, y):
@@ -660,6 +689,8 @@ def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:
     applied = system.applied(kin.q.T, kin.params).T
     driver = kin.jac[:, system.constraints.n_joint_rows, :]
     rhs = mass * kin.ddq * omega[:, None] ** 2 - applied - driver * tau[:, None]
+    if moving(system) is not None:
+        rhs = rhs - system.loads.motion(kin.q, kin.dq[:, :, 0] * omega[:, None], t, kin.params)
     a, c = assemble(system, kin, analysis, omega[:, None], [rhs])
     u = solve_checked(system, a, c, theta)[:, :, 0]
     return {n: u[:, i] for i, n in enumerate(analysis.unknown_names(system.constraints))}

@@ -19,6 +19,7 @@ import sympy as sp
 
 from mechsym.constraints import Constraints, cross2, point_position
 from mechsym.core.errors import InputError
+from mechsym.forces import TIME, JointTorque, PointLoad
 from mechsym.model import BodyTorque, PointForce
 
 
@@ -27,9 +28,16 @@ class Equations:
     con: Constraints
     row_names: tuple  # "BODY.x", "BODY.y", "BODY.m"
     mass: tuple  # diagonal of the mass matrix, per coordinate
-    applied: tuple  # generalised applied forces (gravity and loads), per coordinate
+    applied: tuple  # generalised applied forces (gravity and loads) of position alone, per coordinate
     kinetic: sp.Expr
     potential: sp.Expr  # gravity only
+    motion: tuple = ()  # generalised forces of loads that depend on the velocities or the time: Q(q, qd, t, p)
+    elements: tuple = ()  # per force element: (element, measure, rate, force) in q, qd, t, p
+
+    @property
+    def moving_loads(self) -> bool:
+        """Whether a load depends on the velocities or the time (`motion`)."""
+        return any(e != 0 for e in self.motion)
 
     def unknown_symbol(self, name: str) -> sp.Symbol:
         """The sympy symbol of an unknown by its name."""
@@ -42,9 +50,59 @@ class Equations:
         return (qd.T * sp.Matrix(self.applied).jacobian(sp.Matrix(self.con.q)) * qd)[0, 0]
 
 
+class PlanarGeometry:
+    """The named quantities of a mechanism as exact expressions in its coordinates q and velocities qd
+    (mechsym.forces.Geometry): what a load's or a force element's symbols stand for."""
+
+    def __init__(self, con: Constraints):
+        self.con = con
+        self.mechanism = con.mechanism
+
+    def position(self, body, point) -> sp.Matrix:
+        """The point's position (x, y) in the fixed frame, in q."""
+        return point_position(self.mechanism, self.con.poses, body, point)
+
+    def velocity(self, body, point) -> sp.Matrix:
+        """The point's velocity: the Jacobian of its position by its body's coordinates times their rates."""
+        if body == self.mechanism.fixed:
+            return sp.zeros(2, 1)
+        q = self.con.q[self.con.body_slice(body)]
+        qd = self.con.qd[self.con.body_slice(body)]
+        return self.position(body, point).jacobian(sp.Matrix(q)) * sp.Matrix(qd)
+
+    def angle(self, body):
+        """The body's frame angle (0 for the fixed body)."""
+        return self.con.poses[body][2]
+
+    def rate(self, body):
+        """The body's angular velocity (0 for the fixed body)."""
+        return sp.Integer(0) if body == self.mechanism.fixed else self.con.qd[self.con.body_slice(body)][2]
+
+    def joint_angle(self, joint):
+        """A joint's second body's angle minus its first's."""
+        j = self.mechanism.joints[joint]
+        return self.angle(j.body2) - self.angle(j.body1)
+
+    def joint_rate(self, joint):
+        """The rate of `joint_angle`."""
+        j = self.mechanism.joints[joint]
+        return self.rate(j.body2) - self.rate(j.body1)
+
+    def substitution(self) -> dict:
+        """{named-quantity symbol: its expression} for every quantity the mechanism declared."""
+        out = {}
+        for sym, qty in self.mechanism.quantities.items():
+            if qty.kind in ("position", "velocity"):
+                out[sym] = getattr(self, qty.kind)(qty.body, qty.point)[qty.axis]
+            else:
+                out[sym] = getattr(self, qty.kind)(qty.body)
+        return out
+
+
 def derive_equations(con: Constraints) -> Equations:
-    """Newton-Euler rows (force x, force y, moment per moving body), the mass diagonal, the applied forces and the
-    energies of a mechanism's constraints."""
+    """Newton-Euler rows (force x, force y, moment per moving body), the mass diagonal, the applied forces
+    (those of position alone, and those of the velocities or the time apart), the force elements' measures
+    and the energies of a mechanism's constraints."""
     mech = con.mechanism
     gx, gy = mech.gravity
     mass, applied, rows = [], [], []
@@ -54,22 +112,39 @@ def derive_equations(con: Constraints) -> Equations:
         mass += [body.mass, body.mass, body.inertia]
         applied += [body.mass * gx, body.mass * gy, sp.Integer(0)]
         rows += [f"{b}.x", f"{b}.y", f"{b}.m"]
+    geo = PlanarGeometry(con)
+    named = geo.substitution()
+    loads = []  # (body, point or None, force (fx, fy) or torque), in named quantities
     for load in mech.loads:
-        if load.body == mech.fixed:
+        loads.append((load.body, load.point, load.force) if isinstance(load, PointForce) else (load.body, None, load.torque))
+    for element in mech.elements:
+        for load in element.loads(geo):
+            if isinstance(load, PointLoad):
+                loads.append((load.end.body, load.end.point, load.force))
+            elif isinstance(load, JointTorque):
+                joint = mech.joints[load.joint]
+                loads += [(joint.body1, None, load.torque), (joint.body2, None, -load.torque)]
+    motion = [sp.Integer(0)] * len(applied)
+    moving = set(con.qd) | {TIME}
+    for body, point, value in loads:
+        if body == mech.fixed:
             continue
-        i = 3 * index[load.body]
-        if isinstance(load, PointForce):
-            x, y, _ = con.poses[load.body]
-            arm = point_position(mech, con.poses, load.body, load.point) - sp.Matrix([x, y])
-            applied[i] += load.force[0]
-            applied[i + 1] += load.force[1]
-            applied[i + 2] += cross2(arm, load.force)
-        elif isinstance(load, BodyTorque):
-            applied[i + 2] += load.torque
+        i = 3 * index[body]
+        if point is not None:
+            force = tuple(sp.sympify(f).xreplace(named) for f in value)
+            arm = point_position(mech, con.poses, body, point) - sp.Matrix(con.poses[body][:2])
+            terms = {i: force[0], i + 1: force[1], i + 2: cross2(arm, force)}
+        else:
+            terms = {i + 2: sp.sympify(value).xreplace(named)}
+        target = motion if any(e.free_symbols & moving for e in terms.values()) else applied
+        for k, e in terms.items():
+            target[k] += e
+    elements = tuple((e, e.measure(geo), e.rate(geo), e.force(geo).xreplace(named)) for e in mech.elements)
     qd = con.qd
     kinetic = sum(m * v**2 for m, v in zip(mass, qd)) / 2
     potential = -sum(mech.bodies[b].mass * (gx * con.poses[b][0] + gy * con.poses[b][1]) for b in con.bodies)
-    return Equations(con, tuple(rows), tuple(mass), tuple(applied), kinetic, sp.sympify(potential))
+    return Equations(con, tuple(rows), tuple(mass), tuple(applied), kinetic, sp.sympify(potential), tuple(motion),
+                     elements)
 
 
 @dataclass(frozen=True)
@@ -152,7 +227,7 @@ def symbolic_system(eqs: Equations, analysis: Analysis):
     names = [n for n in analysis.unknown_names(con)]
     jac_t = con.jacobian.T
     columns, c_vec = [], sp.Matrix([m * a for m, a in zip(eqs.mass, con.qdd)]) if analysis.inertia else sp.zeros(con.n, 1)
-    c_vec = c_vec - sp.Matrix(eqs.applied)
+    c_vec = c_vec - sp.Matrix(eqs.applied) - sp.Matrix(eqs.motion or [0] * con.n)
     for i in range(con.n_joint_rows):
         columns.append(jac_t[:, i])
     for k, c in enumerate(con.mechanism.coordinates):
@@ -168,14 +243,17 @@ def symbolic_system(eqs: Equations, analysis: Analysis):
 
 def reduced_form(eqs: Equations):
     """The Lagrange (virtual power) reduced form of a one-coordinate mechanism, with kinematic
-    coefficients as symbols: M(theta), 1/2 M'(theta) and G(theta) such that M thetadd + 1/2 M' thetad^2 + G = T."""
+    coefficients as symbols: M(theta), 1/2 M'(theta) and G(theta) such that M thetadd + 1/2 M' thetad^2 + G = T
+    (G also of thetad and t where a load depends on the velocities or the time: qd = q' thetad)."""
     con = eqs.con
     c = con.mechanism.coordinates[0].name
     d1 = [_derivative_symbol(q, "'") for q in con.q]
     d2 = [_derivative_symbol(q, "''") for q in con.q]
     big_m = sum(m * a**2 for m, a in zip(eqs.mass, d1))
     half_dm = sum(m * a * b for m, a, b in zip(eqs.mass, d1, d2))
-    g_term = -sum(f * a for f, a in zip(eqs.applied, d1))
+    speed = {v: a * sp.Symbol(f"{c}d", real=True) for v, a in zip(con.qd, d1)}
+    loads = [f + sp.sympify(m).xreplace(speed) for f, m in zip(eqs.applied, eqs.motion or [0] * con.n)]
+    g_term = -sum(f * a for f, a in zip(loads, d1))
     return sp.Symbol(c), big_m, half_dm, g_term
 
 

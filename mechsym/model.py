@@ -17,6 +17,7 @@ import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
+from mechsym.forces import TIME, ElementDeclaration
 
 Vec2 = tuple  # a pair of sympy expressions
 
@@ -241,8 +242,19 @@ class Branch:
     description: str
 
 
+@dataclass(frozen=True)
+class Quantity:
+    """What a named-quantity symbol stands for: `kind` "position" or "velocity" (of `point` of `body`,
+    component `axis` 0 or 1) or "angle" or "rate" (of `body`)."""
+
+    kind: str
+    body: str
+    point: str | None = None
+    axis: int = 0
+
+
 @dataclass
-class Mechanism(Declaration):
+class Mechanism(ElementDeclaration, Declaration):
     """A planar mechanism under construction. Build it with the methods below, then hand it to
     `mechsym.derive` (or the CLI). The first body declared with `fixed=True` is the frame of reference.
     Parameters and gravity follow mechsym.core.parameters.Declaration: gravity is a parameter g = 9.81
@@ -257,6 +269,8 @@ class Mechanism(Declaration):
     coordinates: list = field(default_factory=list)
     loads: list = field(default_factory=list)
     branches: list = field(default_factory=list)
+    elements: list = field(default_factory=list)
+    quantities: dict = field(default_factory=dict)
     fixed: str | None = None
     doc: str = ""
 
@@ -367,13 +381,40 @@ class Mechanism(Declaration):
         return sp.Symbol(name, real=True)
 
     def force(self, body, point, fx, fy):
-        """A force (fx, fy) [N], components in the fixed frame (numbers or parameter expressions), applied
-        at the named point of `body`."""
+        """A force (fx, fy) [N], components in the fixed frame, applied at the named point of `body`: numbers
+        or expressions in the parameters, the named quantities (`position`, `velocity`, `angle`, `rate`)
+        and the time `mechsym.forces.TIME`."""
         self.loads.append(PointForce(body, point, _vec((fx, fy))))
 
     def torque(self, body, value):
-        """A pure torque [N m] on `body`, counter-clockwise positive (a number or parameter expression)."""
+        """A pure torque [N m] on `body`, counter-clockwise positive: a number or an expression as in
+        `force`."""
         self.loads.append(BodyTorque(body, sp.sympify(value)))
+
+    # -- named quantities, for loads and force-element laws --------------------------------------------
+    def position(self, body, point) -> sp.Matrix:
+        """The position (x, y) [m] of a named point of a body in the fixed frame, as symbols a load or an
+        element's law may use (the equations put the exact expression in their place)."""
+        return sp.Matrix([self._quantity(f"{body}.{point}.{c}", Quantity("position", body, point, i))
+                          for i, c in enumerate("xy")])
+
+    def velocity(self, body, point) -> sp.Matrix:
+        """The velocity (vx, vy) [m/s] of a named point of a body in the fixed frame, as `position`."""
+        return sp.Matrix([self._quantity(f"{body}.{point}.v{c}", Quantity("velocity", body, point, i))
+                          for i, c in enumerate("xy")])
+
+    def angle(self, body) -> sp.Symbol:
+        """The angle [rad] of a body's frame (counter-clockwise from the fixed frame's x axis), as `position`."""
+        return self._quantity(f"{body}.angle", Quantity("angle", body))
+
+    def rate(self, body) -> sp.Symbol:
+        """The angular velocity [rad/s] of a body, as `position`."""
+        return self._quantity(f"{body}.omega", Quantity("rate", body))
+
+    def _quantity(self, name, quantity):
+        sym = sp.Symbol(name, real=True)
+        self.quantities[sym] = quantity
+        return sym
 
     @staticmethod
     def at(point: str) -> sp.Matrix:
@@ -439,15 +480,26 @@ class Mechanism(Declaration):
             problems.append("a coordinate is declared twice")
         if not self.coordinates:
             problems.append("no coordinate declared (use coordinate(name, joint, force))")
+        for sym, quantity in self.quantities.items():
+            if quantity.body not in self.bodies:
+                problems.append(f"the named quantity '{sym}' names unknown body '{quantity.body}'")
+            elif quantity.point is not None and quantity.point not in self.bodies[quantity.body].points:
+                problems.append(f"the named quantity '{sym}' names unknown point '{quantity.point}' of body "
+                                f"'{quantity.body}'")
+        known = symbols | set(self.quantities) | {TIME}
         for load in self.loads:
             if load.body not in self.bodies:
                 problems.append(f"a load names unknown body '{load.body}'")
             elif isinstance(load, PointForce) and load.point not in self.bodies[load.body].points:
                 problems.append(f"a force names unknown point '{load.point}' of body '{load.body}'")
-            stray = set().union(*(sp.sympify(e).free_symbols for e in load_values(load))) - symbols
+            stray = set().union(*(sp.sympify(e).free_symbols for e in load_values(load))) - known
             if stray:
-                problems.append(f"{describe_load(load)} uses {sorted(map(str, stray))}, which are not parameters "
-                                "(a load is a number or an expression in the parameters)")
+                problems.append(f"{describe_load(load)} uses {sorted(map(str, stray))}, which are neither parameters "
+                                "nor named quantities (write a load with the parameters, the mechanism's position(), "
+                                "velocity(), angle() and rate() and mechsym.forces.TIME)")
+        problems += self.element_problems({b.name: set(b.points) for b in self.bodies.values()},
+                                          {j.name for j in self.joints.values() if isinstance(j, Revolute)},
+                                          symbols | set(self.quantities))
         for body in self.bodies.values():
             exprs = [body.mass, body.inertia, *body.com] + [c for p in body.points.values() for c in p]
             stray = set().union(*(e.free_symbols for e in exprs)) - symbols

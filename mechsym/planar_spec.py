@@ -10,6 +10,7 @@ import numpy as np
 from mechsym.codegen import numpy_backend
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.codegen.spec import Function, SparseJacobian, Spec
+from mechsym.core.budget import limit_memory
 from mechsym.core.errors import InputError
 from mechsym.kinematics import KinematicFunctions, Solver, _point_symbols
 
@@ -56,10 +57,12 @@ def solved_jacobians(con, functions, count=4):
     static pivots. Empty where the mechanism does not assemble there (the block is then factorised by the
     dense LU alone)."""
     values = con.mechanism.resolve_parameters(None)
-    try:
-        solver = Solver(KinematicFunctions(con, functions), np.array([values[name] for name in con.mechanism.parameters]))
-        ref, _ = solver.reference()
-        offsets = np.array([0.0, 0.7, 1.6, 2.9])[:count, None] * solver.step  # a few continuation steps apart
-        return list(solver.sweep(ref + offsets).jac)
+    try:  # under the default memory budget: the generated code is a function of the declaration alone,
+        with limit_memory(None):  # never of a run's --max-memory (a refusal here would change the pivots)
+            solver = Solver(KinematicFunctions(con, functions),
+                            np.array([values[name] for name in con.mechanism.parameters]))
+            ref, _ = solver.reference()
+            offsets = np.array([0.0, 0.7, 1.6, 2.9])[:count, None] * solver.step  # a few continuation steps apart
+            return list(solver.sweep(ref + offsets).jac)
     except (InputError, np.linalg.LinAlgError):
         return []

@@ -23,6 +23,7 @@ from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.runner import StepRejected, rejecting
 from mechsym.core.timegrid import run_options
 from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
+from mechsym.loads import moving
 
 
 # A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction
@@ -479,6 +480,7 @@ class EquationsOfMotion:
         self.tracker = tracker(system, self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
+        self.motion = moving(system)  # the declared loads of velocity or time (mechsym.loads)
         nj = system.constraints.n_joint_rows
         self._drive_rows = tuple(range(nj, nj + self.k))
 
@@ -503,6 +505,8 @@ class EquationsOfMotion:
             q, jq, base, coef = fast
             sdot = np.zeros(0)
             force = tau - base
+            if self.motion is not None:
+                force = force + jq.T @ self.motion.motion(q, jq @ thd, t, self.solver.params)[0]
             if self.load is not None:
                 extra, sdot = self.load(t, q, jq @ thd, s)
                 force = force + jq.T @ extra
@@ -511,6 +515,8 @@ class EquationsOfMotion:
         q, jq, a0, applied = self._state(th, thd)
         qd = jq @ thd
         gen = applied - self.mass * a0
+        if self.motion is not None:
+            gen = gen + self.motion.motion(q, qd, t, self.solver.params)[0]
         sdot = np.zeros(0)
         if self.load is not None:
             extra, sdot = self.load(t, q, qd, s)

@@ -59,6 +59,15 @@ class System:
 
         return generate(self)
 
+    @cached_property
+    def loads(self):
+        """The loads of velocity or time and the force elements' columns (mechsym.loads.LoadFunctions), or
+        None when the mechanism has neither."""
+        from mechsym.loads import LoadFunctions
+
+        eqs = self.equations
+        return LoadFunctions(self) if eqs.moving_loads or eqs.elements else None
+
     @property
     def gamma3(self):
         """Phi_q q3 = -gamma3(q, q', q'', p) (q3 the third derivative): the C library's, or rendered with
@@ -196,6 +205,12 @@ class System:
         for i, name in enumerate(self.kin.point_names):
             cols[f"{name}.x"], cols[f"{name}.y"] = pts[2 * i], pts[2 * i + 1]
             units.update({f"{name}.x": "m", f"{name}.y": "m"})
+        if self.loads is not None:  # the force elements: their length (angle), and at omega their rate and force
+            qd = kin.dq[:, :, 0] * (omega or 0.0) if kin.ddq is not None else np.zeros_like(kin.q)
+            element_cols = self.loads.columns(kin.q, qd, None, kin.params)
+            keep = [n for n in self.loads.names if omega is not None or n.endswith((".length", ".angle"))]
+            cols.update({n: element_cols[n] for n in keep if n in element_cols})
+            units.update({n: self.loads.units[n] for n in keep if n in element_cols})
         if rates or omega is not None:
             from mechsym.rates import rate_columns
 

@@ -139,7 +139,7 @@ REPORTED = [
     ("a bar of length 0", ["inverse", "zero_bar.py", "--omega", "3"],
      "bar 'stub' from 'S0' to 'S1' has length 0"),
     ("a load on a symbol that is no parameter", ["inverse", "stray_load.py", "--omega", "3"],
-     "the torque on body 'rocker' uses ['x_barr'], which are not parameters"),
+     "the torque on body 'rocker' uses ['x_barr'], which are neither parameters nor named quantities"),
     ("a repeated --param", ["inverse", "fourbar", "--omega", "3", "--param", "l_crank=0.1", "--param", "l_crank=0.2"],
      "--param l_crank is given 2 times (0.1, 0.2)"),
     ("forward --rtol 1", ["forward", "fourbar", "--torque", "1", "--t-end", "1", "--rtol", "1"],

@@ -36,6 +36,10 @@ def export_files(system, params=None) -> dict:
     overrides the default parameter values written into the header."""
     if len(system.coordinate_names) != 1:
         raise InputError("export supports one-coordinate mechanisms")
+    if system.equations.moving_loads:
+        raise InputError(f"mechanism '{system.mechanism.name}': the standalone export carries the loads of position "
+                         "alone (gravity, springs); a damper, an actuator or a load of the velocities or the time is "
+                         "not in it")
     prefix = c_name(system.mechanism.name)
     source, meta = generate(system, prefix=f"{prefix}_", headers=(f"{prefix}.h",))
     if not meta["square"]:

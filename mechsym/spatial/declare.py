@@ -32,7 +32,8 @@ import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
-from mechsym.spatial.joints import Joint
+from mechsym.forces import TIME, ElementDeclaration
+from mechsym.spatial.joints import Joint, Revolute
 
 __all__ = ["Tree", "rpy_matrix", "inertia_violation"]
 
@@ -67,10 +68,13 @@ def rpy_matrix(rpy) -> np.ndarray:
                      [-sp_, cp * sr, cp * cr]])
 
 
-class Tree(Declaration):
+class Tree(ElementDeclaration, Declaration):
     """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name.
     Parameters (each a run-time symbol of the generated code) and gravity follow
-    mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice."""
+    mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice.
+    Force elements (mechsym.forces.ElementDeclaration: spring, damper, ...) join two ends (body, frame):
+    a frame fixed on the body, the body's own name for its origin; their laws are of the element's
+    measure and rate and the parameters (mechsym.spatial.elements)."""
 
     DOWN = (0, 0, -1)
 
@@ -78,6 +82,7 @@ class Tree(Declaration):
         self.name = name
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
+        self.elements = []            # force elements (mechsym.forces)
         self._joint_names = set()
         self._init_parameters()
 
@@ -248,11 +253,23 @@ class Tree(Declaration):
         problems = list(self._problems)
         if not self.bodies:
             problems.append("no bodies")
+        problems += self._element_problems()
         problems += default_problems(self.parameters)
         if problems:
             raise ModelError(self.name, problems)
         self.check_values(self.defaults())
         self.check_mimics()
+
+
+    def _element_problems(self) -> list:
+        """The force elements' ends and joints, and a law of the time (a tree's functions have no time)."""
+        points = {name: {name} for name in self.bodies}
+        for f in self.frames.values():
+            points[f.body].add(f.name)
+        revolutes = {b.joint.name for b in self.bodies.values() if isinstance(b.joint, Revolute)}
+        problems = self.element_problems(points, revolutes, {p.symbol for p in self.parameters.values()})
+        return problems + [f"{e.kind} '{e.name}' depends on the time; on a tree an element's law is of its measure, "
+                           "its rate and the parameters" for e in self.elements if TIME in e.law.free_symbols]
 
 
 def inertia_violation(inertia):

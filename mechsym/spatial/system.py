@@ -26,6 +26,7 @@ from mechsym.codegen import c_backend, callables
 from mechsym.core.errors import InputError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
+from mechsym.spatial.elements import element_terms
 
 __all__ = ["TreeSystem", "derive_tree", "check_size"]
 
@@ -170,14 +171,17 @@ class TreeSystem:
     def _main_items(self, d):
         """(name, outputs, doc, solve) of the main group's functions."""
         H = [e for row in d.mass_matrix() for e in row]
-        bias = d.rnea(d.v, [0] * self.nv)
-        items = [("mass", H, "H (nv x nv, row-major)", 0), ("bias", bias, "C(q, v) v + g(q)", 0),
+        loads, values = element_terms(d)             # the force elements' generalised forces join the bias
+        bias = [b - f for b, f in zip(d.rnea(d.v, [0] * self.nv), loads)]
+        items = [("mass", H, "H (nv x nv, row-major)", 0), ("bias", bias, "C(q, v) v + g(q) - Q_elements", 0),
                  ("gravity", d.rnea([0] * self.nv, [0] * self.nv), "g(q)", 0),
-                 ("inverse", d.rnea(d.v, d.a), "H a + bias (RNEA)", 0),
+                 ("inverse", [b - f for b, f in zip(d.rnea(d.v, d.a), loads)], "H a + bias (RNEA)", 0),
                  ("forward", H + [a - b for a, b in zip(d.a, bias)], "H^-1 (tau - bias)", self.nv)]
         com, jcom = d.com()
         items.append(("com", com + [e for row in jcom for e in row], "the centre of mass and its Jacobian", 0))
         items.append(("energy", d.energies(), "kinetic and potential energy", 0))
+        if values:
+            items.append(("elements", values, "each force element's measure, rate and force", 0))
         poses = []
         for name in self.frame_names:
             R, o = d.frame_pose(name)
@@ -358,6 +362,15 @@ class TreeSystem:
         """The Jacobian (3, nv) of the centre of mass."""
         out = self._call("com", q, params=params)
         return out[..., 3:].reshape(out.shape[:-1] + (3, self.nv))
+
+    def element_columns(self, q, v, params=None) -> dict:
+        """The force elements' columns NAME.length, NAME.rate, NAME.force (a torsional one's NAME.angle,
+        NAME.rate, NAME.torque; docs/force-elements.md) at states q, v: name -> value (or (N,) values)."""
+        if not self.tree.elements:
+            return {}
+        out = self._call("elements", q, v, params=params)
+        names = [f"{e.name}.{c}" for e in self.tree.elements for c in e.columns]
+        return {n: out[..., i] for i, n in enumerate(names)}
 
     def kinetic_energy(self, q, v, params=None):
         """The kinetic energy 1/2 v^T H v (J)."""

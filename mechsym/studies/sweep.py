@@ -131,7 +131,8 @@ class TableStudy:
         transposed solve (in C on the C backend). On the C backend the sets of smaller groups (fewer than
         SHARED_MIN sets: a geometry of their own, say) all go into one call of the compiled
         ms_inverse_sets, each set with its own kinematics. Agrees with `__call__` to round-off."""
-        if self.command != "inverse" or self.hook is not None or len(system.coordinate_names) != 1:
+        if (self.command != "inverse" or self.hook is not None or len(system.coordinate_names) != 1
+                or getattr(system, "loads", None) is not None):   # force elements: their columns and loads of velocity, set by set
             return None
         args = self.analysis
         if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):

@@ -155,8 +155,8 @@ def record(ref, study, system, read):
     lib = getattr(system, "library", None)
     if (path is None or ref.backend != "c" or lib is None or not lib.meta.get("square")
             or getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None
-            or len(system.coordinate_names) != 1):
-        return
+            or len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None):
+        return  # (force elements: their columns and loads of velocity come from the full route)
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
