@@ -59,20 +59,28 @@ def manifest_path(model: str) -> Path | None:
 
 
 def _applies(args) -> bool:
-    return (args.command == "inverse" and args.backend == "c" and not args.param and not args.plot
-            and not args.quasi_static and bool(args.omega))
+    return (args.command == "inverse" and not args.param and not args.plot and not args.quasi_static
+            and bool(args.omega))
+
+
+def _nothing(*args):
+    """The numpy backend keeps no compiled library to start from: no manifest, no warm start."""
+    return None
 
 
 def record(args, system, table):
     """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
-    SHA-256 of the files its build opened in this process (BUILDS)."""
+    SHA-256 of the files its build opened in this process (BUILDS); on C only (what it names is the library)."""
+    if _applies(args) and len(system.coordinate_names) == 1:
+        system.backend.route(compiled=_record, python=_nothing)(args, system, table)
+
+
+def _record(args, system, table):
     from mechsym.sweep_warm import model_file, update_manifest, watched
 
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
-    if not _applies(args) or system.library is None or len(system.coordinate_names) != 1:
-        return
     path = manifest_path(args.model)
     if path is None:
         return
@@ -81,7 +89,7 @@ def record(args, system, table):
     coord = system.coordinate_names[0]
     base = inverse_memory(system, 1, 0)
     update_manifest(path, {
-        "version": VERSION, "entry": system.library.path.name, "name": system.mechanism.name,
+        "version": VERSION, "entry": system.functions.path.name, "name": system.mechanism.name,
         "params": solver.params.tolist(), "col_scale": solver.col_scale.tolist(),
         "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
@@ -95,6 +103,12 @@ def run(args):
     """The warm inverse: its exit code, or None where the manifest does not cover the request."""
     if not _applies(args):
         return None
+    from mechsym.codegen.backend import resolve
+
+    return resolve(args.backend).route(compiled=_run, python=_nothing)(args)
+
+
+def _run(args):
     from mechsym.cli_args import check_command_outputs
     from mechsym.sweep_warm import load_manifest
 

@@ -1,0 +1,47 @@
+"""What every derived system answers, whatever its kind: the one model interface.
+
+`mechsym.derive(declaration)` returns a planar `System` (a Mechanism), a `FloatingSystem` (a FloatingBody)
+or a `TreeSystem` (a Tree); each follows `DerivedSystem`, and code that runs or studies any of them
+(runners, sweeps, contact, the command line) relies on these members only, reaching for a kind's own
+entry points (a tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["DerivedSystem"]
+
+
+@runtime_checkable
+class DerivedSystem(Protocol):
+    """A declaration carried through derivation and bound to generated code on one backend.
+
+    declaration: the Mechanism, FloatingBody or Tree it was derived from. backend: the
+    mechsym.codegen.backend.Backend its generated code runs on (chosen once, at derive). param_names: the
+    run-time parameters in the order of every parameter vector; coordinate_names: the names of its state's
+    coordinates. params(overrides): the parameter vector with `overrides` (name -> value) applied to the
+    values in use, checked; set_params(overrides): the defaults with `overrides` in use from now on by
+    every entry point called without parameters (None: the defaults again); param_values: the vector in
+    use. flops: arithmetic operations per sample of generated functions, name -> count (as the codegen
+    spec prints them: the same on every backend)."""
+
+    declaration: Any
+    backend: Any
+
+    @property
+    def param_names(self) -> list[str]: ...
+
+    @property
+    def coordinate_names(self) -> list[str]: ...
+
+    def params(self, overrides=None) -> np.ndarray: ...
+
+    def set_params(self, overrides=None) -> None: ...
+
+    @property
+    def param_values(self) -> np.ndarray: ...
+
+    @property
+    def flops(self) -> dict: ...
