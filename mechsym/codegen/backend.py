@@ -55,16 +55,19 @@ class NumpyBackend(Backend):
     name = "numpy"
 
     def load(self, name, key, make_spec):
+        """The numpy rendering of the spec (its functions lambdified on first use)."""
         from mechsym.codegen import numpy_backend
 
         return numpy_backend.render(make_spec())
 
     def mechanism(self, system):
+        """The numpy rendering of the mechanism's spec, its sparse plan run by sparse_numpy."""
         from mechsym.codegen import numpy_backend
 
         return numpy_backend.render(system.spec)
 
     def route(self, compiled, python):
+        """`python`: numpy has no compiled route."""
         return python
 
 
@@ -74,14 +77,17 @@ class CBackend(Backend):
     name = "c"
 
     def load(self, name, key, make_spec):
+        """The spec compiled through the cache (mechsym.codegen.callables.compile_spec)."""
         from mechsym.codegen import callables
 
         return callables.compile_spec(name, key, make_spec)
 
     def mechanism(self, system):
+        """The mechanism's compiled library (mechsym.codegen.c_backend.CLibrary), from the cache."""
         return c_backend.build(system)
 
     def route(self, compiled, python):
+        """`compiled`: the C runtime's route."""
         return compiled
 
 

@@ -19,29 +19,31 @@ class DerivedSystem(Protocol):
     """A declaration carried through derivation and bound to generated code on one backend.
 
     declaration: the Mechanism, FloatingBody or Tree it was derived from. backend: the
-    mechsym.codegen.backend.Backend its generated code runs on (chosen once, at derive). param_names: the
-    run-time parameters in the order of every parameter vector; coordinate_names: the names of its state's
-    coordinates. params(overrides): the parameter vector with `overrides` (name -> value) applied to the
-    values in use, checked; set_params(overrides): the defaults with `overrides` in use from now on by
-    every entry point called without parameters (None: the defaults again); param_values: the vector in
-    use. flops: arithmetic operations per sample of generated functions, name -> count (as the codegen
-    spec prints them: the same on every backend)."""
+    mechsym.codegen.backend.Backend its generated code runs on (chosen once, at derive)."""
 
     declaration: Any
     backend: Any
 
     @property
-    def param_names(self) -> list[str]: ...
+    def param_names(self) -> list[str]:
+        """The run-time parameters' names, in the order of every parameter vector."""
 
     @property
-    def coordinate_names(self) -> list[str]: ...
+    def coordinate_names(self) -> list[str]:
+        """The names of the coordinates of its state."""
 
-    def params(self, overrides=None) -> np.ndarray: ...
+    def params(self, overrides=None) -> np.ndarray:
+        """The parameter vector: the values in use with `overrides` (name -> value) applied, checked."""
 
-    def set_params(self, overrides=None) -> None: ...
+    def set_params(self, overrides=None) -> None:
+        """The defaults with `overrides` in use from now on by every entry point called without parameters
+        (None: the defaults again); a set that fails its check changes nothing."""
 
     @property
-    def param_values(self) -> np.ndarray: ...
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use."""
 
     @property
-    def flops(self) -> dict: ...
+    def flops(self) -> dict:
+        """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
+        prints them: the same on every backend)."""
