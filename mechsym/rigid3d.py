@@ -55,6 +55,7 @@ import sympy as sp
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.core.budget import CallBudget
+from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint, rotation
 from mechsym.core.progress import Progress, tracked
@@ -187,7 +188,7 @@ def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
 
 # ---------------------------------------------------------------- derived system
 
-class FloatingSystem:
+class FloatingSystem(ParametersInUse):
     """Everything derived for one floating body, with numeric entry points (all vectorised over samples:
     a state may be (13,) or (13, N)). Backend "c": the rates (`accelerations`, the ODE of `simulate` and of
     a contact run on numpy) come from the body's compiled library (mechsym.contact.c_run, cached by
@@ -201,7 +202,6 @@ class FloatingSystem:
         body.check()
         self.body = self.mechanism = body
         self.backend = resolve(backend)
-        self._in_use = {}  # the overrides set_params gave
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.joint = JOINT
         self.r, self.quat = sym("x y z"), sym("qx qy qz qw")
@@ -242,19 +242,8 @@ class FloatingSystem:
     def params(self, overrides=None) -> np.ndarray:
         """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
         validated."""
-        values = self.body.resolve_parameters({**self._in_use, **(overrides or {})})
+        values = self.body.resolve_parameters(self.in_use(overrides))
         return np.array([values[n] for n in self.body.parameters])
-
-    def set_params(self, overrides=None):
-        """Use the defaults with these overrides from now on (every entry point also takes params=)."""
-        self._in_use = {}
-        self.params(overrides)  # checked before use
-        self._in_use = dict(overrides or {})
-
-    @property
-    def param_values(self) -> np.ndarray:
-        """The parameter vector in use (defaults, or what set_params gave)."""
-        return self.params()
 
     @property
     def flops(self) -> dict:

@@ -13,6 +13,7 @@ import sympy as sp
 from mechsym import dynamics
 from mechsym.codegen.backend import resolve
 from mechsym.constraints import derive_constraints
+from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
@@ -24,7 +25,7 @@ from mechsym.topology import analyse
 SCALAR_MAX = 24  # coordinates up to which a simulation state is solved on floats (System.scalar_tracker)
 
 
-class System:
+class System(ParametersInUse):
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
     def __init__(self, mech: Mechanism, backend=None):
@@ -45,7 +46,6 @@ class System:
         self._solvers = {}
         self._analyses = {}
         self._param_cache = {}
-        self._in_use = {}  # the overrides set_params gave
 
     @cached_property
     def spec(self):
@@ -92,7 +92,7 @@ class System:
     def params(self, overrides=None) -> np.ndarray:
         """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
         validated (once per set)."""
-        overrides = {**self._in_use, **(overrides or {})}
+        overrides = self.in_use(overrides)
         key = tuple(sorted((k, repr(v)) for k, v in overrides.items()))
         if key not in self._param_cache:
             _bound(self._param_cache)
@@ -101,17 +101,6 @@ class System:
             self._check_inertia(p, overrides)
             self._param_cache[key] = p
         return self._param_cache[key].copy()
-
-    def set_params(self, overrides=None):
-        """Use the defaults with these overrides from now on (every analysis also takes params=)."""
-        self._in_use = {}
-        self.params(overrides)  # checked before use
-        self._in_use = dict(overrides or {})
-
-    @property
-    def param_values(self) -> np.ndarray:
-        """The parameter vector in use (defaults, or what set_params gave)."""
-        return self.params()
 
     @cached_property
     def flops(self) -> dict:

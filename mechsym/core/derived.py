@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["DerivedSystem"]
+__all__ = ["DerivedSystem", "ParametersInUse"]
 
 
 @runtime_checkable
@@ -47,3 +47,30 @@ class DerivedSystem(Protocol):
     def flops(self) -> dict:
         """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
         prints them: the same on every backend)."""
+
+
+class ParametersInUse:
+    """`set_params` and `param_values` of DerivedSystem over a class's own `params(overrides)`, which
+    applies its overrides to `in_use(overrides)`."""
+
+    _in_use: dict = {}  # the overrides set_params gave (none: the defaults)
+
+    def in_use(self, overrides=None) -> dict:
+        """The overrides in use with `overrides` on top."""
+        return {**self._in_use, **(overrides or {})}
+
+    def set_params(self, overrides=None):
+        """Use the defaults with these overrides from now on (every entry point also takes params=); a set
+        that fails its check changes nothing."""
+        previous, self._in_use = self._in_use, {}
+        try:
+            self.params(overrides)
+        except Exception:
+            self._in_use = previous
+            raise
+        self._in_use = dict(overrides or {})
+
+    @property
+    def param_values(self):
+        """The parameter vector in use (defaults, or what set_params gave)."""
+        return self.params()

@@ -25,6 +25,7 @@ import numpy as np
 from mechsym.codegen import c_backend
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
+from mechsym.core.derived import ParametersInUse
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 
@@ -33,7 +34,7 @@ __all__ = ["TreeSystem", "check_size"]
 QUAT_TOL = 1e-6
 
 
-class TreeSystem:
+class TreeSystem(ParametersInUse):
     """The entry points of a tree (see the module docstring). `contact_frames` are the frames whose
     Jacobians and biases `contact_terms` returns together with H and the bias."""
 
@@ -57,7 +58,6 @@ class TreeSystem:
         self.contact_frames = tuple(contact_frames)
         self.param_names = list(tree.parameters)
         self._derivation = None
-        self._in_use = {}  # the overrides set_params gave
         self._p = self.params()
         self._libs = {}
         self._c_functions = {}
@@ -125,13 +125,8 @@ class TreeSystem:
     def params(self, overrides=None) -> np.ndarray:
         """The run-time parameter vector: the values in use (set_params) with `overrides` (name -> value),
         checked."""
-        values = self.tree.resolve_parameters({**self._in_use, **(overrides or {})})
+        values = self.tree.resolve_parameters(self.in_use(overrides))
         return np.array([values[n] for n in self.param_names])
-
-    @property
-    def param_values(self) -> np.ndarray:
-        """The parameter vector in use (defaults, or what set_params gave)."""
-        return self._p.copy()
 
     def function_sizes(self, group="main") -> dict:
         """name -> values per state of a group's generated functions."""
@@ -139,9 +134,8 @@ class TreeSystem:
 
     def set_params(self, overrides=None):
         """Use the defaults with these overrides from now on (every entry point also takes params=)."""
-        self._in_use = {}
-        self._p = self.params(overrides)
-        self._in_use = dict(overrides or {})
+        super().set_params(overrides)
+        self._p = self.params()
 
     # -- generation ------------------------------------------------------------------------------------
     def spec(self, group="main"):
