@@ -411,7 +411,8 @@ def test_missing_compiler_one_line_warning_and_explicit_backend_error(capsys, mo
     monkeypatch.setattr(c_backend, "build", missing)
     monkeypatch.setattr(c_backend, "compiler", lambda: None)
     code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4")
-    assert code == 0 and err == "warning: no C compiler found; falling back to the numpy backend\n"
+    assert code == 0 and err == ("warning: no C compiler found (set CC, or install gcc); falling back to the numpy "
+                                 "backend\n")
     code, _, err = run(capsys, "inverse", "fourbar", "--omega", "1", "--samples", "4", "--backend", "c")
     assert code == 2 and err.startswith("error: --backend c needs a C compiler") and err.count("\n") == 1
 
