@@ -153,7 +153,7 @@ def record(ref, study, system, read):
     if (path is None or not ref.derived or getattr(study, "command", None) != "inverse" or getattr(study, "model", "")
             or len(system.coordinate_names) != 1):
         return
-    system.backend.route(compiled=_record, python=_nothing)(path, study, system, read)
+    system.backend.route(compiled=_record, python=_nothing)(path, ref, study, system, read)
 
 
 def _nothing(*args):
@@ -161,7 +161,7 @@ def _nothing(*args):
     return None
 
 
-def _record(path, study, system, read):
+def _record(path, ref, study, system, read):
     from mechsym.kinematics import STEP_TOL, SUSPECT
     from mechsym.sweep import _geometry_parameters
 
@@ -204,7 +204,7 @@ def _manifest(ref):
     library's entry intact), with its loaded library; else None."""
     from mechsym.codegen.backend import resolve
 
-    return resolve(ref.backend).route(compiled=_compiled_manifest, python=_nothing)(ref)
+    return resolve(ref.backend, quiet=True).route(compiled=_compiled_manifest, python=_nothing)(ref)
 
 
 def _compiled_manifest(ref):

@@ -105,7 +105,7 @@ def run(args):
         return None
     from mechsym.codegen.backend import resolve
 
-    return resolve(args.backend).route(compiled=_run, python=_nothing)(args)
+    return resolve(args.backend, quiet=True).route(compiled=_run, python=_nothing)(args)
 
 
 def _run(args):

@@ -11,6 +11,7 @@ interface (mechsym.core.derived.DerivedSystem).
   with a value that is checked (params round-trips set_params, an entry point sees the values set).
 """
 import ast
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,9 @@ def test_resolve_names_objects_and_the_default(monkeypatch):
     assert default_backend() is numpy
     with pytest.warns(UserWarning, match="falling back to the numpy backend"):
         assert resolve("c") is numpy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert resolve("c", quiet=True) is numpy                 # a look ahead: the derivation warns
     with pytest.raises(InputError, match="--backend c needs a C compiler"):
         require("c")
 

@@ -100,9 +100,10 @@ def default_backend() -> Backend:
     return _BACKENDS["c" if c_backend.compiler() is not None else "numpy"]
 
 
-def resolve(backend=None) -> Backend:
+def resolve(backend=None, quiet=False) -> Backend:
     """The Backend for a name ("c", "numpy"), a Backend, or None (the default). "c" where no compiler exists
-    is numpy, with one warning; an unknown name is an InputError."""
+    is numpy, with a warning unless `quiet` (a look ahead whose derivation warns later); an unknown name is
+    an InputError."""
     if isinstance(backend, Backend):
         return backend
     if backend is None:
@@ -110,8 +111,9 @@ def resolve(backend=None) -> Backend:
     if backend not in _BACKENDS:
         raise InputError(f"unknown backend '{backend}' ({' or '.join(NAMES)})")
     if backend == "c" and c_backend.compiler() is None:
-        warnings.warn("no C compiler found (set CC, or install gcc); falling back to the numpy backend",
-                      stacklevel=3)
+        if not quiet:
+            warnings.warn("no C compiler found (set CC, or install gcc); falling back to the numpy backend",
+                          stacklevel=3)
         return _BACKENDS["numpy"]
     return _BACKENDS[backend]
 
