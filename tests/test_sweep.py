@@ -7,12 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
-from mechsym.sweep import Reduction, TableStudy, axis, grid, sweep
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import Reduction, TableStudy, axis, grid, sweep
 
-STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
+FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
+
+STUDY = TableStudy(InverseOptions(omega=[3.0], samples=90), ("absmax:torque", "rms:torque", "final:B.fx"))
 SETS = {"density": [1.0, 2.0, 3.0], "l_crank": [0.05, 0.06, 1.5]}  # l_crank = 1.5 cannot assemble
 
 
@@ -40,7 +44,7 @@ class DiesOnce:
 
 @pytest.fixture(scope="module")
 def serial():
-    return sweep("fourbar", SETS, STUDY)
+    return sweep(FOURBAR, SETS, STUDY)
 
 
 def figures(table):
@@ -79,7 +83,7 @@ def test_csv_round_trip_with_empty_figures(serial, tmp_path):
 
 def test_process_pool_with_a_worker_killed_equals_serial(serial, tmp_path):
     study = DiesOnce(str(tmp_path / "died"), STUDY)
-    table = sweep("fourbar", SETS, study, workers=2, chunk=2)
+    table = sweep(FOURBAR, SETS, study, workers=2, chunk=2)
     assert (tmp_path / "died").exists()  # a worker did die
     assert np.array_equal(figures(table), figures(serial), equal_nan=True)
     assert list(table["status"]) == list(serial["status"])
@@ -89,14 +93,14 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        from mechsym.sweep import _width
+        from mechsym.studies.sweep import _width
 
         assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
-        table = sweep("fourbar", SETS, STUDY, executor=client.get_executor(), chunk=2)
+        table = sweep(FOURBAR, SETS, STUDY, executor=client.get_executor(), chunk=2)
         a, b = figures(table)[serial["status"] == "ok"], figures(serial)[serial["status"] == "ok"]
         assert np.max(np.abs(a - b)) <= 1e-14 * np.max(np.abs(b))
         assert list(table["status"]) == list(serial["status"]) and list(table["message"]) == list(serial["message"])
-        killed = sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
+        killed = sweep(FOURBAR, SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
         assert (tmp_path / "died").exists()
         assert np.array_equal(figures(killed), figures(serial), equal_nan=True)
         out = tmp_path / "cli.csv"  # the command line on the same cluster
@@ -108,7 +112,7 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
 
 def test_process_pool_executor_given_by_the_caller(serial):
     with ProcessPoolExecutor(2) as pool:
-        table = sweep("fourbar", grid(SETS), STUDY, executor=pool)
+        table = sweep(FOURBAR, grid(SETS), STUDY, executor=pool)
     assert np.array_equal(figures(table), figures(serial), equal_nan=True)
 
 
@@ -120,10 +124,10 @@ def test_inputs():
     with pytest.raises(InputError, match="unknown reduction"):
         Reduction.parse("median:torque")
     with pytest.raises(InputError, match="unknown parameter 'bogus'"):
-        sweep("fourbar", {"bogus": [1.0]}, STUDY)
+        sweep(FOURBAR, {"bogus": [1.0]}, STUDY)
     with pytest.raises(InputError, match="max_sets"):
-        sweep("fourbar", {"density": np.ones(11)}, STUDY, max_sets=10)
-    table = sweep("fourbar", {"density": [1.0]}, TableStudy("inverse", {"omega": [1.0]}, ["max:nosuch"]))
+        sweep(FOURBAR, {"density": np.ones(11)}, STUDY, max_sets=10)
+    table = sweep(FOURBAR, {"density": [1.0]}, TableStudy(InverseOptions(omega=[1.0]), ["max:nosuch"]))
     assert table["status"][0] == "error" and "no column 'nosuch'" in table["message"][0]
 
 
@@ -204,9 +208,9 @@ class Broken:
 
 def test_a_failing_study_ends_the_sweep_on_one_core_and_on_a_pool():
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, Broken())
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, Broken())
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, Broken(), workers=2)
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, Broken(), workers=2)
 
 
 @dataclass(frozen=True)
@@ -227,7 +231,7 @@ class AlwaysDies:
 
 
 def test_a_task_that_always_kills_its_worker_is_reported_after_its_retries(serial):
-    table = sweep("fourbar", SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
+    table = sweep(FOURBAR, SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
     dead = table["density"] == 2.0
     assert list(table["status"][dead]) == ["error"] * 3 and all("task lost 2 times" in m for m in table["message"][dead])
     assert np.array_equal(figures(table)[~dead], figures(serial)[~dead], equal_nan=True)
@@ -245,9 +249,9 @@ class SetBySet:
 
 @pytest.mark.parametrize("options", [{"omega": [3.0, 5.0], "alpha": 2.0, "samples": 90}, {"quasi_static": True}])
 def test_batched_inverse_equals_set_by_set(options):
-    study = TableStudy("inverse", options, ("absmax:torque", "mean:A.fy", "final:M.fx"))
+    study = TableStudy(InverseOptions(**options), ("absmax:torque", "mean:A.fy", "final:M.fx"))
     sets = grid(density=[1.0, 2.5, -1.0], l_crank=[0.05, 0.06, 1.5], g=[9.81, 1.62])  # geometry, mass, gravity
-    batched, one_by_one = sweep("fourbar", sets, study), sweep("fourbar", sets, SetBySet(study))
+    batched, one_by_one = sweep(FOURBAR, sets, study), sweep(FOURBAR, sets, SetBySet(study))
     assert list(batched["message"]) == list(one_by_one["message"])
     ok = batched["status"] == "ok"
     assert ok.sum() == 8 and "must be positive" in batched["message"][-1]
@@ -272,7 +276,7 @@ def test_an_error_ends_the_owned_workers_at_once():
 
     start = time.perf_counter()
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
     assert time.perf_counter() - start < 20  # the sleeping worker was not waited for
 
 
@@ -310,9 +314,9 @@ def build():
 def test_a_model_file_travels_by_its_path(tmp_path):
     path = tmp_path / "my_linkage.py"
     path.write_text(MODEL_FILE)
-    study = TableStudy("inverse", {"omega": [10.0], "samples": 72}, ["absmax:torque"])
+    study = TableStudy(InverseOptions(omega=[10.0], samples=72), ["absmax:torque"])
     sets = {"rho": [1.0, 2.0], "a": [0.03, 0.04]}
-    serial_run, pooled = sweep(str(path), sets, study), sweep(str(path), sets, study, workers=2, chunk=1)
+    serial_run, pooled = sweep(find(str(path)), sets, study), sweep(find(str(path)), sets, study, workers=2, chunk=1)
     assert list(pooled["status"]) == ["ok"] * 4
     assert np.array_equal(pooled["absmax_torque"], serial_run["absmax_torque"])
 
@@ -320,9 +324,9 @@ def test_a_model_file_travels_by_its_path(tmp_path):
 def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     """Link lengths x densities: every set through ONE ms_inverse_sets call (no per-set ms_inverse),
     equal to the set-by-set route (one compiled ms_inverse per set), the set that cannot assemble in its row."""
-    from mechsym.sweep import ModelRef
+    from mechsym.studies.sweep import ModelRef
 
-    lib = ModelRef("fourbar").system().functions
+    lib = ModelRef(FOURBAR).system().functions
     calls = {"ms_inverse_sets": 0, "ms_inverse": 0, "ms_inverse_columns": 0}
     for name in calls:
         def counted(*args, _fn=getattr(lib.dll, name), _name=name):
@@ -330,12 +334,12 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
             return _fn(*args)
 
         monkeypatch.setattr(lib.dll, name, counted)
-    study = TableStudy("inverse", {"omega": [2.0, 4.0], "alpha": 1.5, "samples": 120},
+    study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=120),
                        ("absmax:torque", "rms:B.fy", "final:A.fx"))
     sets = grid(l_crank=[0.04, 0.05, 0.06, 1.5], l_rocker=[0.12, 0.13], density=[1.0, 2.5])
-    batched = sweep("fourbar", sets, study)
+    batched = sweep(FOURBAR, sets, study)
     assert calls == {"ms_inverse_sets": 1, "ms_inverse": 0, "ms_inverse_columns": 0}
-    one_by_one = sweep("fourbar", sets, SetBySet(study))
+    one_by_one = sweep(FOURBAR, sets, SetBySet(study))
     # one per set that assembles (the single-set route's kernel writes the table's columns)
     assert calls == {"ms_inverse_sets": 1, "ms_inverse": 0, "ms_inverse_columns": 12}
     assert list(batched["message"]) == list(one_by_one["message"])
@@ -346,3 +350,16 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     a, b = (np.column_stack([t[n] for n in study.names])[~bad] for t in (batched, one_by_one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b)
     assert len(np.unique(a[:, 0])) == 12  # every set its own figures
+
+
+def test_a_sweep_leaves_the_command_lines_warm_start_alone(tmp_path, monkeypatch, capsys):
+    """A sweep's inverse study writes no manifest of the `mechsym inverse` warm start (the command itself
+    does, in the same cache folder); a model's name alone is refused: the library finds no shipped model."""
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    table = sweep(FOURBAR, {"density": [1.0, 2.0]}, STUDY)
+    assert list(table["status"]) == ["ok", "ok"] and not list(tmp_path.glob("warm/inverse-*.json"))
+    assert main(["inverse", "fourbar", "--omega", "3", "--samples", "8"]) == 0
+    capsys.readouterr()
+    assert len(list(tmp_path.glob("warm/inverse-fourbar-*.json"))) == 1
+    with pytest.raises(InputError, match="give its build function"):
+        sweep("fourbar", {"density": [1.0]}, STUDY)

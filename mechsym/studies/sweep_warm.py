@@ -1,7 +1,7 @@
 """A sweep worker's warm start: the inverse study of a one-coordinate model on the C backend, without sympy.
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
-any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a worker needs besides the
+any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest of what a worker needs besides the
 library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
 geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
 found at the study's first sample for the default geometry. The manifest's name is a key of the model
@@ -17,18 +17,19 @@ flags, a manifest that does not apply) to the full route, which derives the mode
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import math
 import os
 import sys
 import threading
+import types
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from mechsym.codegen import c_backend
+from mechsym.studies.figures import geometry_parameters, inverse_figures, negative_mass
 
 VERSION = 2
 _WATCH = threading.local()
@@ -58,15 +59,14 @@ def watch():
 
 
 def model_file(source) -> Path | None:
-    """The file of a model: a shipped model's module, or a .py file; None for anything else."""
-    from mechanisms import MODELS
-
-    if not isinstance(source, str):
+    """The file that declares a model (what a sweep sends to its workers): a registry model's `file`, or
+    the module of a build function; None for anything else."""
+    if hasattr(source, "file"):
+        return source.file
+    if not isinstance(source, types.FunctionType):
         return None
-    if source in MODELS:
-        spec = importlib.util.find_spec(MODELS[source])
-        return Path(spec.origin) if spec and spec.origin else None
-    return Path(source) if source.endswith(".py") else None
+    path = getattr(sys.modules.get(source.__module__), "__file__", None)
+    return Path(path) if path else None
 
 
 def keyed_path(source, kind, version) -> Path | None:
@@ -150,7 +150,8 @@ def record(ref, study, system, read):
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
     path = manifest_path(ref.source)
-    if (path is None or not ref.derived or getattr(study, "command", None) != "inverse" or getattr(study, "model", "")
+    if (path is None or not ref.derived or getattr(study, "command", None) != "inverse"
+            or getattr(study, "hook", None) is not None
             or len(system.coordinate_names) != 1):
         return
     system.backend.route(compiled=_record, python=_nothing)(path, ref, study, system, read)
@@ -163,7 +164,6 @@ def _nothing(*args):
 
 def _record(path, ref, study, system, read):
     from mechsym.kinematics import STEP_TOL, SUSPECT
-    from mechsym.sweep import _geometry_parameters
 
     lib = system.functions
     if not lib.meta.get("square"):
@@ -171,7 +171,7 @@ def _record(path, ref, study, system, read):
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
-    args = study.args("c")
+    args = study.analysis
     analysis = inverse_analysis(system.mechanism, not args.quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
         return
@@ -182,7 +182,7 @@ def _record(path, ref, study, system, read):
         "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in mech.parameters.items()},
-        "geometry": _geometry_parameters(system), "bodies": list(system.constraints.bodies),
+        "geometry": geometry_parameters(system), "bodies": list(system.constraints.bodies),
         "coordinate": system.coordinate_names[0],
         "names": {"inertia": analysis_functions(system, inverse_analysis(mech, True)).names,
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
@@ -215,33 +215,20 @@ def _compiled_manifest(ref):
     return None if compiled is None else (m, c_backend.CLibrary(compiled))
 
 
-def _inverse_args(study):
-    """study.args() of an inverse study from the inverse command's own options (the full parser loads every
-    model's commands, and with them sympy)."""
-    import argparse
-
-    from mechsym import cli
-
-    parser = argparse.ArgumentParser()
-    cli.inverse_options(parser)
-    return argparse.Namespace(**dict(vars(parser.parse_args(["--omega", "0"])), **study.options))
-
-
 def batch(ref, study, sets):
     """The outcomes of a TableStudy inverse at `sets` from the manifest (figures, or the InputError of a
     set that cannot be evaluated; None for a set left to the full route), or None where the manifest does
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.sweep import inverse_figures, negative_mass
 
-    if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):
+    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
         return None
     found = _manifest(ref)
     if found is None:
         return None
     m, lib = found
-    args = _inverse_args(study)
+    args = study.analysis
     q0 = m["start"].get(float.hex(float(args.theta0)))
     if q0 is None or not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
         return None
