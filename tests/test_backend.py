@@ -178,7 +178,7 @@ def _agree(got, ref, units, tol):
 def test_the_default_backend_gives_the_numpy_results(model):
     """derive's default (C here) against the numpy backend: inverse and kinematics to 1e-12 (the same
     continuation and solves, in another order of summation), forward to its tolerance."""
-    from mechsym.loader import load_mechanism
+    from mechsym.app.registry import load_mechanism
 
     default, numpy = mechsym.derive(load_mechanism(model)), mechsym.derive(load_mechanism(model), "numpy")
     theta = 2 * np.pi * np.arange(72) / 72
