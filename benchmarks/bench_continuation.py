@@ -59,7 +59,7 @@ def main():
     print(f"continuation benchmark (best of {REPEAT}; machine: {os.cpu_count()} cores, load average "
           f"{', '.join(f'{v:.2f}' for v in os.getloadavg())})")
     for name, build, theta in cases():
-        numpy, c = derive(build()), derive(build(), "c")
+        numpy, c = derive(build(), backend="numpy"), derive(build(), "c")
         line = f"  {name}, {len(theta)} angles: numpy "
         try:
             numpy.kinematics(theta[:10])
@@ -67,8 +67,8 @@ def main():
             line += f"{t_num:.4f} s ({nodes(numpy, theta)} nodes)"
         except ValueError as exc:
             k_num, line = None, line + f"error: {exc}"
-        if c.backend == "c":
-            lib, solver = c.library, c.solver()
+        if c.backend.name == "c":
+            lib, solver = c.functions, c.solver()
             q0 = solver.sweep(theta[:1, None]).q[0]
             run = lambda: lib.kinematics(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
             t_c, (failed, status, q_c, *_) = best_of(run, REPEAT)

@@ -92,7 +92,7 @@ def kernel_time(system, theta):
     as mechsym.dynamics.inverse calls it."""
     from mechsym.kinematics import STEP_TOL
 
-    solver, lib = system.solver(), system.library
+    solver, lib = system.solver(), system.functions
     q0 = solver.sweep(theta[:1, None]).q[0]
     args = (theta, solver.params, q0, solver.col_scale, STEP_TOL)
     if lib.meta.get("lanes"):
@@ -134,7 +134,7 @@ def main():
     # -- derivation and code generation -----------------------------------------------------------
     cache = tempfile.mkdtemp(prefix="mechsym-bench-cache-")
     t = time.perf_counter()
-    derive(fourbar.build())
+    derive(fourbar.build(), backend="numpy")
     row("derive, numpy backend (sympy + lambdify)", time.perf_counter() - t)
     code = ("import time; t = time.perf_counter(); from mechanisms import fourbar; from mechsym.system import derive; "
             "derive(fourbar.build(), 'c'); print(time.perf_counter() - t)")
@@ -143,7 +143,7 @@ def main():
     from mechsym.codegen.c_source import generate
     from mechsym.codegen import c_backend
 
-    num = derive(fourbar.build())
+    num = derive(fourbar.build(), backend="numpy")
     t = time.perf_counter()
     source, meta = generate(num)
     row("  of which generation of C source", time.perf_counter() - t)

@@ -48,13 +48,13 @@ def main():
     import pinocchio as pin
 
     from mechanisms import hyq
-    from mechsym.spatial import derive_tree
+    from mechsym import derive
 
     # 1. cold and warm
     with tempfile.TemporaryDirectory() as cache:
         os.environ["MECHSYM_CACHE"] = cache
         t = time.perf_counter()
-        system = derive_tree(hyq.build(), contact_frames=FEET)
+        system = derive(hyq.build(), contact_frames=FEET)
         cold = time.perf_counter() - t
         code = ("import time; t = time.perf_counter(); from mechanisms import hyq; s = hyq.system(); "
                 "print(time.perf_counter() - t)")
@@ -76,7 +76,7 @@ def main():
 
         # 2. mechsym
         batched = best(lambda: system.contact_terms(q, v), args.repeat) / n
-        folded = derive_tree(hyq.build(symbolic=()), contact_frames=FEET)
+        folded = derive(hyq.build(symbolic=()), contact_frames=FEET)
         folded_time = best(lambda: folded.contact_terms(q, v), args.repeat) / n
         m = args.single
 

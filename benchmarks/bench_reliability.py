@@ -65,7 +65,7 @@ def main():
     from mechsym.system import derive
 
     c_sys, np_sys = derive(fourbar.build(), backend="c"), derive(fourbar.build(), backend="numpy")
-    if c_sys.library is None:
+    if c_sys.backend.name != "c":
         print("C forward: no C compiler, skipped")
         return
     c_time = best(lambda: c_sys.forward(0.1, 0.0, 0.0, 1.0), args.repeat)

@@ -43,7 +43,8 @@ try:
 except Exception as exc:
     row["pinocchio"] = "refused"
 from mechsym.core.errors import InputError
-from mechsym.spatial import read_urdf, derive_tree
+from mechsym.spatial import read_urdf
+from mechsym import derive
 t = time.perf_counter()
 try:
     with warnings.catch_warnings(record=True) as caught:
@@ -55,12 +56,12 @@ except InputError as exc:
 row["read"] = time.perf_counter() - t
 row["warnings"] = len(caught)
 t = time.perf_counter()
-system = derive_tree(tree)
+system = derive(tree)
 row["cold"] = time.perf_counter() - t
 row.update(nq=system.nq, nv=system.nv, bodies=len(tree.bodies), mimic=len(tree.mimics()))
 code = ("import time, warnings; t = time.perf_counter(); warnings.simplefilter('ignore'); "
-        "from mechsym.spatial import read_urdf, derive_tree; "
-        f"derive_tree(read_urdf({path!r}, floating={floating})); print(time.perf_counter() - t)")
+        "from mechsym import derive, read_urdf; "
+        f"derive(read_urdf({path!r}, floating={floating})); print(time.perf_counter() - t)")
 row["warm"] = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        env=dict(os.environ, PYTHONPATH=ROOT)).stdout) for _ in range(3))
 reference = Reference(system, path, floating)

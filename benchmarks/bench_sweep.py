@@ -141,8 +141,8 @@ def main():
     for model in ("fourbar", "pasibot"):
         out = subprocess.run([sys.executable, "-c", code.format(model)], cwd=ROOT, capture_output=True, text=True,
                              check=True)
-        lib = sweep.__globals__["_SYSTEMS"].get((find(model), "c", True))
-        size = Path(lib.library.path, "lib.so").stat().st_size if lib is not None and lib.library else float("nan")
+        lib = sweep.__globals__["_SYSTEMS"].get((find(model), None, True))
+        size = Path(lib.functions.path, "lib.so").stat().st_size if lib is not None and lib.backend.name == "c" else float("nan")
         print(f"worker start-up ({model}: import, derive the declaration, load the cached C): "
               f"{float(out.stdout.split()[-1]):.2f} s; cache entry lib.so {size / 1e3:.0f} kB")
     path = ROOT / "benchmarks" / ".sweep_rows.csv"
@@ -176,7 +176,7 @@ def geometry_sweep(m):
 
     solvers = [system.solver(p) for p in sets]  # the kernels alone, from the same starting configurations
     start = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]
-    lib = system.library
+    lib = system.functions
     tc, (_, _, _, _, u) = timed(lambda: lib.inverse_sets(theta, *map(np.array, zip(*start)), STEP_TOL))
     tl, each = timed(lambda: [lib.inverse(theta, p, q0, sc, STEP_TOL, hmax=h) for p, q0, sc, h in start])
     assert np.array_equal(u, np.array([e[-1] for e in each])), "ms_inverse_sets differs from ms_inverse"

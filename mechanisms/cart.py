@@ -100,7 +100,7 @@ def system():
     return disc.system("cart", __doc__, 4.0, (0.06, 0.2, 0.2))
 
 
-def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
+def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS, the quaternion qw..qz and the heading, and the integrator's stats."""
     from mechanisms.disc import columns
     from mechsym.rigid3d import BodyTorque

@@ -46,7 +46,7 @@ def build() -> Mechanism:
     return m
 
 
-def model(params=None, mu=MU, stiffness=K, damping=D, backend="numpy"):
+def model(params=None, mu=MU, stiffness=K, damping=D, backend=None):
     """(system, contact points at A, B, C, ground). backend "c": generated C (compiled once, cached), whose
     simulation tracks each state in one call."""
     from mechsym.system import derive

@@ -125,12 +125,12 @@ def build(name="disc", doc=__doc__, mass=1.0, inertia=(0.02, 0.01, 0.01)):
 def system(*declaration):
     """The derived floating body of `build(*declaration)`, once per process (values are run-time
     parameters)."""
-    from mechsym.rigid3d import derive_floating
+    from mechsym import derive
 
-    return derive_floating(build(*declaration))
+    return derive(build(*declaration))
 
 
-def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend="c"):
+def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
     from mechsym.core.freejoint import quat_about
     from mechsym.rigid3d import BodyTorque

@@ -28,11 +28,11 @@ def build(symbolic=("mass", "com", "inertia", "length")):
 
 
 @functools.lru_cache(maxsize=None)
-def system(backend="c"):
+def system(backend=None):
     """The derived HyQ (generated C, cached on disk), with the feet as contact frames."""
-    from mechsym.spatial import derive_tree
+    from mechsym import derive
 
-    return derive_tree(build(), contact_frames=FEET, backend=backend)
+    return derive(build(), contact_frames=FEET, backend=backend)
 
 
 def standing(height=0.5775):

@@ -25,7 +25,7 @@ def configure(parser):
     plot_group(parser, help="PNG/SVG of the heights of the base and the centre of mass")
 
 
-def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5775, params=None, backend="c"):
+def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5775, params=None, backend=None):
     from mechanisms import hyq
     from mechsym.spatial.run import simulate
 

@@ -178,7 +178,7 @@ def step_window(k):
 
 
 @lru_cache(maxsize=None)
-def system(frame: str = "foot", support: str = "unprimed", backend: str = "numpy"):
+def system(frame: str = "foot", support: str = "unprimed", backend=None):
     """The derived System of one build (derived once per process)."""
     from mechsym.system import derive
 
@@ -192,7 +192,7 @@ def _split(theta8):
     return {leg: np.flatnonzero(legs == leg) for leg in LEGS}, step_index(theta8)
 
 
-def step_length(params=None, backend="numpy") -> float:
+def step_length(params=None, backend=None) -> float:
     """Ground distance between the ankles when the support passes from one leg to the other (theta8 =
     3pi/2, both feet flat on the ground): 8 l8 for the chapter's geometry."""
     sys = system("foot", "unprimed", backend)
@@ -240,7 +240,7 @@ def _table(sys, theta8, params):
     return table
 
 
-def kinematics_table(theta8, params=None, frame="hip", backend="numpy"):
+def kinematics_table(theta8, params=None, frame="hip", backend=None):
     """Every body angle and centre of mass and every named point at the crank angles theta8.
 
     frame "hip": the hip frame (the hip-fixed build). frame "ground": the ground frame of Eq. 11: the
@@ -267,7 +267,7 @@ def kinematics_table(theta8, params=None, frame="hip", backend="numpy"):
     return table
 
 
-def inverse_table(theta8, omega, alpha=0.0, params=None, inertia=True, backend="numpy"):
+def inverse_table(theta8, omega, alpha=0.0, params=None, inertia=True, backend=None):
     """Inverse dynamics without slip in the ground frame: T8 and every reaction (the 69 x 69 A U = C of
     the supporting foot's build, the support chosen per sample by `support_of`). Rows are stacked speed by
     speed like `System.inverse`; a column "support" (0 unprimed, 1 primed) is added."""

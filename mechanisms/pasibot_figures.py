@@ -45,13 +45,13 @@ def _save(out_dir, name, table):
     return path
 
 
-def step_inverse(theta8, omega, params=None, backend="numpy"):
+def step_inverse(theta8, omega, params=None, backend=None):
     """Inverse dynamics over step 0 (unprimed support) on the closed interval [pi/2, 3pi/2]: the end
     point belongs to this step, before the support changes (where the torque jumps with M')."""
     return pb.system("foot", "unprimed", backend).inverse(theta8, omega, params=params)
 
 
-def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361, backend="numpy"):
+def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361, backend=None):
     """Motor torque against t/T over one step for several crank speeds (no slip)."""
     theta = np.linspace(math.pi / 2, 1.5 * math.pi, samples)
     table = step_inverse(theta, list(omegas), params, backend)
@@ -65,7 +65,7 @@ def figure11(out_dir, params=None, omegas=(1, 2, 3, 4, 5), samples=361, backend=
     return out
 
 
-def figure12(out_dir, params=None, omega=3.0, loads=(0, 5, 10, 15), samples=361, backend="numpy"):
+def figure12(out_dir, params=None, omega=3.0, loads=(0, 5, 10, 15), samples=361, backend=None):
     """Motor torque against t/T at 3 rad/s for several loads added to the hip (no slip)."""
     theta = np.linspace(math.pi / 2, 1.5 * math.pi, samples)
     cols = {"t/T": (theta - theta[0]) / math.pi, "theta8": theta}
@@ -94,14 +94,14 @@ def _forward_figure(out_dir, name, runs, t_end, dt, title, label):
     return out
 
 
-def figure13(out_dir, params=None, torques=(0.5, 0.8, 0.84, 0.85, 0.9, 1.0), t_end=3.0, dt=0.005, backend="numpy"):
+def figure13(out_dir, params=None, torques=(0.5, 0.8, 0.84, 0.85, 0.9, 1.0), t_end=3.0, dt=0.005, backend=None):
     """Crank angle from rest at pi/2 for several constant torques (forward dynamics, no slip)."""
     runs = {f"T{T:g}": forward_run(T, math.pi / 2, 0.0, t_end, params, rtol=1e-9, backend=backend) for T in torques}
     return _forward_figure(out_dir, "fig13", runs, t_end, dt, "Fig. 13: crank angle from rest, constant torques",
                            lambda k: f"T8 = {k[1:]} N m")
 
 
-def figure14(out_dir, params=None, scales=(0.5, 1.0, 1.5, 2.0), torque=1.0, t_end=3.0, dt=0.005, backend="numpy"):
+def figure14(out_dir, params=None, scales=(0.5, 1.0, 1.5, 2.0), torque=1.0, t_end=3.0, dt=0.005, backend=None):
     """Crank angle from rest at pi/2 under T8 = 1 N m, the bar density scaled (total mass varied)."""
     base = pb.system("foot").mechanism.resolve_parameters(params)
     runs, masses = {}, {}
@@ -120,7 +120,7 @@ def total_mass(params=None):
     return float(sum(b.mass.subs(subs) for b in mech.bodies.values()))
 
 
-def _slip_figure(out_dir, name, cases, steps, title, params=None, backend="numpy", samples_per_step=100):
+def _slip_figure(out_dir, name, cases, steps, title, params=None, backend=None, samples_per_step=100):
     tt = np.linspace(0.0, steps, steps * samples_per_step + 1)
     cols, series, events = {"t/T": tt}, {}, {}
     for label, (mu_s, mu_k, omega) in cases.items():
@@ -147,19 +147,19 @@ def _pretty(label, mu_s, mu_k, omega):
     return f"μ = {mu_s:g}"
 
 
-def figure17(out_dir, params=None, mus=(0.03, 0.05, 0.07, 0.08, 0.1), omega=3.0, steps=4, backend="numpy"):
+def figure17(out_dir, params=None, mus=(0.03, 0.05, 0.07, 0.08, 0.1), omega=3.0, steps=4, backend=None):
     cases = {f"mu{m:g}": (m, m, omega) for m in mus}
     return _slip_figure(out_dir, "fig17", cases, steps, f"Fig. 17: supporting-foot slip at {omega:g} rad/s, μs = μk",
                         params, backend)
 
 
-def figure18(out_dir, params=None, omegas=(3, 4, 5, 6), mu=0.1, steps=4, backend="numpy"):
+def figure18(out_dir, params=None, omegas=(3, 4, 5, 6), mu=0.1, steps=4, backend=None):
     cases = {f"omega{w:g}": (mu, mu, w) for w in omegas}
     return _slip_figure(out_dir, "fig18", cases, steps, f"Fig. 18: supporting-foot slip, μ = {mu:g}, several crank speeds",
                         params, backend)
 
 
-def figure19(out_dir, params=None, mu_s=0.2, mu_ks=(0.2, 0.1, 0.05), omega=5.0, steps=4, backend="numpy"):
+def figure19(out_dir, params=None, mu_s=0.2, mu_ks=(0.2, 0.1, 0.05), omega=5.0, steps=4, backend=None):
     cases = {f"muk{m:g}": (mu_s, m, omega) for m in mu_ks}
     return _slip_figure(out_dir, "fig19", cases, steps, f"Fig. 19: supporting-foot slip at {omega:g} rad/s, μs = {mu_s:g}",
                         params, backend)
@@ -169,7 +169,7 @@ FIGURES = {"11": figure11, "12": figure12, "13": figure13, "14": figure14, "17":
            "19": figure19}
 
 
-def figures(out_dir, which=None, params=None, log=announce, backend="numpy"):
+def figures(out_dir, which=None, params=None, log=announce, backend=None):
     """Regenerate the chapter's figures (PNG and CSV) into out_dir; returns name -> Table."""
     out = {}
     names = list(dict.fromkeys(which or FIGURES))  # each figure once, in the order asked
@@ -187,7 +187,7 @@ def figures(out_dir, which=None, params=None, log=announce, backend="numpy"):
 # ------------------------------------------------------------------------------------------------------
 # animation of one step
 # ------------------------------------------------------------------------------------------------------
-def animate(path, params=None, frames=48, fps=16, step=0, backend="numpy"):
+def animate(path, params=None, frames=48, fps=16, step=0, backend=None):
     """One step in the ground frame: every link as a line through its named points, the joints as dots,
     the ankle traces of both feet."""
     import matplotlib

@@ -72,7 +72,7 @@ class _Windows:
 
 
 def forward_run(torque, theta0=math.pi / 2, omega0=0.0, t_end=3.0, params=None, rtol=1e-10, atol=None,
-                backend="numpy", stop_on=()):
+                backend=None, stop_on=()):
     """Forward dynamics without slip under the motor torque T8 (a constant, or f(t, theta8, omega8)).
 
     The support passes to the other leg whenever the crank angle crosses pi/2 + k pi (either way).
@@ -126,7 +126,7 @@ def sample_forward(result, dt=None):
                  {"t": "s", "theta8": "rad", "omega": "rad/s"}, "pasibot: forward dynamics (no slip)")
 
 
-def reaches_step_end(torque, params=None, t_end=60.0, rtol=1e-10, backend="numpy"):
+def reaches_step_end(torque, params=None, t_end=60.0, rtol=1e-10, backend=None):
     """(reached, t): does the crank, from rest at pi/2 under the constant torque, reach 3pi/2 before its
     speed returns to zero? Terminal events on theta8 = 3pi/2 (rising) and omega8 = 0 (falling)."""
     run = forward_run(float(torque), math.pi / 2, 0.0, t_end, params, rtol=rtol, backend=backend,
@@ -136,7 +136,7 @@ def reaches_step_end(torque, params=None, t_end=60.0, rtol=1e-10, backend="numpy
     return run.stopped_by.startswith("theta8"), run.t_end
 
 
-def start_torque(params=None, lo=0.0, hi=None, tol=1e-5, backend="numpy"):
+def start_torque(params=None, lo=0.0, hi=None, tol=1e-5, backend=None):
     """The start torque by bisection on `reaches_step_end` (tol in N m). hi defaults to twice the
     quasi-static maximum over the step."""
     if hi is None:
@@ -156,7 +156,7 @@ def start_torque(params=None, lo=0.0, hi=None, tol=1e-5, backend="numpy"):
     return 0.5 * (lo + hi)
 
 
-def energy_start_threshold(params=None, samples=4001, backend="numpy"):
+def energy_start_threshold(params=None, samples=4001, backend=None):
     """The energy bound max (PE(theta) - PE(pi/2)) / (theta - pi/2) over the step: the start torque of a
     loss-free model (an independent check of the bisection)."""
     sys = pb.system("foot", "unprimed", backend)
@@ -197,7 +197,7 @@ class SlipModel:
     supporting ankle. Crank speed imposed (`omega`, inverse dynamics: T8 unknown) or torque imposed
     (`torque`, forward dynamics: theta8dd unknown)."""
 
-    def __init__(self, mu_s, mu_k=None, omega=None, torque=None, params=None, backend="numpy"):
+    def __init__(self, mu_s, mu_k=None, omega=None, torque=None, params=None, backend=None):
         mu_k = mu_s if mu_k is None else mu_k
         self.mu_s, self.mu_k = check_friction(mu_s, mu_k)
         if (omega is None) == (torque is None):
@@ -326,12 +326,12 @@ class SlipModel:
             self.zmp_warned = True
 
 
-def slip_run(mu_s, mu_k=None, omega=3.0, steps=4, params=None, backend="numpy", **kw) -> SlipResult:
+def slip_run(mu_s, mu_k=None, omega=3.0, steps=4, params=None, backend=None, **kw) -> SlipResult:
     """Inverse dynamics with slip at the constant crank speed omega over `steps` steps from pi/2."""
     return SlipModel(mu_s, mu_k, omega=omega, params=params, backend=backend).run(steps=steps, **kw)
 
 
-def friction_demand(omega, params=None, samples=2001, backend="numpy"):
+def friction_demand(omega, params=None, samples=2001, backend=None):
     """max |f01x| / f01y over one step without slip (the ground force from the foot's equilibrium in the
     69 x 69 solution): the smallest mu_s that holds the foot."""
     theta = np.linspace(math.pi / 2, 1.5 * math.pi, samples)
@@ -339,7 +339,7 @@ def friction_demand(omega, params=None, samples=2001, backend="numpy"):
     return float(np.max(np.abs(f["f01x"]) / f["f01y"]))
 
 
-def ground_force(theta8, omega, params=None, backend="numpy"):
+def ground_force(theta8, omega, params=None, backend=None):
     """The ground's force on the supporting foot without slip (Eq. 29) and the ZMP (Eq. 30): the foot's
     equilibrium as the declaration derives it, the stick mode of the sliding build (A U = C with the foot
     held at x1 = 0 by friction f01x and the normal force f01y), the support chosen per sample by
@@ -358,7 +358,7 @@ def ground_force(theta8, omega, params=None, backend="numpy"):
     return {"theta8": theta8, **out}
 
 
-def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol=1e-10, backend="numpy"):
+def min_friction(omega=3.0, params=None, steps=1, lo=0.0, hi=0.5, tol=1e-4, rtol=1e-10, backend=None):
     """The smallest mu (mu_s = mu_k) for which the supporting foot does not slip at the crank speed omega
     over `steps` steps, by bisection on slip runs (a run with any slip episode fails)."""
     period(omega)

@@ -25,7 +25,8 @@ from mechsym.contact import ContactPoints, GroundContact
 from mechsym.core.errors import InputError
 from mechsym.core.output import save_animation, save_figure
 from mechsym.core.freejoint import quat_about, rotation
-from mechsym.rigid3d import FloatingBody, derive_floating
+from mechsym.rigid3d import FloatingBody
+from mechsym import derive
 
 K, D, MU = 1e6, 2000.0, 0.1
 COLUMNS = ("t", "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
@@ -55,7 +56,7 @@ def build(sides: int = 16) -> FloatingBody:
 
 def model(sides: int = 16, params=None, mu: float = MU, stiffness: float = K, damping: float = D):
     """(system, contact points, ground) of example 7."""
-    system = derive_floating(build(sides))
+    system = derive(build(sides))
     points = ContactPoints(system, {name: ("polydisc", name) for name in system.point_names}, params)
     return system, points, GroundContact(stiffness, damping, mu)
 
@@ -66,7 +67,7 @@ def initial_state(system, twist=0.18, height=0.1, speed=0.6):
 
 
 def simulate(sides=16, twist=0.18, t_end=1.5, dt=None, rtol=1e-6, atol=None, method="RK45", max_step=2e-3,
-             params=None, backend="c", **contact):
+             params=None, backend=None, **contact):
     """Example 7 as a ContactRun (table with the CLI's columns and the deflections, timeline, stats).
     max_step: 2 ms (the Simulink model has 10 ms) so that short slips are not stepped over. backend "c":
     the whole run in one compiled call (mechsym.contact.c_run), "numpy": mechsym.core.hybrid on solve_ivp."""

@@ -24,7 +24,7 @@ class StartTorque:
     (bisection on forward runs, tol in N m)."""
 
     tol: float = 1e-5
-    backend: str = "c"
+    backend: str | None = None
     MODEL = "pasibot"
     HELP = "PASIBOT start torque (bisection on forward runs) per parameter set"
 
@@ -63,7 +63,7 @@ class MinFriction:
     omega: float = 3.0
     steps: int = 1
     tol: float = 1e-4
-    backend: str = "c"
+    backend: str | None = None
     MODEL = "pasibot"
     HELP = "PASIBOT minimum friction without slip (bisection on slip runs) per parameter set"
 

@@ -6,7 +6,10 @@ The public API, importable from the package itself:
     m = mechsym.Mechanism("crank")            # or mechsym.FloatingBody("brick") for a free 3-D body
     tree = mechsym.read_urdf("robot.urdf")    # or mechsym.Tree(...): a 3-D tree (docs/trees.md)
     ...                                       # parameters, bodies, joints, coordinates (docs/getting-started.md)
-    system = mechsym.derive(m, backend="c")   # a System: kinematics, inverse, solve, forward, ode
+    system = mechsym.derive(m)                # C where a compiler is present (or backend="numpy"); a System:
+                                              # kinematics, inverse, solve, forward, ode. A FloatingBody or a
+                                              # Tree gives its own kind of system, with the same interface
+                                              # (mechsym.core.derived.DerivedSystem)
     mechsym.load_mechanism("fourbar")         # a shipped model or a model file, by name or path
 
 and the errors every stage raises (InputError, ModelError, AssemblyError, SingularError). The names are

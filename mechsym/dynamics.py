@@ -20,6 +20,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import c_backend
+from mechsym.codegen.backend import resolve
 from mechsym.core.budget import CallBudget, check_memory
 from mechsym.core.errors import InputError, SingularError
 from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
@@ -66,7 +67,7 @@ class AnalysisFunctions:
                                       "d Q / d (each extra unknown)"),
             "rows": Function("rows", [("q", con.q), ("qd", con.qd), ("p", con.params)], rows,
                              "the extra rows' non-zero coefficients, then their constants")}, None)
-        backend = system.backend if columns or rows else "numpy"   # (nothing to compile)
+        backend = system.backend if columns or rows else resolve("numpy")   # (nothing to compile)
         key = c_backend.content_key(c_backend.cache_key(system.mechanism), c_backend.fingerprint(analysis))
         fns = callables.load(f"{system.mechanism.name}-analysis", key, lambda: spec, backend)
         self.spec, self.backend = spec, fns.backend
@@ -299,17 +300,11 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     with np.errstate(over="ignore", invalid="ignore"):
         coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-    lib = system.library
     basis = columns = None
     speeds = moving(system) is not None  # loads of the velocities: one more solve per speed, on numpy
-    if lib is not None and not (analysis.extra_rows or analysis.extra_unknowns or analysis.free or speeds):
-        if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
-            weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
-            columns = _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
-        else:
-            basis = _inverse_c(system, theta, params, lib.inverse)
-            if basis is not None and not analysis.inertia:
-                basis[:, :, :2] = 0.0
+    if not (analysis.extra_rows or analysis.extra_unknowns or analysis.free or speeds):
+        batch = system.backend.route(compiled=_inverse_batch, python=_no_batch)
+        basis, columns = batch(system, theta, params, analysis, coef)
     if columns is None:
         if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
             basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
@@ -390,6 +385,24 @@ def _start(solver, theta0):
             starts.pop(next(iter(starts)))
         starts[key] = solver.sweep(np.array([[key]])).q[0]
     return starts[key].copy()
+
+
+def _inverse_batch(system, theta, params, analysis, coef):
+    """(basis, None) or (None, columns) of the inverse analysis from the compiled batch, (None, None) where
+    it failed before its continuation."""
+    lib = system.functions
+    if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
+        weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
+        return None, _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
+    basis = _inverse_c(system, theta, params, lib.inverse)
+    if basis is not None and not analysis.inertia:
+        basis[:, :, :2] = 0.0
+    return basis, None
+
+
+def _no_batch(*args):
+    """No compiled batch: the numpy route does the whole job."""
+    return None, None
 
 
 def _inverse_c(system, theta, params, kernel):
@@ -477,19 +490,24 @@ def ode(system, theta, omega, torque=0.0, params=None):
     _finite(theta, "theta")
     _finite(omega, "omega")
     _finite(np.atleast_1d(torque), "torque")
-    if system.library is not None:
-        from mechsym.kinematics import STEP_TOL
-
-        solver = system.solver(params)
-        t0, q0 = solver._start(theta[:1])  # the sweep's start, so that a first state on a bridge is bridged too
-        failed, _, f, jac, stop = system.library.ode(np.concatenate([t0, theta]), np.concatenate([omega[:1], omega]),
-                                                     torque, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                     hmax=solver.step[0])
-        if stop is not None:
-            solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
-        if failed < 0:
-            return f[1:], jac[1:]
+    f, jac = system.backend.route(compiled=_ode_c, python=_no_batch)(system, theta, omega, torque, params)
+    if f is not None:
+        return f, jac
     return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure
+
+
+def _ode_c(system, theta, omega, torque, params):
+    """(f, jac) of `ode` in one compiled call, (None, None) where it failed before its continuation."""
+    from mechsym.kinematics import STEP_TOL
+
+    solver = system.solver(params)
+    t0, q0 = solver._start(theta[:1])  # the sweep's start, so that a first state on a bridge is bridged too
+    failed, _, f, jac, stop = system.functions.ode(np.concatenate([t0, theta]), np.concatenate([omega[:1], omega]),
+                                                   torque, solver.params, q0, solver.col_scale, STEP_TOL,
+                                                   hmax=solver.step[0])
+    if stop is not None:
+        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
+    return (f[1:], jac[1:]) if failed < 0 else (None, None)
 
 
 @dataclass(frozen=True)
@@ -561,18 +579,12 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
             raise InputError(f"mechanism '{system.mechanism.name}': torque {float(torque):.6g} and omega0 {omega0:.6g} "
                              f"give the acceleration {rate[1]:.6g} at the start, a travel of about {travel:.3g} rad "
                              f"in {t_end:.6g} s: too large to represent (at most {MAX_TRAVEL:.0e} rad)")
-    in_c = (system.library is not None and not callable(torque) and loads is None
-            and all(isinstance(e, Crossing) for e in events))
-    if in_c and method != "DOP853":
-        raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
-                         "for scipy's other methods")
-    if in_c:
-        y, hits, nfev, solution = _forward_c(system, solver, float(torque), theta0, omega0, t_end, grid, rtol, atol,
-                                             q0, events, dense_output)
-    else:
-        y, hits, nfev, solution = _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0,
-                                               events, method)
-        solution = solution if dense_output else None
+    # a constant torque, loads of position alone and Crossing events: the whole run in one compiled call where
+    # the backend has one
+    whole = not callable(torque) and loads is None and all(isinstance(e, Crossing) for e in events)
+    run = system.backend.route(compiled=_forward_c, python=_forward_ivp) if whole else _forward_ivp
+    y, hits, nfev, solution = run(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events,
+                                  method, dense_output)
     grid = grid[: len(y)]
     stopped = [e for e in hits if getattr(events[e[1]], "terminal", False)]
     name = system.coordinate_names[0]
@@ -595,11 +607,14 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
     return table
 
 
-def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, dense):
+def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
     from mechsym.kinematics import STEP_TOL
 
+    if method != "DOP853":
+        raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
+                         "for scipy's other methods")
     spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
-    y, hits, nfev, status, solution = system.library.forward(torque, theta0, omega0, t_end, grid, rtol, atol,
+    y, hits, nfev, status, solution = system.functions.forward(float(torque), theta0, omega0, t_end, grid, rtol, atol,
                                                              solver.params, q0, solver.col_scale, STEP_TOL, spec,
                                                              hmax=solver.step[0], dense=dense,
                                                              what=f"the forward run of '{system.mechanism.name}'")
@@ -621,7 +636,7 @@ def _event_name(event) -> str:
     return getattr(event, "__name__", type(event).__name__)
 
 
-def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method):
+def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
     from scipy.integrate import solve_ivp
 
     from mechsym.core.runner import rejecting
@@ -678,7 +693,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     grid = grid[grid <= sol.t[-1]]
     hits = sorted(((float(t), i, np.array(y)) for i, (ts, ys) in enumerate(zip(sol.t_events or [], sol.y_events or []))
                    for t, y in zip(ts, ys)), key=lambda hit: hit[:2])
-    return sol.sol(grid).T, hits, sol.nfev, sol.sol
+    return sol.sol(grid).T, hits, sol.nfev, sol.sol if dense else None
 
 
 def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:

@@ -48,33 +48,43 @@ class KinematicFunctions:
     (mechsym.codegen.numpy_backend.render) or a compiled C library, which give phi, jac, gamma, points and
     branches with the same array layouts."""
 
-    def __init__(self, con: Constraints, functions):
+    def __init__(self, con: Constraints, functions, backend):
         self.con = con
         self.point_names = tuple(con.points)
         self.functions = functions
         self.phi, self.jac, self.gamma = functions.phi, functions.jac, functions.gamma
         self.points, self.branches = functions.points, functions.branches
-        self.sparse = self.c_factor = self.c_kinematics = None
-        if hasattr(functions, "factor"):  # a compiled library: the elimination and the sweep run in C
-            if functions.meta["square"]:
-                self.c_factor, self.c_kinematics = functions.factor, functions.kinematics
-        else:
-            self.sparse = functions.sparse
+        # the factorisation of Phi_q and a sweep in one call: the C runtime's where Phi_q is square, else
+        # numpy's (the static sparse elimination, or LAPACK's dense LU)
+        self.factor, self.sweep_in_one_call = backend.route(compiled=self._compiled, python=self._numpy)()
         k = len(con.theta)
         self.E = np.zeros((len(con.rows), k))
         self.E[con.n_joint_rows:, :] = np.eye(k)
 
-    def factor(self, q, p):
+    def _compiled(self):
+        self.sparse = None
+        if self.functions.meta["square"]:
+            return self.functions.factor, Solver._sweep_c
+        return self._numpy_factor, _no_sweep
+
+    def _numpy(self):
+        self.sparse = self.functions.sparse
+        return self._numpy_factor, _no_sweep
+
+    def _numpy_factor(self, q, p):
         """A factorisation of Phi_q at q (n, N): the static sparse elimination where the pattern allows
-        it (in C for a compiled library), else a dense inverse (over-constrained mechanisms)."""
+        it, else a dense inverse (over-constrained mechanisms)."""
         q = np.asarray(q, float)
-        if self.c_factor is not None:
-            return self.c_factor(q, p)
         if self.sparse is not None and q.ndim == 2 and q.shape[1] >= 16:
             return self.sparse.factor(self.functions.jac_values(q, p))
         # a few samples (an ODE right-hand side): one LAPACK call beats dozens of tiny array operations
         jac = self.jac(q, p)
         return DenseFactor(jac if jac.ndim == 3 else jac[None])
+
+
+def _no_sweep(solver, theta):
+    """No sweep in one call: Solver.sweep continues in numpy."""
+    return None
 
 
 class DenseFactor:
@@ -433,8 +443,8 @@ class Solver:
             kin = self.sweep(reduced, None, step)
             period, shift = self._period
             return Kinematics(theta, kin.q + turns * shift, kin.dq, kin.ddq, None, self.params, kin.factor, self.f.jac)
-        if compiled and self.f.c_kinematics is not None:
-            kin = self._sweep_c(theta)
+        if compiled:
+            kin = self.f.sweep_in_one_call(self, theta)  # None where there is no such call, or it failed early
             if kin is not None:
                 return kin
         if start is not None:
@@ -512,7 +522,7 @@ class Solver:
         route checks it (`check_dead_points`). None only where the call failed before its continuation."""
         t0, q0 = self._start(theta[0])
         path = np.concatenate([t0, theta[:, 0]])
-        failed, _, q, dq, ddq, coef, branch, stop = self.f.c_kinematics(path, self.params, q0, self.col_scale,
+        failed, _, q, dq, ddq, coef, branch, stop = self.f.functions.kinematics(path, self.params, q0, self.col_scale,
                                                                         STEP_TOL, hmax=self.step[0])
         if stop is not None:
             self.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)

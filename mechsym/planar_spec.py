@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from mechsym.codegen import numpy_backend
+from mechsym.codegen.backend import resolve
 from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.codegen.spec import Function, SparseJacobian, Spec
 from mechsym.core.budget import limit_memory
@@ -59,7 +60,7 @@ def solved_jacobians(con, functions, count=4):
     values = con.mechanism.resolve_parameters(None)
     try:  # under the default memory budget: the generated code is a function of the declaration alone,
         with limit_memory(None):  # never of a run's --max-memory (a refusal here would change the pivots)
-            solver = Solver(KinematicFunctions(con, functions),
+            solver = Solver(KinematicFunctions(con, functions, resolve("numpy")),
                             np.array([values[name] for name in con.mechanism.parameters]))
             ref, _ = solver.reference()
             offsets = np.array([0.0, 0.7, 1.6, 2.9])[:count, None] * solver.step  # a few continuation steps apart

@@ -55,6 +55,7 @@ import sympy as sp
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
 from mechsym.core.budget import CallBudget
+from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint, rotation
 from mechsym.core.progress import Progress, tracked
@@ -67,7 +68,7 @@ STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "
 WORLD_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
 LAYOUT = "[" + ", ".join(STATE_NAMES) + "]"
 
-__all__ = ["FloatingBody", "FloatingSystem", "derive_floating", "K_STAB", "STATE_NAMES",
+__all__ = ["FloatingBody", "FloatingSystem", "K_STAB", "STATE_NAMES",
            "WORLD_COLUMNS", "JOINT", "BodyTorque", "LoadedODE", "floating_program"]
 
 JOINT = FreeJoint("world")  # the body's configuration and speeds (the module docstring)
@@ -77,7 +78,7 @@ JOINT = FreeJoint("world")  # the body's configuration and speeds (the module do
 
 @dataclass
 class FloatingBody(Declaration):
-    """A free rigid body under construction; hand it to `mechsym.derive` (or `derive_floating`). Parameters
+    """A free rigid body under construction; hand it to `mechsym.derive`. Parameters
     and gravity (g = 9.81 m/s^2 along -z by default) follow mechsym.core.parameters.Declaration."""
 
     DOWN = (0, 0, -1)
@@ -187,7 +188,7 @@ def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
 
 # ---------------------------------------------------------------- derived system
 
-class FloatingSystem:
+class FloatingSystem(ParametersInUse):
     """Everything derived for one floating body, with numeric entry points (all vectorised over samples:
     a state may be (13,) or (13, N)). Backend "c": the rates (`accelerations`, the ODE of `simulate` and of
     a contact run on numpy) come from the body's compiled library (mechsym.contact.c_run, cached by
@@ -195,21 +196,12 @@ class FloatingSystem:
 
     nd = 3
 
-    def __init__(self, body: FloatingBody, backend: str = "numpy"):
+    def __init__(self, body: FloatingBody, backend=None):
+        from mechsym.codegen.backend import resolve
+
         body.check()
-        if backend not in ("numpy", "c"):
-            raise InputError(f"unknown backend '{backend}' (numpy or c)")
-        if backend == "c":
-            from mechsym.codegen import c_backend
-
-            if c_backend.compiler() is None:
-                import warnings
-
-                warnings.warn(f"no C compiler found (set CC, or install gcc); body '{body.name}' uses the numpy "
-                              "backend", stacklevel=3)
-                backend = "numpy"
         self.body = self.mechanism = body
-        self.backend = backend
+        self.backend = resolve(backend)
         sym = lambda names: tuple(sp.Symbol(n, real=True) for n in names.split())
         self.joint = JOINT
         self.r, self.quat = sym("x y z"), sym("qx qy qz qw")
@@ -236,11 +228,30 @@ class FloatingSystem:
         self._points = VectorFunction((self.state, p), [c for name in self.point_names for c in
                                                         sp.Matrix(self.r) + self.R * sp.Matrix(body.points[name])])
 
-    # -- parameters ---------------------------------------------------------------------------------
+    # -- parameters (mechsym.core.derived.DerivedSystem) --------------------------------------------
+    @property
+    def declaration(self) -> FloatingBody:
+        """The FloatingBody this system was derived from."""
+        return self.body
+
+    @property
+    def param_names(self) -> list:
+        """The parameters' names, in the order of every parameter vector."""
+        return list(self.body.parameters)
+
     def params(self, overrides=None) -> np.ndarray:
-        """Parameter vector (declaration order) with overrides by name, validated."""
-        values = self.body.resolve_parameters(overrides)
+        """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
+        validated."""
+        values = self.body.resolve_parameters(self.in_use(overrides))
         return np.array([values[n] for n in self.body.parameters])
+
+    @property
+    def flops(self) -> dict:
+        """Arithmetic operations per sample of the body's generated functions (codegen.spec.flops)."""
+        from mechsym.codegen.spec import Spec, flops
+
+        functions = {"rate": self.rate.function, "energy": self.energy.function, "world": self.world.function}
+        return flops(Spec(self.body.name, {}, functions, None))
 
     @property
     def coordinate_names(self):
@@ -346,8 +357,9 @@ class FloatingSystem:
         y = np.asarray(y, float)
         p = self.params() if params is None else np.asarray(params, float)
         gen = np.zeros((6,) + y.shape[1:]) if generalised is None else np.asarray(generalised, float)
-        if self.backend == "numpy":
-            return self.rate(y[:13], gen, p)
+        return self.backend.route(compiled=self._compiled_accelerations, python=lambda *a: self.rate(*a))(y[:13], gen, p)
+
+    def _compiled_accelerations(self, y, gen, p):
         from mechsym.codegen.c_backend import _ptr
 
         shape = np.broadcast_shapes(y.shape[1:], gen.shape[1:])
@@ -390,7 +402,7 @@ class FloatingSystem:
         cols.update({n: y[13 + i] for i, n in enumerate(labels)})
         return ivp_result(sol, events, cols, {"t": "s"}, f"{self.body.name}: simulation")
 
-    def loaded(self, loads, backend="c") -> "LoadedODE":
+    def loaded(self, loads, backend=None) -> "LoadedODE":
         """The body under `loads` (e.g. mechsym.contact.rolling_disc.RollingDisc, BodyTorque) with a generated
         right-hand side and exact Jacobian, for stiff integration (see LoadedODE)."""
         return LoadedODE(self, loads, backend)
@@ -404,7 +416,7 @@ class FloatingODE:
     def __init__(self, system, params, load, n_states):
         self.system, self.params, self.load, self.n_states = system, params, load, int(n_states)
         self._plist = np.asarray(params, float).tolist()
-        self._rate = self._compiled_rate() if system.backend == "c" else None
+        self._rate = system.backend.route(compiled=self._compiled_rate, python=lambda: self._python_rate)()
 
     def _compiled_rate(self):
         """The body's rates on C for one state: rate(y13, gen) -> (13,)."""
@@ -421,6 +433,13 @@ class FloatingODE:
 
         return rate
 
+    def _python_rate(self, y, gen):
+        """The body's rates on floats for one state (the numpy backend's rendering)."""
+        try:
+            return self.system.rate.one(y.tolist(), np.asarray(gen, float).tolist(), self._plist)
+        except (OverflowError, ZeroDivisionError):  # a wild trial step: NaN makes the integrator reject it
+            return np.full(13, np.nan)
+
     def coordinates(self, y):
         """(position and quaternion, velocities) of a state y."""
         return y[:7], y[7:13]
@@ -432,24 +451,13 @@ class FloatingODE:
         if self.load is not None:
             gen, sdot = self.load(t, y[:7], y[7:13], y[13:])
         out = np.empty(len(y))
-        if self._rate is not None:
-            out[:13] = self._rate(y[:13], gen)
-        else:
-            try:
-                out[:13] = self.system.rate.one(y[:13].tolist(), np.asarray(gen, float).tolist(), self._plist)
-            except (OverflowError, ZeroDivisionError):  # a wild trial step: NaN makes the integrator reject it
-                out[:13] = np.nan
+        out[:13] = self._rate(y[:13], gen)
         out[13:] = np.asarray(sdot, float).reshape(self.n_states)
         return out
 
     def project(self, y):
         """y with its quaternion normalised."""
         return self.system.normalise(y)
-
-
-def derive_floating(body: FloatingBody, backend: str = "numpy") -> FloatingSystem:
-    """Check the declaration and derive the floating body's equations; returns the compiled system."""
-    return FloatingSystem(body, backend)
 
 
 # ---------------------------------------------------------------- the body under loads: generated rhs, exact Jacobian
@@ -498,15 +506,15 @@ class LoadedODE:
     The code depends on the body's declaration and the loads' structure, not on the values: one library
     serves every mass, inertia, stiffness, friction coefficient... (they are run-time parameters)."""
 
-    def __init__(self, system, loads, backend="c"):
+    def __init__(self, system, loads, backend=None):
+        from mechsym.codegen.backend import resolve
+
         names = [load.name for load in loads]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise InputError(f"body '{system.body.name}': loads named twice: {', '.join(twice)}")
-        if backend not in ("numpy", "c"):
-            raise InputError(f"unknown backend '{backend}' (numpy or c)")
         self.system, self.loads = system, tuple(loads)
-        self._code = _generated(system, self.loads, backend)
+        self._code = _generated(system, self.loads, resolve(backend))
         self.backend, self.param_names = self._code.backend, self._code.param_names
 
     def params(self, overrides=None) -> np.ndarray:
@@ -651,7 +659,7 @@ def _generated(system, loads, backend):
     parts = [c_backend.fingerprint(body), c_backend.package_source()]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
-    parts += [Path(m).read_text() for m in sorted(modules)] + [backend]
+    parts += [Path(m).read_text() for m in sorted(modules)] + [backend.name]
     key = c_backend.content_key(*parts)
     if key not in _GENERATED:
         _GENERATED[key] = program.load(f"rigid3d-{body.name}", key, lambda: floating_program(system, loads), backend)

@@ -308,7 +308,7 @@ class CTracker:
         self.library, self._row_calls = library, {}
         self.factor = self.fallback.factor
         self.walk = library.walker(solver.params, solver.col_scale, STEP_TOL, solver.step[0]) \
-            if hasattr(library, "walker") and len(self.theta) == 1 else None   # (C, one coordinate)
+            if len(self.theta) == 1 else None   # (advance is one-coordinate)
         self._recent = deque([(self.theta, self.q)], maxlen=RECENT)
         self._keep = self._recent.append
         self._inv_col = 1.0 / solver.col_scale
@@ -458,10 +458,12 @@ def one_coordinate_rhs(tracker, mass, force, applied):
 def tracker(system, solver, theta0, q0=None):
     """The configuration tracker of a derived system: CTracker (one ms_track call per state) on the C
     backend where Phi_q is square, else ConfigurationTracker; both answer `state(theta, thetad)`."""
-    library = system.library
-    if library is not None and library.meta["square"]:
-        return CTracker(solver, library, theta0, q0)
-    return ConfigurationTracker(solver, theta0, q0)
+    def compiled():
+        if system.functions.meta["square"]:
+            return CTracker(solver, system.functions, theta0, q0)
+        return ConfigurationTracker(solver, theta0, q0)
+
+    return system.backend.route(compiled=compiled, python=lambda: ConfigurationTracker(solver, theta0, q0))()
 
 
 class EquationsOfMotion:

@@ -11,9 +11,9 @@ import numpy as np
 import sympy as sp
 
 from mechsym import dynamics
-from mechsym.codegen import numpy_backend
-from mechsym.codegen.c_backend import check_backend
+from mechsym.codegen.backend import resolve
 from mechsym.constraints import derive_constraints
+from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
@@ -25,10 +25,10 @@ from mechsym.topology import analyse
 SCALAR_MAX = 24  # coordinates up to which a simulation state is solved on floats (System.scalar_tracker)
 
 
-class System:
+class System(ParametersInUse):
     """Everything mechsym derived for one mechanism, with numeric entry points."""
 
-    def __init__(self, mech: Mechanism, backend: str = "numpy"):
+    def __init__(self, mech: Mechanism, backend=None):
         from mechsym.core.progress import stage
 
         self.mechanism = mech
@@ -36,16 +36,11 @@ class System:
         with stage(f"{mech.name}: deriving"):
             self.constraints = con = derive_constraints(mech, self.topology)
             self.equations = derive_equations(con)
-        self.library = None
-        if check_backend(backend) == "c":
-            from mechsym.codegen.c_backend import load_or_warn
-
-            with stage(f"{mech.name}: C library (cached, or generated and compiled)"):
-                self.library = load_or_warn(self)
-        self.backend = "c" if self.library is not None else "numpy"
+        self.backend = resolve(backend)
         # the generated functions: the compiled library, or the numpy printer's rendering of the same spec
-        self.functions = self.library if self.library is not None else numpy_backend.render(self.spec)
-        self.kin = KinematicFunctions(con, self.functions)
+        with stage(f"{mech.name}: generated functions ({self.backend}; C from the cache, or compiled)"):
+            self.functions = self.backend.mechanism(self)
+        self.kin = KinematicFunctions(con, self.functions, self.backend)
         self.mass, self.applied, self.energy = self.functions.mass, self.functions.applied, self.functions.energy
         self.gamma = self.kin.gamma
         self._solvers = {}
@@ -86,16 +81,28 @@ class System:
         fourbar's 9 run 8x faster on floats than through numpy, PASIBOT's 69 slower); None on the C backend
         (its ms_track does that job) and otherwise."""
         con = self.constraints
-        if self.library is not None or len(con.rows) != con.n or con.n > SCALAR_MAX:
+        if len(con.rows) != con.n or con.n > SCALAR_MAX:
             return None
         from mechsym.codegen.scalar_python import ScalarTracker
 
-        return ScalarTracker(self.spec)
+        return self.backend.route(compiled=lambda: None, python=lambda: ScalarTracker(self.spec))()
 
-    # -- parameters ---------------------------------------------------------------------------------
+    # -- parameters (mechsym.core.derived.DerivedSystem) --------------------------------------------
+    @property
+    def declaration(self) -> Mechanism:
+        """The Mechanism this system was derived from."""
+        return self.mechanism
+
+    @property
+    def param_names(self) -> list:
+        """The parameters' names, in the order of every parameter vector."""
+        return list(self.mechanism.parameters)
+
     def params(self, overrides=None) -> np.ndarray:
-        """Parameter vector (declaration order) with overrides by name, validated (once per set)."""
-        key = tuple(sorted((k, repr(v)) for k, v in (overrides or {}).items()))
+        """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
+        validated (once per set)."""
+        overrides = self.in_use(overrides)
+        key = tuple(sorted((k, repr(v)) for k, v in overrides.items()))
         if key not in self._param_cache:
             _bound(self._param_cache)
             values = self.mechanism.resolve_parameters(overrides)
@@ -103,6 +110,13 @@ class System:
             self._check_inertia(p, overrides)
             self._param_cache[key] = p
         return self._param_cache[key].copy()
+
+    @cached_property
+    def flops(self) -> dict:
+        """Arithmetic operations per sample of each generated function of the spec (codegen.spec.flops)."""
+        from mechsym.codegen.spec import flops
+
+        return flops(self.spec)
 
     def _check_inertia(self, p, overrides):
         """Masses and inertias from parameters that overflow (density=1e308) are refused, naming the body."""
@@ -290,17 +304,30 @@ class System:
         return "\n".join(out)
 
 
-def derive(mech: Mechanism, backend: str = "numpy") -> System:
-    """Check the declaration and derive everything symbolic; returns the compiled System.
+def derive(declaration, backend=None, *, contact_frames=()):
+    """Check a declaration, derive everything symbolic and bind the generated code: the one entry point for
+    every kind of model, each returning a system that follows mechsym.core.derived.DerivedSystem.
 
-    backend "numpy" evaluates with lambdify; "c" generates, compiles (cached) and loads C code, and
-    falls back to numpy with a warning when no C compiler exists. A `mechsym.rigid3d.FloatingBody`
-    gives its `FloatingSystem` (a free 3-D rigid body, its rates on either backend)."""
+    A `Mechanism` gives its planar `System`; a `mechsym.rigid3d.FloatingBody` its `FloatingSystem` (a free
+    3-D rigid body); a `mechsym.spatial.Tree` (or a URDF read by `mechsym.read_urdf`) its
+    `mechsym.spatial.TreeSystem`, with the Jacobians and biases of `contact_frames` among its contact
+    terms. backend: "c" (generated C, compiled once into the cache), "numpy", a
+    mechsym.codegen.backend.Backend, or None: C where a compiler is present, numpy otherwise; "c" without
+    a compiler falls back to numpy with a warning."""
     from mechsym.rigid3d import FloatingBody, FloatingSystem
+    from mechsym.spatial.declare import Tree
+    from mechsym.spatial.system import TreeSystem
 
-    if isinstance(mech, FloatingBody):
-        return FloatingSystem(mech, backend)
-    return System(mech, backend)
+    if isinstance(declaration, Tree):
+        return TreeSystem(declaration, contact_frames, backend)
+    if contact_frames:
+        raise InputError(f"contact_frames name frames of a tree; a {type(declaration).__name__} has none")
+    if isinstance(declaration, FloatingBody):
+        return FloatingSystem(declaration, backend)
+    if isinstance(declaration, Mechanism):
+        return System(declaration, backend)
+    raise InputError(f"cannot derive a {type(declaration).__name__}: a Mechanism, a FloatingBody or a Tree "
+                     "(mechsym.read_urdf reads one)")
 
 
 def _bound(cache, size=64):

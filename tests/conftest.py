@@ -28,7 +28,7 @@ def fourbar():
     from mechanisms import fourbar
     from mechsym.system import derive
 
-    return derive(fourbar.build())
+    return derive(fourbar.build(), backend="numpy")
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +36,7 @@ def slider_crank():
     from mechanisms import slider_crank
     from mechsym.system import derive
 
-    return derive(slider_crank.build())
+    return derive(slider_crank.build(), backend="numpy")
 
 
 def agree(a, b, tol):

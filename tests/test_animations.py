@@ -80,7 +80,7 @@ def test_kinematics_animation(tmp_path, animated, monkeypatch):
         assert main(["kinematics", "fourbar", "--samples", "12", "--out", str(out), "--animate", str(gif)]) == 0
         return animated["k.gif"], read_csv(out)
 
-    mech = derive(fourbar.build()).mechanism
+    mech = derive(fourbar.build(), backend="numpy").mechanism
     frames, table = run()
     assert len(table) == 12 and gif.read_bytes()[:3] == b"GIF"
     check_kinematics(frames, table, mech)

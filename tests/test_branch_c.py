@@ -44,7 +44,7 @@ def kite(gap=0.0005):
 
 @pytest.fixture(scope="module")
 def kites():
-    return derive(kite()), derive(kite(), "c")
+    return derive(kite(), backend="numpy"), derive(kite(), "c")
 
 
 # Sample spacings at which the C continuation's step from sample to sample (at most hmax = 0.1 rad) lands on
@@ -66,7 +66,7 @@ def test_c_and_numpy_sweeps_follow_the_branch_at_coarse_samples(kites, n):
     kernel itself follows the branch (no failure), and both equal the C kernel's own sweep over samples
     fine enough that no step is halved (2 pi / 1000 apart), at the same angles."""
     numpy, c = kites
-    assert c.backend == "c"
+    assert c.backend.name == "c"
     theta = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
     (failed, _, _), _, _ = _kernels(c, theta)
     assert failed == -1
@@ -104,7 +104,7 @@ def _kernels(c, theta):
     variant along theta from the reference's branch."""
     from mechsym.kinematics import STEP_TOL
 
-    lib, solver = c.library, c.solver()
+    lib, solver = c.functions, c.solver()
     q0 = solver.sweep(theta[:1, None]).q[0]
     args = (theta, solver.params, q0, solver.col_scale, STEP_TOL)
     failed_k, status_k, q_k, *_ = lib.kinematics(*args, hmax=solver.step[0])
@@ -118,7 +118,7 @@ def test_lanes_and_sequential_route_agree_past_the_near_change_point(kites):
     left the branch to the sequential route, whose continuation halves its steps there as the sequential
     kinematics sweep does: none of the three stops, and their q are the sweep's."""
     numpy, c = kites
-    assert c.library.meta["lanes"]
+    assert c.functions.meta["lanes"]
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)
     (failed_k, _, q_k), (failed_i, _, q_i), (failed_c, _) = _kernels(c, theta)
     assert failed_k == failed_i == failed_c == -1
@@ -159,9 +159,9 @@ def test_c_parameter_sets_follow_the_branch(kites):
     solver = c.solver()
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)
     q0 = solver.sweep(theta[:1, None]).q[0]
-    failed, status, _, _, u = c.library.inverse_sets(theta, solver.params[None], q0[None], solver.col_scale[None],
+    failed, status, _, _, u = c.functions.inverse_sets(theta, solver.params[None], q0[None], solver.col_scale[None],
                                                      np.array([solver.step[0]]), STEP_TOL)
-    single = c.library.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
+    single = c.functions.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
     assert failed[0] == single[0] == -1 and np.max(np.abs(u[0] - single[5])) <= 1e-9 * np.max(np.abs(single[5]))
 
 
@@ -202,8 +202,8 @@ def test_a_full_revolution_of_the_shipped_linkages_is_unchanged(name, declared):
     declared branch conditions (without, det Phi_q is checked), the C sweep and the C inverse, on lanes and
     sample by sample, equal the numpy route's."""
     build = SHIPPED[name] if declared else (lambda: _without_branches(SHIPPED[name]))
-    numpy, c = derive(build()), derive(build(), "c")
-    assert c.backend == "c"
+    numpy, c = derive(build(), backend="numpy"), derive(build(), "c")
+    assert c.backend.name == "c"
     ref = numpy.mechanism.coordinates[0].guess_at
     for n in (48, 2000):
         theta = ref + np.linspace(0.0, 2 * np.pi, n, endpoint=False)
@@ -221,7 +221,7 @@ def test_the_factorisation_gives_the_sign_of_det_phi_q(name):
     determinant of the dense Jacobian at configurations on and off the constraint manifold, where the
     block's static pivots pass and where they fail."""
     c = derive(SHIPPED[name](), "c")
-    lib, solver = c.library, c.solver()
+    lib, solver = c.functions, c.solver()
     rng = np.random.default_rng(7)
     on = c.kinematics(solver.reference()[0][0] + np.linspace(0.0, 2 * np.pi, 16, endpoint=False)).q
     off = on + rng.normal(0.0, 1.0, on.shape) * np.tile([0.01, 0.01, 0.7], on.shape[1] // 3)

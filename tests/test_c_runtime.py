@@ -19,7 +19,7 @@ RUNTIME = Path(c_backend.__file__).resolve().parent / "runtime"
 
 @pytest.fixture(scope="module")
 def fourbar_system():
-    return derive(fourbar.build())
+    return derive(fourbar.build(), backend="numpy")
 
 
 def test_runtime_files_are_the_package_data():
@@ -94,7 +94,7 @@ def test_export_carries_the_runtime_verbatim_and_names_entry_points_by_macro(fou
 def test_two_exports_link_into_one_program(fourbar_system, tmp_path):
     """Each export's entry points carry its own prefix and the runtime's helpers stay private, so two models
     link into one program; each gives the driving torque that the Python route gives."""
-    crank = derive(slider_crank.build())
+    crank = derive(slider_crank.build(), backend="numpy")
     systems = {"fourbar": fourbar_system, "slider_crank": crank}
     for name, system in systems.items():
         export(system, tmp_path / name)

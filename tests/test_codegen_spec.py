@@ -16,7 +16,7 @@ MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
 
 @pytest.fixture(scope="module", params=list(MODELS))
 def system(request):
-    return derive(MODELS[request.param].build())
+    return derive(MODELS[request.param].build(), backend="numpy")
 
 
 def _random_inputs(f, rng, n):
@@ -99,7 +99,7 @@ def test_one_printer_per_backend_from_one_spec(system):
 
 def test_spec_derives_costly_outputs_on_first_use():
     """gamma3 (a further differentiation) is derived only when a backend renders it."""
-    system = derive(fourbar.build())
+    system = derive(fourbar.build(), backend="numpy")
     f = system.spec.functions["gamma3"]
     assert "outputs" not in vars(f) and "gamma3" not in vars(system.constraints)
     assert f.outputs == tuple(system.constraints.gamma3)
@@ -323,7 +323,7 @@ def test_tree_without_a_compiler_runs_the_numpy_rendering_of_its_spec(monkeypatc
     numpy_system = _tree()
     with pytest.warns(UserWarning, match="falling back to the numpy backend"):
         system = TreeSystem(numpy_system.tree, backend="c")
-    assert system.backend == "numpy"
+    assert system.backend.name == "numpy"
     values = _tree_states(system, 4, np.random.default_rng(6))
     q, v, tau = values["q"].T, values["v"].T, values["a"].T
     assert np.array_equal(system.mass_matrix(q), numpy_system.mass_matrix(q))

@@ -58,3 +58,35 @@ def test_no_runtime_file_defines_a_shared_constant():
     found += [f"{p.name}: enum {name}" for p in sorted(RUNTIME.glob("*.[ch]"))
               for name in shared if re.search(rf"\benum\s*\{{[^}}]*\b{name}\s*=", p.read_text())]
     assert not found, found
+
+
+def test_the_c_integrators_control_their_steps_with_scipys_numbers():
+    """The C DOP853 (ms_dop853.h) and RK45 (ms_contact.h) stand in for scipy's solve_ivp step for step: the
+    table's step-control numbers are scipy's own, and the C takes them from the table."""
+    import inspect
+
+    from scipy.integrate._ivp import rk
+
+    assert (constants.IVP_SAFETY, constants.IVP_MIN_FACTOR, constants.IVP_MAX_FACTOR) == \
+        (rk.SAFETY, rk.MIN_FACTOR, rk.MAX_FACTOR)
+    assert f"min_step = {constants.IVP_MIN_STEP:g} * np.abs(np.nextafter(t" in inspect.getsource(rk.RungeKutta._step_impl)
+    for name in ("ms_dop853.h", "ms_contact.h"):
+        text = (RUNTIME / name).read_text()
+        assert all(f"MS_IVP_{n}" in text for n in ("SAFETY", "MIN_FACTOR", "MAX_FACTOR", "MIN_STEP")), name
+        assert not re.search(r"\b(0\.9|0\.2|10\.0) \*|fmin\(10\.0|fmax\(0\.2", text), name
+
+
+def test_lemke_in_python_and_in_c_takes_its_decisions_from_the_table():
+    """Lemke's method exists twice (mechsym.contact.lcp, runtime/hard_contact.c): its pivot tolerance, tie
+    rule, pivot limit and scale floor are the table's in both, with no literal copy of them left (the two
+    routes' forces are compared in tests/contact: test_hard_c.py)."""
+    import inspect
+
+    from mechsym.contact import lcp
+
+    assert inspect.signature(lcp.lemke).parameters["tol"].default == constants.LEMKE_PIVOT_TOL
+    python = inspect.getsource(lcp)
+    c = (RUNTIME / "hard_contact.c").read_text()
+    for name in ("LEMKE_PIVOT_TOL", "LEMKE_TIE", "LEMKE_PIVOTS", "FLOOR"):
+        assert re.search(rf"\b{name}\b", python) and f"MS_{name}" in c, name
+    assert not re.search(r"1e-300|1e-13\b|50 \* \(n", python + c)

@@ -38,7 +38,7 @@ def _kite(declared):
 
 @pytest.fixture(scope="module", params=[False, True], ids=["det", "declared"])
 def kite_system(request):
-    return derive(_kite(request.param))
+    return derive(_kite(request.param), backend="numpy")
 
 
 @pytest.mark.parametrize("n", [64, 125, 229, 356, 1000])
@@ -64,7 +64,7 @@ def test_the_sweep_follows_the_branch_past_a_near_change_point(kite_system, n):
 
 def test_a_sweep_without_a_flip_takes_the_same_nodes():
     """The common case keeps its coarse nodes, one per continuation step along the path."""
-    s = derive(fourbar.build())
+    s = derive(fourbar.build(), backend="numpy")
     solver = s.solver()
     ref, q_ref = solver.reference()
     path = np.array([[ref[0]], [ref[0] + 2 * np.pi]])
@@ -79,7 +79,7 @@ def test_a_limit_position_is_named_at_its_angle():
     reaches its limit position where |P - B| = 0.25 m: cos(theta) = -0.3125 (closed form). The sweep named
     the first node past it (0.1 rad steps: theta = 1.89493); it now names the limit itself, as a dead point,
     within the step floor."""
-    s = derive(fourbar.build())
+    s = derive(fourbar.build(), backend="numpy")
     limit = np.arccos(-0.3125)
     with pytest.raises(AssemblyError) as info:
         s.kinematics(np.linspace(0.0, 2 * np.pi, 50), params={"l_crank": 0.2})
@@ -94,7 +94,7 @@ def test_a_change_point_is_named_at_its_angle(n):
     """The kite with no gap: at theta = pi the crank pin lies on the ground pivot, where the two assembly
     branches cross (det Phi_q = 0). Halving down to the step floor still changes the sign there: the sweep
     names the branch change at theta = pi, whatever the sampling."""
-    s = derive(kite(gap=0.0))
+    s = derive(kite(gap=0.0), backend="numpy")
     with pytest.raises(AssemblyError, match=r"leaves its assembly branch at theta=3\.14159: det Phi_q changed sign"):
         s.kinematics(np.linspace(0.0, 2 * np.pi, n, endpoint=False))
 

@@ -48,7 +48,7 @@ def _answered_by_c(calls):
 
 @pytest.fixture(scope="module", params=[False, True], ids=["det", "declared"])
 def kites(request):
-    return derive(_kite(request.param)), derive(_kite(request.param), "c")
+    return derive(_kite(request.param), backend="numpy"), derive(_kite(request.param), "c")
 
 
 @pytest.mark.parametrize("n", [64, 125, 229, 356, 1000])
@@ -58,7 +58,7 @@ def test_the_c_kernels_follow_the_branch_past_a_near_change_point(kites, n, nump
     the whole call to numpy. Its halved steps now follow the branch: the C sweep, inverse and reduced ODE
     come from the kernels alone, equal numpy's, and M follows the closed-form circle intersection."""
     numpy, c = kites
-    assert c.backend == "c"
+    assert c.backend.name == "c"
     theta = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
     k_c, t_c = c.kinematics(theta), c.kinematics_table(theta)
     inv_c = c.inverse(theta, 3.0)
@@ -84,7 +84,7 @@ def test_the_c_kernel_retries_only_the_failing_interval(kites):
     _, c = kites
     from mechsym.kinematics import STEP_TOL
 
-    lib, solver = c.library, c.solver()
+    lib, solver = c.functions, c.solver()
     coarse = np.linspace(0.0, 2 * np.pi, 64, endpoint=False)
     fine = np.union1d(coarse, np.linspace(0.0, 2 * np.pi, 1000, endpoint=False))
     q = {}
@@ -101,7 +101,7 @@ def test_the_c_route_names_a_limit_position_as_numpy(numpy_route):
     kernel failed at the first sample past it and the route handed the call to numpy; it now halves down to
     the floor itself and the C route raises numpy's error, naming the same angle (within the floor of the
     closed form); the residual and condition number it quotes are those of its own last interval."""
-    numpy, c = derive(fourbar.build()), derive(fourbar.build(), "c")
+    numpy, c = derive(fourbar.build(), backend="numpy"), derive(fourbar.build(), "c")
     theta = np.linspace(0.0, 2 * np.pi, 50)
     numpy_route.clear()  # (derive's own checks)
     limit = np.arccos(-0.3125)
@@ -130,7 +130,7 @@ def test_the_c_route_names_a_change_point_as_numpy(n, numpy_route):
     dead point itself (Phi_q singular to rounding) and names a dead point there, as a singular Jacobian or,
     where rounding leaves the velocity coefficients moderate, as a position it cannot be driven past; the
     numpy continuation, whose nodes do not fall on pi, names the change of branch; both at theta = 3.14159."""
-    numpy, c = derive(kite(gap=0.0)), derive(kite(gap=0.0), "c")
+    numpy, c = derive(kite(gap=0.0), backend="numpy"), derive(kite(gap=0.0), "c")
     offset = np.linspace(0.3, 0.3 + 2 * np.pi, n, endpoint=False)
     numpy_route.clear()  # (derive's own checks)
     errors = []
@@ -156,7 +156,7 @@ def test_the_kernels_stop_at_the_same_sample():
     from mechsym.kinematics import STEP_TOL
 
     c = derive(kite(gap=0.0), "c")
-    lib, solver = c.library, c.solver()
+    lib, solver = c.functions, c.solver()
     assert lib.meta["lanes"]
     theta = np.linspace(0.3, 0.3 + 2 * np.pi, 229, endpoint=False)
     q0 = solver.sweep(theta[:1, None]).q[0]

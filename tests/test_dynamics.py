@@ -133,7 +133,7 @@ def test_point_force_and_body_torque_by_virtual_work():
     fx, fy, tau = 0.3, -1.2, 0.05
     m.force("coupler", "C", fx, fy)
     m.torque("rocker", tau)
-    s = derive(m)
+    s = derive(m, backend="numpy")
     kin = s.kinematics(THETA)
     _, pe = energies(s, kin, np.zeros(N))
     table = s.kinematics_table(THETA)
@@ -158,7 +158,7 @@ def test_extended_analysis_extra_unknown_and_row():
     m = model.build()
     f = m.parameter("F", 0.0, "N", "vertical force at C", positive=False)
     m.force("coupler", "C", 0, f)
-    s = derive(m)
+    s = derive(m, backend="numpy")
     where = (THETA > 0.15) & (THETA < 0.9)  # C falls steeply here (dCy/dtheta passes through 0 elsewhere)
     theta = THETA[where]
     held = Analysis("held", extra_unknowns=("F",), extra_rows=(("no motor", sp.Symbol("torque", real=True)),))
@@ -187,7 +187,7 @@ def test_scotch_yoke_slot_and_prismatic_in_closed_form():
     m.prismatic("guide", "ground", "O", "yoke", "Y", axis=(1, 0))
     m.slot("slot", "yoke", "Y", "crank", "P", axis=(0, 1))
     m.coordinate("theta", "O", force="torque", guess_at=0.3)
-    s = derive(m)
+    s = derive(m, backend="numpy")
     theta = np.linspace(0.1, 2 * np.pi - 0.1, 50)
     omega, alpha = 3.0, -2.0
     out = s.inverse(theta, omega, alpha)

@@ -8,7 +8,7 @@ pin = pytest.importorskip("pinocchio")
 
 from mechanisms import hyq  # noqa: E402
 from mechsym.core.errors import ModelError  # noqa: E402
-from mechsym.spatial import derive_tree  # noqa: E402
+from mechsym import derive  # noqa: E402
 from oracles.robots import Reference  # noqa: E402
 
 K, C, L0 = 800.0, 20.0, 0.5
@@ -20,7 +20,7 @@ def systems():
     tree = hyq.build()
     tree.spring_damper("feet", ("lf_foot", "lf_foot"), ("rf_foot", "rf_foot"), K, C, free_length=L0)
     tree.torsional("knee", "lf_kfe_joint", stiffness=KT, damping=CT, free_angle=ANGLE0)
-    return derive_tree(hyq.build(), backend="numpy"), derive_tree(tree, backend="c")
+    return derive(hyq.build(), backend="numpy"), derive(tree, backend="c")
 
 
 def pinocchio_loads(ref, q, v):
@@ -70,7 +70,7 @@ def test_a_tree_element_is_checked_by_name():
     tree.spring("s", ("lf_foot", "lf_foot"), ("lf_foot", "nowhere"), 10.0)
     tree.torsional("t", "lf_foot_joint", 1.0)
     with pytest.raises(ModelError) as err:
-        derive_tree(tree, backend="numpy")
+        derive(tree, backend="numpy")
     text = str(err.value)
     assert "spring 's' names unknown point 'nowhere' of body 'lf_foot'" in text
     assert "spring 's' joins two points of body 'lf_foot'" in text

@@ -23,7 +23,7 @@ MODELS = {"fourbar": "mechanisms.fourbar", "slider-crank": "mechanisms.slider_cr
 @pytest.fixture(scope="module", params=list(MODELS))
 def model(request):
     name = request.param
-    return name, derive(importlib.import_module(MODELS[name]).build()), ROOT / "generated" / name
+    return name, derive(importlib.import_module(MODELS[name]).build(), backend="numpy"), ROOT / "generated" / name
 
 
 def test_committed_export_is_current(model):

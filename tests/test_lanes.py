@@ -41,7 +41,7 @@ def _libraries(num, tmp):
 @pytest.fixture(scope="module", params=list(MODELS))
 def routes(request, tmp_path_factory):
     """(numpy System, library with lanes, library with the sequential route only) of one model."""
-    num = derive(MODELS[request.param].build())
+    num = derive(MODELS[request.param].build(), backend="numpy")
     return (num, *_libraries(num, tmp_path_factory.mktemp("lanes")))
 
 
@@ -96,7 +96,7 @@ def test_inverse_on_c_agrees_with_numpy_on_a_dense_sweep(routes):
 def test_a_failure_is_named_at_the_same_sample(tmp_path):
     """A crank that cannot turn (near theta = pi the coupler and rocker cannot reach its end): the blocks
     stop at the sample where the sequential route stops, with its status."""
-    num = derive(fourbar.build())
+    num = derive(fourbar.build(), backend="numpy")
     lanes, sequential = _libraries(num, tmp_path)
     solver = num.solver({"l_crank": 0.3})
     theta = np.linspace(0.0, 2 * np.pi, 5000)

@@ -45,7 +45,7 @@ def test_a_floating_body_on_c_runs_on_c():
     if c_backend.compiler() is None:
         pytest.skip("no C compiler")
     on_c, on_numpy = derive(disc.build(), "c"), derive(disc.build(), "numpy")
-    assert on_c.backend == "c" and on_numpy.backend == "numpy"
+    assert on_c.backend.name == "c" and on_numpy.backend.name == "numpy"
     y = on_numpy.initial_state((0, 0, 0.2), quat_xyzw=(0.1, 0.3, -0.2, 0.9), velocity=(1, 2, 0), omega=(0, 3, 5))
     ref = on_numpy.accelerations(y, np.arange(6.0))
     on_c.rate = None

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from mechsym.core.errors import InputError
-from mechsym.spatial import derive_tree, read_urdf
+from mechsym.spatial import read_urdf
+from mechsym import derive
 from mechsym.spatial.system import TreeSystem
 from mechsym.spatial.urdf import as_read
 
@@ -112,7 +113,7 @@ SUBSET = ("panda", "a1", "alexander", "kinova")
 def test_derived_against_pinocchio(name):
     path, floating = LOADERS[name]
     tree = quiet_read(path, floating=floating)
-    system = derive_tree(tree, backend="numpy")
+    system = derive(tree, backend="numpy")
     frames = list(tree.bodies)
     e = errors(system, Reference(system, path, floating), frames)
     assert set(e) >= {"H", "bias", "g", "rnea", "aba", "o", "R", "J", "b"}
@@ -179,7 +180,7 @@ def against_pinocchio(text, tmp_path, floating=False, **kw):
     path = tmp_path / "r.urdf"
     path.write_text(text)
     tree = read_urdf(str(path), floating=floating, **kw)
-    system = derive_tree(tree, backend="numpy")
+    system = derive(tree, backend="numpy")
     e = errors(system, Reference(system, str(path), floating), list(tree.bodies), n=10)
     assert max(e.values()) <= TOL, e
     return tree, system

@@ -24,7 +24,7 @@ def test_pasibot_block_is_factorised_by_its_static_order_over_a_turn():
     c, ref = pb.system("hip", "unprimed", "c"), pb.system("hip", "unprimed")
     theta = np.linspace(0.0, 2 * np.pi, 181)
     kin = c.kinematics(theta)
-    fac = c.library.factor(kin.q.T, kin.params)
+    fac = c.functions.factor(kin.q.T, kin.params)
     assert np.all(fac.piv[:, 0] < 0)
     b = np.random.default_rng(1).standard_normal(kin.q.shape)
     jac = ref.kin.jac(kin.q.T, kin.params)
@@ -42,8 +42,8 @@ def test_a_pivot_refused_at_run_time_falls_back_to_the_dense_lu(tmp_path, monkey
     monkeypatch.setattr(sparse_plan, "TAU", 1e300)
     dense = derive(fourbar.build(), backend="c")
     q = fast.kinematics(theta).q
-    assert np.all(fast.library.factor(q.T, fast.params()).piv[:, 0] < 0)
-    assert np.all(dense.library.factor(q.T, dense.params()).piv[:, 0] >= 0)
+    assert np.all(fast.functions.factor(q.T, fast.params()).piv[:, 0] < 0)
+    assert np.all(dense.functions.factor(q.T, dense.params()).piv[:, 0] >= 0)
     a, b = fast.inverse(theta, 3.0, 1.0), dense.inverse(theta, 3.0, 1.0)
     for name in a.names:
         assert np.allclose(a[name], b[name], rtol=0, atol=1e-12 * np.max(np.abs(b[name])) + 1e-300), name

@@ -35,7 +35,7 @@ def shaker():
 
 @pytest.fixture(scope="module")
 def system():
-    return derive(shaker())
+    return derive(shaker(), backend="numpy")
 
 
 def closed_form(theta):

@@ -326,7 +326,7 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     equal to the set-by-set route (one compiled ms_inverse per set), the set that cannot assemble in its row."""
     from mechsym.studies.sweep import ModelRef
 
-    lib = ModelRef(FOURBAR).system().library
+    lib = ModelRef(FOURBAR).system().functions
     calls = {"ms_inverse_sets": 0, "ms_inverse": 0, "ms_inverse_columns": 0}
     for name in calls:
         def counted(*args, _fn=getattr(lib.dll, name), _name=name):

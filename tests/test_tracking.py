@@ -17,7 +17,7 @@ HAS_CC = c_backend.compiler() is not None
 
 def _reference(omega):
     """A tight reference: the numpy route at rtol 1e-13 over 0.3 s from theta 0 at omega, no torque."""
-    return derive(fourbar.build()).forward(0.0, 0.0, omega, 0.3, dt=0.01, rtol=1e-13, atol=1e-13)
+    return derive(fourbar.build(), backend="numpy").forward(0.0, 0.0, omega, 0.3, dt=0.01, rtol=1e-13, atol=1e-13)
 
 
 def _errors(run, ref, speed="omega"):
@@ -36,7 +36,7 @@ def test_numpy_forward_and_simulate_reject_unreachable_trial_states(reference20,
     (numpy) and simulate raise 'cannot assemble'; such a stage is now a rejected step. The runs keep
     the accuracy documented for their rtol (docs/analyses.md: 30 rtol in the angle, 300 rtol in the speed
     over this fast run)."""
-    s = derive(fourbar.build())
+    s = derive(fourbar.build(), backend="numpy")
     table = s.forward(0.0, 0.0, 20.0, 0.3, dt=0.01, rtol=rtol)
     sim = simulate(s, [0.0], [20.0], 0.3, dt=0.01, rtol=rtol)
     for run, speed in ((table, "omega"), (sim, "thetad")):
@@ -50,7 +50,7 @@ def test_numpy_routes_reach_a_trial_state_far_from_every_solved_one():
     failed at t = 0.379'. A crank's configuration repeats every turn, so the tracker now starts such a state
     from a solved one shifted by whole turns (exact), and both numpy routes run to the end; over the first
     0.3 s they keep the accuracy documented for rtol 1e-3."""
-    s = derive(fourbar.build())
+    s = derive(fourbar.build(), backend="numpy")
     table = s.forward(0.0, 0.0, 20.0, 1.0, dt=0.01, rtol=1e-3)
     sim = simulate(s, [0.0], [20.0], 1.0, dt=0.01, rtol=1e-3)
     ref = s.forward(0.0, 0.0, 20.0, 0.3, dt=0.01, rtol=1e-10, atol=1e-10)
@@ -66,7 +66,7 @@ def test_c_forward_rejects_unreachable_trial_states():
     the whole second neither route promises any at rtol 1e-3: see docs/analyses.md.)"""
     s = derive(fourbar.build(), "c")
     table = s.forward(0.0, 0.0, 60.0, 1.0, dt=0.01, rtol=1e-3)
-    ref = derive(fourbar.build()).forward(0.0, 0.0, 60.0, 0.3, dt=0.01, rtol=1e-10, atol=1e-10)
+    ref = derive(fourbar.build(), backend="numpy").forward(0.0, 0.0, 60.0, 0.3, dt=0.01, rtol=1e-10, atol=1e-10)
     assert len(table["t"]) == 101 and np.all(np.isfinite(table["omega"]))
     assert agree(table["theta"][:31], ref["theta"], 3e-2)
 
@@ -78,7 +78,7 @@ def test_c_and_numpy_integrators_buy_the_same_accuracy_for_an_rtol():
     errors against a tight reference agree within a factor 2. (At rtol 1e-3 either may lose the phase of this
     fast run, by its own step sequence: docs/analyses.md.)"""
     ref = _reference(60.0)
-    c, num = derive(fourbar.build(), "c"), derive(fourbar.build())
+    c, num = derive(fourbar.build(), "c"), derive(fourbar.build(), backend="numpy")
     for rtol in (1e-6, 1e-9):
         e_c = _errors(c.forward(0.0, 0.0, 60.0, 0.3, dt=0.01, rtol=rtol), ref)
         e_num = _errors(num.forward(0.0, 0.0, 60.0, 0.3, dt=0.01, rtol=rtol), ref)
@@ -124,9 +124,9 @@ def test_no_result_depends_on_the_calls_before():
     """A sweep started from a given configuration on the other assembly branch left its nodes behind, and
     a later sweep of a mechanism without branch conditions continued from them on that branch."""
     theta = np.linspace(0.9, 1.3, 5)
-    fresh = derive(_without_branches()).kinematics(theta).q
-    mirror = derive(_without_branches(-1.4, -1.8)).kinematics([0.5]).q[0]
-    s = derive(_without_branches())
+    fresh = derive(_without_branches(), backend="numpy").kinematics(theta).q
+    mirror = derive(_without_branches(-1.4, -1.8), backend="numpy").kinematics([0.5]).q[0]
+    s = derive(_without_branches(), backend="numpy")
     other = s.kinematics([0.5], start=mirror).q[0]
     assert np.max(np.abs(other - mirror)) < 1e-9 and np.max(np.abs(other - s.kinematics([0.5]).q[0])) > 0.1
     assert np.array_equal(s.kinematics(theta).q, fresh)
@@ -140,10 +140,10 @@ def test_tracking_checks_the_branch_by_the_sign_of_det_phi_q():
     from mechsym.core.runner import StepRejected
     from mechsym.simulate import ConfigurationTracker
 
-    s = derive(_without_branches())
+    s = derive(_without_branches(), backend="numpy")
     solver = s.solver()
     tracker = ConfigurationTracker(solver, [0.5])
-    mirror = derive(_without_branches(-1.4, -1.8)).kinematics([0.6]).q[0]
+    mirror = derive(_without_branches(-1.4, -1.8), backend="numpy").kinematics([0.6]).q[0]
     tracker_q = tracker.q.copy()
     with pytest.raises(StepRejected, match="branch"):
         tracker.accept(np.array([0.6]), mirror)

@@ -12,7 +12,8 @@ import pytest
 
 from conftest import agree
 from mechsym.core.errors import InputError
-from mechsym.spatial import Revolute, Tree, derive_tree
+from mechsym.spatial import Revolute, Tree
+from mechsym import derive
 from mechsym.spatial.declare import rpy_matrix
 from test_trees import check_against_pinocchio, random_states
 
@@ -73,15 +74,15 @@ def pinocchio_model(pitch=PITCH):
 
 @pytest.mark.parametrize("backend", ["c", "numpy"])
 def test_helical_joint_against_pinocchio(backend):
-    system = derive_tree(screw_tree(), contact_frames=("tip",), backend=backend)
+    system = derive(screw_tree(), contact_frames=("tip",), backend=backend)
     assert system.nq == system.nv == 3 and system.coordinate_names == ["j1", "screw", "j3"]
-    assert system.backend == backend
+    assert system.backend.name == backend
     check_against_pinocchio(system, pinocchio_model(), ["tip", "nut", "link3"], seed=21)
 
 
 def test_helical_joint_translates_pitch_per_radian():
     """One turn of the screw moves the nut by 2 pi pitch along the axis, as the joint's motion says."""
-    system = derive_tree(screw_tree(), backend="numpy")
+    system = derive(screw_tree(), backend="numpy")
     q0, q1 = np.zeros(3), np.array([0.0, 2 * np.pi, 0.0])
     moved = system.frame_position(q1, "nut") - system.frame_position(q0, "nut")
     R = system.frame_rotation(q0, "nut")
@@ -91,7 +92,7 @@ def test_helical_joint_translates_pitch_per_radian():
 
 def test_helical_joint_of_pitch_zero_is_a_hinge():
     """With pitch 0 the screw's tree and the Revolute's have the same dynamics (two declarations)."""
-    screw, hinge = (derive_tree(screw_tree(0.0, s), backend="numpy") for s in (True, False))
+    screw, hinge = (derive(screw_tree(0.0, s), backend="numpy") for s in (True, False))
     q, v, a = random_states(pinocchio_model(0.0), 20, 4)
     assert agree(screw.mass_matrix(q), hinge.mass_matrix(q), 1e-14)
     assert agree(screw.inverse(q, v, a), hinge.inverse(q, v, a), 1e-14)

@@ -7,7 +7,8 @@ import pytest
 
 from conftest import agree
 from mechsym.core.errors import InputError
-from mechsym.spatial import derive_tree, read_urdf
+from mechsym.spatial import read_urdf
+from mechsym import derive
 from mechsym.spatial import manifold
 
 pin = pytest.importorskip("pinocchio")
@@ -106,7 +107,7 @@ def test_hyq_against_pinocchio(hyq):
 
 def test_hyq_numpy_rendering_equals_c(hyq):
     system, model = hyq
-    numpy_system = derive_tree(system.tree, contact_frames=FEET, backend="numpy")
+    numpy_system = derive(system.tree, contact_frames=FEET, backend="numpy")
     q, v, a = random_states(model, 5, 7)
     assert agree(numpy_system.contact_terms(q, v)[2], system.contact_terms(q, v)[2], 1e-13)
     assert agree(numpy_system.forward(q, v, a), system.forward(q, v, a), 1e-12)
@@ -158,7 +159,7 @@ def random_urdf(seed, n=7, chain=False):
 def test_random_tree_against_pinocchio(seed, floating):
     xml = random_urdf(seed)
     tree = read_urdf(xml, floating=floating)
-    system = derive_tree(tree)
+    system = derive(tree)
     model = pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromXML(xml)
     assert system.joint_names == list(model.names)[1:]
     frames = [f"l{i}" for i in range(1, 7)] + ["j2", "j4"]
@@ -250,7 +251,7 @@ def test_bad_states_and_frames(hyq):
 def test_free_tree_conserves_energy_without_gravity():
     from mechsym.spatial.run import simulate
 
-    system = derive_tree(read_urdf(random_urdf(12), floating=True))
+    system = derive(read_urdf(random_urdf(12), floating=True))
     rng = np.random.default_rng(4)
     q0 = np.zeros(system.nq)
     q0[3:7] = rng.standard_normal(4)
@@ -279,7 +280,7 @@ def _expanded(system, exprs):
 def test_hdot_minus_2c_is_skew_with_exact_derivative():
     import sympy as sp
 
-    system = derive_tree(read_urdf(random_urdf(21, n=5, chain=True), floating=False, symbolic=()), backend="numpy")
+    system = derive(read_urdf(random_urdf(21, n=5, chain=True), floating=False, symbolic=()), backend="numpy")
     d = system.derivation
     n = system.nv
     H = sp.Matrix(n, n, _expanded(system, [e for row in d.mass_matrix() for e in row]))
@@ -321,7 +322,7 @@ def test_three_link_chain_against_sympy_mechanics():
     tree.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(l1, 0, 0), mass=masses[1], com=coms[1], inertia=inertias[1])
     tree.body("c", "b", Revolute("j3", tuple(axis3)), xyz=(l2, 0, 0.1), mass=masses[2], com=coms[2],
               inertia=inertias[2])
-    system = derive_tree(tree)
+    system = derive(tree)
 
     q = me.dynamicsymbols("q1:4")
     qd = [me.dynamicsymbols(f"q{i}", 1) for i in range(1, 4)]
@@ -381,7 +382,7 @@ def test_docs_arm_python_equals_urdf_and_pinocchio():
     from pathlib import Path
 
     urdf = Path(__file__).resolve().parent.parent / "docs" / "examples" / "arm.urdf"
-    python, read = derive_tree(docs_arm(), contact_frames=("tip",)), derive_tree(read_urdf(str(urdf), floating=False))
+    python, read = derive(docs_arm(), contact_frames=("tip",)), derive(read_urdf(str(urdf), floating=False))
     model = pin.buildModelFromUrdf(str(urdf))
     assert read.joint_names == python.joint_names == list(model.names)[1:]
     check_against_pinocchio(read, model, ["tool", "forearm", "elbow"], seed=5)
@@ -411,12 +412,12 @@ def test_python_declaration_errors():
         t.body("a", "base", Revolute("j"), xyz=("len", 0, 0))
     t.body("a", "base", Revolute("j"), mass=-2, inertia=(1, 1, 1, 0, 0, 0))
     with pytest.raises(ModelError, match="body 'a' has a negative mass"):
-        derive_tree(t)
+        derive(t)
     t2 = Tree("t2")
     t2.body("base", joint=Free(), mass=1, inertia=(1, 1, 1, 0, 0, 0))
     t2.body("a", "base", Revolute("j"), mass=1, inertia=(1, 1, -5, 0, 0, 0))
     with pytest.raises(ModelError, match="body 'a' has an inertia that is not positive semi-definite"):
-        derive_tree(t2)
+        derive(t2)
 
 
 @pytest.mark.parametrize("backend", ["c", "numpy"])
@@ -428,7 +429,7 @@ def test_forward_with_a_massless_link(backend):
     t.body("base")
     t.body("a", "base", Revolute("j1", (0, 0, 1)), mass=1.0, com=(0.3, 0, 0), inertia=(0.01, 0.01, 0.01, 0, 0, 0))
     t.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(0.5, 0, 0))
-    system = derive_tree(t, backend=backend)
+    system = derive(t, backend=backend)
     out = system.forward(np.zeros((3, 2)), np.zeros((3, 2)), np.ones((3, 2)))
     assert out.shape == (3, 2) and np.isnan(out).all()
     if backend == "c":
@@ -456,12 +457,12 @@ def test_tree_parameters_share_the_planar_rule(capsys):
     for length, mass, words in ((-0.5, 1.0, "parameter 'l' must be positive (default -0.5)"),
                                 (0.5, -1.0, "parameter 'm_link' must be positive (default -1.0)")):
         with pytest.raises(ModelError, match=words.replace("(", r"\(").replace(")", r"\)")):
-            derive_tree(arm(length, mass), backend="numpy")
+            derive(arm(length, mass), backend="numpy")
     twice = arm(0.5, 1.0)
     twice.parameter("l", 0.3, "m")
     with pytest.raises(ModelError, match="parameter 'l' declared twice"):
         twice.check()
-    system = derive_tree(arm(0.5, 1.0), backend="numpy")
+    system = derive(arm(0.5, 1.0), backend="numpy")
     for overrides, words in (({"l": -0.5}, "tree 'arm2': parameter 'l' = -0.5 must be positive"),
                              ({"m_link": 0.0}, "parameter 'm_link' = 0.0 must be positive"),
                              ({"g": float("nan")}, "parameter 'g' = nan is not finite"),
@@ -476,7 +477,7 @@ def test_tree_parameters_share_the_planar_rule(capsys):
     assert tree.parameters["l1.cx"].default < 0 and not tree.parameters["l1.cx"].positive
     assert tree.parameters["l1.ixy"].default < 0 and tree.parameters["l1.ixx"].positive
     assert tree.parameters["j1.x"].default < 0 and tree.parameters["l1.m"].positive
-    assert derive_tree(tree, backend="numpy").mass_matrix(np.zeros(1)).shape == (1, 1)
+    assert derive(tree, backend="numpy").mass_matrix(np.zeros(1)).shape == (1, 1)
 
 
 def arm_with_signed_values():
@@ -501,7 +502,7 @@ def test_tree_gravity_is_a_parameter_that_can_be_renamed_or_dropped():
         t.body("a", "base", Revolute("j1", (0, 1, 0)), mass=1.0, com=(0.3, 0, 0), inertia=(0.01, 0.01, 0.01, 0, 0, 0))
         t.body("b", "a", Revolute("j2", (0, 1, 0)), xyz=(0.5, 0, 0), mass=0.5, com=(0.2, 0, 0.1),
                inertia=(0.01, 0.02, 0.01, 0, 0, 0))
-        return derive_tree(t, backend="numpy")
+        return derive(t, backend="numpy")
 
     default, moon, free = arm(lambda t: None), arm(lambda t: t.gravity_down("g_moon", 1.62)), arm(lambda t: t.no_gravity())
     assert default.param_names == ["g"] and moon.param_names == ["g_moon"] and free.param_names == []

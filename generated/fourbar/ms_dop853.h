@@ -191,7 +191,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
   written = 1;
   while (!stop && t < t_end && written < n_grid) {
     if (ms_stop) { *status = MS_INTERRUPTED; break; }
-    if (h < 10.0 * fabs(nextafter(t, INFINITY) - t)) { *status = failure ? failure : 3; break; }
+    if (h < MS_IVP_MIN_STEP * fabs(nextafter(t, INFINITY) - t)) { *status = failure ? failure : 3; break; }
     if (t + h > t_end) h = t_end - t;
     const Work saved = w;
     double en = dop853_step(&w, y, h, k, y1, rtol, atol);
@@ -204,7 +204,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
     if (need_dense && dop853_dense(&w, y, y1, h, k, F)) en = -1.0;
     if (!(en >= 0.0 && en < 1.0)) {                    /* rejected: the tracker back at the step's start */
       if (en < 0.0) { failure = w.status; const long n = w.nfev; w = saved; w.nfev = n; }
-      h *= en < 0.0 ? 0.2 : fmax(0.2, 0.9 * pow(en, -1.0 / 8.0));
+      h *= en < 0.0 ? MS_IVP_MIN_FACTOR : fmax(MS_IVP_MIN_FACTOR, MS_IVP_SAFETY * pow(en, -1.0 / 8.0));
       rejected = 1;
       continue;
     }
@@ -242,7 +242,7 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
     }
     t = t_new;
     y[0] = y1[0]; y[1] = y1[1]; k[0][0] = k[12][0]; k[0][1] = k[12][1];
-    double fac = en == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(en, -1.0 / 8.0));
+    double fac = en == 0.0 ? MS_IVP_MAX_FACTOR : fmin(MS_IVP_MAX_FACTOR, MS_IVP_SAFETY * pow(en, -1.0 / 8.0));
     if (rejected) fac = fmin(1.0, fac);
     h *= fac;
     rejected = 0;

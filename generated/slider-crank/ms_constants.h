@@ -26,6 +26,25 @@
 #define MS_BRIDGE_DROP 20.0
 /* A bridge's polynomial must close the loops inside it to this, relative to the mechanism's size. */
 #define MS_BRIDGE_RES 1e-10
+/* An explicit Runge-Kutta step's next size is this times the error's ideal ratio (scipy.integrate's
+   SAFETY; the C DOP853 and RK45 take their steps as scipy's do). */
+#define MS_IVP_SAFETY 0.9
+/* A rejected Runge-Kutta step shrinks by at most this factor (scipy's MIN_FACTOR). */
+#define MS_IVP_MIN_FACTOR 0.2
+/* An accepted Runge-Kutta step grows by at most this factor (scipy's MAX_FACTOR). */
+#define MS_IVP_MAX_FACTOR 10.0
+/* The smallest Runge-Kutta step, in spacings of doubles at t (scipy's 10 |nextafter(t) - t|). */
+#define MS_IVP_MIN_STEP 10.0
+/* An entry of the entering column of Lemke's tableau is a pivot candidate above this times the tableau's
+   scale (at least 1). */
+#define MS_LEMKE_PIVOT_TOL 1e-13
+/* Lemke's ratios within this of the smallest (relative to it, at least 1) tie, and the lexicographic rule
+   on B^-1 picks among them. */
+#define MS_LEMKE_TIE 1e-12
+/* Lemke's method gives up after this many pivots per row of the LCP (and one). */
+#define MS_LEMKE_PIVOTS 50
+/* The floor of a scale that divides a residual, so that an all-zero vector gives no 0/0. */
+#define MS_FLOOR 1e-300
 
 /* the status of a long call */
 #define MS_OK 0 /* success */

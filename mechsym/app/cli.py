@@ -164,12 +164,10 @@ def _check_explicit_backend(argv):
     """--backend c asked for explicitly needs a C compiler (the default falls back to numpy with a warning)."""
     asked = [a.split("=", 1)[1] for a in argv if a.startswith("--backend=")]
     asked += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--backend"]
-    if "c" in asked:
-        from mechsym.codegen.c_backend import compiler
+    from mechsym.codegen.backend import require
 
-        if compiler() is None:
-            raise InputError("--backend c needs a C compiler (CC, cc, gcc or clang), and none was found; "
-                             "install one or give --backend numpy")
+    for name in asked:
+        require(name)
 
 
 def run(args) -> int:

@@ -23,6 +23,7 @@ from mechsym.app import registry
 from mechsym.app.options import (Parser, add_max_memory, backend_group, check_command_outputs, inverse_options,
                                  output_group, param, plot_group, write_outputs)
 from mechsym.codegen import c_backend
+from mechsym.codegen.backend import resolve
 from mechsym.studies.sweep_warm import keyed_path, load_manifest, update_manifest, watched
 
 VERSION = 2
@@ -61,18 +62,26 @@ def manifest_path(model: str) -> Path | None:
 
 
 def _applies(args) -> bool:
-    return (args.command == "inverse" and args.backend == "c" and not args.param and not args.plot
-            and not args.quasi_static and bool(args.omega))
+    return (args.command == "inverse" and not args.param and not args.plot and not args.quasi_static
+            and bool(args.omega))
+
+
+def _nothing(*args):
+    """The numpy backend keeps no compiled library to start from: no manifest, no warm start."""
+    return None
 
 
 def record(args, system, table):
     """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
-    SHA-256 of the files its build opened in this process (BUILDS)."""
+    SHA-256 of the files its build opened in this process (BUILDS); on C only (what it names is the library)."""
+    if _applies(args) and len(system.coordinate_names) == 1:
+        system.backend.route(compiled=_record, python=_nothing)(args, system, table)
+
+
+def _record(args, system, table):
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
-    if not _applies(args) or system.library is None or len(system.coordinate_names) != 1:
-        return
     path = manifest_path(args.model)
     if path is None:
         return
@@ -81,7 +90,7 @@ def record(args, system, table):
     coord = system.coordinate_names[0]
     base = inverse_memory(system, 1, 0)
     update_manifest(path, {
-        "version": VERSION, "entry": system.library.path.name, "name": system.mechanism.name,
+        "version": VERSION, "entry": system.functions.path.name, "name": system.mechanism.name,
         "params": solver.params.tolist(), "col_scale": solver.col_scale.tolist(),
         "coord_scale": float(solver.coord_scale[0]), "hmax": float(solver.step[0]), "tol": STEP_TOL,
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
@@ -95,6 +104,10 @@ def run(args):
     """The warm inverse: its exit code, or None where the manifest does not cover the request."""
     if not _applies(args):
         return None
+    return resolve(args.backend, quiet=True).route(compiled=_run, python=_nothing)(args)
+
+
+def _run(args):
     check_command_outputs(args)  # refused before any work, as on the full route
 
     m = load_manifest(manifest_path(args.model), VERSION)

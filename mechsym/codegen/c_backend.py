@@ -882,19 +882,3 @@ class CFactor:
     def solve_t(self, c):
         """y with Phi_q^T y = c, for c (N, n) or (N, n, m)."""
         return self._solve(c, True)
-
-
-def load_or_warn(system, options=None):
-    """The C library, or None with one warning when no compiler exists (numpy is used instead)."""
-    try:
-        return build(system, options)
-    except CompilerMissing as exc:
-        warnings.warn(f"{exc}; falling back to the numpy backend", stacklevel=3)
-        return None
-
-
-def check_backend(name: str) -> str:
-    """`name` if it is a backend (numpy or c), else InputError."""
-    if name not in ("numpy", "c"):
-        raise InputError(f"unknown backend '{name}' (numpy or c)")
-    return name

@@ -11,20 +11,19 @@ sparse Jacobian also gets `jac` (samples first, then rows and columns). On C, an
 one vector shared by every sample (the run-time parameters); every other group is per sample. The C
 source is `c_source.render_straight` of the spec, compiled through the content-keyed cache of
 mechsym.codegen.c_backend (`key` must change with everything `make_spec` reads; `make_spec` runs only
-when nothing is cached); without a compiler, or for backend "numpy", the numpy printer's rendering
-(`numpy_backend.render`) is returned, with a warning in the first case.
+when nothing is cached); for backend "numpy", or "c" without a compiler (with a warning), the numpy
+printer's rendering (`numpy_backend.render`) is returned.
 """
 from __future__ import annotations
 
 import ctypes
 import math
-import warnings
 
 import numpy as np
 
 from mechsym.codegen import c_backend
 
-__all__ = ["load", "layout", "CFunctions"]
+__all__ = ["load", "compile_spec", "layout", "CFunctions"]
 
 PREFIX = "ms3_"
 
@@ -45,22 +44,23 @@ def layout(spec) -> dict:
     return {"kind": "spec", "functions": functions, "jacobian": jacobian, "parameters": parameters}
 
 
-def load(name, key, make_spec, backend="c"):
-    """The functions of the spec `make_spec()` as callables: compiled C (`CFunctions`) or numpy."""
-    from mechsym.codegen import numpy_backend
+def load(name, key, make_spec, backend=None):
+    """The functions of the spec `make_spec()` as callables on `backend` (a name or a
+    mechsym.codegen.backend.Backend; None: the default): compiled C (`CFunctions`) or numpy."""
+    from mechsym.codegen.backend import resolve
 
-    if c_backend.check_backend(backend) == "c":
-        def generate():
-            from mechsym.codegen.c_source import render_straight
+    return resolve(backend).load(name, key, make_spec)
 
-            spec = make_spec()
-            return render_straight(spec, PREFIX), layout(spec)
 
-        try:
-            return CFunctions(c_backend.build_source(name, key, generate))
-        except c_backend.CompilerMissing as exc:
-            warnings.warn(f"{exc}; '{name}': falling back to the numpy backend", stacklevel=2)
-    return numpy_backend.render(make_spec())
+def compile_spec(name, key, make_spec) -> "CFunctions":
+    """The spec `make_spec()` compiled through the cache (run only when nothing is cached)."""
+    def generate():
+        from mechsym.codegen.c_source import render_straight
+
+        spec = make_spec()
+        return render_straight(spec, PREFIX), layout(spec)
+
+    return CFunctions(c_backend.build_source(name, key, generate))
 
 
 class CFunctions:

@@ -11,7 +11,8 @@ import textwrap
 from enum import IntEnum
 
 __all__ = ["NUMBERS", "STATUSES", "HARD_STATUSES", "Status", "HardStatus", "header", "CHORD_TOL", "MAX_STEP",
-           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD", "BRIDGE_DROP", "BRIDGE_RES", "CONTACT_STATES",
+           "STEP", "STEP_FLOOR", "MAX_WALK", "DENSE_RECORD", "BRIDGE_DROP", "BRIDGE_RES", "IVP_SAFETY", "IVP_MIN_FACTOR",
+           "IVP_MAX_FACTOR", "IVP_MIN_STEP", "LEMKE_PIVOT_TOL", "LEMKE_TIE", "LEMKE_PIVOTS", "FLOOR", "CONTACT_STATES",
            "NO_CONTACT", "STICK", "SLIP"]
 
 # name -> (value, meaning); C names them MS_NAME
@@ -34,8 +35,21 @@ NUMBERS = {
                           "its value where the path started"),
     "BRIDGE_RES": (1e-10, "a bridge's polynomial must close the loops inside it to this, relative to the "
                           "mechanism's size"),
+    "IVP_SAFETY": (0.9, "an explicit Runge-Kutta step's next size is this times the error's ideal ratio "
+                        "(scipy.integrate's SAFETY; the C DOP853 and RK45 take their steps as scipy's do)"),
+    "IVP_MIN_FACTOR": (0.2, "a rejected Runge-Kutta step shrinks by at most this factor (scipy's MIN_FACTOR)"),
+    "IVP_MAX_FACTOR": (10.0, "an accepted Runge-Kutta step grows by at most this factor (scipy's MAX_FACTOR)"),
+    "IVP_MIN_STEP": (10.0, "the smallest Runge-Kutta step, in spacings of doubles at t (scipy's "
+                           "10 |nextafter(t) - t|)"),
+    "LEMKE_PIVOT_TOL": (1e-13, "an entry of the entering column of Lemke's tableau is a pivot candidate above this "
+                               "times the tableau's scale (at least 1)"),
+    "LEMKE_TIE": (1e-12, "Lemke's ratios within this of the smallest (relative to it, at least 1) tie, and the "
+                         "lexicographic rule on B^-1 picks among them"),
+    "LEMKE_PIVOTS": (50, "Lemke's method gives up after this many pivots per row of the LCP (and one)"),
+    "FLOOR": (1e-300, "the floor of a scale that divides a residual, so that an all-zero vector gives no 0/0"),
 }
-CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK, DENSE_RECORD, BRIDGE_DROP, BRIDGE_RES = (v for v, _ in NUMBERS.values())
+(CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR, MAX_WALK, DENSE_RECORD, BRIDGE_DROP, BRIDGE_RES, IVP_SAFETY, IVP_MIN_FACTOR,
+ IVP_MAX_FACTOR, IVP_MIN_STEP, LEMKE_PIVOT_TOL, LEMKE_TIE, LEMKE_PIVOTS, FLOOR) = (v for v, _ in NUMBERS.values())
 
 
 # name -> (value, meaning) of the status a long call of the C runtime returns (MS_NAME in C); 0 is success

@@ -120,7 +120,7 @@ class Program:
         loaded = LoadedProgram(numpy_backend.render(self.spec()), self.params)
         return loaded.rates, loaded.jacobians
 
-def load(name, key, make_program, backend="c"):
+def load(name, key, make_program, backend=None):
     """The functions of the Program `make_program()` (called only when nothing is cached), loaded from its
     spec by mechsym.codegen.callables: compiled C from the cache entry NAME-KEY (`key` from
     c_backend.content_key of everything the program depends on), or the numpy rendering for backend "numpy"

@@ -190,3 +190,8 @@ class ScalarTracker:
         run.raw = raw
         return run
 
+    def walker(self, params, col_scale, tol, hmax, maxit=30):
+        """None: no walk on floats (CLibrary.walker continues to a state in C); a state that one Newton solve
+        cannot settle goes to the careful numpy route (simulate.ConfigurationTracker)."""
+        return None
+

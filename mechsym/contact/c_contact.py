@@ -64,10 +64,13 @@ def available(contacts) -> bool:
     """Whether the C route serves these HardContacts: a tree on the C backend, every contact on one of the
     frames of its generated contact terms, and a C compiler."""
     system = getattr(contacts.model, "system", None)
-    if system is None or getattr(system, "backend", None) != "c" or contacts._ct_index is None:
+    if system is None or contacts._ct_index is None or not hasattr(contacts.model, "normalize"):
         return False
-    if not hasattr(contacts.model, "normalize"):
-        return False
+    return system.backend.route(compiled=_built, python=lambda: False)()
+
+
+def _built() -> bool:
+    """Whether hard contact's C library is at hand (cached, or compiled now)."""
     try:
         library()
     except c_backend.CompilerMissing:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mechsym.codegen.constants import FLOOR, LEMKE_PIVOT_TOL, LEMKE_PIVOTS, LEMKE_TIE
 from mechsym.core.errors import InputError
 
 __all__ = ["LCPError", "lemke", "solve_lcp", "lcp_residual"]
@@ -26,14 +27,14 @@ class LCPError(InputError):
     """The LCP has no solution that Lemke's method can reach (ray termination), or a result fails its check."""
 
 
-def lemke(M, q, max_pivots=None, tol=1e-13):
+def lemke(M, q, max_pivots=None, tol=LEMKE_PIVOT_TOL):
     """(z, pivots) solving LCP(M, q) by Lemke's method; raises LCPError on ray termination."""
     M = np.asarray(M, float)
     q = np.asarray(q, float)
     n = len(q)
     if n == 0 or np.all(q >= 0):
         return np.zeros(n), 0
-    max_pivots = 50 * (n + 1) if max_pivots is None else max_pivots
+    max_pivots = LEMKE_PIVOTS * (n + 1) if max_pivots is None else max_pivots
     # tableau rows: B^-1 [I, -M, -e | q]; variables 0..n-1 are w, n..2n-1 are z, 2n is z0
     tab = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q[:, None]])
     basis = np.arange(n)
@@ -81,7 +82,7 @@ def _lex_min_ratio(tab, col, cand, basis, n):
     whenever it is among the tied rows (so the method ends as soon as it can)."""
     ratios = tab[cand, -1] / col[cand]
     best = ratios.min()
-    tied = cand[ratios <= best + 1e-12 * max(1.0, abs(best))]
+    tied = cand[ratios <= best + LEMKE_TIE * max(1.0, abs(best))]
     if len(tied) == 1:
         return int(tied[0])
     z0 = tied[basis[tied] == 2 * n]
@@ -96,8 +97,8 @@ def lcp_residual(M, q, z):
     """(w, violation): w = M z + q and the largest violation of z >= 0, w >= 0, min(z, w) = 0, each
     relative to its scale (z's by max|z|, w's by max|q| + max|M| max|z|)."""
     w = M @ z + q
-    zs = max(float(np.max(np.abs(z), initial=0.0)), 1e-300)
-    ws = max(float(np.max(np.abs(q), initial=0.0)) + float(np.max(np.abs(M), initial=0.0)) * zs, 1e-300)
+    zs = max(float(np.max(np.abs(z), initial=0.0)), FLOOR)
+    ws = max(float(np.max(np.abs(q), initial=0.0)) + float(np.max(np.abs(M), initial=0.0)) * zs, FLOOR)
     zr, wr = z / zs, w / ws
     viol = max(float(np.max(-zr, initial=0.0)), float(np.max(-wr, initial=0.0)),
                float(np.max(np.abs(np.minimum(zr, wr)), initial=0.0)))
@@ -135,14 +136,14 @@ def solve_lcp(M, q, guess=None, min_norm=True, check_tol=1e-9, what="LCP", keep=
     w, viol = lcp_residual(M, q, z)
     if min_norm and n:
         S = w <= check_tol * (float(np.max(np.abs(q), initial=0.0)) + float(np.max(np.abs(M), initial=0.0))
-                              * float(np.max(np.abs(z), initial=0.0)) + 1e-300)
+                              * float(np.max(np.abs(z), initial=0.0)) + FLOOR)
         unique = np.array_equal(S, z > 0) and np.linalg.cond(M[np.ix_(S, S)]) < 1e10 if S.any() else True
         if S.any() and not unique:  # another support, or a singular block: other solutions may exist
             zs = np.zeros(n)
             A = M if keep is None else np.asarray(keep, float)
             zs[S] = np.linalg.lstsq(A[:, S], A @ z, rcond=1e-10)[0]
             w2, viol2 = lcp_residual(M, q, zs)
-            if viol2 <= check_tol and np.max(np.abs(w2 - w)) <= check_tol * (np.max(np.abs(w)) + np.max(np.abs(q)) + 1e-300):
+            if viol2 <= check_tol and np.max(np.abs(w2 - w)) <= check_tol * (np.max(np.abs(w)) + np.max(np.abs(q)) + FLOOR):
                 z, w, viol = np.maximum(zs, 0.0), w2, viol2
     if viol > check_tol:
         raise LCPError(f"{what}: the solution fails its complementarity check (relative violation {viol:.2e})")

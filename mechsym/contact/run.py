@@ -212,13 +212,17 @@ class _Guards:
 
 
 def _check_backend(backend, points, method, hold_states):
-    """The backend of a contact run ("numpy" or "c"), refusing what the C route does not do; "c" without a
-    compiler is "numpy" with a warning."""
-    if backend not in ("numpy", "c"):
-        raise InputError(f"unknown backend {backend!r} (numpy or c)")
-    if backend == "numpy":
-        return backend
-    from mechsym.codegen import c_backend
+    """The Backend of a contact run, refusing what the C route does not do ("c" without a compiler is
+    numpy, with a warning)."""
+    from mechsym.codegen.backend import resolve
+
+    chosen = resolve(backend)
+    chosen.route(compiled=_check_c_run, python=lambda *args: None)(points, method, hold_states)
+    return chosen
+
+
+def _check_c_run(points, method, hold_states):
+    """What the contact run on C does not do, refused."""
     from mechsym.contact import c_run
 
     if not c_run.supports(points):
@@ -228,13 +232,6 @@ def _check_backend(backend, points, method, hold_states):
         raise InputError(f"method {method!r} is not available for a contact run on C (RK45; or backend 'numpy')")
     if not hold_states:
         raise InputError("hold_states=False (the law classifying by itself) runs on backend 'numpy' only")
-    if c_backend.compiler() is None:
-        import warnings
-
-        warnings.warn("no C compiler found (set CC, or install gcc); the contact run uses the numpy backend",
-                      stacklevel=3)
-        return "numpy"
-    return backend
 
 
 def _hybrid_of(raw) -> hybrid.HybridResult:
@@ -332,21 +329,21 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     guards.start(0.0, y_start)
 
     max_chatter = max(8, 2 * n + 2)
-    wall = time.perf_counter()
-    if backend == "c":
+    def compiled():
+        """The whole run in one call (mechsym.contact.c_run)."""
         from mechsym.contact import c_run
 
         grid = opts.grid()
         raw = c_run.run(points, ground, y_start, opts.t_end, grid, rtol=opts.rtol, atol=opts.atol,
                         max_step=max_step, event_tol=event_tol, max_switches=max_switches, max_chatter=max_chatter)
-        wall = time.perf_counter() - wall
-        res = _hybrid_of(raw)
         guards.timeline = [ContactEvent(float(t), points.names[i], int(i), int(b), int(a)) for t, i, b, a in
                            zip(*raw.events)]
         guards.seg_states = list(raw.piece_states)
         guards.n_signal = raw.n_signal
-        y = raw.grid_y
-    else:
+        return _hybrid_of(raw), grid, raw.grid_y
+
+    def python():
+        """mechsym.core.hybrid on scipy's solve_ivp, one mode with the contact and stick guards."""
         mode = hybrid.Mode("contact", ode.rhs, (
             hybrid.Transition("contact", guards.contact_guard, "contact", -1, guards.switch),
             hybrid.Transition("stick", guards.stick_guard, "contact", -1, guards.switch)), max_step)
@@ -355,9 +352,11 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
         with np.errstate(over="ignore", invalid="ignore"):
             res = hybrid.run([mode], "contact", y_start, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol,
                              method=method, max_switches=max_switches, max_chatter=max_chatter, dt=opts.dt)
-        wall = time.perf_counter() - wall
-        grid = res["t"]
-        y = np.column_stack(list(res.columns.values())[1:])
+        return res, res["t"], np.column_stack(list(res.columns.values())[1:])
+
+    wall = time.perf_counter()
+    res, grid, y = backend.route(compiled=compiled, python=python)()
+    wall = time.perf_counter() - wall
     seg_starts = np.array([s.t0 for s in res.segments])
     seg_states = np.array(guards.seg_states[:len(seg_starts)])
     idx = res.piece_at(grid)

@@ -22,25 +22,26 @@ import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend, callables
+from mechsym.codegen import c_backend
+from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
+from mechsym.core.derived import ParametersInUse
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 from mechsym.spatial.elements import element_terms
 
-__all__ = ["TreeSystem", "derive_tree", "check_size"]
+__all__ = ["TreeSystem", "check_size"]
 
 QUAT_TOL = 1e-6
 
 
-class TreeSystem:
+class TreeSystem(ParametersInUse):
     """The entry points of a tree (see the module docstring). `contact_frames` are the frames whose
     Jacobians and biases `contact_terms` returns together with H and the bias."""
 
-    def __init__(self, tree: Tree, contact_frames=(), backend="c"):
-        c_backend.check_backend(backend)
-        if backend == "c":
-            check_size(tree)
+    def __init__(self, tree: Tree, contact_frames=(), backend=None):
+        self.backend = backend = resolve(backend)
+        backend.route(compiled=check_size, python=_nothing)(tree)   # (before a compilation: the derivation's size)
         self.tree = tree
         links, frames, self.nq, self.nv = merge(tree, inertia=False)
         self.links = links
@@ -59,32 +60,27 @@ class TreeSystem:
         self.param_names = list(tree.parameters)
         self._derivation = None
         self._p = self.params()
-        self.backend = backend
-        self._numpy = {}
         self._libs = {}
         self._c_functions = {}
         self._specs = {}
         self._zero1 = np.zeros(self.nv)
         self._one = None
-        if backend == "c":
-            self._library("main")
+        # one state through kept buffers, and N states: on C the compiled entry points by address; on numpy
+        # the rendering of the same spec (built on first use: a structure-only TreeSystem derives nothing)
+        self._call_one = backend.route(compiled=self._compiled_one, python=_nothing)
+        self._evaluate = backend.route(compiled=self._compiled_call, python=self._numpy_call)
+        backend.route(compiled=self._library, python=_nothing)("main")
 
     def _library(self, group):
         """The functions of `group` ("main", or "coriolis": large, built on first use) loaded from the spec
-        (mechsym.codegen.callables: compiled C through the cache; numpy, with a warning, without a compiler)."""
+        on the tree's backend (compiled C through the cache, or the numpy rendering)."""
         if group not in self._libs:
             # the lookup key of the cache's index, by construction: the whole declaration walked generically
             # and the source of every mechsym module (the entry itself is named by the source it holds)
             key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
                                         "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
-            lib = callables.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group), "c")
-            if lib.backend != "c":               # no compiler: the numpy rendering of the same spec
-                self.backend = "numpy"
-                self._numpy.update({name: getattr(lib, name) for name in lib.spec.functions})
-            self._libs[group] = lib
-            if group == "main":
-                self.meta = lib.meta if lib.backend == "c" else None
+            self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]
 
     # -- names ---------------------------------------------------------------------------------------
@@ -122,23 +118,25 @@ class TreeSystem:
                 raise InputError(f"tree '{self.tree.name}': {what} does not support joint '{link.joint.name}' "
                                  f"({type(link.joint).__name__.lower()}: its coordinates' rates are not its speeds)")
 
-    def params(self, overrides=None) -> np.ndarray:
-        """The run-time parameter vector: defaults with `overrides` (name -> value), checked."""
-        values = self.tree.resolve_parameters(overrides)
-        return np.array([values[n] for n in self.param_names])
-
     @property
-    def param_values(self) -> np.ndarray:
-        """The parameter vector in use (defaults, or what set_params gave)."""
-        return self._p.copy()
+    def declaration(self) -> Tree:
+        """The Tree this system was derived from."""
+        return self.tree
+
+    def params(self, overrides=None) -> np.ndarray:
+        """The run-time parameter vector: the values in use (set_params) with `overrides` (name -> value),
+        checked."""
+        values = self.tree.resolve_parameters(self.in_use(overrides))
+        return np.array([values[n] for n in self.param_names])
 
     def function_sizes(self, group="main") -> dict:
         """name -> values per state of a group's generated functions."""
         return {name: f.size for name, f in self.spec(group).functions.items()}
 
     def set_params(self, overrides=None):
-        """Use these parameter values from now on (every entry point also takes params=)."""
-        self._p = self.params(overrides)
+        """Use the defaults with these overrides from now on (every entry point also takes params=)."""
+        super().set_params(overrides)
+        self._p = self.params()
 
     # -- generation ------------------------------------------------------------------------------------
     def spec(self, group="main"):
@@ -236,7 +234,7 @@ class TreeSystem:
         return qs, single
 
     def _call(self, name, q, v=None, a=None, params=None, shape=None):
-        if self.backend == "c" and params is None and np.ndim(q) == 1:
+        if params is None and np.ndim(q) == 1:
             out = self._call_one(name, q, v, a)
             if out is not None:
                 return out if shape is None else out.reshape(shape)
@@ -262,28 +260,29 @@ class TreeSystem:
             vs = self._zeros(n)
         if as_ is None:
             as_ = self._zeros(n)
-        if self.backend == "c":
-            fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
-            out = np.empty((n, size))
-            fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
-        else:
-            fn = self._numpy.get(name)
-            if fn is None:
-                from mechsym.codegen import numpy_backend
-
-                group = "coriolis" if name == "coriolis" else "main"
-                fn = self._numpy[name] = getattr(numpy_backend.render(self.spec(group)), name)
-            out = np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p).T)
+        out = self._evaluate(name, n, qs, vs, as_, p)
         if shape is not None:
             out = out.reshape((n,) + shape)
         return out[0] if single else out
 
-    def _call_one(self, name, q, v, a):
+    def _compiled_call(self, name, n, qs, vs, as_, p):
+        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, size)."""
+        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+        out = np.empty((n, size))
+        fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
+        return out
+
+    def _numpy_call(self, name, n, qs, vs, as_, p):
+        """`name` at n states through the numpy rendering of its group's spec: (n, size)."""
+        fn = getattr(self._library("coriolis" if name == "coriolis" else "main"), name)
+        return np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p).T)
+
+    def _compiled_one(self, name, q, v, a):
         """One state through preallocated buffers whose addresses are known (a ctypes call with array
         arguments costs more than HyQ's H). None when an input does not fit: the general path then
         reports it."""
         if self._one is None:
-            size = max(f["size"] for f in self.meta["functions"].values()) if self.backend == "c" else 0
+            size = max(f["size"] for f in self._library("main").meta["functions"].values())
             bufs = [np.zeros(self.nq), np.zeros(self.nv), np.zeros(self.nv), np.zeros(self.nv), np.empty(max(size, 1))]
             self._one = (bufs, [b.ctypes.data for b in bufs])
         (qb, vb, ab, zb, ob), (qa, va, aa, za, oa) = self._one
@@ -415,13 +414,11 @@ class TreeSystem:
     @property
     def flops(self) -> dict:
         """Arithmetic operations per state of the generated contact, mass and bias functions."""
-        names = ("contact", "mass", "bias")
-        if self.backend == "c":
-            return {n: self.meta["functions"][n]["flops"] for n in names}
         from mechsym.codegen.spec import flops
 
-        counts = flops(self.spec("main"))
-        return {n: counts[n] for n in names}
+        counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library("main").meta["functions"].items()},
+                                    python=lambda: flops(self.spec("main")))()
+        return {n: counts[n] for n in ("contact", "mass", "bias")}
 
 
 def check_size(tree: Tree):
@@ -438,6 +435,6 @@ def check_size(tree: Tree):
     check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
 
 
-def derive_tree(tree: Tree, contact_frames=(), backend="c") -> TreeSystem:
-    """The entry points of `tree`, generated (C, cached) or in numpy."""
-    return TreeSystem(tree, contact_frames, backend)
+def _nothing(*args):
+    """What a backend without that route does: nothing."""
+    return None

@@ -124,7 +124,7 @@ def forward(system, opts: ForwardOptions, params=None):
 ANALYSES = {"inverse": inverse, "kinematics": kinematics, "forward": forward}
 
 
-def analyse(opts, system, params=None, hook=None, backend="c"):
+def analyse(opts, system, params=None, hook=None, backend=None):
     """(table, System to draw with) of the analysis `opts` names: the model's own `hook` where it has one
     (hook(options, params, backend) -> (table, drawn)), else the derived `system`'s analysis."""
     params = dict(params or {})

@@ -171,6 +171,7 @@ def _inverse_batch(system, args, sets, reductions):
 
     groups_valid = []
     lone = []  # on the C backend: the sets of the small geometry groups, all in one compiled call
+    pooled = system.backend.route(compiled=SHARED_MIN, python=0)  # (numpy: no such call, every group its own)
     for members in groups.values():
         valid = []
         for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
@@ -178,7 +179,7 @@ def _inverse_batch(system, args, sets, reductions):
             out[k] = negative_mass(mech.name, system.constraints.bodies, mass)
             if out[k] is None:
                 valid.append((k, p, params, mass))
-        if system.library is not None and len(valid) < SHARED_MIN:
+        if len(valid) < pooled:
             lone += valid
         elif valid:
             groups_valid.append(valid)
@@ -221,7 +222,7 @@ def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
             out[member[0]] = exc
     if not ready:
         return []
-    failed, _, coef, branch, u = system.library.inverse_sets(
+    failed, _, coef, branch, u = system.functions.inverse_sets(
         theta, np.array([s.params for s, _ in start]), np.array([q for _, q in start]),
         np.array([s.col_scale for s, _ in start]), np.array([s.step[0] for s, _ in start]), STEP_TOL)
     flagged = []
@@ -249,7 +250,7 @@ class ModelRef:
     content-keyed cache (compiled there by the first process that needed it)."""
 
     source: object
-    backend: str = "c"
+    backend: str | None = None  # a backend's name; None: the default (mechsym.codegen.backend)
     derived: bool = True  # False: the study needs only the declaration (system() returns the Mechanism)
 
     def loaded(self) -> bool:
@@ -331,7 +332,7 @@ def _one_line(message) -> str:
 
 
 # -- the sweep -----------------------------------------------------------------------------------------
-def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk=None, retries=2,
+def sweep(model, sets, study, *, backend=None, executor=None, workers=None, chunk=None, retries=2,
           max_sets=MAX_SETS, progress=None) -> Table:
     """Evaluate `study` (f(system, params) -> {name: number}) at every parameter set; a Table in the
     sets' order: the parameter columns, the study's figures, `status` (ok or error) and `message`.

@@ -149,14 +149,25 @@ def record(ref, study, system, read):
     """Write (or extend) the manifest of ref's model after the parent derived `system`, for `study` (a
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT
-
     path = manifest_path(ref.source)
-    lib = getattr(system, "library", None)
-    if (path is None or ref.backend != "c" or lib is None or not lib.meta.get("square")
-            or getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None
+    if (path is None or not ref.derived or getattr(study, "command", None) != "inverse"
+            or getattr(study, "hook", None) is not None
             or len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None):
         return  # (force elements: their columns and loads of velocity come from the full route)
+    system.backend.route(compiled=_record, python=_nothing)(path, ref, study, system, read)
+
+
+def _nothing(*args):
+    """The numpy backend keeps no compiled library for a worker to start from."""
+    return None
+
+
+def _record(path, ref, study, system, read):
+    from mechsym.kinematics import STEP_TOL, SUSPECT
+
+    lib = system.functions
+    if not lib.meta.get("square"):
+        return
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
@@ -191,7 +202,13 @@ class _Parameter:
 def _manifest(ref):
     """The manifest of ref's model if it applies (present sources, every watched file unchanged, the
     library's entry intact), with its loaded library; else None."""
-    m = load_manifest(manifest_path(ref.source) if ref.backend == "c" else None, VERSION)
+    from mechsym.codegen.backend import resolve
+
+    return resolve(ref.backend, quiet=True).route(compiled=_compiled_manifest, python=_nothing)(ref)
+
+
+def _compiled_manifest(ref):
+    m = load_manifest(manifest_path(ref.source), VERSION)
     if m is None:
         return None
     compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)

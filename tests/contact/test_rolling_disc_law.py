@@ -503,7 +503,8 @@ def test_reference_step_is_converged(name):
 # ---------------------------------------------------------------- on a floating body: generated rhs, exact Jacobian
 
 from mechsym.contact.rolling_disc import RollingDisc  # noqa: E402
-from mechsym.rigid3d import K_STAB, BodyTorque, FloatingBody, derive_floating  # noqa: E402
+from mechsym import derive  # noqa: E402
+from mechsym.rigid3d import K_STAB, BodyTorque, FloatingBody  # noqa: E402
 
 BODY_VALUES = dict(mass=1.3, Ixx=0.021, Iyy=0.012, Izz=0.014, Ixy=0.002)
 DRIVE = (-0.5, 0.2, 0.1)
@@ -519,7 +520,7 @@ def body():
     ixx, iyy, izz = (b.parameter(n, 0.01, "kg m^2") for n in ("Ixx", "Iyy", "Izz"))
     ixy = b.parameter("Ixy", 0.0, "kg m^2", positive=False)
     b.body(m, sp.Matrix([[ixx, ixy, 0], [ixy, iyy, 0], [0, 0, izz]]))
-    return derive_floating(b)
+    return derive(b, backend="numpy")
 
 
 def _random_connector(rng, i, no_tension=False):

@@ -88,9 +88,9 @@ static double maxabs(int n, const double *x) {
    (mechsym.contact.lcp.lcp_residual). */
 static double residual(int n, const double *M, const double *q, const double *z, double *w) {
   double zs = maxabs(n, z), Mmax = maxabs(n * n, M), qs = maxabs(n, q);
-  if (zs < 1e-300) zs = 1e-300;
+  if (zs < MS_FLOOR) zs = MS_FLOOR;
   double ws = qs + Mmax * zs;
-  if (ws < 1e-300) ws = 1e-300;
+  if (ws < MS_FLOOR) ws = MS_FLOOR;
   double viol = 0.0;
   for (int i = 0; i < n; i++) {
     double s = q[i];
@@ -123,7 +123,7 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
   for (int i = 0; i < n; i++) if (q[i] < 0) all = 0;
   memset(z, 0, n * sizeof(double));
   if (n == 0 || all) return MC_OK;
-  int width = 2 * n + 2, max_pivots = 50 * (n + 1);
+  int width = 2 * n + 2, max_pivots = MS_LEMKE_PIVOTS * (n + 1);
   double *tab = work, *x = tab + n * width, *pol = x + 2 * n + 1, *Ms = pol + n, *w1 = Ms + n * n, *w2 = w1 + n;
   int *basis = iwork, *cand = basis + n, *tied = cand + n, *piv = tied + n, *Sidx = piv + n;
   for (int i = 0; i < n; i++) {
@@ -140,7 +140,6 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
   int row = 0;
   for (int i = 1; i < n; i++) if (q[i] < q[row]) row = i;
   int entering = 2 * n;
-  const double tol = 1e-13;
   for (;;) {
     pivot(n, width, tab, row, entering);
     int leaving = basis[row];
@@ -150,7 +149,7 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
     if (*pivots > max_pivots) return MC_PIVOTS;
     entering = leaving < n ? leaving + n : leaving - n;
     int nc = 0;
-    for (int i = 0; i < n; i++) if (tab[i * width + entering] > tol * scale) cand[nc++] = i;
+    for (int i = 0; i < n; i++) if (tab[i * width + entering] > MS_LEMKE_PIVOT_TOL * scale) cand[nc++] = i;
     if (nc == 0) return MC_RAY;
     /* the minimum ratio; ties lexicographically on B^-1, z0 leaving whenever tied */
     double best = INFINITY;
@@ -158,7 +157,7 @@ static int lemke(int n, const double *M, const double *q, double *z, int *pivots
       double r = tab[cand[a] * width + width - 1] / tab[cand[a] * width + entering];
       if (r < best) best = r;
     }
-    double lim = best + 1e-12 * (fabs(best) > 1.0 ? fabs(best) : 1.0);
+    double lim = best + MS_LEMKE_TIE * (fabs(best) > 1.0 ? fabs(best) : 1.0);
     int nt = 0;
     for (int a = 0; a < nc; a++) {
       double r = tab[cand[a] * width + width - 1] / tab[cand[a] * width + entering];
@@ -244,7 +243,7 @@ static int solve_lcp(int n, const double *M, const double *q, const int *guess, 
   }
   viol = residual(n, M, q, z, w);
   if (n) {
-    double scale = check_tol * (maxabs(n, q) + maxabs(n * n, M) * maxabs(n, z) + 1e-300);
+    double scale = check_tol * (maxabs(n, q) + maxabs(n * n, M) * maxabs(n, z) + MS_FLOOR);
     int ns = 0, same = 1, *Sidx = iwork, *piv = iwork + n;
     for (int i = 0; i < n; i++) {
       int s = w[i] <= scale;

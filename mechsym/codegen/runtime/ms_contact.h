@@ -375,7 +375,7 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
     double te = 0.0;
     while (t < t_end) {
       if (ms_stop) { status = MS_INTERRUPTED; break; }
-      const double min_step = 10.0 * fabs(nextafter(t, INFINITY) - t);
+      const double min_step = MS_IVP_MIN_STEP * fabs(nextafter(t, INFINITY) - t);
       if (h_abs > max_step) h_abs = max_step;
       else if (h_abs < min_step) h_abs = min_step;
       int rejected = 0;
@@ -388,13 +388,13 @@ static int contact_run(Contact *w, const double *y0, double t_end, double rtol, 
         h_abs = fabs(h);
         const double en = rk_step(w, y, h, k, y1, tmp, rtol, atol, err);
         if (en < 1.0) {
-          double factor = en == 0.0 ? 10.0 : fmin(10.0, 0.9 * pow(en, -0.2));
+          double factor = en == 0.0 ? MS_IVP_MAX_FACTOR : fmin(MS_IVP_MAX_FACTOR, MS_IVP_SAFETY * pow(en, -0.2));
           if (rejected) factor = fmin(1.0, factor);
           h_abs *= factor;
           break;
         }
-        const double shrink = 0.9 * pow(en, -0.2);
-        h_abs *= shrink > 0.2 ? shrink : 0.2;          /* (NaN: 0.2, as Python's max(0.2, nan)) */
+        const double shrink = MS_IVP_SAFETY * pow(en, -0.2);
+        h_abs *= shrink > MS_IVP_MIN_FACTOR ? shrink : MS_IVP_MIN_FACTOR;         /* (NaN: 0.2, as Python's max(0.2, nan)) */
         rejected = 1;
       }
       if (status) break;

@@ -1,0 +1,76 @@
+"""What every derived system answers, whatever its kind: the one model interface.
+
+`mechsym.derive(declaration)` returns a planar `System` (a Mechanism), a `FloatingSystem` (a FloatingBody)
+or a `TreeSystem` (a Tree); each follows `DerivedSystem`, and code that runs or studies any of them
+(runners, sweeps, contact, the command line) relies on these members only, reaching for a kind's own
+entry points (a tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["DerivedSystem", "ParametersInUse"]
+
+
+@runtime_checkable
+class DerivedSystem(Protocol):
+    """A declaration carried through derivation and bound to generated code on one backend.
+
+    declaration: the Mechanism, FloatingBody or Tree it was derived from. backend: the
+    mechsym.codegen.backend.Backend its generated code runs on (chosen once, at derive)."""
+
+    declaration: Any
+    backend: Any
+
+    @property
+    def param_names(self) -> list[str]:
+        """The run-time parameters' names, in the order of every parameter vector."""
+
+    @property
+    def coordinate_names(self) -> list[str]:
+        """The names of the coordinates of its state."""
+
+    def params(self, overrides=None) -> np.ndarray:
+        """The parameter vector: the values in use with `overrides` (name -> value) applied, checked."""
+
+    def set_params(self, overrides=None) -> None:
+        """The defaults with `overrides` in use from now on by every entry point called without parameters
+        (None: the defaults again); a set that fails its check changes nothing."""
+
+    @property
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use."""
+
+    @property
+    def flops(self) -> dict:
+        """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
+        prints them: the same on every backend)."""
+
+
+class ParametersInUse:
+    """`set_params` and `param_values` of DerivedSystem over a class's own `params(overrides)`, which
+    applies its overrides to `in_use(overrides)`."""
+
+    _in_use: dict = {}  # the overrides set_params gave (none: the defaults)
+
+    def in_use(self, overrides=None) -> dict:
+        """The overrides in use with `overrides` on top."""
+        return {**self._in_use, **(overrides or {})}
+
+    def set_params(self, overrides=None):
+        """Use the defaults with these overrides from now on (every entry point also takes params=); a set
+        that fails its check changes nothing."""
+        previous, self._in_use = self._in_use, {}
+        try:
+            self.params(overrides)
+        except Exception:
+            self._in_use = previous
+            raise
+        self._in_use = dict(overrides or {})
+
+    @property
+    def param_values(self):
+        """The parameter vector in use (defaults, or what set_params gave)."""
+        return self.params()
