@@ -272,6 +272,8 @@ BAD = {
                  "params --strict", "link 'b' has an inertia .* violate the triangle inequality by 0.03 kg m"),
     "negative moment": (robot(link("a"), link("b", inertia=(0.01, 0.02, -0.01, 0, 0, 0)), joint("j1", "a", "b")),
                         "params", "link 'b' has an inertia .* include a negative one"),
+    "planar command": (robot(link("a"), link("b"), joint("j1", "a", "b")), "inverse",
+                       r"model '.*bad.urdf' is a spatial tree: `mechsym inverse` is for planar mechanisms"),
     "long chain": (chain(10000), "export --out OUT", r"tree 'r' \(.* joint columns .* about .* min\) needs about "
                                                      r".* of memory .* --max-memory"),
 }

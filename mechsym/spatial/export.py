@@ -178,8 +178,14 @@ def export(system, directory, force=False, standing=None) -> list:
 
 def tree_command(args, source) -> int:
     """`mechsym params|export NAME` for a tree model: a module of mechanisms.REGISTRY's trees, or a URDF file read with
-    the command's --floating, --mimic and --strict."""
-    if str(source).endswith(".urdf"):
+    the command's --floating, --mimic and --strict. Any other command is refused before the file is read."""
+    urdf = str(source).endswith(".urdf")
+    if args.command not in ("params", "export"):
+        where = ("its analyses run from Python: mechsym.derive(mechsym.read_urdf(FILE)), docs/trees.md" if urdf
+                 else f"see `mechsym {args.model} --help`")
+        raise InputError(f"model '{args.model}' is a spatial tree: `mechsym {args.command}` is for planar "
+                         f"mechanisms ({where})")
+    if urdf:
         from mechsym.spatial.urdf import read_urdf
 
         tree = read_urdf(source, floating=args.floating, mimic=args.mimic, strict=args.strict)
@@ -208,8 +214,6 @@ def tree_command(args, source) -> int:
         if not written:
             print(f"{args.out} is up to date")
         return 0
-    raise InputError(f"model '{args.model}' is a spatial tree: `mechsym {args.command}` is for planar "
-                     f"mechanisms (see `mechsym {args.model} --help`)")
 
 
 def _system(tree, contact_frames):
