@@ -14,6 +14,8 @@ Phi_q a = -gamma(q, qd): both exact (symbolic Jacobians, linear solves), no fini
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import sympy as sp
 
@@ -204,9 +206,38 @@ def _parameter_values(con: Constraints, params) -> dict:
 def size_scale(con: Constraints, params: np.ndarray) -> float:
     """A characteristic length: the largest point coordinate of any body frame (1 if every point is at
     its frame's origin). Every tolerance and step on lengths is relative to it."""
-    subs = _parameter_values(con, params)
-    coords = [abs(float(c.xreplace(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
-    return max(coords) if coords and max(coords) > 0 else 1.0
+    return float(size_scales(con, np.asarray(params, float)[None])[0])
+
+
+_POINT_COORDINATES = {}  # id(Constraints) -> its point coordinates as one numpy function of the parameters
+
+
+def size_scales(con: Constraints, params: np.ndarray) -> np.ndarray:
+    """`size_scale` at each parameter set of params (S, npar), in one vectorised evaluation of the point
+    coordinates (rendered once per Constraints)."""
+    key = id(con)
+    if key not in _POINT_COORDINATES:
+        mech = con.mechanism
+        coords = [c for b in mech.bodies.values() for p in b.points.values() for c in p]
+        symbols = [p.symbol for p in mech.parameters.values()]
+        _POINT_COORDINATES[key] = sp.lambdify(symbols, coords, "numpy") if coords else None
+        weakref.finalize(con, _POINT_COORDINATES.pop, key, None)
+    params = np.asarray(params, float)
+    fn = _POINT_COORDINATES[key]
+    if fn is None:
+        return np.ones(len(params))
+    values = np.abs(np.array([np.broadcast_to(np.asarray(v, float), len(params)) for v in fn(*params.T)]))
+    size = values.max(axis=0)
+    return np.where(size > 0, size, 1.0)
+
+
+def scales(con: Constraints, size) -> tuple:
+    """(col_scale (..., n), coord_scale (..., k)) for a mechanism of size(s) `size`: each coordinate's scale
+    (a position's is the size, an angle's 1), and each driven coordinate's (a length's is the size)."""
+    size = np.asarray(size, float)[..., None]
+    angle = np.tile([False, False, True], len(con.bodies))
+    length = np.array([c.unit == "m" for c in con.mechanism.coordinates])
+    return np.where(angle, 1.0, size), np.where(length, size, 1.0)
 
 
 def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
@@ -248,12 +279,11 @@ class Solver:
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
         self._period = False  # not yet looked for
-        self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
+        self.col_scale, self.coord_scale = scales(self.con, self.scale)
         self.max_step = MAX_STEP * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
         # the scale of each driven coordinate (a length's is the mechanism's size) and the continuation
         # step along it: 0.1 rad, or a tenth of the size
-        self.coord_scale = np.array([self.scale if c.unit == "m" else 1.0 for c in self.con.mechanism.coordinates])
         self.step = STEP * self.coord_scale
         self._reference = None
         self._lattice = {}  # continuation nodes at reference + j * step (one coordinate): j -> q

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mechsym.codegen.constants import STEP
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 
@@ -271,35 +272,59 @@ def negative_mass(name, bodies, mass):
 
 def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
     """The inverse bases of sets, each with its own kinematics, from ONE call of the compiled
-    ms_inverse_sets: each set starts from its solver's reference assembly at theta[0] (a set that cannot
-    assemble gets its error in `out`), and `figures(k, basis)` takes each set's basis. Returns the sets
-    the compiled sweep flagged (a failed sample, a dead point, a branch change): the caller runs them
-    through the kinematics, which names the reason as the set-by-set route does."""
+    ms_inverse_sets, in which each set assembles from the reference assembly of the default parameters
+    and continues to theta[0] (see `compiled_start`); `figures(k, basis)` takes each set's basis. Returns
+    the sets the compiled sweep flagged (a start that fails or lands on another branch, a failed sample, a
+    dead point, a branch change): the caller runs them through the kinematics, which names the reason as
+    the set-by-set route does."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
-    ready, start = [], []
-    for member in lone:
-        try:
-            solver = system.solver(member[2])
-            start.append((solver, solver.sweep(theta[:1, None]).q[0]))
-            ready.append(member)
-        except _SET_ERRORS as exc:
-            out[member[0]] = exc
-    if not ready:
+    if not lone:
         return []
-    failed, _, coef, branch, u = system.library.inverse_sets(
-        theta, np.array([s.params for s, _ in start]), np.array([q for _, q in start]),
-        np.array([s.col_scale for s, _ in start]), np.array([s.step[0] for s, _ in start]), STEP_TOL)
+    reference = compiled_start(system)
+    if reference is None:  # the default parameters do not assemble: every set names its own reason
+        return list(lone)
+    params = np.array([member[1] for member in lone])
+    col_scale, coord_scale = _scales(system, params)
+    failed, _, start, coef, branch, u = system.library.inverse_sets(theta, params, reference, col_scale,
+                                                                    STEP * coord_scale[:, 0], STEP_TOL)
     flagged = []
-    for j, member in enumerate(ready):
-        size = coef[j] * start[j][0].coord_scale[0]  # relative to the coordinate scales, as in dynamics.inverse
-        if failed[j] >= 0 or (size > SUSPECT).any() or (branch[j] <= 0).any():
-            flagged.append(member)
+    for j, bad in enumerate(suspect_sets(failed, start, coef, branch, coord_scale[:, 0], SUSPECT)):
+        if bad:
+            flagged.append(lone[j])
         else:
             if not inertia:
                 u[j, :, :, :2] = 0.0
-            figures(member[0], u[j])
+            figures(lone[j][0], u[j])
     return flagged
+
+
+def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarray:
+    """Which sets of an ms_inverse_sets call the kinematics must look at (and name the reason): a start or a
+    sample that failed, a velocity coefficient (relative to the coordinate scale, as in dynamics.inverse)
+    above `suspect` on the way or at a sample (near a dead point), a declared branch condition not positive."""
+    size = np.asarray(coord_scale)[:, None] * coef
+    return ((failed >= 0) | (start * coord_scale > suspect) | np.any(size > suspect, axis=1)
+            | np.any(branch <= 0, axis=1))
+
+
+def compiled_start(system):
+    """(theta_ref, q_ref, sign) from which ms_inverse_sets assembles every set: the reference assembly of
+    the default parameters (Solver.reference) and the sign of det Phi_q there; None where it fails."""
+    solver = system.solver()
+    try:
+        theta_ref, q_ref = solver.reference()
+    except _SET_ERRORS:
+        return None
+    sign = 1 if np.linalg.det(system.kin.jac(q_ref, solver.params)) > 0 else -1
+    return float(theta_ref[0]), q_ref, sign
+
+
+def _scales(system, params):
+    """The coordinates' and the driven coordinate's scales (Solver.col_scale, coord_scale) of each set."""
+    from mechsym.kinematics import scales, size_scales
+
+    return scales(system.constraints, size_scales(system.constraints, params))
 
 
 _GEOMETRY = weakref.WeakKeyDictionary()

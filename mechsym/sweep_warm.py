@@ -4,7 +4,7 @@ The process that starts a parallel sweep derives the model and compiles its libr
 any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a worker needs besides the
 library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
 geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
-found at the study's first sample for the default geometry. The manifest's name is a key of the model
+starts from (the reference assembly of the default parameters). The manifest's name is a key of the model
 file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the library it
 names is built for them); inside, it lists every other file the
 model's build read (`watch`: observed while it ran, a data file or a module it imported), each with its
@@ -30,7 +30,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 
-VERSION = 2
+VERSION = 3
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -129,16 +129,17 @@ def load_manifest(path, version) -> dict | None:
     return m
 
 
-def update_manifest(path, fields, theta0, q0):
+def update_manifest(path, fields, theta0=None, q0=None):
     """Write `fields` into the manifest at `path` (kept: the starting configurations recorded before), with
-    the configuration q0 at the first sample theta0, atomically; a cache folder that cannot be written
-    leaves no warm start and loses nothing else."""
+    the configuration q0 at the first sample theta0 if given, atomically; a cache folder that cannot be
+    written leaves no warm start and loses nothing else."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         data = {}
     data.update(fields)
-    data.setdefault("start", {})[float.hex(float(theta0))] = np.asarray(q0).tolist()
+    if q0 is not None:
+        data.setdefault("start", {})[float.hex(float(theta0))] = np.asarray(q0).tolist()
     try:
         c_backend._write_atomic(path, json.dumps(data))
     except OSError:
@@ -150,7 +151,7 @@ def record(ref, study, system, read):
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
     from mechsym.kinematics import STEP_TOL, SUSPECT
-    from mechsym.sweep import _geometry_parameters
+    from mechsym.sweep import _geometry_parameters, compiled_start
 
     path = manifest_path(ref.source)
     lib = getattr(system, "library", None)
@@ -161,12 +162,13 @@ def record(ref, study, system, read):
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
-    args = study.args("c")
-    analysis = inverse_analysis(system.mechanism, not args.quasi_static)
+    analysis = inverse_analysis(system.mechanism, not study.args("c").quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
         return
+    reference = compiled_start(system)
+    if reference is None:
+        return
     solver = system.solver()
-    q0 = solver.sweep(np.array([[args.theta0]])).q[0]
     mech = system.mechanism
     update_manifest(path, {
         "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
@@ -178,8 +180,9 @@ def record(ref, study, system, read):
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
         "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
         "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
+        "reference": [reference[0], np.asarray(reference[1]).tolist(), reference[2]],
         "files": watched(read, model_file(ref.source)),
-    }, args.theta0, q0)
+    })
 
 
 class _Parameter:
@@ -217,7 +220,7 @@ def batch(ref, study, sets):
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.sweep import inverse_figures, negative_mass
+    from mechsym.sweep import inverse_figures, negative_mass, suspect_sets
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):
         return None
@@ -226,8 +229,7 @@ def batch(ref, study, sets):
         return None
     m, lib = found
     args = _inverse_args(study)
-    q0 = m["start"].get(float.hex(float(args.theta0)))
-    if q0 is None or not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
+    if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
         return None
     parameters = {n: _Parameter(*v) for n, v in m["parameters"].items()}
     theta = args.theta0 + 2 * math.pi * np.arange(args.samples) / args.samples
@@ -247,11 +249,12 @@ def batch(ref, study, sets):
                 ready.append((k, p))
     if ready:
         count = len(ready)
-        failed, _, size, branch, u = lib.inverse_sets(
-            theta, np.array([p for _, p in ready]), np.tile(q0, (count, 1)), np.tile(m["col_scale"], (count, 1)),
+        failed, _, start, size, branch, u = lib.inverse_sets(
+            theta, np.array([p for _, p in ready]), m["reference"], np.tile(m["col_scale"], (count, 1)),
             np.full(count, m["hmax"]), m["tol"])
+        suspect = suspect_sets(failed, start, size, branch, np.full(count, m["coord_scale"]), m["suspect"])
         for j, (k, _) in enumerate(ready):
-            if failed[j] >= 0 or (size[j] * m["coord_scale"] > m["suspect"]).any() or (branch[j] <= 0).any():
+            if suspect[j]:
                 continue  # the full route names the sample and the reason
             if args.quasi_static:
                 u[j, :, :, :2] = 0.0

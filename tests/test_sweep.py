@@ -346,3 +346,35 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     a, b = (np.column_stack([t[n] for n in study.names])[~bad] for t in (batched, one_by_one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b)
     assert len(np.unique(a[:, 0])) == 12  # every set its own figures
+
+
+@pytest.mark.parametrize("model, sets, reductions", [
+    ("fourbar", grid(l_crank=[0.04, 0.055, 0.06, 1.5], l_rocker=[0.12, 0.135], density=[1.0, 2.5]),
+     ("absmax:torque", "rms:torque", "final:B.fx")),
+    ("slider-crank", grid(l_crank=[0.03, 0.05, 0.2], l_rod=[0.1, 0.15], offset=[0.0, 0.02], density=[1.0, 2.0]),
+     ("absmax:torque", "rms:torque", "mean:S.fy")),
+    ("pasibot", grid(density=[1.2, 1.8], l8=[0.03, 0.034]), ("absmax:T8", "rms:T8")),
+])
+def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkeypatch, model, sets, reductions):
+    """Each set of the one compiled call assembles from the reference assembly and continues to theta0 in
+    C: its figures equal the set-by-set route's (every set started by the Python solver: its own tree
+    guess, Gauss-Newton, the lattice continuation) to 1e-12, a set that cannot assemble carries the same
+    message, and the Python solver assembled nothing for the sets that succeed."""
+    from mechsym.kinematics import Solver
+
+    study = TableStudy("inverse", {"omega": [2.0, 4.0], "alpha": 1.5, "samples": 72}, reductions)
+    sweep(model, sets[:1], study)  # the model derived and its default reference solved
+    assembled = []
+    original = Solver.assemble
+    monkeypatch.setattr(Solver, "assemble", lambda self, *a, **k: assembled.append(1) or original(self, *a, **k))
+    batched = sweep(model, sets, study)
+    ok = batched["status"] == "ok"
+    assert len(assembled) == (~ok).sum()  # only the sets whose failure the Python route names
+    monkeypatch.setattr(Solver, "assemble", original)
+    one_by_one = sweep(model, sets, SetBySet(study))
+    assert list(batched["message"]) == list(one_by_one["message"])
+    assert list(batched["status"]) == list(one_by_one["status"])
+    a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
+    assert ok.sum() >= len(sets) // 2 and np.all(np.abs(a - b) <= 1e-12 * np.max(np.abs(b), axis=0))
+    if model != "pasibot":
+        assert (~ok).sum() >= 2 and all("assemble" in m or "dead point" in m for m in batched["message"][~ok])
