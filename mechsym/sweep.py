@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import itertools
 import math
+import os
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,15 +82,59 @@ def axis(text: str):
     return name, [float(v) for v in values]
 
 
-def grid(axes=None, **named) -> list:
+def grid(axes=None, **named) -> "Grid":
     """Every combination of the axes' values (name -> values), the first axis varying slowest (grid
-    order: the order of nested loops written in the order given)."""
+    order: the order of nested loops written in the order given), as a lazily generated `Grid`."""
     axes = dict(axes or {}, **named)
     for name, values in axes.items():
         if len(values) == 0:
             raise InputError(f"parameter '{name}' has no values")
-    names = list(axes)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(list(map(float, axes[n])) for n in names))]
+    return Grid(tuple((str(n), tuple(map(float, v))) for n, v in axes.items()))
+
+
+class Grid(Sequence):
+    """The parameter sets of a grid, generated from its axes on demand and never held all at once: a set
+    (name -> value) by its index, a range of sets (a slice) as a Grid of its own, a parameter's values over
+    the range (`column`). What travels to a worker with a task is its Grid: the axes and the range."""
+
+    def __init__(self, axes, start=0, stop=None):
+        self.axes, self.start = axes, start
+        self.shape = tuple(len(v) for _, v in axes)
+        self.stop = math.prod(self.shape) if stop is None else stop
+
+    @property
+    def names(self) -> list:
+        """The parameters' names, in order."""
+        return [n for n, _ in self.axes]
+
+    def __len__(self):
+        return self.stop - self.start
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(len(self))
+            if step != 1:
+                raise ValueError("a grid's sets are sliced in order (step 1)")
+            return Grid(self.axes, self.start + lo, self.start + max(hi, lo))
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        at = np.unravel_index(self.start + i % len(self), self.shape)
+        return {n: v[int(k)] for (n, v), k in zip(self.axes, at)}
+
+    def __iter__(self):
+        return iter(self.sets())
+
+    def sets(self) -> list:
+        """Every set of the range as a dict, in order."""
+        columns = [self.column(n).tolist() for n in self.names]
+        return [dict(zip(self.names, values)) for values in zip(*columns)]
+
+    def column(self, name) -> np.ndarray:
+        """The values of parameter `name` over the range, in order."""
+        k = self.names.index(name)
+        inner = math.prod(self.shape[k + 1:])
+        picks = (np.arange(self.start, self.stop) // inner) % self.shape[k]
+        return np.asarray(self.axes[k][1], float)[picks]
 
 
 # -- studies -------------------------------------------------------------------------------------------
@@ -455,30 +500,41 @@ def _one_line(message) -> str:
 
 # -- the sweep -----------------------------------------------------------------------------------------
 def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk=None, retries=2,
-          max_sets=MAX_SETS, progress=None) -> Table:
+          max_sets=MAX_SETS, progress=None, out=None, resume=False):
     """Evaluate `study` (f(system, params) -> {name: number}) at every parameter set; a Table in the
     sets' order: the parameter columns, the study's figures, `status` (ok or error) and `message`.
 
     model: a shipped model's name, a model file's path or a module-level function returning a Mechanism
     (what a worker receives); a derived System also works without an executor. sets: a list of dicts
-    (name -> value) or a dict of axes (name -> values) for their grid. executor: any
-    concurrent.futures.Executor (a ProcessPoolExecutor, a dask.distributed Client's get_executor());
-    workers=N instead runs a process pool of N that this call owns (and restarts if a worker dies).
-    chunk: sets per task (default: about four tasks per worker). retries: how often a task lost with its
-    worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal)."""
+    (name -> value), a dict of axes (name -> values) or a `Grid` for their grid (generated lazily: a task
+    carries its range of the grid, never the sets themselves). executor: any concurrent.futures.Executor
+    (a ProcessPoolExecutor, a dask.distributed Client's get_executor()); workers=N instead runs a process
+    pool of N that this call owns (and restarts if a worker dies). chunk: sets per task (default: about
+    four tasks per worker, at most MAX_CHUNK). retries: how often a task lost with its worker is submitted
+    again. progress: a tqdm bar on stderr (None: only when stderr is a terminal).
+
+    out: a file (CSV, or Parquet for a .parquet name) to stream the rows into instead of returning them
+    (mechsym.sweep_stream: PATH.part grows as tasks finish, PATH is written in grid order at the end; the
+    study must name its figures, `names`); returns a `Streamed` summary. After an interruption the .part
+    stays, and resume=True computes only the sets it lacks."""
     from mechsym.system import System
 
     count = math.prod(len(v) for v in sets.values()) if isinstance(sets, dict) else len(sets)
-    if count > max_sets:  # before the grid is expanded
-        raise InputError(f"the sweep has {count} parameter sets (about {count * 300 / 1e6:.0f} MB for the sets and "
-                         f"their rows), more than max_sets = {max_sets} (raise max_sets, or --max-sets on the "
-                         "command line)")
-    sets = grid(sets) if isinstance(sets, dict) else [dict(s) for s in sets]
-    if not sets:
+    if count > max_sets:  # before the grid is built
+        raise InputError(f"the sweep has {count} parameter sets, more than max_sets = {max_sets} (raise max_sets, "
+                         "or --max-sets on the command line)")
+    if isinstance(sets, dict):
+        sets = grid(sets)
+    elif not isinstance(sets, Grid):
+        sets = [dict(s) for s in sets]
+    if not len(sets):
         raise InputError("no parameter sets to sweep")
     names = list(sets[0])
-    if any(list(s) != names for s in sets):
+    if isinstance(sets, list) and any(list(s) != names for s in sets):
         raise InputError("every parameter set must name the same parameters in the same order")
+    figure_names = getattr(study, "names", None)
+    if out is not None and figure_names is None:
+        raise InputError("a sweep streamed to a file needs a study that names its figures (`names`)")
     if isinstance(model, System):
         if executor is not None or workers:
             raise InputError("a derived System does not travel to workers: pass the model's name, file or "
@@ -496,22 +552,107 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     prepare = getattr(study, "prepare", None)
     if prepare is not None:
         prepare(system)
-    if executor is None and not workers:
-        rows = _serial(system, study, sets, progress, chunk)
-    else:
-        rows = _parallel(ref, study, sets, executor, workers, chunk, retries, progress)
-    return _table(names, sets, rows, getattr(study, "names", None), mech)
+    parallel = executor is not None or bool(workers)
+    width = (workers or _width(executor)) if parallel else 1
+    size = int(chunk) if chunk else (min(MAX_CHUNK, max(1, math.ceil(len(sets) / (4 * width)))) if parallel
+                                     else SERIAL_CHUNK)
+    if size < 1:
+        raise InputError(f"chunk must be at least 1, got {chunk}")
+    worker_ref = ref if parallel else _Local(system)
+
+    def run(spans, task, accept, lost):
+        if parallel:
+            _parallel(spans, task, accept, lost, executor, workers, retries, progress)
+        else:
+            _serial(worker_ref, spans, task, accept, progress)
+
+    if out is None:
+        results = {}
+        run(_chunks(0, len(sets), size), lambda lo, hi: (evaluate, worker_ref, study, sets[lo:hi]),
+            results.__setitem__, lambda i, lo, hi, message: results.__setitem__(i, [(None, message)] * (hi - lo)))
+        rows = [row for i in sorted(results) for row in results[i]]
+        return _table(names, sets, rows, figure_names, mech)
+    return _stream(out, resume, run, worker_ref, model, backend, study, sets, names, list(figure_names), mech, size)
 
 
-def _serial(system, study, sets, progress, chunk=None):
-    """The chunks one after the other in this process (a chunk at a time, so a batched study batches)."""
-    ref = _Local(system)
-    rows = []
-    with _bar(len(sets), progress) as bar:
-        for lo, hi in _chunks(len(sets), int(chunk or 256)):
-            rows += evaluate(ref, study, sets[lo:hi])
+MAX_CHUNK = 1000  # sets per task at most by default: rows reach the disk as the sweep goes, a lost task costs little
+SERIAL_CHUNK = 256
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """What a sweep streamed to a file returns: the file, its number of sets, how many failed and the first
+    failure's message."""
+
+    path: str
+    sets: int
+    failed: int
+    first_failure: str
+
+
+def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, figure_names, mech, size):
+    """`sweep` with its rows streamed into out (see mechsym.sweep_stream)."""
+    import sys
+
+    from mechsym.sweep_stream import RowFile, csv_rows
+
+    header = [*names, *figure_names, "status", "message"]
+    rows = RowFile(out, _digest(model, backend, study, sets), header, len(sets), resume)
+    spans = [span for lo, hi in _runs(~rows.done) for span in _chunks(lo, hi, size)]
+
+    def accept(i, found):
+        rows.write(*found)
+
+    def lost(i, lo, hi, message):
+        rows.write(csv_rows(sets[lo:hi], lo, [(None, message)] * (hi - lo), names, figure_names), hi - lo, message)
+
+    try:
+        run(spans, lambda lo, hi: (evaluate_csv, worker_ref, study, sets[lo:hi], lo, names, figure_names), accept,
+            lost)
+    except BaseException:
+        rows.close()
+        print(f"note: the sweep stopped; the rows of its finished sets are in {rows.part}: run it again with "
+              "--resume (resume=True) to compute only the rest", file=sys.stderr)
+        raise
+    units = {n: mech.parameters[n].unit for n in names if n in mech.parameters}
+    failed = rows.finish(units, f"{mech.name}: sweep")
+    return Streamed(os.fspath(out), len(sets), failed, rows.first_failure)
+
+
+def _runs(mask) -> list:
+    """(lo, hi) of each run of True in the boolean array `mask`."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def _digest(model, backend, study, sets) -> str:
+    """A key of what a streamed sweep computes (model, backend, study, parameter sets), written into its
+    .part so that a resumed run continues only the same sweep."""
+    import hashlib
+
+    source = model if isinstance(model, str) else f"{getattr(model, '__module__', '')}.{getattr(model, '__qualname__', model)}"
+    what = sets.axes if isinstance(sets, Grid) else sets
+    return hashlib.sha256(repr((source, backend, study, what)).encode()).hexdigest()[:32]
+
+
+def evaluate_csv(model, study, sets, first, names, figure_names):
+    """One task of a streamed sweep: `evaluate`'s rows as CSV text (mechsym.sweep_stream.csv_rows, set
+    indices from `first`), with the number of failed sets and the first failure's message. Runs in the
+    worker, so that the calling process only appends the text."""
+    from mechsym.sweep_stream import csv_rows
+
+    rows = evaluate(model, study, sets)
+    failures = [message for found, message in rows if found is None]
+    return csv_rows(sets, first, rows, names, figure_names), len(failures), (failures or [""])[0]
+
+
+def _serial(local, spans, task, accept, progress):
+    """The tasks one after the other in this process (a chunk at a time, so a batched study batches)."""
+    with _bar(sum(hi - lo for lo, hi in spans), progress) as bar:
+        for i, (lo, hi) in enumerate(spans):
+            fn, *args = task(lo, hi)
+            accept(i, fn(*args))
             bar.update(hi - lo)
-    return rows
 
 
 @dataclass(frozen=True)
@@ -536,35 +677,32 @@ def _width(executor) -> int:
     return max(int(width or 2), 1)
 
 
-def _chunks(n, size):
-    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+def _chunks(lo, hi, size):
+    return [(a, min(a + size, hi)) for a in range(lo, hi, size)]
 
 
-def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
-    """Run the chunks on the executor (or on a pool of `workers` processes owned here) and gather them in
-    order. A chunk lost with its worker is submitted again, at most `retries` times. A process pool fails
-    every task in flight when one worker dies, so after such a break the tasks then in flight are run
-    again one at a time: only a task that breaks the pool on its own is charged an attempt."""
+def _parallel(spans, task, accept, lost, executor, workers, retries, progress):
+    """Run the tasks of `spans` ((lo, hi) each; `task(lo, hi)` -> (function, *arguments)) on the executor
+    (or on a pool of `workers` processes owned here), at most twice as many in flight as the executor runs
+    at once, handing each result to `accept(i, result)` as it arrives. A task lost with its worker is
+    submitted again, at most `retries` times, then given up (`lost(i, lo, hi, message)`). A process pool
+    fails every task in flight when one worker dies, so after such a break the tasks then in flight are
+    run again one at a time: only a task that breaks the pool on its own is charged an attempt."""
     owned = executor is None
     pool = cf.ProcessPoolExecutor(workers) if owned else executor
-    width = workers or _width(executor)
-    size = int(chunk) if chunk else max(1, math.ceil(len(sets) / (4 * width)))
-    if size < 1:
-        raise InputError(f"chunk must be at least 1, got {chunk}")
-    spans = _chunks(len(sets), size)
-    results, attempts = [None] * len(spans), [0] * len(spans)
-    queue, suspects = list(range(len(spans))), []
-    pending = {}  # future -> (chunk index, submitted alone)
+    window = 2 * (workers or _width(executor))
+    attempts = [0] * len(spans)
+    queue, suspects = list(range(len(spans)))[::-1], []
+    pending = {}  # future -> (task index, submitted alone)
     try:
-        with _bar(len(sets), progress) as bar:
+        with _bar(sum(hi - lo for lo, hi in spans), progress) as bar:
             def submit(i, alone=False):
-                lo, hi = spans[i]
-                pending[pool.submit(evaluate, ref, study, sets[lo:hi])] = (i, alone)
+                fn, *args = task(*spans[i])
+                pending[pool.submit(fn, *args)] = (i, alone)
 
             def give_up(i, failure):
                 lo, hi = spans[i]
-                message = _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}")
-                results[i] = [(None, message)] * (hi - lo)
+                lost(i, lo, hi, _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}"))
                 bar.update(hi - lo)
 
             while queue or suspects or pending:
@@ -572,21 +710,23 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
                     if not pending:
                         submit(suspects.pop(0), alone=True)
                 else:
-                    while queue:
-                        submit(queue.pop(0))
+                    while queue and len(pending) < window:
+                        submit(queue.pop())
                 done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
                 for fut in done:
                     if fut not in pending:  # failed with a pool already restarted
                         continue
                     i, alone = pending.pop(fut)
                     try:
-                        results[i] = fut.result()
-                        bar.update(spans[i][1] - spans[i][0])
-                        continue
+                        result = fut.result()
                     except Exception as exc:
                         if not _lost(exc):  # the study itself failed (not with InputError): as on one core
                             raise
                         failure = exc
+                    else:
+                        accept(i, result)
+                        bar.update(spans[i][1] - spans[i][0])
+                        continue
                     if isinstance(failure, cf.BrokenExecutor):
                         if not owned:
                             raise RuntimeError("the process pool broke (a worker died); pass workers=N for a pool "
@@ -615,7 +755,6 @@ def _parallel(ref, study, sets, executor, workers, chunk, retries, progress):
         raise
     if owned:
         pool.shutdown(wait=True)
-    return [row for part in results for row in part]
 
 
 def _terminate(pool, grace=1.0):
@@ -658,7 +797,7 @@ def _table(names, sets, rows, study_names, mech) -> Table:
         for k in figures or ():
             if k not in figure_names:
                 figure_names.append(k)
-    cols = {n: np.array([s[n] for s in sets], float) for n in names}
+    cols = {n: sets.column(n) if isinstance(sets, Grid) else np.array([s[n] for s in sets], float) for n in names}
     for k in figure_names:
         cols[k] = np.array([f.get(k, np.nan) if f is not None else np.nan for f, _ in rows], float)
     cols["status"] = np.array(["ok" if f is not None else "error" for f, _ in rows], dtype=object)

@@ -35,7 +35,7 @@ print(json.dumps({"sympy": "sympy" in sys.modules, "scipy": "scipy" in sys.modul
 def _worker(model, sets, study=STUDY, route="warm"):
     """evaluate() of one task in a fresh process, as a worker of a process pool runs it (route "full":
     with the model derived first, as the sweeping process has it)."""
-    spec = json.dumps({"model": model, "sets": sets, "study": study, "route": route})
+    spec = json.dumps({"model": model, "sets": list(sets), "study": study, "route": route})
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", WORKER, spec], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
