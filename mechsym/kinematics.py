@@ -209,35 +209,45 @@ def size_scale(con: Constraints, params: np.ndarray) -> float:
     return float(size_scales(con, np.asarray(params, float)[None])[0])
 
 
-_POINT_COORDINATES = {}  # id(Constraints) -> its point coordinates as one numpy function of the parameters
-
-
 def size_scales(con: Constraints, params: np.ndarray) -> np.ndarray:
-    """`size_scale` at each parameter set of params (S, npar), in one vectorised evaluation of the point
-    coordinates (rendered once per Constraints)."""
+    """`size_scale` at each parameter set of params (S, npar), in one vectorised evaluation."""
+    from mechsym.core.parameters import size_scales as sizes
+
+    return sizes(point_sources(con), params)
+
+
+_POINT_SOURCES = {}  # id(Constraints) -> point_sources
+
+
+def point_sources(con: Constraints) -> tuple:
+    """Every point's coordinates in its body's frame as numpy expressions of the parameters p[i] (for
+    mechsym.core.parameters.expression_values; printed once per Constraints)."""
     key = id(con)
-    if key not in _POINT_COORDINATES:
+    if key not in _POINT_SOURCES:
+        from sympy.printing.numpy import NumPyPrinter
+
         mech = con.mechanism
-        coords = [c for b in mech.bodies.values() for p in b.points.values() for c in p]
-        symbols = [p.symbol for p in mech.parameters.values()]
-        _POINT_COORDINATES[key] = sp.lambdify(symbols, coords, "numpy") if coords else None
-        weakref.finalize(con, _POINT_COORDINATES.pop, key, None)
-    params = np.asarray(params, float)
-    fn = _POINT_COORDINATES[key]
-    if fn is None:
-        return np.ones(len(params))
-    values = np.abs(np.array([np.broadcast_to(np.asarray(v, float), len(params)) for v in fn(*params.T)]))
-    size = values.max(axis=0)
-    return np.where(size > 0, size, 1.0)
+        p = sp.IndexedBase("p")
+        to_p = {param.symbol: p[i] for i, param in enumerate(mech.parameters.values())}
+        printer = NumPyPrinter()
+        _POINT_SOURCES[key] = tuple(printer.doprint(sp.sympify(c).xreplace(to_p)) for b in mech.bodies.values()
+                                    for pt in b.points.values() for c in pt)
+        weakref.finalize(con, _POINT_SOURCES.pop, key, None)
+    return _POINT_SOURCES[key]
 
 
 def scales(con: Constraints, size) -> tuple:
-    """(col_scale (..., n), coord_scale (..., k)) for a mechanism of size(s) `size`: each coordinate's scale
-    (a position's is the size, an angle's 1), and each driven coordinate's (a length's is the size)."""
-    size = np.asarray(size, float)[..., None]
-    angle = np.tile([False, False, True], len(con.bodies))
-    length = np.array([c.unit == "m" for c in con.mechanism.coordinates])
-    return np.where(angle, 1.0, size), np.where(length, size, 1.0)
+    """(col_scale (..., n), coord_scale (..., k)) for a mechanism of size(s) `size`
+    (mechsym.core.parameters.coordinate_scales with this mechanism's angles and driven lengths)."""
+    from mechsym.core.parameters import coordinate_scales
+
+    return coordinate_scales(*scale_masks(con), size)
+
+
+def scale_masks(con: Constraints) -> tuple:
+    """(the coordinates that are angles (n,), the driven coordinates that are lengths (k,))."""
+    return (np.tile([False, False, True], len(con.bodies)),
+            np.array([c.unit == "m" for c in con.mechanism.coordinates]))
 
 
 def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:

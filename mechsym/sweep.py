@@ -316,32 +316,82 @@ def negative_mass(name, bodies, mass):
 
 
 def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
-    """The inverse bases of sets, each with its own kinematics, from ONE call of the compiled
-    ms_inverse_sets, in which each set assembles from the reference assembly of the default parameters
-    and continues to theta[0] (see `compiled_start`); `figures(k, basis)` takes each set's basis. Returns
-    the sets the compiled sweep flagged (a start that fails or lands on another branch, a failed sample, a
-    dead point, a branch change): the caller runs them through the kinematics, which names the reason as
-    the set-by-set route does."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT
-
+    """The inverse bases of sets, each with its own kinematics, from the compiled ms_inverse_sets
+    (`compiled_inverse`), in which each set assembles from the reference assembly of the default
+    parameters and continues to theta[0]; `figures(k, basis)` takes each set's basis. Returns the sets the
+    compiled sweep flagged (a start that fails or lands on another branch, a failed sample, a dead point, a
+    branch change): the caller runs them through the kinematics, which names the reason as the set-by-set
+    route does."""
     if not lone:
         return []
-    reference = compiled_start(system)
-    if reference is None:  # the default parameters do not assemble: every set names its own reason
+    start = compiled_start(system)
+    if start is None:  # the default parameters do not assemble: every set names its own reason
         return list(lone)
-    params = np.array([member[1] for member in lone])
-    col_scale, coord_scale = _scales(system, params)
-    failed, _, start, coef, branch, u = system.library.inverse_sets(theta, params, reference, col_scale,
-                                                                    STEP * coord_scale[:, 0], STEP_TOL)
     flagged = []
-    for j, bad in enumerate(suspect_sets(failed, start, coef, branch, coord_scale[:, 0], SUSPECT)):
-        if bad:
+    for j, suspect, u in compiled_inverse(system.library, start, theta, np.array([m[1] for m in lone])):
+        if suspect:
             flagged.append(lone[j])
         else:
             if not inertia:
-                u[j, :, :, :2] = 0.0
-            figures(lone[j][0], u[j])
+                u[:, :, :2] = 0.0
+            figures(lone[j][0], u)
     return flagged
+
+
+@dataclass(frozen=True)
+class CompiledStart:
+    """What ms_inverse_sets needs of a model besides each set's parameters: the reference assembly q_ref at
+    theta_ref (of the default parameters) and the sign of det Phi_q there, every set starting from it; the
+    points' coordinates in their frames as expressions of the parameters (kinematics.point_sources) and
+    which coordinates are angles and driven lengths, for each set's scales; the Newton tolerance and the
+    velocity coefficient from which a sample is suspected of a dead point. Plain numbers and text: a
+    sweep worker's manifest holds it (mechsym.sweep_warm)."""
+
+    theta_ref: float
+    q_ref: tuple
+    sign: int
+    points: tuple
+    angle: tuple
+    length: tuple
+    tol: float
+    suspect: float
+
+
+COMPILED_BLOCK = 64  # sets per ms_inverse_sets call: their bases (sets x samples x unknowns x 3) stay small
+
+
+def compiled_inverse(lib, start: CompiledStart, theta, params):
+    """Per set of params (S, npar), in order: (j, flagged, its inverse basis (N, unknowns, 3)) from the
+    compiled ms_inverse_sets, COMPILED_BLOCK sets per call; `flagged` (`suspect_sets`) leaves the set to
+    the kinematics, which names the reason."""
+    from mechsym.core.parameters import coordinate_scales, size_scales
+
+    col_scale, coord_scale = coordinate_scales(np.array(start.angle), np.array(start.length),
+                                               size_scales(start.points, params))
+    reference = (start.theta_ref, np.array(start.q_ref), start.sign)
+    for lo in range(0, len(params), COMPILED_BLOCK):
+        hi = min(lo + COMPILED_BLOCK, len(params))
+        coord = coord_scale[lo:hi, 0]
+        failed, _, first, coef, branch, u = lib.inverse_sets(theta, params[lo:hi], reference, col_scale[lo:hi],
+                                                             STEP * coord, start.tol)
+        for j, flagged in enumerate(suspect_sets(failed, first, coef, branch, coord, start.suspect)):
+            yield lo + j, bool(flagged), u[j]
+
+
+def compiled_start(system) -> CompiledStart | None:
+    """The CompiledStart of a derived one-coordinate system (Solver.reference of the default parameters);
+    None where the reference does not assemble."""
+    from mechsym.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
+
+    solver = system.solver()
+    try:
+        theta_ref, q_ref = solver.reference()
+    except _SET_ERRORS:
+        return None
+    sign = 1 if np.linalg.det(system.kin.jac(q_ref, solver.params)) > 0 else -1
+    angle, length = scale_masks(system.constraints)
+    return CompiledStart(float(theta_ref[0]), tuple(q_ref.tolist()), sign, point_sources(system.constraints),
+                         tuple(angle.tolist()), tuple(length.tolist()), STEP_TOL, SUSPECT)
 
 
 def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarray:
@@ -351,25 +401,6 @@ def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarra
     size = np.asarray(coord_scale)[:, None] * coef
     return ((failed >= 0) | (start * coord_scale > suspect) | np.any(size > suspect, axis=1)
             | np.any(branch <= 0, axis=1))
-
-
-def compiled_start(system):
-    """(theta_ref, q_ref, sign) from which ms_inverse_sets assembles every set: the reference assembly of
-    the default parameters (Solver.reference) and the sign of det Phi_q there; None where it fails."""
-    solver = system.solver()
-    try:
-        theta_ref, q_ref = solver.reference()
-    except _SET_ERRORS:
-        return None
-    sign = 1 if np.linalg.det(system.kin.jac(q_ref, solver.params)) > 0 else -1
-    return float(theta_ref[0]), q_ref, sign
-
-
-def _scales(system, params):
-    """The coordinates' and the driven coordinate's scales (Solver.col_scale, coord_scale) of each set."""
-    from mechsym.kinematics import scales, size_scales
-
-    return scales(system.constraints, size_scales(system.constraints, params))
 
 
 _GEOMETRY = weakref.WeakKeyDictionary()

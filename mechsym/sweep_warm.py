@@ -2,17 +2,18 @@
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
 any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a worker needs besides the
-library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
-geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
-starts from (the reference assembly of the default parameters). The manifest's name is a key of the model
-file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the library it
-names is built for them); inside, it lists every other file the
-model's build read (`watch`: observed while it ran, a data file or a module it imported), each with its
-SHA-256, which a worker checks before using the manifest, so a change to any of them makes it unused.
+library: the library's cache entry, the parameters (names, defaults, sign constraints, units), the bodies,
+the unknowns' names and the model's `CompiledStart` (the reference assembly every set starts from, the
+points' coordinates as expressions of the parameters for each set's scales). The manifest's name is a key
+of the model file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the
+library it names is built for them); inside, it lists every other file the model's build read (`watch`:
+observed while it ran, a data file or a module it imported), each with its SHA-256, which a worker checks
+before using the manifest, so a change to any of them makes it unused.
 
-A worker (`batch`) evaluates the sets whose geometry is the default one in ONE call of the compiled
-ms_inverse_sets, as TableStudy.batch does, and leaves every other set (another geometry, a set the kernel
-flags, a manifest that does not apply) to the full route, which derives the model.
+A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
+(mechsym.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
+the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
+and every set of a manifest that does not apply to the full route, which derives the model.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 
-VERSION = 3
+VERSION = 4
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -150,8 +151,9 @@ def record(ref, study, system, read):
     """Write (or extend) the manifest of ref's model after the parent derived `system`, for `study` (a
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT
-    from mechsym.sweep import _geometry_parameters, compiled_start
+    from dataclasses import asdict
+
+    from mechsym.sweep import compiled_start
 
     path = manifest_path(ref.source)
     lib = getattr(system, "library", None)
@@ -165,23 +167,19 @@ def record(ref, study, system, read):
     analysis = inverse_analysis(system.mechanism, not study.args("c").quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
         return
-    reference = compiled_start(system)
-    if reference is None:
+    start = compiled_start(system)
+    if start is None:
         return
-    solver = system.solver()
     mech = system.mechanism
     update_manifest(path, {
         "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in mech.parameters.items()},
-        "geometry": _geometry_parameters(system), "bodies": list(system.constraints.bodies),
-        "coordinate": system.coordinate_names[0],
+        "units": {n: p.unit for n, p in mech.parameters.items()},
+        "bodies": list(system.constraints.bodies), "coordinate": system.coordinate_names[0],
         "names": {"inertia": analysis_functions(system, inverse_analysis(mech, True)).names,
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
-        "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
-        "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
-        "reference": [reference[0], np.asarray(reference[1]).tolist(), reference[2]],
-        "files": watched(read, model_file(ref.source)),
+        "start": asdict(start), "files": watched(read, model_file(ref.source)),
     })
 
 
@@ -220,7 +218,7 @@ def batch(ref, study, sets):
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.sweep import inverse_figures, negative_mass, suspect_sets
+    from mechsym.sweep import CompiledStart, compiled_inverse, inverse_figures, negative_mass
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):
         return None
@@ -242,22 +240,18 @@ def batch(ref, study, sets):
         values, problems = apply_overrides(parameters, params)
         if problems:
             out[k] = InputError(f"mechanism '{m['name']}': " + "; ".join(problems))
-        elif all(values[g] == parameters[g].default for g in m["geometry"]):
-            p = np.array([values[n] for n in parameters])
-            out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
-            if out[k] is None:
-                ready.append((k, p))
+            continue
+        p = np.array([values[n] for n in parameters])
+        out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
+        if out[k] is None:
+            ready.append((k, p))
     if ready:
-        count = len(ready)
-        failed, _, start, size, branch, u = lib.inverse_sets(
-            theta, np.array([p for _, p in ready]), m["reference"], np.tile(m["col_scale"], (count, 1)),
-            np.full(count, m["hmax"]), m["tol"])
-        suspect = suspect_sets(failed, start, size, branch, np.full(count, m["coord_scale"]), m["suspect"])
-        for j, (k, _) in enumerate(ready):
-            if suspect[j]:
+        start = CompiledStart(**{k: tuple(v) if isinstance(v, list) else v for k, v in m["start"].items()})
+        for j, flagged, u in compiled_inverse(lib, start, theta, np.array([p for _, p in ready])):
+            if flagged:
                 continue  # the full route names the sample and the reason
             if args.quasi_static:
-                u[j, :, :, :2] = 0.0
-            out[k] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u[j],
-                                     study.reductions)
+                u[:, :, :2] = 0.0
+            out[ready[j][0]] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u,
+                                               study.reductions)
     return out
