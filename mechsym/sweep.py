@@ -540,15 +540,15 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     (name -> value), a dict of axes (name -> values) or a `Grid` for their grid (generated lazily: a task
     carries its range of the grid, never the sets themselves). executor: any concurrent.futures.Executor
     (a ProcessPoolExecutor, a dask.distributed Client's get_executor()); workers=N instead runs a process
-    pool of N that this call owns (and restarts if a worker dies). chunk: sets per task (default: about
-    four tasks per worker, at most MAX_CHUNK). retries: how often a task lost with its worker is submitted
-    again. progress: a tqdm bar on stderr (None: only when stderr is a terminal).
+    pool of N that this call owns (and restarts if a worker dies). chunk: sets per task (default on an
+    executor: as many as last about TASK_SECONDS, from the cost per set measured on the first tasks;
+    SERIAL_CHUNK on one core). retries: how often a task lost with its worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal).
 
     out: a file (CSV, or Parquet for a .parquet name) to stream the rows into instead of returning them
     (mechsym.sweep_stream: PATH.part grows as tasks finish, PATH is written in grid order at the end; the
     study must name its figures, `names`); returns a `Streamed` summary. After an interruption the .part
     stays, and resume=True computes only the sets it lacks."""
-    from mechsym.system import System
+    import sys
 
     count = math.prod(len(v) for v in sets.values()) if isinstance(sets, dict) else len(sets)
     if count > max_sets:  # before the grid is built
@@ -566,48 +566,90 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     figure_names = getattr(study, "names", None)
     if out is not None and figure_names is None:
         raise InputError("a sweep streamed to a file needs a study that names its figures (`names`)")
-    if isinstance(model, System):
-        if executor is not None or workers:
+    parallel = executor is not None or bool(workers)
+    if chunk is not None and int(chunk) < 1:
+        raise InputError(f"chunk must be at least 1, got {chunk}")
+    derived = sys.modules.get("mechsym.system")  # (not imported for a warm start: it loads sympy)
+    if derived is not None and isinstance(model, derived.System):
+        if parallel:
             raise InputError("a derived System does not travel to workers: pass the model's name, file or "
                              "build function")
-        system, ref = model, None
+        system, ref, worker_ref = model, None, _Local(model)
     else:
-        ref = ModelRef(model, backend, getattr(study, "needs_system", True))
-        system = ref.system()  # derived (and compiled into the cache) here, before any task leaves
-        if executor is not None or workers:
-            from mechsym import sweep_warm
+        from mechsym import sweep_warm
 
+        ref = ModelRef(model, backend, getattr(study, "needs_system", True))
+        system = None if ref.loaded() else sweep_warm.parent_model(ref, study)  # the manifest: no derivation
+        worker_ref = ref
+        if system is None:
+            system = ref.system()  # derived (and compiled into the cache) here, before any task leaves
+            worker_ref = ref if parallel else _Local(system)
             sweep_warm.record(ref, study, system, _READ.get((ref.source, ref.backend, ref.derived), ()))
     mech = getattr(system, "mechanism", system)
     mech.resolve_parameters(dict(sets[0]))  # unknown parameter names: bad input, up front
     prepare = getattr(study, "prepare", None)
     if prepare is not None:
         prepare(system)
-    parallel = executor is not None or bool(workers)
     width = (workers or _width(executor)) if parallel else 1
-    size = int(chunk) if chunk else (min(MAX_CHUNK, max(1, math.ceil(len(sets) / (4 * width)))) if parallel
-                                     else SERIAL_CHUNK)
-    if size < 1:
-        raise InputError(f"chunk must be at least 1, got {chunk}")
-    worker_ref = ref if parallel else _Local(system)
 
-    def run(spans, task, accept, lost):
+    def run(runs, task, accept, lost):
+        tasks = _Tasks(runs, int(chunk) if chunk else (None if parallel else SERIAL_CHUNK), width)
         if parallel:
-            _parallel(spans, task, accept, lost, executor, workers, retries, progress)
+            _parallel(tasks, task, accept, lost, executor, workers, retries, progress)
         else:
-            _serial(worker_ref, spans, task, accept, progress)
+            _serial(tasks, task, accept, progress)
 
     if out is None:
         results = {}
-        run(_chunks(0, len(sets), size), lambda lo, hi: (evaluate, worker_ref, study, sets[lo:hi]),
-            results.__setitem__, lambda i, lo, hi, message: results.__setitem__(i, [(None, message)] * (hi - lo)))
-        rows = [row for i in sorted(results) for row in results[i]]
+        run([(0, len(sets))], lambda lo, hi: (evaluate, worker_ref, study, sets[lo:hi]), results.__setitem__,
+            lambda lo, hi, message: results.__setitem__(lo, [(None, message)] * (hi - lo)))
+        rows = [row for lo in sorted(results) for row in results[lo]]
         return _table(names, sets, rows, figure_names, mech)
-    return _stream(out, resume, run, worker_ref, model, backend, study, sets, names, list(figure_names), mech, size)
+    return _stream(out, resume, run, worker_ref, model, backend, study, sets, names, list(figure_names), mech)
 
 
-MAX_CHUNK = 1000  # sets per task at most by default: rows reach the disk as the sweep goes, a lost task costs little
-SERIAL_CHUNK = 256
+SERIAL_CHUNK = 256  # sets per task on one core
+TASK_SECONDS = 1.0  # a parallel task's length: far above an executor's overhead per task (about 1 ms),
+#                     short enough that the rows reach the disk as the sweep goes and a lost task costs little
+PROBE = 16  # sets of each first task, from which the cost per set is measured
+
+
+class _Tasks:
+    """The sets still to compute (runs (lo, hi) of indices, in order), cut into tasks as they are submitted:
+    of `size` sets if given; otherwise the first `width` tasks of PROBE sets, then of as many sets as last
+    about TASK_SECONDS at the cost per set measured so far (`measured`: the least cost per set of any task,
+    which a worker's start-up does not inflate), and at the end no more than a share of what remains per
+    worker, so that the workers finish together."""
+
+    def __init__(self, runs, size, width):
+        self.runs = [(lo, hi) for lo, hi in runs if hi > lo][::-1]
+        self.size, self.width = size, width
+        self.left = sum(hi - lo for lo, hi in self.runs)
+        self.total, self.cost, self.taken = self.left, None, 0
+
+    def __bool__(self):
+        return self.left > 0
+
+    def take(self) -> tuple:
+        """The next task's (lo, hi)."""
+        if self.size:
+            n = self.size
+        elif self.cost is None:
+            n = PROBE
+        else:
+            n = max(1, min(int(TASK_SECONDS / self.cost), math.ceil(self.left / self.width)))
+        lo, hi = self.runs.pop()
+        if hi - lo > n:
+            self.runs.append((lo + n, hi))
+            hi = lo + n
+        self.left -= hi - lo
+        self.taken += 1
+        return lo, hi
+
+    def measured(self, sets, seconds):
+        """A task of `sets` sets took `seconds` in its worker."""
+        if sets and seconds > 0:
+            self.cost = min(self.cost or math.inf, seconds / sets)
 
 
 @dataclass(frozen=True)
@@ -621,7 +663,7 @@ class Streamed:
     first_failure: str
 
 
-def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, figure_names, mech, size):
+def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, figure_names, mech):
     """`sweep` with its rows streamed into out (see mechsym.sweep_stream)."""
     import sys
 
@@ -629,17 +671,15 @@ def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, fi
 
     header = [*names, *figure_names, "status", "message"]
     rows = RowFile(out, _digest(model, backend, study, sets), header, len(sets), resume)
-    spans = [span for lo, hi in _runs(~rows.done) for span in _chunks(lo, hi, size)]
-
-    def accept(i, found):
+    def accept(lo, found):
         rows.write(*found)
 
-    def lost(i, lo, hi, message):
+    def lost(lo, hi, message):
         rows.write(csv_rows(sets[lo:hi], lo, [(None, message)] * (hi - lo), names, figure_names), hi - lo, message)
 
     try:
-        run(spans, lambda lo, hi: (evaluate_csv, worker_ref, study, sets[lo:hi], lo, names, figure_names), accept,
-            lost)
+        run(_runs(~rows.done), lambda lo, hi: (evaluate_csv, worker_ref, study, sets[lo:hi], lo, names,
+                                               figure_names), accept, lost)
     except BaseException:
         rows.close()
         print(f"note: the sweep stopped; the rows of its finished sets are in {rows.part}: run it again with "
@@ -677,12 +717,14 @@ def evaluate_csv(model, study, sets, first, names, figure_names):
     return csv_rows(sets, first, rows, names, figure_names), len(failures), (failures or [""])[0]
 
 
-def _serial(local, spans, task, accept, progress):
-    """The tasks one after the other in this process (a chunk at a time, so a batched study batches)."""
-    with _bar(sum(hi - lo for lo, hi in spans), progress) as bar:
-        for i, (lo, hi) in enumerate(spans):
+def _serial(tasks, task, accept, progress):
+    """The tasks one after the other in this process (a chunk at a time, so a batched study batches);
+    accept(lo, result) takes each."""
+    with _bar(tasks.left, progress) as bar:
+        while tasks:
+            lo, hi = tasks.take()
             fn, *args = task(lo, hi)
-            accept(i, fn(*args))
+            accept(lo, fn(*args))
             bar.update(hi - lo)
 
 
@@ -708,55 +750,61 @@ def _width(executor) -> int:
     return max(int(width or 2), 1)
 
 
-def _chunks(lo, hi, size):
-    return [(a, min(a + size, hi)) for a in range(lo, hi, size)]
+def _timed(fn, *args):
+    """fn(*args) and the seconds it took (in the worker): what task sizes are chosen from."""
+    start = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - start
 
 
-def _parallel(spans, task, accept, lost, executor, workers, retries, progress):
-    """Run the tasks of `spans` ((lo, hi) each; `task(lo, hi)` -> (function, *arguments)) on the executor
-    (or on a pool of `workers` processes owned here), at most twice as many in flight as the executor runs
-    at once, handing each result to `accept(i, result)` as it arrives. A task lost with its worker is
-    submitted again, at most `retries` times, then given up (`lost(i, lo, hi, message)`). A process pool
-    fails every task in flight when one worker dies, so after such a break the tasks then in flight are
-    run again one at a time: only a task that breaks the pool on its own is charged an attempt."""
+def _parallel(tasks, task, accept, lost, executor, workers, retries, progress):
+    """Run the tasks (`_Tasks`, cut as they are submitted; `task(lo, hi)` -> (function, *arguments)) on the
+    executor (or on a pool of `workers` processes owned here), at most twice as many in flight as the
+    executor runs at once, handing each result to `accept(lo, result)` as it arrives. A task lost with its
+    worker is submitted again, at most `retries` times, then given up (`lost(lo, hi, message)`). A process
+    pool fails every task in flight when one worker dies, so after such a break the tasks then in flight
+    are run again one at a time: only a task that breaks the pool on its own is charged an attempt."""
     owned = executor is None
     pool = cf.ProcessPoolExecutor(workers) if owned else executor
-    window = 2 * (workers or _width(executor))
-    attempts = [0] * len(spans)
-    queue, suspects = list(range(len(spans)))[::-1], []
+    window = 2 * tasks.width
+    spans, attempts, suspects = {}, {}, []
     pending = {}  # future -> (task index, submitted alone)
     try:
-        with _bar(sum(hi - lo for lo, hi in spans), progress) as bar:
+        with _bar(tasks.left, progress) as bar:
             def submit(i, alone=False):
                 fn, *args = task(*spans[i])
-                pending[pool.submit(fn, *args)] = (i, alone)
+                pending[pool.submit(_timed, fn, *args)] = (i, alone)
 
             def give_up(i, failure):
                 lo, hi = spans[i]
-                lost(i, lo, hi, _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}"))
+                lost(lo, hi, _one_line(f"task lost {attempts[i]} times: {type(failure).__name__}: {failure}"))
                 bar.update(hi - lo)
 
-            while queue or suspects or pending:
+            while tasks or suspects or pending:
                 if suspects:
                     if not pending:
                         submit(suspects.pop(0), alone=True)
                 else:
-                    while queue and len(pending) < window:
-                        submit(queue.pop())
+                    while tasks and len(pending) < window:
+                        i = tasks.taken
+                        spans[i], attempts[i] = tasks.take(), 0
+                        submit(i)
                 done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
                 for fut in done:
                     if fut not in pending:  # failed with a pool already restarted
                         continue
                     i, alone = pending.pop(fut)
                     try:
-                        result = fut.result()
+                        result, seconds = fut.result()
                     except Exception as exc:
                         if not _lost(exc):  # the study itself failed (not with InputError): as on one core
                             raise
                         failure = exc
                     else:
-                        accept(i, result)
-                        bar.update(spans[i][1] - spans[i][0])
+                        lo, hi = spans.pop(i)
+                        tasks.measured(hi - lo, seconds)
+                        accept(lo, result)
+                        bar.update(hi - lo)
                         continue
                     if isinstance(failure, cf.BrokenExecutor):
                         if not owned:

@@ -46,7 +46,8 @@ def _common(p):
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, help="run on a local pool of N processes")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed cluster (tcp://host:port)")
-    p.add_argument("--chunk", type=positive_int, help="parameter sets per task (default: about 4 tasks per worker)")
+    p.add_argument("--chunk", type=positive_int,
+                   help="parameter sets per task (default: about one second of work, measured on the first tasks)")
     p.add_argument("--max-sets", type=positive_int, default=1_000_000, help="refuse larger grids (default 10^6)")
     backend_group(p)
     output_group(p, help="CSV (or .parquet): the parameters, the figures, status, message (one row per set), "

@@ -184,10 +184,45 @@ def record(ref, study, system, read):
 
 
 class _Parameter:
-    """What mechsym.core.parameters.apply_overrides reads of a parameter."""
+    """What mechsym.core.parameters.apply_overrides and a sweep's table read of a parameter."""
 
-    def __init__(self, default, positive, nonnegative):
-        self.default, self.positive, self.nonnegative = default, positive, nonnegative
+    def __init__(self, default, positive, nonnegative, unit=""):
+        self.default, self.positive, self.nonnegative, self.unit = default, positive, nonnegative, unit
+
+
+def _parameters(m) -> dict:
+    return {n: _Parameter(*v, m["units"].get(n, "")) for n, v in m["parameters"].items()}
+
+
+class WarmModel:
+    """What the sweeping process needs of a model whose manifest applies, in place of deriving it: its
+    name, its parameters (defaults, sign rules, units) and the up-front check of a parameter set."""
+
+    def __init__(self, m, lib):
+        self.name, self.parameters, self._m, self._lib = m["name"], _parameters(m), m, lib
+
+    def resolve_parameters(self, overrides=None) -> dict:
+        """Parameter values with `overrides` applied and checked (Mechanism.resolve_parameters' rules)."""
+        from mechsym.core.errors import InputError
+        from mechsym.core.parameters import apply_overrides
+        from mechsym.sweep import negative_mass
+
+        values, problems = apply_overrides(self.parameters, overrides)
+        if problems:
+            raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
+        bad = negative_mass(self.name, self._m["bodies"], self._lib.mass(np.array(list(values.values()))))
+        if bad is not None:
+            raise bad
+        return values
+
+
+def parent_model(ref, study) -> WarmModel | None:
+    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse on the C
+    backend, the manifest present and intact): the sweeping process then derives nothing either."""
+    if getattr(study, "command", None) != "inverse" or getattr(study, "model", "") or not ref.derived:
+        return None
+    found = _manifest(ref)
+    return None if found is None else WarmModel(*found)
 
 
 def _manifest(ref):
@@ -229,7 +264,7 @@ def batch(ref, study, sets):
     args = _inverse_args(study)
     if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
         return None
-    parameters = {n: _Parameter(*v) for n, v in m["parameters"].items()}
+    parameters = _parameters(m)
     theta = args.theta0 + 2 * math.pi * np.arange(args.samples) / args.samples
     omegas = np.array([0.0] if args.quasi_static else args.omega, float)
     alpha = 0.0 if args.quasi_static else args.alpha
