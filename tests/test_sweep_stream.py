@@ -122,3 +122,32 @@ def test_parquet_reads_back_with_pandas_and_pyarrow_with_units(tmp_path):
     schema = pq.read_schema(path)
     assert schema.field("l_crank").metadata == {b"unit": b"m"} and schema.field("density").metadata == {b"unit": b"kg/m"}
     assert pq.read_table(path).num_rows == 12 and schema.metadata[b"title"] == b"fourbar: sweep"
+
+
+def test_resume_recomputes_only_missing_and_lost_sets(tmp_path, monkeypatch):
+    """A .part holding some tasks' rows (one of them given up as lost, one row written twice, a last row cut
+    short) is completed by resume=True: only the missing sets and the lost task's are computed again, and
+    the file equals an uninterrupted run's."""
+    from mechsym import sweep as sw
+    from mechsym.sweep_stream import RowFile, csv_rows
+
+    sets = grid(AXES)
+    whole = tmp_path / "whole.csv"
+    sweep("fourbar", AXES, STUDY, out=whole)
+    names, figures = list(AXES), STUDY.names
+    path = tmp_path / "resumed.csv"
+    header = [*names, *figures, "status", "message"]
+    rows = RowFile(path, sw._digest("fourbar", "c", STUDY, sets), header, len(sets))
+    done = sw.evaluate(sw.ModelRef("fourbar"), STUDY, list(sets))
+    rows.write(csv_rows(sets[6:9], 6, done[6:9], names, figures), 0, "")
+    rows.write(csv_rows(sets[0:2], 0, [(None, "task lost 3 times: BrokenProcessPool: gone")] * 2, names, figures), 2, "")
+    rows.write(csv_rows(sets[7:8], 7, done[7:8], names, figures), 0, "")  # written twice: the last one counts
+    rows.write(csv_rows(sets[2:3], 2, done[2:3], names, figures)[:-9], 0, "")  # cut short
+    rows.close()
+    computed = []
+    original = sw.evaluate_csv
+    monkeypatch.setattr(sw, "evaluate_csv", lambda m, st, s, first, *a: computed.extend(range(first, first + len(s)))
+                        or original(m, st, s, first, *a))
+    sweep("fourbar", AXES, STUDY, out=path, resume=True)
+    assert sorted(computed) == [0, 1, 2, 3, 4, 5, 9, 10, 11]
+    assert path.read_bytes() == whole.read_bytes()
