@@ -108,6 +108,13 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
                      "--param", "l_crank=0.05,0.06,1.5", "--reduce", "absmax:torque", "--reduce", "rms:torque",
                      "--reduce", "final:B.fx", "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
         assert np.array_equal(figures(read_csv(out)), figures(serial), equal_nan=True)
+        one_core = tmp_path / "one_core.csv"  # streamed: the same bytes on one core and on the cluster
+        sweep("fourbar", SETS, STUDY, out=one_core)
+        assert out.read_bytes() == one_core.read_bytes()
+        streamed = tmp_path / "killed.csv"
+        sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died again"), STUDY), executor=client.get_executor(), chunk=2,
+              out=streamed)
+        assert (tmp_path / "died again").exists() and streamed.read_bytes() == one_core.read_bytes()
 
 
 def test_process_pool_executor_given_by_the_caller(serial):
