@@ -611,15 +611,15 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
 SERIAL_CHUNK = 256  # sets per task on one core
 TASK_SECONDS = 1.0  # a parallel task's length: far above an executor's overhead per task (about 1 ms),
 #                     short enough that the rows reach the disk as the sweep goes and a lost task costs little
-PROBE = 16  # sets of each first task, from which the cost per set is measured
+PROBE = 4  # sets of each first task at most, from which the cost per set is measured
 
 
 class _Tasks:
     """The sets still to compute (runs (lo, hi) of indices, in order), cut into tasks as they are submitted:
-    of `size` sets if given; otherwise the first `width` tasks of PROBE sets, then of as many sets as last
-    about TASK_SECONDS at the cost per set measured so far (`measured`: the least cost per set of any task,
-    which a worker's start-up does not inflate), and at the end no more than a share of what remains per
-    worker, so that the workers finish together."""
+    of `size` sets if given; otherwise the first tasks of PROBE sets, then of as many sets as last about
+    TASK_SECONDS at the cost per set measured so far (`measured`: the least cost per set of any task, which
+    a worker's start-up does not inflate), and never more than a share of what remains per worker, so that
+    the workers finish together (an expensive study's few sets are spread over every worker)."""
 
     def __init__(self, runs, size, width):
         self.runs = [(lo, hi) for lo, hi in runs if hi > lo][::-1]
@@ -634,10 +634,9 @@ class _Tasks:
         """The next task's (lo, hi)."""
         if self.size:
             n = self.size
-        elif self.cost is None:
-            n = PROBE
         else:
-            n = max(1, min(int(TASK_SECONDS / self.cost), math.ceil(self.left / self.width)))
+            n = max(1, min(PROBE if self.cost is None else int(TASK_SECONDS / self.cost),
+                           math.ceil(self.left / self.width)))
         lo, hi = self.runs.pop()
         if hi - lo > n:
             self.runs.append((lo + n, hi))
