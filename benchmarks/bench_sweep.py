@@ -4,6 +4,7 @@ same study function, in one run; and the figures docs/scaling.md uses (cost per 
 sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
 
     python benchmarks/bench_sweep.py [--quick]
+    python benchmarks/bench_sweep.py --design [N [W ...]]   # only the design study: N sets on W workers
 
 The machine's core count bounds the speed-up (2 cores: at most 2x).
 """
@@ -253,9 +254,9 @@ def _uptime():
 
 
 if __name__ == "__main__":
-    if "--design" in sys.argv:  # only the design study: python benchmarks/bench_sweep.py --design [N]
-        rest = [a for a in sys.argv[1:] if a.isdigit()]
-        design_study(int(rest[0]) if rest else 100_000)
+    if "--design" in sys.argv:  # only the design study: python benchmarks/bench_sweep.py --design [N [W ...]]
+        rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
+        design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2))
     else:
         main()
         design_study(10_000 if QUICK else 100_000)
