@@ -8,16 +8,19 @@ A study is any picklable callable f(system, params) -> {name: number} (params: o
 value); it reports a parameter set it cannot evaluate by raising mechsym.core.errors.InputError (any other
 exception is a failure of the study and ends the sweep, on one core as on many). What travels to a
 worker is the model's reference (its shipped name, a model file's path, or a module-level build
-function), the study and a chunk of parameter sets, never the sympy model: each worker
-process derives the declaration once and loads the generated C from the content-keyed cache, which the
-calling process fills before the first task leaves (`ModelRef.system`).
+function), the study and a chunk of parameter sets (a range of a lazily generated `Grid`), never the
+sympy model: each worker process derives the declaration once and loads the generated C from the
+content-keyed cache, which the calling process fills before the first task leaves (`ModelRef.system`),
+or starts warm from the manifest of mechsym.sweep_warm without deriving anything.
 
-One chunk is one task: the sets of a chunk are evaluated one after the other in the worker, each set as
-one vectorised call over its samples (on the C backend the whole revolution of `inverse` is one call into
-the compiled library). A set that fails (a geometry that cannot assemble, a singular system, a non-finite
+One chunk is one task, of about a second of work (`_Tasks`): the sets of a chunk are evaluated one after
+the other in the worker, each set as one vectorised call over its samples (on the C backend the whole
+revolution of `inverse` is one call into the compiled library, and the sets of their own geometry go
+together into `ms_inverse_sets`, each assembled and continued to its start in C). A set that fails (a geometry that cannot assemble, a singular system, a non-finite
 figure) is reported in its own row (`status` error, its `message`, its figures empty) and the others are
 kept; a task lost with its worker is submitted again (`retries`), and since a task is a pure function of
-its arguments a retried task gives the same answer. Rows come back in grid order.
+its arguments a retried task gives the same answer. Rows come back in grid order, in a Table, or streamed
+into a file as tasks finish (`out`, mechsym.sweep_stream).
 """
 from __future__ import annotations
 
