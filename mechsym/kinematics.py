@@ -211,7 +211,7 @@ def size_scale(con: Constraints, params: np.ndarray) -> float:
 
 def size_scales(con: Constraints, params: np.ndarray) -> np.ndarray:
     """`size_scale` at each parameter set of params (S, npar), in one vectorised evaluation."""
-    from mechsym.core.parameters import size_scales as sizes
+    from mechsym.codegen.parameter_expressions import size_scales as sizes
 
     return sizes(point_sources(con), params)
 
@@ -220,26 +220,23 @@ _POINT_SOURCES = {}  # id(Constraints) -> point_sources
 
 
 def point_sources(con: Constraints) -> tuple:
-    """Every point's coordinates in its body's frame as numpy expressions of the parameters p[i] (for
-    mechsym.core.parameters.expression_values; printed once per Constraints)."""
+    """Every point's coordinates in its body's frame as numpy source text in the parameters p[i]
+    (mechsym.codegen.parameter_expressions; printed once per Constraints)."""
     key = id(con)
     if key not in _POINT_SOURCES:
-        from sympy.printing.numpy import NumPyPrinter
+        from mechsym.codegen.parameter_expressions import numpy_sources
 
         mech = con.mechanism
-        p = sp.IndexedBase("p")
-        to_p = {param.symbol: p[i] for i, param in enumerate(mech.parameters.values())}
-        printer = NumPyPrinter()
-        _POINT_SOURCES[key] = tuple(printer.doprint(sp.sympify(c).xreplace(to_p)) for b in mech.bodies.values()
-                                    for pt in b.points.values() for c in pt)
+        _POINT_SOURCES[key] = numpy_sources([c for b in mech.bodies.values() for pt in b.points.values() for c in pt],
+                                            [param.symbol for param in mech.parameters.values()])
         weakref.finalize(con, _POINT_SOURCES.pop, key, None)
     return _POINT_SOURCES[key]
 
 
 def scales(con: Constraints, size) -> tuple:
     """(col_scale (..., n), coord_scale (..., k)) for a mechanism of size(s) `size`
-    (mechsym.core.parameters.coordinate_scales with this mechanism's angles and driven lengths)."""
-    from mechsym.core.parameters import coordinate_scales
+    (parameter_expressions.coordinate_scales with this mechanism's angles and driven lengths)."""
+    from mechsym.codegen.parameter_expressions import coordinate_scales
 
     return coordinate_scales(*scale_masks(con), size)
 

@@ -367,7 +367,7 @@ def compiled_inverse(lib, start: CompiledStart, theta, params):
     """Per set of params (S, npar), in order: (j, flagged, its inverse basis (N, unknowns, 3)) from the
     compiled ms_inverse_sets, COMPILED_BLOCK sets per call; `flagged` (`suspect_sets`) leaves the set to
     the kinematics, which names the reason."""
-    from mechsym.core.parameters import coordinate_scales, size_scales
+    from mechsym.codegen.parameter_expressions import coordinate_scales, size_scales
 
     col_scale, coord_scale = coordinate_scales(np.array(start.angle), np.array(start.length),
                                                size_scales(start.points, params))

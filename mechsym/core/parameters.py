@@ -6,7 +6,6 @@ checked (`apply_overrides`). Nothing here needs sympy at import: a sweep worker'
 sets with `apply_overrides` before anything symbolic is loaded."""
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -136,43 +135,3 @@ def apply_overrides(parameters: dict, overrides=None) -> tuple[dict, list]:
         elif getattr(p, "nonnegative", False) and value < 0:
             problems.append(f"parameter '{name}' = {value} must not be negative")
     return values, problems
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(sources: tuple) -> list:
-    return [compile(src, "<parameter expression>", "eval") for src in sources]
-
-
-def expression_values(sources, params):
-    """The values (len(sources), S) of numpy expressions of the parameters, each written in p[i] (the i-th
-    parameter, in declaration order; mechsym.kinematics.point_sources prints them), at the parameter sets
-    params (S, npar): what a sweep worker evaluates without sympy."""
-    import numpy as np
-
-    p = np.asarray(params, float).T
-    out = np.empty((len(sources), p.shape[1] if p.ndim == 2 else 1))
-    for k, code in enumerate(_compiled(tuple(sources))):
-        out[k] = eval(code, {"numpy": np, "__builtins__": {}}, {"p": p})
-    return out
-
-
-def size_scales(sources, params):
-    """The size of a planar mechanism at each parameter set of params (S, npar): the largest |coordinate|
-    of any point in its body's frame (`sources`, expressions of the parameters), 1 where every point is at
-    its frame's origin. Every tolerance and step on lengths is relative to it."""
-    import numpy as np
-
-    if not sources:
-        return np.ones(len(params))
-    size = np.abs(expression_values(sources, params)).max(axis=0)
-    return np.where(size > 0, size, 1.0)
-
-
-def coordinate_scales(angle, length, size) -> tuple:
-    """(col_scale (..., n), coord_scale (..., k)) for mechanisms of size(s) `size`: each coordinate's scale
-    (an angle's 1, a position's the size; `angle` marks the angles) and each driven coordinate's (a length's
-    is the size; `length` marks them)."""
-    import numpy as np
-
-    size = np.asarray(size, float)[..., None]
-    return np.where(angle, 1.0, size), np.where(length, size, 1.0)
