@@ -154,7 +154,7 @@ def bench_runs(backend):
 def bench_figures(repeat):
     """Best seconds of `mechsym pasibot figures --out TMP` in a fresh interpreter, the cache warmed first."""
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "mechsym.cli", "pasibot", "figures", "--out", out]
+        command = [sys.executable, "-m", "mechsym", "pasibot", "figures", "--out", out]
         subprocess.run(command, capture_output=True, cwd=ROOT, check=True)  # warm the cache
 
         def once():

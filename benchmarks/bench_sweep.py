@@ -1,4 +1,4 @@
-"""Sweep benchmark: throughput of a PASIBOT start-torque sweep on 1 and 2 processes, mechsym.sweep against
+"""Sweep benchmark: throughput of a PASIBOT start-torque sweep on 1 and 2 processes, mechsym.studies.sweep against
 Exudyn's ParameterVariation (a multiprocessing pool, the peer the design study is usually run with) on the
 same study function, in one run; and the figures docs/scaling.md uses (cost per set of a four-bar inverse
 sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
@@ -75,25 +75,27 @@ def main():
 
     warnings.simplefilter("ignore")
     from mechanisms.sweep_studies import StartTorque
-    from mechsym.sweep import TableStudy, sweep
+    from mechsym.app.registry import find
+    from mechsym.studies.analyses import InverseOptions
+    from mechsym.studies.sweep import TableStudy, sweep
 
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; PASIBOT start torque (tol {TOL:g} N m) at {len(DENSITIES)} densities")
     study = Timed(StartTorque(tol=TOL))
     sets = {"density": list(DENSITIES)}
-    sweep("pasibot", {"density": [DENSITIES[0]]}, study)  # the C libraries compiled and cached before timing
+    sweep(find("pasibot"), {"density": [DENSITIES[0]]}, study)  # the C libraries compiled and cached before timing
     rows = []
-    t1, serial = timed(lambda: sweep("pasibot", sets, study))
-    rows.append(("mechsym.sweep, 1 process (serial)", t1))
-    tp1, pool1 = timed(lambda: sweep("pasibot", sets, study, workers=1, chunk=1))
-    rows.append(("mechsym.sweep, workers=1 (pool)", tp1))
-    tp2, pool2 = timed(lambda: sweep("pasibot", sets, study, workers=2, chunk=1))
-    rows.append(("mechsym.sweep, workers=2 (pool)", tp2))
+    t1, serial = timed(lambda: sweep(find("pasibot"), sets, study))
+    rows.append(("mechsym.studies.sweep, 1 process (serial)", t1))
+    tp1, pool1 = timed(lambda: sweep(find("pasibot"), sets, study, workers=1, chunk=1))
+    rows.append(("mechsym.studies.sweep, workers=1 (pool)", tp1))
+    tp2, pool2 = timed(lambda: sweep(find("pasibot"), sets, study, workers=2, chunk=1))
+    rows.append(("mechsym.studies.sweep, workers=2 (pool)", tp2))
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(2) as pool:  # workers started and warmed (derived, C loaded) before timing
-        sweep("pasibot", {"density": list(DENSITIES[:2])}, study, executor=pool, chunk=1)
-        tw, warm = timed(lambda: sweep("pasibot", sets, study, executor=pool, chunk=1))
-    rows.append(("mechsym.sweep, 2 warmed processes", tw))
+        sweep(find("pasibot"), {"density": list(DENSITIES[:2])}, study, executor=pool, chunk=1)
+        tw, warm = timed(lambda: sweep(find("pasibot"), sets, study, executor=pool, chunk=1))
+    rows.append(("mechsym.studies.sweep, 2 warmed processes", tw))
     ref = serial["start_torque"]
     for other in (pool1, pool2, warm):
         assert np.max(np.abs(other["start_torque"] - ref)) <= 1e-14 * np.max(np.abs(ref)), "the pool's figures differ"
@@ -117,14 +119,14 @@ def main():
         print(f"  CPU time per set inside the study, {name:10s}: {np.mean(table['cpu_s']):.3f} s")
 
     # -- the figures of docs/scaling.md --------------------------------------------------------------
-    fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
-    sweep("fourbar", {"density": [1.0]}, fb)
+    fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
+    sweep(find("fourbar"), {"density": [1.0]}, fb)
     m = 200 if QUICK else 1000
-    tf, table = timed(lambda: sweep("fourbar", {"density": np.linspace(1, 2, m)}, fb))
-    ts, _ = timed(lambda: sweep("fourbar", {"density": np.linspace(1, 2, m)}, SetBySet(fb)))
-    tg, _ = timed(lambda: sweep("fourbar", {"l_crank": np.linspace(0.04, 0.06, m // 50), "density": np.linspace(1, 2, 50)},
+    tf, table = timed(lambda: sweep(find("fourbar"), {"density": np.linspace(1, 2, m)}, fb))
+    ts, _ = timed(lambda: sweep(find("fourbar"), {"density": np.linspace(1, 2, m)}, SetBySet(fb)))
+    tg, _ = timed(lambda: sweep(find("fourbar"), {"l_crank": np.linspace(0.04, 0.06, m // 50), "density": np.linspace(1, 2, 50)},
                                 fb))
-    from mechsym.loader import load_mechanism
+    from mechsym.app.registry import load_mechanism
     from mechsym.system import derive
 
     system = derive(load_mechanism("fourbar"), "c")
@@ -134,12 +136,13 @@ def main():
           f"batched over {m // 50} geometries x 50 densities {tg / m * 1e3:.2f}, set by set {ts / m * 1e3:.2f}; "
           f"a hand-written loop of System.inverse {th / m * 1e3:.2f}")
     geometry_sweep(m // 5)
-    code = ("import time; t = time.perf_counter(); from mechsym.sweep import ModelRef; "
-            "ModelRef('{}', 'c').system(); print(time.perf_counter() - t)")
+    code = ("import time; t = time.perf_counter(); from mechsym.app.registry import find; "
+            "from mechsym.studies.sweep import ModelRef; ModelRef(find('{}'), 'c').system(); "
+            "print(time.perf_counter() - t)")
     for model in ("fourbar", "pasibot"):
         out = subprocess.run([sys.executable, "-c", code.format(model)], cwd=ROOT, capture_output=True, text=True,
                              check=True)
-        lib = sweep.__globals__["_SYSTEMS"].get((model, "c", True))
+        lib = sweep.__globals__["_SYSTEMS"].get((find(model), "c", True))
         size = Path(lib.library.path, "lib.so").stat().st_size if lib is not None and lib.library else float("nan")
         print(f"worker start-up ({model}: import, derive the declaration, load the cached C): "
               f"{float(out.stdout.split()[-1]):.2f} s; cache entry lib.so {size / 1e3:.0f} kB")
@@ -154,16 +157,17 @@ def geometry_sweep(m):
     """ms per set of a four-bar inverse sweep where every set changes the geometry (l_crank x l_rocker, one
     density each): all sets in one compiled call (ms_inverse_sets) against one call per set, and a
     hand-written loop of System.inverse, in the same run; the figures must agree to 1e-13."""
-    from mechsym.loader import load_mechanism
-    from mechsym.sweep import TableStudy, grid, sweep
+    from mechsym.app.registry import find, load_mechanism
+    from mechsym.studies.analyses import InverseOptions
+    from mechsym.studies.sweep import TableStudy, grid, sweep
     from mechsym.system import derive
 
-    fb = TableStudy("inverse", {"omega": [3.0]}, ("absmax:torque", "rms:torque"))
+    fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
     k = max(int(round(np.sqrt(m))), 2)
     sets = grid(l_crank=np.linspace(0.04, 0.06, k), l_rocker=np.linspace(0.12, 0.13, k))
-    sweep("fourbar", sets[:2], fb)
-    tb, batched = timed(lambda: sweep("fourbar", sets, fb))
-    ts, one = timed(lambda: sweep("fourbar", sets, SetBySet(fb)))
+    sweep(find("fourbar"), sets[:2], fb)
+    tb, batched = timed(lambda: sweep(find("fourbar"), sets, fb))
+    ts, one = timed(lambda: sweep(find("fourbar"), sets, SetBySet(fb)))
     system = derive(load_mechanism("fourbar"), "c")
     theta = 2 * np.pi * np.arange(360) / 360
     th, _ = timed(lambda: [system.inverse(theta, [3.0], params=p) for p in sets])
@@ -171,7 +175,7 @@ def geometry_sweep(m):
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
     from mechsym.kinematics import STEP_TOL
 
-    from mechsym.sweep import compiled_inverse, compiled_start
+    from mechsym.studies.sweep import compiled_inverse, compiled_start
 
     params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
     start = compiled_start(system)
@@ -193,14 +197,16 @@ def geometry_sweep(m):
 CALLER = r"""
 import json, resource, sys, time
 import numpy as np
-from mechsym.sweep import TableStudy, grid, sweep
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import TableStudy, grid, sweep
 
 n, workers, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 k = int(round(n ** 0.5))
-study = TableStudy("inverse", {"omega": [3.0], "samples": 360}, ("absmax:torque", "rms:torque"))
+study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
 sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
 cpu, wall = time.process_time(), time.perf_counter()
-done = sweep("fourbar", sets, study, workers=workers, out=out)
+done = sweep(find("fourbar"), sets, study, workers=workers, out=out)
 print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "sets": len(sets),
                   "failed": done.failed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}))
 """
@@ -215,13 +221,15 @@ def design_study(n, workers=(1, 2)):
     import json
     import tempfile
 
-    from mechsym.sweep import ModelRef, TableStudy, compiled_inverse, compiled_start, grid, sweep
+    from mechsym.app.registry import find
+    from mechsym.studies.analyses import InverseOptions
+    from mechsym.studies.sweep import ModelRef, TableStudy, compiled_inverse, compiled_start, grid, sweep
 
-    study = TableStudy("inverse", {"omega": [3.0], "samples": 360}, ("absmax:torque", "rms:torque"))
+    study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
     k = int(round(n ** 0.5))
     sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
-    sweep("fourbar", sets[:4], study, workers=1)  # compiled, and the workers' manifest recorded: a warm cache
-    system = ModelRef("fourbar").system()
+    sweep(find("fourbar"), sets[:4], study, workers=1)  # compiled, and the workers' manifest recorded: a warm cache
+    system = ModelRef(find("fourbar")).system()
     pick = np.linspace(0, len(sets) - 1, min(2000, len(sets))).astype(int)
     params = np.array([system.params(sets[int(i)]) for i in pick])
     theta, start = 2 * np.pi * np.arange(360) / 360, compiled_start(system)

@@ -87,7 +87,7 @@ def main():
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "mechsym.cli", "ugv", "optimize", "--criterion", "torque-variation",
+        cmd = [sys.executable, "-m", "mechsym", "ugv", "optimize", "--criterion", "torque-variation",
                "--samples", "81" if QUICK else "161", "--out", os.path.join(tmp, "angles.csv")]
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)

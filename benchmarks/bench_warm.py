@@ -2,7 +2,7 @@
 `python -c "import numpy"` (the floor of any numpy program), median wall time of 10 runs of each, in one run;
 and the full route (derivation with sympy, library from the cache) for comparison. Then a sweep worker's
 first task (a fresh process evaluating an inverse study at 8 densities) from the sweep manifest
-(mechsym.sweep_warm) against the same task with the model derived first, median of 5 each, interleaved.
+(mechsym.studies.sweep_warm) against the same task with the model derived first, median of 5 each, interleaved.
 
     python benchmarks/bench_warm.py
 """
@@ -26,7 +26,7 @@ def wall(cmd, env):
 
 def main():
     env = dict(os.environ, MECHSYM_CACHE=tempfile.mkdtemp(prefix="mechsym-bench-warm-"))
-    inverse = [sys.executable, "-m", "mechsym.cli", "inverse", "fourbar", "--omega", "3"]
+    inverse = [sys.executable, "-m", "mechsym", "inverse", "fourbar", "--omega", "3"]
     cold = wall(inverse, env)                           # derives, compiles, writes the manifest
     numpy = [sys.executable, "-c", "import numpy"]
     times = {"numpy": [], "warm": []}
@@ -51,17 +51,21 @@ def main():
     print(f"load: {os.getloadavg()[0]:.1f} (1-minute average)")
 
 
-STUDY = 'TableStudy("inverse", {"omega": [2.0, 3.0]}, ["absmax:torque"])'
+STUDY = 'TableStudy(InverseOptions(omega=[2.0, 3.0]), ["absmax:torque"])'
 SWEEP = f"""
 from concurrent.futures import ThreadPoolExecutor
-from mechsym.sweep import TableStudy, grid, sweep
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import TableStudy, grid, sweep
 with ThreadPoolExecutor(1) as pool:
-    sweep("fourbar", grid(density=[1.0, 2.0]), {STUDY}, executor=pool)
+    sweep(find("fourbar"), grid(density=[1.0, 2.0]), {STUDY}, executor=pool)
 """
 WORKER = f"""
 import sys
-from mechsym.sweep import ModelRef, TableStudy, evaluate, grid
-ref = ModelRef("fourbar")
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import ModelRef, TableStudy, evaluate, grid
+ref = ModelRef(find("fourbar"))
 if sys.argv[1] == "derived":
     ref.system()
 rows = evaluate(ref, {STUDY}, grid(density=[0.5 + 0.25 * k for k in range(8)]))

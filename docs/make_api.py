@@ -24,14 +24,14 @@ returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); a
 `mechsym.Table`, `mechsym.RunResult` and the errors are these modules' own, re-exported. The generated-code
 internals (`mechsym.codegen.c_backend`, `c_source`, `constants`, `numpy_backend`, `program`, `sparse_numpy`,
 `sparse_plan`, and `mechsym.planar_spec`) and
-the command-line modules (`mechsym.cli`, `mechsym.cli_args`, `mechsym.sweep_cli`) are documented in their
-docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
+the command-line modules (`mechsym.app.cli`, `mechsym.app.options`, `mechsym.app.sweep_cli`,
+`mechsym.app.warm`) are documented in their docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
 """
 
 MODULES = [
     ("mechsym.model", "Declaring a mechanism"),
     ("mechsym.core.parameters", "Parameters and gravity of every declaration"),
-    ("mechsym.loader", "Loading shipped models and model files"),
+    ("mechsym.app.registry", "The model registry: shipped models and model files"),
     ("mechsym.system", "Deriving a mechanism and its analyses"),
     ("mechsym.kinematics", "Kinematics"),
     ("mechsym.rates", "Velocity and acceleration coefficients"),
@@ -45,13 +45,15 @@ MODULES = [
     ("mechsym.stickslip", "Coulomb stick/slip of a prismatic coordinate"),
     ("mechsym.core.results", "Results"),
     ("mechsym.core.timegrid", "Run options and the output grid"),
-    ("mechsym.sweep", "Sweeps and design studies"),
+    ("mechsym.studies.analyses", "The generic analyses with typed options"),
+    ("mechsym.studies.sweep", "Sweeps and design studies"),
+    ("mechsym.studies.figures", "A parameter set's figures"),
     ("mechsym.core.progress", "Progress"),
     ("mechsym.core.plotting", "Pictures"),
     ("mechsym.track", "Tracks (terrain profiles)"),
     ("mechsym.rolling", "Rolling contact statics"),
     ("mechsym.stance", "A mechanism standing on two rolling contacts"),
-    ("mechsym.optimize", "Staged optimisation"),
+    ("mechsym.studies.optimize", "Staged optimisation"),
     ("mechsym.rigid3d", "Free 3-D rigid bodies"),
     ("mechsym.core.freejoint", "The free joint of a floating body"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),

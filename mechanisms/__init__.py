@@ -1,25 +1,35 @@
-"""Shipped mechanism declarations. Each module defines `build()` returning a mechsym Mechanism."""
+"""Shipped mechanism declarations, their commands and their studies, found by name through REGISTRY (the
+command line's model registry, mechsym.app.registry, is the one reader): kind -> name -> module path, or
+module:attribute."""
 
-MODELS = {
-    "fourbar": "mechanisms.fourbar",
-    "fourbar-chain": "mechanisms.fourbar_chain",
-    "slider-crank": "mechanisms.slider_crank",
-    "pasibot": "mechanisms.pasibot",
-    "ugv": "mechanisms.ugv",
-}
-
-# top-level commands that belong to one model: `mechsym NAME ...` (module with HELP, configure, run)
-COMMANDS = {
-    "cart": "mechanisms.cart",
-    "chain3": "mechanisms.chain3",
-    "disc": "mechanisms.disc",
-    "hyq": "mechanisms.hyq_cli",
-    "pasibot": "mechanisms.pasibot_cli",
-    "polydisc": "mechanisms.polydisc",
-    "ugv": "mechanisms.ugv_cli",
-}
-
-# spatial trees (mechsym.spatial): `mechsym params NAME` and `mechsym export NAME`
-TREES = {
-    "hyq": "mechanisms.hyq",
+REGISTRY = {
+    # planar models: a module with build() returning a mechsym Mechanism (and CLI_HOOKS for the generic
+    # commands it computes itself)
+    "models": {
+        "fourbar": "mechanisms.fourbar",
+        "fourbar-chain": "mechanisms.fourbar_chain",
+        "slider-crank": "mechanisms.slider_crank",
+        "pasibot": "mechanisms.pasibot",
+        "ugv": "mechanisms.ugv",
+    },
+    # top-level commands that belong to one model: `mechsym NAME ...` (a module with HELP, configure, run)
+    "commands": {
+        "cart": "mechanisms.cart",
+        "chain3": "mechanisms.chain3",
+        "disc": "mechanisms.disc",
+        "hyq": "mechanisms.hyq_cli",
+        "pasibot": "mechanisms.pasibot_cli",
+        "polydisc": "mechanisms.polydisc",
+        "ugv": "mechanisms.ugv_cli",
+    },
+    # spatial trees (mechsym.spatial): `mechsym params NAME` and `mechsym export NAME`
+    "trees": {
+        "hyq": "mechanisms.hyq",
+    },
+    # model studies for `mechsym sweep STUDY MODEL` (mechsym.studies.sweep)
+    "studies": {
+        "start-torque": "mechanisms.sweep_studies:StartTorque",
+        "min-friction": "mechanisms.sweep_studies:MinFriction",
+        "optimize": "mechanisms.sweep_studies:Optimize",
+    },
 }

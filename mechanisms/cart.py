@@ -148,8 +148,8 @@ HELP = "a two-wheeled cart (wheelset) driven over flat ground with rolling-disc 
 
 def configure(p):
     from mechanisms.disc import vector
-    from mechsym.cli import number
-    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
+    from mechsym.app.options import number
+    from mechsym.app.options import animation_group, output_group, plot_group, time_group, tolerance_group
 
     d = Cart()
     p.add_argument("--radius", type=number, default=d.radius, help=f"wheel radius [m] ({d.radius})")
@@ -181,7 +181,7 @@ def configure(p):
 
 def run(args) -> int:
     from mechanisms import disc
-    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
+    from mechsym.app.options import check_command_outputs, run_options, write_outputs
     from mechsym.core.results import Table
 
     check_command_outputs(args)

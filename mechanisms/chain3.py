@@ -75,7 +75,7 @@ def _angles(text):
     """Three comma-separated angles (radians, or degrees with 'deg')."""
     import argparse
 
-    from mechsym.cli import angle
+    from mechsym.app.options import angle
 
     parts = str(text).split(",")
     if len(parts) != 3 or any(not part.strip() for part in parts):
@@ -84,9 +84,9 @@ def _angles(text):
 
 
 def configure(p):
-    """Options of `mechsym chain3` (registered in mechanisms.COMMANDS)."""
-    from mechsym.cli import number
-    from mechsym.cli_args import (animation_group, backend_group, output_group, plot_group, time_group,
+    """Options of `mechsym chain3` (registered in mechanisms.REGISTRY)."""
+    from mechsym.app.options import number
+    from mechsym.app.options import (animation_group, backend_group, output_group, plot_group, time_group,
                                   tolerance_group)
 
     time_group(p, 1.5)
@@ -107,15 +107,15 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym chain3`: simulate the fall and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.cli_args import check_command_outputs, run_options
-    from mechsym.contact.run import write_outputs
+    from mechsym.app.options import check_command_outputs, run_options
+    from mechsym.app.options import write_contact_outputs
     from mechsym.core.output import CSV
 
     check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))
     run_options(args)
     result = simulate(args.t_end, args.theta0, args.thetad0, args.dt, args.rtol, args.atol, mu=args.mu,
                       stiffness=args.stiffness, damping=args.damping, backend=args.backend)
-    write_outputs(result, result, args, plot, animate)
+    write_contact_outputs(result, result, args, plot, animate)
     return 0
 
 

@@ -165,7 +165,7 @@ def vector(n, *, kind="number", allow=()):
     """An argparse type: n comma-separated numbers (or angles); `allow` lists other accepted counts."""
     import argparse
 
-    from mechsym.cli import angle, number
+    from mechsym.app.options import angle, number
 
     conv = angle if kind == "angle" else number
 
@@ -181,9 +181,9 @@ def vector(n, *, kind="number", allow=()):
 
 
 def configure(p):
-    """Options of `mechsym disc` (registered in mechanisms.COMMANDS)."""
-    from mechsym.cli import angle, number
-    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
+    """Options of `mechsym disc` (registered in mechanisms.REGISTRY)."""
+    from mechsym.app.options import angle, number
+    from mechsym.app.options import animation_group, output_group, plot_group, time_group, tolerance_group
 
     p.add_argument("--radius", type=number, required=True, help="disc radius [m]")
     p.add_argument("--mass", type=number, required=True, help="disc mass [kg]")
@@ -215,7 +215,7 @@ def configure(p):
 
 def disc_from_args(args) -> Disc:
     """The Disc of the command's options, each checked (and the outputs) before simulating."""
-    from mechsym.cli_args import check_command_outputs, run_options
+    from mechsym.app.options import check_command_outputs, run_options
 
     check_command_outputs(args)
     run_options(args)
@@ -246,7 +246,7 @@ def disc_from_args(args) -> Disc:
 
 def run(args) -> int:
     """`mechsym disc`: simulate and write the CSV (and the optional plot and animation)."""
-    from mechsym.cli_args import write_outputs
+    from mechsym.app.options import write_outputs
     from mechsym.core.results import Table
 
     disc = disc_from_args(args)

@@ -94,8 +94,8 @@ HELPS = {"drop": "trunk pitched 5 deg, lowest foot 1 m above the ground",
 
 def configure(s):
     """The options of `mechsym hyq drop` and `mechsym hyq tilted` (subcommands of mechanisms.hyq_cli)."""
-    from mechsym.cli import number
-    from mechsym.cli_args import animation_group, output_group, plot_group, time_group, tolerance_group
+    from mechsym.app.options import number
+    from mechsym.app.options import animation_group, output_group, plot_group, time_group, tolerance_group
 
     s.add_argument("--mu", type=number, default=0.0, help="friction coefficient (default 0: frictionless)")
     s.add_argument("--restitution", type=number, default=0.0, help="coefficient of restitution e in [0, 1]")
@@ -112,7 +112,7 @@ def configure(s):
 
 def run(args) -> int:
     """`mechsym hyq drop|tilted`: simulate and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
+    from mechsym.app.options import check_command_outputs, run_options, write_outputs
     from mechsym.core.output import CSV
 
     check_command_outputs(args, CSV, ("--timeline", args.timeline, CSV))  # before the simulation

@@ -11,8 +11,8 @@ HELP = "free fall from the standing pose with a PD hold of the joints"
 
 
 def configure(parser):
-    from mechsym.cli import number, param
-    from mechsym.cli_args import backend_group, output_group, plot_group, time_group, tolerance_group
+    from mechsym.app.options import number, param
+    from mechsym.app.options import backend_group, output_group, plot_group, time_group, tolerance_group
 
     time_group(parser, 1.0)
     tolerance_group(parser)
@@ -45,7 +45,7 @@ def fall(t_end=1.0, dt=None, rtol=1e-9, atol=None, kp=500.0, kd=20.0, height=0.5
 
 
 def run(args) -> int:
-    from mechsym.cli_args import check_command_outputs, run_options, write_outputs
+    from mechsym.app.options import check_command_outputs, run_options, write_outputs
 
     check_command_outputs(args)
     run_options(args)

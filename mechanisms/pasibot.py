@@ -42,6 +42,7 @@ import sympy as sp
 from mechsym.constraints import cross2
 from mechsym.core.errors import InputError
 from mechsym.model import Mechanism
+from mechsym.studies import samples
 
 R = sp.Rational
 LEGS = {"unprimed": "", "primed": "_f"}  # leg -> suffix of its body, point and joint names
@@ -302,35 +303,31 @@ def check_params(params):
     return values
 
 
-def _samples(args):
-    return args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
-
-
-def _cli_kinematics(args, params):
+def _cli_kinematics(options, params, backend):
     check_params(params)
-    frame = args.frame or "hip"
-    table = kinematics_table(_samples(args), params, frame, args.backend)
-    return table, system("hip" if frame == "hip" else "foot", "unprimed", args.backend)
+    frame = options.frame or "hip"
+    table = kinematics_table(samples(options), params, frame, backend)
+    return table, system("hip" if frame == "hip" else "foot", "unprimed", backend)
 
 
-def _cli_inverse(args, params):
+def _cli_inverse(options, params, backend):
     check_params(params)
-    table = inverse_table(_samples(args), args.omega, args.alpha, params, not args.quasi_static, args.backend)
-    return table, system("foot", "unprimed", args.backend)
+    table = inverse_table(samples(options), options.omega, options.alpha, params, not options.quasi_static, backend)
+    return table, system("foot", "unprimed", backend)
 
 
-def _cli_forward(args, params):
+def _cli_forward(options, params, backend):
     check_params(params)
     from mechanisms.pasibot_study import forward_run, sample_forward
 
-    run = forward_run(args.torque, args.theta0, args.omega0, args.t_end, params, rtol=args.rtol, atol=args.atol,
-                      backend=args.backend)
-    table = sample_forward(run, args.dt)
-    if getattr(args, "all", False):  # every body and point in the ground frame along the run
-        kin = kinematics_table(table["theta8"], params, "ground", args.backend)
+    run = forward_run(options.torque, options.theta0, options.omega0, options.t_end, params, rtol=options.rtol,
+                      atol=options.atol, backend=backend)
+    table = sample_forward(run, options.dt)
+    if options.all:  # every body and point in the ground frame along the run
+        kin = kinematics_table(table["theta8"], params, "ground", backend)
         table.columns.update({k: v for k, v in kin.columns.items() if k not in table.columns and not k.endswith("'")})
         table.units.update({k: u for k, u in kin.units.items() if k in table.columns})
-    return table, system("foot", "unprimed", args.backend)
+    return table, system("foot", "unprimed", backend)
 
 
 # kinematics: hip frame by default (--frame ground for Eq. 11); inverse and forward: in the ground frame,

@@ -17,8 +17,8 @@ HELP = "PASIBOT biped studies: figures, start torque, minimum friction, slip run
 
 
 def configure(parser):
-    from mechsym.cli import number, param, positive_int
-    from mechsym.cli_args import backend_group, output_group, plot_group, time_group, tolerance_group
+    from mechsym.app.options import number, param, positive_int
+    from mechsym.app.options import backend_group, output_group, plot_group, time_group, tolerance_group
 
     sub = parser.add_subparsers(dest="study", required=True)
 
@@ -67,7 +67,7 @@ def run(args) -> int:
     from mechsym.core.output import announce
     from mechsym.stickslip import check_friction
 
-    from mechsym.cli_args import run_options, write_outputs
+    from mechsym.app.options import run_options, write_outputs
     from mechsym.core.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs
 
     if args.study == "figures":

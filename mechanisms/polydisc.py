@@ -83,9 +83,9 @@ HELP = "spatial_v2 example 7: a polygonal disc rolling on compliant ground (CSV 
 
 
 def configure(p):
-    """Options of `mechsym polydisc` (registered in mechanisms.COMMANDS)."""
-    from mechsym.cli import angle, number, positive_int
-    from mechsym.cli_args import animation_group, backend_group, output_group, plot_group, time_group, tolerance_group
+    """Options of `mechsym polydisc` (registered in mechanisms.REGISTRY)."""
+    from mechsym.app.options import angle, number, positive_int
+    from mechsym.app.options import animation_group, backend_group, output_group, plot_group, time_group, tolerance_group
 
     p.add_argument("--sides", type=positive_int, default=16, help="polygon sides (contact points: 2 x sides)")
     p.add_argument("--twist", type=angle, default=0.18, help="initial yaw about z (rad, or deg with 'deg')")
@@ -103,8 +103,9 @@ def configure(p):
 
 def run(args) -> int:
     """`mechsym polydisc`: simulate example 7 and write the CSV (and the optional timeline, plot, animation)."""
-    from mechsym.cli_args import check_command_outputs, run_options
-    from mechsym.contact.run import contact_width, write_outputs
+    from mechsym.app.options import check_command_outputs, run_options
+    from mechsym.app.options import write_contact_outputs
+    from mechsym.contact.run import contact_width
     from mechsym.core.output import CSV
     from mechsym.core.results import Table
 
@@ -120,7 +121,7 @@ def run(args) -> int:
     run = simulate(args.sides, args.twist, args.t_end, args.dt, args.rtol, args.atol, max_step=args.max_step,
                    mu=args.mu, backend=args.backend)
     table = Table({c: run[c] for c in COLUMNS}, run.units, run.title)
-    write_outputs(run, table, args, plot, animate)
+    write_contact_outputs(run, table, args, plot, animate)
     return 0
 
 

@@ -1,5 +1,5 @@
-"""The shipped models' studies for `mechsym sweep` and `mechsym.sweep.sweep`: picklable callables
-f(system, params) -> {name: number} with their command-line options.
+"""The shipped models' studies for `mechsym sweep` and mechsym.studies.sweep: picklable callables
+f(system, params) -> {name: number} with their command-line options (registered in mechanisms.REGISTRY).
 
     mechsym sweep start-torque pasibot --param density=1:2:3 --out st.csv
     mechsym sweep min-friction pasibot --omega 3 --param l8=0.025,0.03 --out mu.csv
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mechsym.app.options import number, positive_int
 from mechsym.core.errors import InputError
 
 
@@ -33,8 +34,6 @@ class StartTorque:
 
     @staticmethod
     def configure(p):
-        from mechsym.cli import number
-
         p.add_argument("--tol", type=number, default=1e-5, help="bisection tolerance [N m]")
 
     @classmethod
@@ -74,8 +73,6 @@ class MinFriction:
 
     @staticmethod
     def configure(p):
-        from mechsym.cli import number, positive_int
-
         p.add_argument("--omega", type=number, default=3.0, help="crank speed [rad/s]")
         p.add_argument("--steps", type=positive_int, default=1, help="steps simulated per trial")
         p.add_argument("--tol", type=number, default=1e-4, help="bisection tolerance on mu")
@@ -115,8 +112,6 @@ class Optimize:
 
     @staticmethod
     def configure(p):
-        from mechsym.cli import number, positive_int
-
         p.add_argument("--criterion", default="torque-variation",
                        choices=["torque-variation", "peak-torque", "energy", "grip"])
         p.add_argument("--tracks", default="bump", help="comma-separated shipped tracks (bump, step, washboard, ramp)")
@@ -144,6 +139,3 @@ class Optimize:
 
 def _column(name):
     return "".join(c if c.isalnum() else "_" for c in name)
-
-
-STUDIES = {"start-torque": StartTorque, "min-friction": MinFriction, "optimize": Optimize}

@@ -1,7 +1,7 @@
 """The shipped track profiles, by name: the chapter's bump, a rounded step, a washboard and a ramp.
 
-`mechsym.track.load_track` finds them by name through `mechsym.loader.shipped_tracks` (this module's
-SHIPPED); `--track NAME` on the command line does the same.
+`load(spec)` finds them by name (mechsym.track.load_track with this module's SHIPPED), and takes a CSV file
+or an expression in x as well: what `--track` accepts on the command line.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.track import X, Track
+from mechsym.track import X, Track, load_track
 
 
 def bump(height=0.1, centre=4.0) -> Track:
@@ -81,3 +81,8 @@ def ramp(grade=0.1, start=3.0, radius=1.0) -> Track:
 
 
 SHIPPED = {"bump": bump, "step": step, "washboard": washboard, "ramp": ramp}
+
+
+def load(spec) -> Track:
+    """A Track from a Track, a shipped profile's name, a CSV path (*.csv) or an expression in x."""
+    return load_track(spec, SHIPPED)

@@ -81,12 +81,13 @@ def ties():
     return (("same torque", sp.Symbol("M_r", real=True) - sp.Symbol("M_f", real=True)),)
 
 
-def _not_a_linkage(args, params):
+def _not_a_linkage(options, params, backend):
     from mechsym.core.errors import InputError
 
     raise InputError(f"model 'ugv' stands on rolling contacts on a track, not on joints to the ground: "
-                     f"'{args.command}' does not apply; use `mechsym ugv torque|sweep|optimize|animate|equations`")
+                     f"'{options.command}' does not apply; use `mechsym ugv torque|sweep|optimize|animate|equations`")
 
 
-# generic commands this model answers itself (mechsym.loader.model_hooks): all but `params` point to `mechsym ugv`
+# generic commands this model answers itself (mechsym.app.registry.Model.hooks): all but `params` point to
+# `mechsym ugv`
 CLI_HOOKS = {name: _not_a_linkage for name in ("inverse", "forward", "kinematics", "equations", "export")}

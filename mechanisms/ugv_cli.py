@@ -1,6 +1,6 @@
 """`mechsym ugv torque|sweep|optimize|animate`: the UGV half-vehicle from the command line.
 
-Registered in mechanisms.COMMANDS (HELP, configure(parser), run(args)); mechsym/cli.py adds the subcommands
+Registered in mechanisms.REGISTRY (HELP, configure(parser), run(args)); mechsym/app/cli.py adds the subcommands
 and dispatches here. This module only declares options (it is imported whenever the parser is built); the
 work happens in mechanisms/ugv_study.py. Angles are radians or degrees with the suffix 'deg'; the rate limit is an angle
 per metre of travel ('60deg' = 60 degrees per metre).
@@ -15,8 +15,8 @@ HELP = "UGV half-vehicle on a track: torque along it, the angle-pair sweep, opti
 
 
 def configure(parser):
-    from mechsym.cli import angle, number, param, positive_int
-    from mechsym.cli_args import output_group, plot_group
+    from mechsym.app.options import angle, number, param, positive_int
+    from mechsym.app.options import output_group, plot_group
 
     sub = parser.add_subparsers(dest="ugv_command", required=True)
 
@@ -82,7 +82,7 @@ def run(args) -> int:
     from mechsym.core.errors import InputError
     from mechsym.core.results import Table
 
-    from mechsym.cli_args import write_outputs
+    from mechsym.app.options import write_outputs
     from mechsym.core.output import ANIMATION, CSV, FIGURE, check_outputs
 
     cmd = args.ugv_command

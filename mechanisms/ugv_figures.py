@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 
+from mechanisms import tracks
 from mechanisms.ugv_optimize import Schedule, optimize
 from mechanisms.ugv_study import DEG, LIMITS, Vehicle, sweep, torque_along
 from mechsym.core.output import save_animation, save_figure
-from mechsym.track import load_track
+
 
 def _pyplot():
     import matplotlib
@@ -61,7 +62,7 @@ def figure_sweep(path, track="bump", vehicle=None, n_grid=6, x=None):
     peak |torque| of every pair."""
     plt = _pyplot()
     vehicle = vehicle or Vehicle()
-    track = load_track(track)
+    track = tracks.load(track)
     x = np.linspace(0.0, 8.0, 401) if x is None else x
     grid = np.linspace(*LIMITS, n_grid)
     pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))
@@ -131,7 +132,7 @@ def figure_schedule(path, schedule: Schedule, vehicle=None, snapshots=7):
 
 
 def _schedule_track(schedule):
-    return getattr(schedule, "track", None) or load_track("bump")
+    return getattr(schedule, "track", None) or tracks.load("bump")
 
 
 def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, fps=20):
@@ -141,7 +142,7 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
     from matplotlib.patches import Circle
 
     vehicle = vehicle or Vehicle()
-    track = load_track(track)
+    track = tracks.load(track)
     x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
     pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
     pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
@@ -183,15 +184,14 @@ def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=
 
 def figure_tracks(path, vehicle=None, phi_r=90 * DEG, phi_f=90 * DEG):
     """The shipped tracks and the drive torque along each at one angle pair."""
-    from mechanisms.tracks import SHIPPED
 
     plt = _pyplot()
     vehicle = vehicle or Vehicle()
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     x = np.linspace(0.0, 8.0, 801)
-    for name in SHIPPED:
+    for name in tracks.SHIPPED:
         t = torque_along(name, phi_r, phi_f, samples=801, vehicle=vehicle)
-        axes[0].plot(x, load_track(name)(x), label=name)
+        axes[0].plot(x, tracks.load(name)(x), label=name)
         axes[1].plot(x, t["torque"], label=name)
     axes[0].set_ylabel("track y [m]")
     axes[0].legend(fontsize=8)

@@ -1,8 +1,8 @@
 """The UGV's leg angles along a track that minimise a criterion (chapter section 8, Figure 25).
 
 `optimize`: leg angles phi_r(x), phi_f(x) at the stages x_k subject to the angle limits, the rate limit,
-clearance, no slip and no rollover: dynamic programming over an angle grid (mechsym.optimize.staged_dp,
-sum or minimax), then the SLSQP refinement of mechsym.optimize (refine_stages) with the exact per-stage
+clearance, no slip and no rollover: dynamic programming over an angle grid (mechsym.studies.optimize.staged_dp,
+sum or minimax), then the SLSQP refinement of mechsym.studies.optimize (refine_stages) with the exact per-stage
 derivatives of mechanisms/ugv_study.Vehicle.stage; never worse than the best constant pair of the grid.
 """
 from __future__ import annotations
@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechanisms import tracks
 from mechanisms.ugv_study import (DEG, LIMITS, MARGIN, MU, Vehicle, check_friction, check_limits, check_margin,
                                   events, front_positions)
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
-from mechsym.optimize import refine_stages, staged_dp
-from mechsym.track import load_track
+from mechsym.studies import refine_stages, staged_dp
+
 
 RATE = 60 * DEG  # rad per metre of travel
 CRITERIA = ("torque-variation", "peak-torque", "energy", "grip")
@@ -103,7 +104,7 @@ def optimize(track="bump", criterion="torque-variation", mu=MU, x_from=0.0, x_to
     lo, hi = check_limits(limits)
     if not (np.isfinite(rate) and rate > 0):
         raise InputError(f"rate limit = {rate} must be positive")
-    track = load_track(track)
+    track = tracks.load(track)
     x = front_positions(x_from, x_to, samples)
     prob = _Problem(vehicle, track, x, mu, margin, (lo, hi), rate)
     step = rate * prob.dx if angle_step is None else float(angle_step)
@@ -236,7 +237,7 @@ def _holds(prob, phi_r, phi_f, f):
 
 
 def _refine(prob, criterion, phi_r0, phi_f0, start_value, maxiter):
-    """SLSQP refinement of a DP path (mechsym.optimize.refine_stages, knots every 8 stages): every per-stage
+    """SLSQP refinement of a DP path (mechsym.studies.optimize.refine_stages, knots every 8 stages): every per-stage
     quantity depends only on that stage's angles, with exact derivatives by them (Vehicle.stage). The
     result is kept only if it is better than the DP value and every constraint holds at every stage."""
     v, w = prob.v, prob.v.weight

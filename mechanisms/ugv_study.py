@@ -27,7 +27,8 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.rolling import ContactStatics
 from mechsym.stance import Stance, StancePose, finite_array
-from mechsym.track import load_track
+
+from mechanisms import tracks
 
 DEG = math.pi / 180
 LIMITS = (45 * DEG, 135 * DEG)
@@ -140,7 +141,7 @@ class Vehicle:
         """The position problem. x_front (M,); phi_r, phi_f (P,) angle pairs: shapes (M, P). paired=True:
         phi_r, phi_f (M,), one pair per front contact: shapes (M,). `guess`: nearby rear contacts (a
         continuation), see mechsym.rolling.rear_contact."""
-        return self.stance.place(self.p, track, x_front, (phi_r, phi_f), paired, guess, pose_type=Pose)
+        return self.stance.place(self.p, tracks.load(track), x_front, (phi_r, phi_f), paired, guess, pose_type=Pose)
 
     def forces(self, pose: Pose, names=("Fr", "Nr", "Ff", "Nf", "torque")) -> dict:
         """Ground forces and torques at the poses: Fr, Nr, Ff, Nf, M_r (= M_f = M) and torque (= -M); any
@@ -280,7 +281,7 @@ def torque_along(track="bump", phi_r=90 * DEG, phi_f=90 * DEG, x_from=0.0, x_to=
     vehicle = vehicle or Vehicle(params)
     mu, margin = check_friction(mu), check_margin(margin)
     check_pair(vehicle, float(phi_r), float(phi_f), limits)
-    track = load_track(track)
+    track = tracks.load(track)
     x = front_positions(x_from, x_to, samples)
     pose = vehicle.place(track, x, phi_r, phi_f)
     f = {k: v[:, 0] for k, v in vehicle.forces(pose, ("Fr", "Nr", "Ff", "Nf", "torque")).items()}
@@ -301,7 +302,7 @@ def sweep(track="bump", phi_r=None, phi_f=None, x=None, params=None, vehicle=Non
     Default: x = 0..8 m (801 samples) and a 10 x 10 grid over the leg-angle limits. Pairs whose wheels
     overlap or cross the body still get forces (it is geometry only); `clearance` tells them apart."""
     vehicle = vehicle or Vehicle(params)
-    track = load_track(track)
+    track = tracks.load(track)
     if phi_r is None or phi_f is None:
         grid = np.linspace(*LIMITS, 10)
         phi_r, phi_f = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))

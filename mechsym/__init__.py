@@ -24,7 +24,7 @@ _LAZY = {
     "FloatingBody": "mechsym.rigid3d",
     "Tree": "mechsym.spatial.declare",
     "read_urdf": "mechsym.spatial.urdf",
-    "load_mechanism": "mechsym.loader",
+    "load_mechanism": "mechsym.app.registry",
     "Table": "mechsym.core.results",
     "RunResult": "mechsym.core.results",
 }

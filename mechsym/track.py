@@ -6,7 +6,8 @@ A `Track` evaluates f, f' and f'' on arrays. It comes from
 * sampled points in a CSV file with columns x, y (`Track.from_csv`; a cubic smoothing spline, C2, so that
   the curvature is continuous; the track exists only over the sampled x range),
 * a Python callable that returns (f, f', f'') for an array of x (`Track.from_callable`),
-* a shipped profile by name (`shipped(name)`; the profiles live in mechanisms/tracks.py).
+* a profile by name from a table of them (`load_track(name, shipped)`: mechanisms/tracks.py holds the
+  UGV's).
 
 Geometry of a wheel of radius r touching the track at x (section 8 of the chapter, Eq. 38):
 
@@ -309,24 +310,13 @@ class Track:
         return s[i] + half * (np.sqrt(1 + d1 * d1) @ weights)
 
 
-def shipped(name: str) -> Track:
-    """A shipped track by name (mechanisms/tracks.py: bump, step, washboard, ramp)."""
-    from mechsym.loader import shipped_tracks
-
-    tracks = shipped_tracks()
-    if name not in tracks:
-        raise InputError(f"unknown track '{name}' (shipped: {', '.join(tracks)}; or a CSV file with columns x, y)")
-    return tracks[name]()
-
-
-def load_track(spec) -> Track:
-    """A Track from a Track, a shipped name, a CSV path (*.csv), or an expression in x (e.g. '0.05*sin(x)')."""
+def load_track(spec, shipped=None) -> Track:
+    """A Track from a Track, a name of `shipped` (name -> factory returning a Track: a model's own
+    profiles, e.g. mechanisms/tracks.py), a CSV path (*.csv), or an expression in x (e.g. '0.05*sin(x)')."""
     if isinstance(spec, Track):
         return spec
     spec = str(spec).strip()
-    from mechsym.loader import shipped_tracks
-
-    names = shipped_tracks()
+    names = dict(shipped or {})
     if spec in names:
         return names[spec]()
     if spec.lower().endswith(".csv"):

@@ -89,7 +89,7 @@ def interrupt_cli(args, delay, cwd, sig=signal.SIGINT, ready=None):
     (SIGINT as from a terminal) after `delay` s, or as soon as `ready(pid)` holds (polled; at most `delay`
     s); (exit code, seconds from the signal to the exit). Any process of its group still there 10 s
     after the exit fails the call (a worker left behind)."""
-    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "mechsym", *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(cwd)), start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.perf_counter() + delay

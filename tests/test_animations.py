@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.results import read_csv
 
 ROUND_OFF = 1e-12
@@ -150,10 +150,10 @@ def check_ugv(frames, x, phi_r, phi_f):
     """Frame j shows the front contact at x_j of the option's grid: each wheel a circle of radius r tangent
     to the track (the front one at x_j, the rear one where the tangency equation has its root), the legs
     from the body's joints to the wheel centres, the body and legs rigid, each leg at its angle to the body."""
-    from mechsym.track import load_track
+    from mechanisms import tracks
     from mechanisms.ugv_study import Vehicle
 
-    track, r = load_track("bump"), Vehicle().r
+    track, r = tracks.load("bump"), Vehicle().r
     assert len(frames) == len(x)
 
     def foot(w, xs):        # (w - point of the track at xs) and its product with the track's tangent there

@@ -44,7 +44,7 @@ def test_reordered_points_get_their_own_library(tmp_path, monkeypatch):
 
 def _cli(args, cache, **popen):
     env = dict(os.environ, MECHSYM_CACHE=str(cache), PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args], env=env, cwd=str(ROOT),
+    return subprocess.Popen([sys.executable, "-m", "mechsym", *args], env=env, cwd=str(ROOT),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 

@@ -8,7 +8,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.results import read_csv
 
 
@@ -134,7 +134,7 @@ def test_model_file_errors(tmp_path, capsys, source, args, message):
 
 
 def test_console_script_no_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mechsym.cli", "inverse", "fourbar", "--omega", "1", "--param",
+    proc = subprocess.run([sys.executable, "-m", "mechsym", "inverse", "fourbar", "--omega", "1", "--param",
                            "l_crank=0.2"], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
@@ -142,7 +142,7 @@ def test_console_script_no_traceback(tmp_path):
 def test_a_closed_pipe_is_not_an_error():
     """`mechsym inverse ... | head -1`: the reader leaves long before the end; no error line, exit code 0."""
     command = "inverse fourbar --omega 2 --samples 200000 --backend numpy"
-    proc = subprocess.run(f"{sys.executable} -m mechsym.cli {command} | head -1", shell=True,
+    proc = subprocess.run(f"{sys.executable} -m mechsym {command} | head -1", shell=True,
                           capture_output=True, text=True, executable="/bin/bash",
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ".", "SHELLOPTS": "pipefail"})
     assert proc.stdout.startswith("theta,omega,") and proc.stderr == "", proc.stderr

@@ -1,13 +1,13 @@
 """The CLI contract of CONTRACTS.md, table-driven: every command with each class of bad input or fault of
 the user's world exits 2 with one line `error: ...`, no traceback, and leaves no file behind.
 
-Run in-process (mechsym.cli.main) in an empty folder; the faults are found before the long work, so each
+Run in-process (mechsym.app.cli.main) in an empty folder; the faults are found before the long work, so each
 case takes well under a second once the shipped models are derived."""
 import os
 
 import pytest
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core import output
 
 DISC = ["disc", "--radius", "0.5", "--mass", "1", "--stiffness", "1e5", "--damping", "10", "--mu", "0.5",
@@ -289,7 +289,7 @@ def _cli(args, **kwargs):
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return subprocess.run([sys.executable, "-m", "mechsym.cli", *args], cwd=root, env=dict(os.environ, PYTHONPATH=root),
+    return subprocess.run([sys.executable, "-m", "mechsym", *args], cwd=root, env=dict(os.environ, PYTHONPATH=root),
                           **kwargs)
 
 

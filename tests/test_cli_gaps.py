@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.results import read_csv
 
 

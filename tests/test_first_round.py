@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import agree
-from mechsym.cli import main
+from mechsym.app.cli import main
 
 REFERENCE = Path(__file__).parent / "reference" / "first_round"
 COMMANDS = {

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import agree
 from mechanisms import hyq
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.codegen import c_backend
 
 pin = pytest.importorskip("pinocchio")

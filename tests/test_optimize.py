@@ -1,10 +1,10 @@
-"""mechsym.optimize: staged_dp against exhaustive enumeration of every admissible path; refine_stages on problems with known optima."""
+"""mechsym.studies.optimize: staged_dp against exhaustive enumeration of every admissible path; refine_stages on problems with known optima."""
 import itertools
 
 import numpy as np
 import pytest
 
-from mechsym.optimize import refine_stages, staged_dp
+from mechsym.studies.optimize import refine_stages, staged_dp
 
 
 def _problem(seed, S=5, K=5, reach=1):

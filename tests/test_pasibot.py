@@ -479,7 +479,7 @@ def test_bad_input(make, message):
 
 # -- command line ---------------------------------------------------------------------------------------
 def run_cli(capsys, *args):
-    from mechsym.cli import main
+    from mechsym.app.cli import main
 
     code = main(list(args))
     out, err = capsys.readouterr()

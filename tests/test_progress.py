@@ -1,9 +1,11 @@
 """Progress bars: silent without a terminal, shown when asked, and never a change to results or files."""
 import numpy as np
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.progress import bar, bisection_steps
-from mechsym.sweep import TableStudy, sweep
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import TableStudy, sweep
 
 
 def test_silent_without_a_terminal(capsys, monkeypatch):
@@ -15,10 +17,10 @@ def test_silent_without_a_terminal(capsys, monkeypatch):
 
 
 def test_shown_when_asked_and_results_unchanged(capsys, tmp_path, monkeypatch):
-    study = TableStudy("inverse", {"omega": [2.0], "samples": 36}, ("max:torque",))
-    quiet = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=False)
+    study = TableStudy(InverseOptions(omega=[2.0], samples=36), ("max:torque",))
+    quiet = sweep(find("fourbar"), {"density": [1.0, 2.0]}, study, progress=False)
     assert capsys.readouterr().err == ""
-    shown = sweep("fourbar", {"density": [1.0, 2.0]}, study, progress=True)
+    shown = sweep(find("fourbar"), {"density": [1.0, 2.0]}, study, progress=True)
     assert "sweep" in capsys.readouterr().err
     assert np.array_equal(quiet["max_torque"], shown["max_torque"])
     args = ["sweep", "inverse", "fourbar", "--omega", "2", "--samples", "36", "--param", "density=1,2", "--reduce",

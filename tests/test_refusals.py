@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from mechanisms import fourbar
-from mechsym import cli
+from mechsym.app import cli
 from mechsym.codegen import c_backend
 from mechsym.core.errors import InputError
 from mechsym.system import derive

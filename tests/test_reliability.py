@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import group, interrupt_cli
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError
 from mechsym.core.output import atomic, transaction
 from mechsym.core.results import Table
@@ -36,7 +36,7 @@ def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
     130, and the file that was there before is untouched (the C loop polls the interrupt flag)."""
     out = tmp_path / "lf.csv"
     out.write_text("previous\n")
-    warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
+    warm = subprocess.run([sys.executable, "-m", "mechsym", "forward", "fourbar", "--torque", "0.1", "--t-end",
                            "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
     assert warm.returncode == 0, warm.stderr  # the library is compiled and cached: the long run is in C
     code, after = interrupt_cli(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT)
@@ -93,7 +93,7 @@ def test_sigterm_stops_the_c_integrator_as_ctrl_c_does(tmp_path):
     the signal, as the CLI does) and the command exits 143 at once, the earlier file kept."""
     out = tmp_path / "lf.csv"
     out.write_text("previous\n")
-    warm = subprocess.run([sys.executable, "-m", "mechsym.cli", "forward", "fourbar", "--torque", "0.1", "--t-end",
+    warm = subprocess.run([sys.executable, "-m", "mechsym", "forward", "fourbar", "--torque", "0.1", "--t-end",
                            "0.01", "--out", str(tmp_path / "warm.csv")], cwd=ROOT, capture_output=True)
     assert warm.returncode == 0, warm.stderr
     code, after = interrupt_cli(["forward", "fourbar", "--torque", "0.1", "--t-end", "2000", "--out", str(out)], 4.0, ROOT,

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def cli(*args, timeout=300):
     """`mechsym ARGS` in a fresh interpreter (this checkout's mechsym)."""
-    return subprocess.run([sys.executable, "-m", "mechsym.cli", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mechsym", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 

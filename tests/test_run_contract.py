@@ -1,5 +1,5 @@
 """The run contract: one options/grid helper (mechsym.core.timegrid), one RunResult from every runner, and the
-shared argument groups and writer of every command (mechsym.cli_args), checked by introspection so that
+shared argument groups and writer of every command (mechsym.app.options), checked by introspection so that
 a new command cannot drift."""
 import argparse
 import math
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from mechsym import cli_args
-from mechsym.cli import build_parser, main
+from mechsym.app import options
+from mechsym.app.cli import build_parser, main
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.timegrid import CLI_NAMES, run_options, uniform_grid
@@ -127,20 +127,20 @@ COMMANDS = dict((" ".join(words), p) for words, p in _commands(build_parser()))
 
 
 def _drift(commands):
-    """'command: --flag' of every shared option not made by mechsym.cli_args (or made by another group)."""
+    """'command: --flag' of every shared option not made by mechsym.app.options (or made by another group)."""
     drift = []
     for name, parser in commands.items():
         for action in parser._actions:
             for flag in action.option_strings:
                 group = SHARED_OPTIONS.get(flag)
-                if group is not None and getattr(action, cli_args.SHARED, None) != group:
+                if group is not None and getattr(action, options.SHARED, None) != group:
                     drift.append(f"{name}: {flag}")
     return drift
 
 
 def test_every_time_tolerance_output_option_comes_from_the_shared_groups():
     drift = _drift(COMMANDS)
-    assert not drift, "options defined outside mechsym.cli_args:\n" + "\n".join(drift)
+    assert not drift, "options defined outside mechsym.app.options:\n" + "\n".join(drift)
     with_rtol = {n for n, p in COMMANDS.items() if any("--rtol" in a.option_strings for a in p._actions)}
     assert {"forward", "sweep forward", "disc", "cart", "chain3", "polydisc", "hyq fall", "hyq drop",
             "hyq tilted", "pasibot slip"} <= with_rtol
@@ -166,11 +166,11 @@ def test_a_hand_written_option_is_seen_as_drift():
     root = argparse.ArgumentParser()
     sub = root.add_subparsers()
     good, bad = sub.add_parser("good"), sub.add_parser("bad")
-    cli_args.time_group(good, 1.0)
-    cli_args.tolerance_group(good)
-    cli_args.output_group(good)
+    options.time_group(good, 1.0)
+    options.tolerance_group(good)
+    options.output_group(good)
     bad.add_argument("--rtol", type=float)
-    cli_args.time_group(bad, 1.0)
+    options.time_group(bad, 1.0)
     commands = dict((" ".join(w), p) for w, p in _commands(root))
     assert _drift(commands) == ["bad: --rtol"]
 
@@ -189,11 +189,11 @@ def test_writer_writes_prints_and_draws(tmp_path, capsys):
 
     table = Table({"t": np.array([0.0, 0.5]), "x": np.array([1.0, -2.0])})
     drawn = []
-    cli_args.write_outputs(table, tmp_path / "o.csv", "; note", [(tmp_path / "p.png", drawn.append), (None, print)])
+    options.write_outputs(table, tmp_path / "o.csv", "; note", [(tmp_path / "p.png", drawn.append), (None, print)])
     out = capsys.readouterr().out.splitlines()
     assert out == [f"wrote {tmp_path / 'o.csv'} (2 rows, 2 columns); note", f"wrote {tmp_path / 'p.png'}"]
     assert drawn == [tmp_path / "p.png"] and read_csv(tmp_path / "o.csv")["x"].tolist() == [1.0, -2.0]
-    cli_args.write_outputs(table, None, stdout=True)
+    options.write_outputs(table, None, stdout=True)
     assert capsys.readouterr().out.splitlines() == ["t,x", "0,1", "0.5,-2"]
-    cli_args.write_outputs(table, None, drawings=[(tmp_path / "q.png", drawn.append)], stdout=True)
+    options.write_outputs(table, None, drawings=[(tmp_path / "q.png", drawn.append)], stdout=True)
     assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'q.png'}"]  # a picture: no table on stdout

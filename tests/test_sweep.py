@@ -7,12 +7,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
-from mechsym.sweep import Reduction, TableStudy, axis, grid, sweep
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import Reduction, TableStudy, axis, grid, sweep
 
-STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
+FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
+
+STUDY = TableStudy(InverseOptions(omega=[3.0], samples=90), ("absmax:torque", "rms:torque", "final:B.fx"))
 SETS = {"density": [1.0, 2.0, 3.0], "l_crank": [0.05, 0.06, 1.5]}  # l_crank = 1.5 cannot assemble
 
 
@@ -44,7 +48,7 @@ class DiesOnce:
 
 @pytest.fixture(scope="module")
 def serial():
-    return sweep("fourbar", SETS, STUDY)
+    return sweep(FOURBAR, SETS, STUDY)
 
 
 def figures(table):
@@ -83,7 +87,7 @@ def test_csv_round_trip_with_empty_figures(serial, tmp_path):
 
 def test_process_pool_with_a_worker_killed_equals_serial(serial, tmp_path):
     study = DiesOnce(str(tmp_path / "died"), STUDY)
-    table = sweep("fourbar", SETS, study, workers=2, chunk=2)
+    table = sweep(FOURBAR, SETS, study, workers=2, chunk=2)
     assert (tmp_path / "died").exists()  # a worker did die
     assert np.array_equal(figures(table), figures(serial), equal_nan=True)
     assert list(table["status"]) == list(serial["status"])
@@ -93,14 +97,14 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        from mechsym.sweep import _width
+        from mechsym.studies.sweep import _width
 
         assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
-        table = sweep("fourbar", SETS, STUDY, executor=client.get_executor(), chunk=2)
+        table = sweep(FOURBAR, SETS, STUDY, executor=client.get_executor(), chunk=2)
         a, b = figures(table)[serial["status"] == "ok"], figures(serial)[serial["status"] == "ok"]
         assert np.max(np.abs(a - b)) <= 1e-14 * np.max(np.abs(b))
         assert list(table["status"]) == list(serial["status"]) and list(table["message"]) == list(serial["message"])
-        killed = sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
+        killed = sweep(FOURBAR, SETS, DiesOnce(str(tmp_path / "died"), STUDY), executor=client.get_executor(), chunk=2)
         assert (tmp_path / "died").exists()
         assert np.array_equal(figures(killed), figures(serial), equal_nan=True)
         out = tmp_path / "cli.csv"  # the command line on the same cluster
@@ -109,17 +113,17 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
                      "--reduce", "final:B.fx", "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
         assert np.array_equal(figures(read_csv(out)), figures(serial), equal_nan=True)
         one_core = tmp_path / "one_core.csv"  # streamed: the same bytes on one core and on the cluster
-        sweep("fourbar", SETS, STUDY, out=one_core)
+        sweep(FOURBAR, SETS, STUDY, out=one_core)
         assert out.read_bytes() == one_core.read_bytes()
         streamed = tmp_path / "killed.csv"
-        sweep("fourbar", SETS, DiesOnce(str(tmp_path / "died again"), STUDY), executor=client.get_executor(), chunk=2,
+        sweep(FOURBAR, SETS, DiesOnce(str(tmp_path / "died again"), STUDY), executor=client.get_executor(), chunk=2,
               out=streamed)
         assert (tmp_path / "died again").exists() and streamed.read_bytes() == one_core.read_bytes()
 
 
 def test_process_pool_executor_given_by_the_caller(serial):
     with ProcessPoolExecutor(2) as pool:
-        table = sweep("fourbar", grid(SETS), STUDY, executor=pool)
+        table = sweep(FOURBAR, grid(SETS), STUDY, executor=pool)
     assert np.array_equal(figures(table), figures(serial), equal_nan=True)
 
 
@@ -131,10 +135,10 @@ def test_inputs():
     with pytest.raises(InputError, match="unknown reduction"):
         Reduction.parse("median:torque")
     with pytest.raises(InputError, match="unknown parameter 'bogus'"):
-        sweep("fourbar", {"bogus": [1.0]}, STUDY)
+        sweep(FOURBAR, {"bogus": [1.0]}, STUDY)
     with pytest.raises(InputError, match="max_sets"):
-        sweep("fourbar", {"density": np.ones(11)}, STUDY, max_sets=10)
-    table = sweep("fourbar", {"density": [1.0]}, TableStudy("inverse", {"omega": [1.0]}, ["max:nosuch"]))
+        sweep(FOURBAR, {"density": np.ones(11)}, STUDY, max_sets=10)
+    table = sweep(FOURBAR, {"density": [1.0]}, TableStudy(InverseOptions(omega=[1.0]), ["max:nosuch"]))
     assert table["status"][0] == "error" and "no column 'nosuch'" in table["message"][0]
 
 
@@ -215,9 +219,9 @@ class Broken:
 
 def test_a_failing_study_ends_the_sweep_on_one_core_and_on_a_pool():
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, Broken())
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, Broken())
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, Broken(), workers=2)
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, Broken(), workers=2)
 
 
 @dataclass(frozen=True)
@@ -238,7 +242,7 @@ class AlwaysDies:
 
 
 def test_a_task_that_always_kills_its_worker_is_reported_after_its_retries(serial):
-    table = sweep("fourbar", SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
+    table = sweep(FOURBAR, SETS, AlwaysDies(STUDY), workers=2, chunk=3, retries=1)
     dead = table["density"] == 2.0
     assert list(table["status"][dead]) == ["error"] * 3 and all("task lost 2 times" in m for m in table["message"][dead])
     assert np.array_equal(figures(table)[~dead], figures(serial)[~dead], equal_nan=True)
@@ -256,9 +260,9 @@ class SetBySet:
 
 @pytest.mark.parametrize("options", [{"omega": [3.0, 5.0], "alpha": 2.0, "samples": 90}, {"quasi_static": True}])
 def test_batched_inverse_equals_set_by_set(options):
-    study = TableStudy("inverse", options, ("absmax:torque", "mean:A.fy", "final:M.fx"))
+    study = TableStudy(InverseOptions(**options), ("absmax:torque", "mean:A.fy", "final:M.fx"))
     sets = grid(density=[1.0, 2.5, -1.0], l_crank=[0.05, 0.06, 1.5], g=[9.81, 1.62])  # geometry, mass, gravity
-    batched, one_by_one = sweep("fourbar", sets, study), sweep("fourbar", sets, SetBySet(study))
+    batched, one_by_one = sweep(FOURBAR, sets, study), sweep(FOURBAR, sets, SetBySet(study))
     assert list(batched["message"]) == list(one_by_one["message"])
     ok = batched["status"] == "ok"
     assert ok.sum() == 8 and "must be positive" in batched["message"][-1]
@@ -283,7 +287,7 @@ def test_an_error_ends_the_owned_workers_at_once():
 
     start = time.perf_counter()
     with pytest.raises(KeyError):
-        sweep("fourbar", {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
+        sweep(FOURBAR, {"density": [1.0, 2.0]}, SlowAndBroken(), workers=2, chunk=1)
     assert time.perf_counter() - start < 20  # the sleeping worker was not waited for
 
 
@@ -321,9 +325,9 @@ def build():
 def test_a_model_file_travels_by_its_path(tmp_path):
     path = tmp_path / "my_linkage.py"
     path.write_text(MODEL_FILE)
-    study = TableStudy("inverse", {"omega": [10.0], "samples": 72}, ["absmax:torque"])
+    study = TableStudy(InverseOptions(omega=[10.0], samples=72), ["absmax:torque"])
     sets = {"rho": [1.0, 2.0], "a": [0.03, 0.04]}
-    serial_run, pooled = sweep(str(path), sets, study), sweep(str(path), sets, study, workers=2, chunk=1)
+    serial_run, pooled = sweep(find(str(path)), sets, study), sweep(find(str(path)), sets, study, workers=2, chunk=1)
     assert list(pooled["status"]) == ["ok"] * 4
     assert np.array_equal(pooled["absmax_torque"], serial_run["absmax_torque"])
 
@@ -331,9 +335,9 @@ def test_a_model_file_travels_by_its_path(tmp_path):
 def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     """Link lengths x densities: every set through ONE ms_inverse_sets call (no per-set ms_inverse),
     equal to the set-by-set route (one compiled ms_inverse per set), the set that cannot assemble in its row."""
-    from mechsym.sweep import ModelRef
+    from mechsym.studies.sweep import ModelRef
 
-    lib = ModelRef("fourbar").system().library
+    lib = ModelRef(FOURBAR).system().library
     calls = {"ms_inverse_sets": 0, "ms_inverse": 0, "ms_inverse_columns": 0}
     for name in calls:
         def counted(*args, _fn=getattr(lib.dll, name), _name=name):
@@ -341,12 +345,12 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
             return _fn(*args)
 
         monkeypatch.setattr(lib.dll, name, counted)
-    study = TableStudy("inverse", {"omega": [2.0, 4.0], "alpha": 1.5, "samples": 120},
+    study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=120),
                        ("absmax:torque", "rms:B.fy", "final:A.fx"))
     sets = grid(l_crank=[0.04, 0.05, 0.06, 1.5], l_rocker=[0.12, 0.13], density=[1.0, 2.5])
-    batched = sweep("fourbar", sets, study)
+    batched = sweep(FOURBAR, sets, study)
     assert calls == {"ms_inverse_sets": 1, "ms_inverse": 0, "ms_inverse_columns": 0}
-    one_by_one = sweep("fourbar", sets, SetBySet(study))
+    one_by_one = sweep(FOURBAR, sets, SetBySet(study))
     # one per set that assembles (the single-set route's kernel writes the table's columns)
     assert calls == {"ms_inverse_sets": 1, "ms_inverse": 0, "ms_inverse_columns": 12}
     assert list(batched["message"]) == list(one_by_one["message"])
@@ -359,21 +363,22 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     assert len(np.unique(a[:, 0])) == 12  # every set its own figures
 
 
-@pytest.mark.parametrize("model, sets, reductions", [
+@pytest.mark.parametrize("name, sets, reductions", [
     ("fourbar", grid(l_crank=[0.04, 0.055, 0.06, 1.5], l_rocker=[0.12, 0.135], density=[1.0, 2.5]),
      ("absmax:torque", "rms:torque", "final:B.fx")),
     ("slider-crank", grid(l_crank=[0.03, 0.05, 0.2], l_rod=[0.1, 0.15], offset=[0.0, 0.02], density=[1.0, 2.0]),
      ("absmax:torque", "rms:torque", "mean:S.fy")),
     ("pasibot", grid(density=[1.2, 1.8], l8=[0.03, 0.034]), ("absmax:T8", "rms:T8")),
 ])
-def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkeypatch, model, sets, reductions):
+def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkeypatch, name, sets, reductions):
     """Each set of the one compiled call assembles from the reference assembly and continues to theta0 in
     C: its figures equal the set-by-set route's (every set started by the Python solver: its own tree
     guess, Gauss-Newton, the lattice continuation) to 1e-12, a set that cannot assemble carries the same
     message, and the Python solver assembled nothing for the sets that succeed."""
     from mechsym.kinematics import Solver
 
-    study = TableStudy("inverse", {"omega": [2.0, 4.0], "alpha": 1.5, "samples": 72}, reductions)
+    study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=72), reductions)
+    model = find(name)
     sweep(model, sets[:1], study)  # the model derived and its default reference solved
     assembled = []
     original = Solver.assemble
@@ -387,5 +392,18 @@ def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkey
     assert list(batched["status"]) == list(one_by_one["status"])
     a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
     assert ok.sum() >= len(sets) // 2 and np.all(np.abs(a - b) <= 1e-12 * np.max(np.abs(b), axis=0))
-    if model != "pasibot":
+    if name != "pasibot":
         assert (~ok).sum() >= 2 and all("assemble" in m or "dead point" in m for m in batched["message"][~ok])
+
+
+def test_a_sweep_leaves_the_command_lines_warm_start_alone(tmp_path, monkeypatch, capsys):
+    """A sweep's inverse study writes no manifest of the `mechsym inverse` warm start (the command itself
+    does, in the same cache folder); a model's name alone is refused: the library finds no shipped model."""
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    table = sweep(FOURBAR, {"density": [1.0, 2.0]}, STUDY)
+    assert list(table["status"]) == ["ok", "ok"] and not list(tmp_path.glob("warm/inverse-*.json"))
+    assert main(["inverse", "fourbar", "--omega", "3", "--samples", "8"]) == 0
+    capsys.readouterr()
+    assert len(list(tmp_path.glob("warm/inverse-fourbar-*.json"))) == 1
+    with pytest.raises(InputError, match="give its build function"):
+        sweep("fourbar", {"density": [1.0]}, STUDY)

@@ -10,11 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mechsym.cli import main
-from mechsym.sweep import Grid, TableStudy, grid, sweep
+from mechsym.app.cli import main
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import Grid, TableStudy, grid, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
-STUDY = TableStudy("inverse", {"omega": [3.0], "samples": 90}, ("absmax:torque", "rms:torque", "final:B.fx"))
+FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
+STUDY = TableStudy(InverseOptions(omega=[3.0], samples=90), ("absmax:torque", "rms:torque", "final:B.fx"))
 AXES = {"l_crank": [0.04, 0.05, 0.06, 1.5], "density": [1.0, 2.0, 3.0]}  # l_crank = 1.5 cannot assemble
 
 
@@ -34,13 +37,13 @@ def test_the_grid_is_generated_from_its_axes():
 
 
 def test_streamed_file_equals_the_table_on_one_core_one_worker_and_two(tmp_path):
-    table = sweep("fourbar", AXES, STUDY)
+    table = sweep(FOURBAR, AXES, STUDY)
     table.to_csv(tmp_path / "table.csv")
     expected = (tmp_path / "table.csv").read_bytes()
     runs = {"serial": {}, "one worker": {"workers": 1, "chunk": 2}, "two workers": {"workers": 2, "chunk": 1}}
     for name, options in runs.items():
         path = tmp_path / f"{name}.csv"
-        found = sweep("fourbar", AXES, STUDY, out=path, **options)
+        found = sweep(FOURBAR, AXES, STUDY, out=path, **options)
         assert path.read_bytes() == expected, name
         assert not Path(f"{path}.part").exists()
         assert (found.sets, found.failed) == (12, 3) and "assemble" in found.first_failure
@@ -49,8 +52,8 @@ def test_streamed_file_equals_the_table_on_one_core_one_worker_and_two(tmp_path)
 def test_a_killed_worker_leaves_the_same_file(tmp_path):
     from test_sweep import DiesOnce
 
-    sweep("fourbar", AXES, STUDY, out=tmp_path / "serial.csv")
-    sweep("fourbar", AXES, DiesOnce(str(tmp_path / "marker"), STUDY), out=tmp_path / "pool.csv", workers=2, chunk=1)
+    sweep(FOURBAR, AXES, STUDY, out=tmp_path / "serial.csv")
+    sweep(FOURBAR, AXES, DiesOnce(str(tmp_path / "marker"), STUDY), out=tmp_path / "pool.csv", workers=2, chunk=1)
     assert (tmp_path / "marker").exists()  # a worker did die
     assert (tmp_path / "pool.csv").read_bytes() == (tmp_path / "serial.csv").read_bytes()
 
@@ -82,7 +85,7 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_file(tmp_path):
     path = tmp_path / "run.csv"
     part = Path(f"{path}.part")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "mechsym.cli", *args, "--out", str(path)], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "mechsym", *args, "--out", str(path)], cwd=tmp_path, env=env,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while (not part.exists() or _rows(part) < 300) and proc.poll() is None and time.monotonic() < deadline:
@@ -94,7 +97,7 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_file(tmp_path):
     before = part.read_text()
     kept = before.splitlines()[2:]
     # the resumed run appends the rest without recomputing what the .part holds
-    done = subprocess.run([sys.executable, "-m", "mechsym.cli", *args, "--out", str(path), "--resume"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "mechsym", *args, "--out", str(path), "--resume"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert not part.exists()
@@ -109,9 +112,9 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_file(tmp_path):
 def test_parquet_reads_back_with_pandas_and_pyarrow_with_units(tmp_path):
     pd = pytest.importorskip("pandas")
     pq = pytest.importorskip("pyarrow.parquet")
-    table = sweep("fourbar", AXES, STUDY)
+    table = sweep(FOURBAR, AXES, STUDY)
     path = tmp_path / "s.parquet"
-    sweep("fourbar", AXES, STUDY, out=path, workers=2, chunk=2)
+    sweep(FOURBAR, AXES, STUDY, out=path, workers=2, chunk=2)
     frame = pd.read_parquet(path)
     assert list(frame.columns) == table.names
     for name in table.names:
@@ -128,17 +131,19 @@ def test_resume_recomputes_only_missing_and_lost_sets(tmp_path, monkeypatch):
     """A .part holding some tasks' rows (one of them given up as lost, one row written twice, a last row cut
     short) is completed by resume=True: only the missing sets and the lost task's are computed again, and
     the file equals an uninterrupted run's."""
-    from mechsym import sweep as sw
-    from mechsym.sweep_stream import RowFile, csv_rows
+    import importlib
+
+    sw = importlib.import_module("mechsym.studies.sweep")  # the module (mechsym.studies.sweep is its function)
+    from mechsym.studies.sweep_stream import RowFile, csv_rows
 
     sets = grid(AXES)
     whole = tmp_path / "whole.csv"
-    sweep("fourbar", AXES, STUDY, out=whole)
+    sweep(FOURBAR, AXES, STUDY, out=whole)
     names, figures = list(AXES), STUDY.names
     path = tmp_path / "resumed.csv"
     header = [*names, *figures, "status", "message"]
-    rows = RowFile(path, sw._digest("fourbar", "c", STUDY, sets), header, len(sets))
-    done = sw.evaluate(sw.ModelRef("fourbar"), STUDY, list(sets))
+    rows = RowFile(path, sw._digest(FOURBAR, "c", STUDY, sets), header, len(sets))
+    done = sw.evaluate(sw.ModelRef(FOURBAR), STUDY, list(sets))
     rows.write(csv_rows(sets[6:9], 6, done[6:9], names, figures), 0, "")
     rows.write(csv_rows(sets[0:2], 0, [(None, "task lost 3 times: BrokenProcessPool: gone")] * 2, names, figures), 2, "")
     rows.write(csv_rows(sets[7:8], 7, done[7:8], names, figures), 0, "")  # written twice: the last one counts
@@ -148,6 +153,6 @@ def test_resume_recomputes_only_missing_and_lost_sets(tmp_path, monkeypatch):
     original = sw.evaluate_csv
     monkeypatch.setattr(sw, "evaluate_csv", lambda m, st, s, first, *a: computed.extend(range(first, first + len(s)))
                         or original(m, st, s, first, *a))
-    sweep("fourbar", AXES, STUDY, out=path, resume=True)
+    sweep(FOURBAR, AXES, STUDY, out=path, resume=True)
     assert sorted(computed) == [0, 1, 2, 3, 4, 5, 9, 10, 11]
     assert path.read_bytes() == whole.read_bytes()

@@ -1,4 +1,4 @@
-"""A sweep worker's warm start (mechsym.sweep_warm): a fresh worker process evaluates an inverse study from
+"""A sweep worker's warm start (mechsym.studies.sweep_warm): a fresh worker process evaluates an inverse study from
 the manifest the sweeping process recorded, without importing sympy, with the figures of the full route;
 a data file the model's build read is covered by the manifest, so editing it sends the worker back to
 the full route."""
@@ -12,24 +12,33 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mechsym.app.registry import find
 from mechsym.codegen import c_backend
-from mechsym.sweep import TableStudy, grid, sweep
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import TableStudy, grid, sweep
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 ROOT = Path(__file__).resolve().parent.parent
-STUDY = dict(command="inverse", options={"omega": [2.0, 3.0], "alpha": 0.5, "samples": 180},
+STUDY = dict(options={"omega": [2.0, 3.0], "alpha": 0.5, "samples": 180},
              reductions=["absmax:torque", "rms:B.fy", "final:A.fx"])
 
 WORKER = r"""
 import json, sys
-from mechsym.sweep import ModelRef, TableStudy, evaluate
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import ModelRef, TableStudy, evaluate
 spec = json.loads(sys.argv[1])
-ref = ModelRef(spec["model"])
+ref = ModelRef(find(spec["model"]))
 if spec["route"] == "full":  # derived first: evaluate() then takes the full route
     ref.system()
-rows = evaluate(ref, TableStudy(**spec["study"]), spec["sets"])
+study = TableStudy(InverseOptions(**spec["study"]["options"]), spec["study"]["reductions"])
+rows = evaluate(ref, study, spec["sets"])
 print(json.dumps({"sympy": "sympy" in sys.modules, "scipy": "scipy" in sys.modules, "rows": rows}))
 """
+
+
+def _study():
+    return TableStudy(InverseOptions(**STUDY["options"]), STUDY["reductions"])
 
 
 def _worker(model, sets, study=STUDY, route="warm"):
@@ -60,10 +69,10 @@ def cache(tmp_path, monkeypatch):
 def test_worker_evaluates_inertial_sets_without_sympy(cache):
     """Densities and gravities (the default geometry): a fresh worker imports neither sympy nor scipy and
     gives the sweeping process's figures and messages."""
-    study = TableStudy(**STUDY)
+    study = _study()
     sets = grid(density=[1.0, 2.5, -1.0], g=[9.81, 1.62])
     with ThreadPoolExecutor(1) as pool:  # the sweeping process records the manifest before tasks leave
-        table = sweep("fourbar", sets, study, executor=pool)
+        table = sweep(find("fourbar"), sets, study, executor=pool)
     out = _worker("fourbar", sets)
     assert not out["sympy"] and not out["scipy"]
     expected = _figures(table, study.names)
@@ -78,17 +87,17 @@ def test_other_geometries_are_warm_and_only_a_set_that_fails_derives(cache):
     its start from the reference assembly, all in C): no sympy, the sweeping process's figures to 1e-12. A
     set that cannot assemble sends the worker to the full route, which names it as the sweeping process
     did."""
-    study = TableStudy(**STUDY)
+    study = _study()
     sets = grid(l_crank=[0.045, 0.05, 0.055], l_rocker=[0.12, 0.13], density=[1.0, 2.0])
     with ThreadPoolExecutor(1) as pool:
-        table = sweep("fourbar", sets, study, executor=pool)
+        table = sweep(find("fourbar"), sets, study, executor=pool)
     out = _worker("fourbar", sets)
     assert not out["sympy"] and [r[1] for r in out["rows"]] == [""] * 12
     assert np.allclose(np.array(_rows(out["rows"], study.names), float),
                        np.array(_figures(table, study.names), float), rtol=1e-12, atol=0.0)
     failing = grid(l_crank=[0.05, 1.5], density=[1.0])
     with ThreadPoolExecutor(1) as pool:
-        table = sweep("fourbar", failing, study, executor=pool)
+        table = sweep(find("fourbar"), failing, study, executor=pool)
     out = _worker("fourbar", failing)
     assert out["sympy"] and [r[1] for r in out["rows"]] == list(table["message"])
     assert "cannot assemble" in table["message"][1] and table["message"][0] == ""
@@ -106,10 +115,10 @@ def test_a_data_file_the_model_reads_is_covered(cache):
     model = cache / "fourbar_data.py"
     model.write_text(_model_reading_a_data_file())
     (cache / "ground.json").write_text(json.dumps({"d_ground": 0.1}))
-    study = TableStudy(**STUDY)
+    study = _study()
     sets = grid(density=[1.0, 2.0])
     with ThreadPoolExecutor(1) as pool:
-        table = sweep(str(model), sets, study, executor=pool)
+        table = sweep(find(str(model)), sets, study, executor=pool)
     first = _worker(str(model), sets)
     assert not first["sympy"]
     assert np.allclose(np.array(_rows(first["rows"], study.names), float),
@@ -127,10 +136,11 @@ def test_a_data_file_the_model_reads_is_covered(cache):
 def test_manifests_are_per_cpu(monkeypatch):
     """A manifest names a library built with -march=native: another CPU finds no manifest of it. One built
     portably (MECHSYM_PORTABLE=1) serves every CPU, under its own name."""
-    from mechsym import sweep_warm, warm
+    from mechsym.app import warm
+    from mechsym.studies import sweep_warm
 
     def paths():
-        return sweep_warm.manifest_path("fourbar"), warm.manifest_path("fourbar")
+        return sweep_warm.manifest_path(find("fourbar")), warm.manifest_path("fourbar")
 
     monkeypatch.setenv("MECHSYM_PORTABLE", "0")
     native = paths()

@@ -7,8 +7,8 @@ import sympy as sp
 
 from mechsym.core.errors import InputError
 from mechsym.rolling import rear_contact
-from mechanisms.tracks import SHIPPED, bump, ramp, step, washboard
-from mechsym.track import X, Track, load_track, shipped
+from mechanisms.tracks import SHIPPED, bump, load, ramp, step, washboard
+from mechsym.track import X, Track, load_track
 
 
 def fd(fun, x, h=1e-5):
@@ -17,7 +17,7 @@ def fd(fun, x, h=1e-5):
 
 @pytest.mark.parametrize("name", list(SHIPPED))
 def test_shipped_derivatives_are_exact(name):
-    track = shipped(name)
+    track = load(name)
     x = np.linspace(-1, 9, 2001) + 1e-3 * np.sqrt(2)  # off the joins
     f, d1, d2 = track.eval(x)
     assert np.allclose(fd(track, x), d1, atol=1e-8)

@@ -440,7 +440,7 @@ def test_tree_parameters_share_the_planar_rule(capsys):
     """A tree's parameters are checked as a planar mechanism's: a negative length or mass is refused as a
     default (by check, which derive calls) and as an override (params=, set_params, --param), with the
     planar wording; a product of inertia or a centre of mass read from a URDF stays signed."""
-    from mechsym.cli import main
+    from mechsym.app.cli import main
     from mechsym.core.errors import ModelError
     from mechsym.spatial import Revolute, Tree
 

@@ -6,11 +6,12 @@ import pytest
 
 from mechanisms import ugv_optimize as uo
 from mechanisms import ugv_study as us
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.results import read_csv
 from mechsym.core.errors import InputError, ModelError
+from mechanisms import tracks
 from mechanisms.tracks import bump
-from mechsym.track import X, Track, load_track
+from mechsym.track import X, Track
 
 DEG = math.pi / 180
 G = 9.81
@@ -222,7 +223,7 @@ def test_contact_statics_errors():
 
 def _schedule_checks(vehicle, sched, mu, margin, limits, rate):
     x = sched.x
-    pose = vehicle.place(load_track("bump"), x, sched.phi_r, sched.phi_f, paired=True)
+    pose = vehicle.place(tracks.load("bump"), x, sched.phi_r, sched.phi_f, paired=True)
     f = vehicle.forces(pose)
     assert np.allclose(sched.table["torque"], f["torque"])
     lo, hi = limits
@@ -259,7 +260,7 @@ def test_optimize_beats_every_constant_pair(vehicle, criterion):
     n = sched.info["grid"]
     grid = np.linspace(*limits, n)
     pr, pf = (a.ravel() for a in np.meshgrid(grid, grid, indexing="ij"))
-    t = load_track("bump")
+    t = tracks.load("bump")
     pose = vehicle.place(t, sched.x, pr, pf)
     f = vehicle.forces(pose)
     th_r = t.slope(pose.x_rear) - t.arc_length_from(pose.x_rear, 0.0) / R_WHEEL - (pose.pitch - pose.phi_r)
@@ -343,7 +344,7 @@ def test_stage_derivatives_by_complex_step(vehicle, track):
     declaration differentiated implicitly and symbolically, the closed-form forces by their exact partials)
     against the complex step of an independent complex-arithmetic evaluation, step 1e-30 (no cancellation:
     exact to rounding)."""
-    t = load_track(track)
+    t = tracks.load(track)
     st = us.statics()
     needed = set().union(*(st.solution[n].free_symbols for n in us.FORCES)) & set(st.constraints.q)
     assert needed <= {st.constraints.q[i] for i in (2, 5, 8)}

@@ -1,4 +1,4 @@
-"""A warm `mechsym inverse` from the manifest (mechsym.warm): no sympy, scipy or matplotlib imported, and
+"""A warm `mechsym inverse` from the manifest (mechsym.app.warm): no sympy, scipy or matplotlib imported, and
 the same table as the full route that derived the mechanism."""
 import os
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("sympy", "scipy", "matplotlib")
-PROBE = ("import sys; from mechsym.cli import main; code = main(sys.argv[1:]); "
+PROBE = ("import sys; from mechsym.app.cli import main; code = main(sys.argv[1:]); "
          f"print('heavy:', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr); sys.exit(code)")
 
 
@@ -101,7 +101,7 @@ def test_a_changed_data_file_the_model_reads_is_not_served_from_an_old_manifest(
      "--out", "x.csv", "--param", "density=3", "--backend", "numpy", "--max-memory", "1G"],
 ])
 def test_the_warm_parser_reads_an_inverse_line_as_the_full_parser(argv):
-    from mechsym import warm
-    from mechsym.cli import build_parser
+    from mechsym.app import warm
+    from mechsym.app.cli import build_parser
 
     assert vars(warm.parse(argv)) == vars(build_parser().parse_args(argv))

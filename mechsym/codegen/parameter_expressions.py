@@ -1,7 +1,7 @@
 """Expressions of a mechanism's parameters as numpy source text, evaluated without sympy: the points'
 coordinates in their bodies' frames, from which each parameter set's size (and so its coordinates'
 scales) follows. The sweep's compiled route evaluates them for every set at once, and a sweep worker's warm
-start (mechsym.sweep_warm) evaluates the text held in its manifest, without loading sympy."""
+start (mechsym.studies.sweep_warm) evaluates the text held in its manifest, without loading sympy."""
 from __future__ import annotations
 
 import functools

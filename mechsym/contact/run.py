@@ -119,23 +119,10 @@ class ContactRun(RunResult):
         return sum(1 for e in self.timeline if kind is None or e.kind == kind)
 
 
-
 def contact_width(n_points) -> int:
     """Values kept per output time point of a contact run with n_points points: the states and the
     deflections, the points' positions and velocities and the law's audit (about 16 per point)."""
     return 60 + 16 * n_points
-
-
-def write_outputs(run: ContactRun, table: Table, args, plot, animate) -> None:
-    """What a contact command writes (mechsym.cli_args.write_outputs): `table` to --out, and where asked
-    the --timeline CSV, the --plot and the --animate files (drawn by the model's own `plot(run, path)`
-    and `animate(run, path)`)."""
-    from mechsym.cli_args import write_outputs as write
-
-    st = run.stats
-    write(table, args.out, f"; {st['events']} point state changes, {st['rhs_evaluations']} right-hand sides, "
-          f"{st['wall']:.2f} s", [(args.timeline, lambda p: run.timeline_table().to_csv(p)),
-                                  (args.plot, lambda p: plot(run, p)), (args.animate, lambda p: animate(run, p))])
 
 
 class _Guards:

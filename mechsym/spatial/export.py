@@ -1,4 +1,4 @@
-"""`mechsym params` and `mechsym export` of a tree model (mechanisms.TREES) or of a URDF file.
+"""`mechsym params` and `mechsym export` of a tree model (mechanisms.REGISTRY's trees) or of a URDF file.
 
 The export is standalone C99 (no Python, no mechsym): NAME.h declares the functions of the tree's spec
 (mechsym.spatial.system.TreeSystem.spec, group "all") with the prefix NAME_ (MS_PREFIX), the sizes, the
@@ -177,7 +177,7 @@ def export(system, directory, force=False, standing=None) -> list:
 
 
 def tree_command(args, source) -> int:
-    """`mechsym params|export NAME` for a tree model: a module of mechanisms.TREES, or a URDF file read with
+    """`mechsym params|export NAME` for a tree model: a module of mechanisms.REGISTRY's trees, or a URDF file read with
     the command's --floating, --mimic and --strict."""
     if str(source).endswith(".urdf"):
         from mechsym.spatial.urdf import read_urdf

@@ -110,7 +110,7 @@ def test_ctrl_c_ends_a_c_run_within_a_second(disc):
 
 def test_command_on_both_backends(tmp_path, capsys):
     """`mechsym polydisc` runs on C by default and on numpy with --backend numpy: the same columns and rows."""
-    from mechsym.cli import main
+    from mechsym.app.cli import main
     from mechsym.core.results import read_csv
 
     tables = {}

@@ -329,7 +329,7 @@ def test_plain_simulate_with_the_contact_load_agrees():
 @pytest.fixture
 def chain3_command():
     """`mechsym chain3`, as the command line runs it."""
-    from mechsym.cli import main
+    from mechsym.app.cli import main
 
     return main
 

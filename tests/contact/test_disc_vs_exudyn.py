@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mechanisms.disc import COLUMNS, Disc, simulate
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
 

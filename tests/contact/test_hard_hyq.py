@@ -79,7 +79,7 @@ def test_scenarios_land_at_the_free_fall_instant(scenario, tmp_path):
     """The lowest foot falls freely from its height h along the plane's normal (n_z g t^2 / 2): drop lands
     at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has CONTRACTS' columns and the impulses
     of the timeline."""
-    from mechsym.cli import main
+    from mechsym.app.cli import main
     from mechsym.core.results import read_csv
 
     out, events = tmp_path / "hyq.csv", tmp_path / "events.csv"

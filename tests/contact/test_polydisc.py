@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from mechsym.cli import main
+from mechsym.app.cli import main
 from mechsym.contact import Fpt, gcontact
 from mechsym.core.results import read_csv
 from mechsym.core.freejoint import rotation

@@ -9,11 +9,11 @@ tree=$(mktemp -d)
 cd "$tree"
 export MECHSYM_CACHE="$tree/.cache"
 for m in fourbar slider-crank pasibot; do
-  python -m mechsym.cli inverse "$m" --omega 1 --omega 4 --samples 73 --out "$tree/inverse_$m.csv"
-  python -m mechsym.cli kinematics "$m" --samples 73 --out "$tree/kinematics_$m.csv"
+  python -m mechsym inverse "$m" --omega 1 --omega 4 --samples 73 --out "$tree/inverse_$m.csv"
+  python -m mechsym kinematics "$m" --samples 73 --out "$tree/kinematics_$m.csv"
 done
 for m in fourbar slider-crank; do
-  python -m mechsym.cli forward "$m" --torque 0.05 --omega0 2 --t-end 1 --dt 0.02 --rtol 1e-11 --atol 1e-12 \
+  python -m mechsym forward "$m" --torque 0.05 --omega0 2 --t-end 1 --dt 0.02 --rtol 1e-11 --atol 1e-12 \
     --out "$tree/forward_$m.csv"
 done
 for f in "$tree"/*.csv; do gzip -n -9 -c "$f" > "$here/$(basename "$f").gz"; done

@@ -1,7 +1,7 @@
 """A sweep worker's warm start: the inverse study of a one-coordinate model on the C backend, without sympy.
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
-any task leaves (mechsym.sweep.sweep); it then records here a manifest of what a worker needs besides the
+any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest of what a worker needs besides the
 library: the library's cache entry, the parameters (names, defaults, sign constraints, units), the bodies,
 the unknowns' names and the model's `CompiledStart` (the reference assembly every set starts from, the
 points' coordinates as expressions of the parameters for each set's scales). The manifest's name is a key
@@ -11,25 +11,26 @@ observed while it ran, a data file or a module it imported), each with its SHA-2
 before using the manifest, so a change to any of them makes it unused.
 
 A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
-(mechsym.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
+(mechsym.studies.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
 the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
 and every set of a manifest that does not apply to the full route, which derives the model.
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import math
 import os
 import sys
 import threading
+import types
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from mechsym.codegen import c_backend
+from mechsym.studies.figures import inverse_figures, negative_mass
 
 VERSION = 4
 _WATCH = threading.local()
@@ -59,15 +60,14 @@ def watch():
 
 
 def model_file(source) -> Path | None:
-    """The file of a model: a shipped model's module, or a .py file; None for anything else."""
-    from mechanisms import MODELS
-
-    if not isinstance(source, str):
+    """The file that declares a model (what a sweep sends to its workers): a registry model's `file`, or
+    the module of a build function; None for anything else."""
+    if hasattr(source, "file"):
+        return source.file
+    if not isinstance(source, types.FunctionType):
         return None
-    if source in MODELS:
-        spec = importlib.util.find_spec(MODELS[source])
-        return Path(spec.origin) if spec and spec.origin else None
-    return Path(source) if source.endswith(".py") else None
+    path = getattr(sys.modules.get(source.__module__), "__file__", None)
+    return Path(path) if path else None
 
 
 def keyed_path(source, kind, version) -> Path | None:
@@ -153,18 +153,18 @@ def record(ref, study, system, read):
     cover."""
     from dataclasses import asdict
 
-    from mechsym.sweep import compiled_start
+    from mechsym.studies.sweep import compiled_start
 
     path = manifest_path(ref.source)
     lib = getattr(system, "library", None)
     if (path is None or ref.backend != "c" or lib is None or not lib.meta.get("square")
-            or getattr(study, "command", None) != "inverse" or getattr(study, "model", "")
+            or getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None
             or len(system.coordinate_names) != 1):
         return
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
-    analysis = inverse_analysis(system.mechanism, not study.args("c").quasi_static)
+    analysis = inverse_analysis(system.mechanism, not study.analysis.quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
         return
     start = compiled_start(system)
@@ -205,7 +205,6 @@ class WarmModel:
         """Parameter values with `overrides` applied and checked (Mechanism.resolve_parameters' rules)."""
         from mechsym.core.errors import InputError
         from mechsym.core.parameters import apply_overrides
-        from mechsym.sweep import negative_mass
 
         values, problems = apply_overrides(self.parameters, overrides)
         if problems:
@@ -219,7 +218,7 @@ class WarmModel:
 def parent_model(ref, study) -> WarmModel | None:
     """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse on the C
     backend, the manifest present and intact): the sweeping process then derives nothing either."""
-    if getattr(study, "command", None) != "inverse" or getattr(study, "model", "") or not ref.derived:
+    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None or not ref.derived:
         return None
     found = _manifest(ref)
     return None if found is None else WarmModel(*found)
@@ -235,33 +234,21 @@ def _manifest(ref):
     return None if compiled is None else (m, c_backend.CLibrary(compiled))
 
 
-def _inverse_args(study):
-    """study.args() of an inverse study from the inverse command's own options (the full parser loads every
-    model's commands, and with them sympy)."""
-    import argparse
-
-    from mechsym import cli
-
-    parser = argparse.ArgumentParser()
-    cli.inverse_options(parser)
-    return argparse.Namespace(**dict(vars(parser.parse_args(["--omega", "0"])), **study.options))
-
-
 def batch(ref, study, sets):
     """The outcomes of a TableStudy inverse at `sets` from the manifest (figures, or the InputError of a
     set that cannot be evaluated; None for a set left to the full route), or None where the manifest does
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.sweep import CompiledStart, compiled_inverse, inverse_figures, negative_mass
+    from mechsym.studies.sweep import CompiledStart, compiled_inverse
 
-    if getattr(study, "command", None) != "inverse" or getattr(study, "model", ""):
+    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
         return None
     found = _manifest(ref)
     if found is None:
         return None
     m, lib = found
-    args = _inverse_args(study)
+    args = study.analysis
     if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
         return None
     parameters = _parameters(m)

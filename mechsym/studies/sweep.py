@@ -1,17 +1,19 @@
 """Design studies: one analysis over a grid or a list of parameter sets, on one core or on any executor.
 
-    table = sweep("fourbar", grid(density=[1, 2, 3], l_crank=[0.04, 0.05]),
-                  TableStudy("inverse", {"omega": [3.0]}, ["absmax:torque"]),
+    from mechanisms import fourbar
+    table = sweep(fourbar.build, grid(density=[1, 2, 3], l_crank=[0.04, 0.05]),
+                  TableStudy(InverseOptions(omega=[3.0]), ["absmax:torque"]),
                   executor=ProcessPoolExecutor(2))
 
 A study is any picklable callable f(system, params) -> {name: number} (params: one parameter set, name ->
 value); it reports a parameter set it cannot evaluate by raising mechsym.core.errors.InputError (any other
 exception is a failure of the study and ends the sweep, on one core as on many). What travels to a
-worker is the model's reference (its shipped name, a model file's path, or a module-level build
-function), the study and a chunk of parameter sets (a range of a lazily generated `Grid`), never the
-sympy model: each worker process derives the declaration once and loads the generated C from the
-content-keyed cache, which the calling process fills before the first task leaves (`ModelRef.system`),
-or starts warm from the manifest of mechsym.sweep_warm without deriving anything.
+worker is the model's declaration as a picklable callable (a module-level build function, or a model
+the command line's registry found by name or path), the study and a chunk of parameter sets (a range of
+a lazily generated `Grid`, never the sets themselves), never the sympy model: each worker process
+derives the declaration once and loads the generated C from the content-keyed cache, which the calling
+process fills before the first task leaves (`ModelRef.system`), or starts warm from the manifest of
+mechsym.studies.sweep_warm without deriving anything.
 
 One chunk is one task, of about a second of work (`_Tasks`): the sets of a chunk are evaluated one after
 the other in the worker, each set as one vectorised call over its samples (on the C backend the whole
@@ -20,16 +22,14 @@ together into `ms_inverse_sets`, each assembled and continued to its start in C)
 figure) is reported in its own row (`status` error, its `message`, its figures empty) and the others are
 kept; a task lost with its worker is submitted again (`retries`), and since a task is a pure function of
 its arguments a retried task gives the same answer. Rows come back in grid order, in a Table, or streamed
-into a file as tasks finish (`out`, mechsym.sweep_stream).
+into a file as tasks finish (`out`, mechsym.studies.sweep_stream).
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
-import functools
 import math
 import os
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -38,16 +38,9 @@ import numpy as np
 from mechsym.codegen.constants import STEP
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
+from mechsym.studies.analyses import ANALYSES, analyse
+from mechsym.studies.figures import Reduction, geometry_parameters, inverse_figures, negative_mass
 
-REDUCERS = {
-    "max": np.max,
-    "min": np.min,
-    "mean": np.mean,
-    "rms": lambda v: np.sqrt(np.mean(np.square(v))),
-    "ptp": np.ptp,
-    "absmax": lambda v: np.max(np.abs(v)),
-    "final": lambda v: v[-1],
-}
 MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
 SHARED_MIN = 16  # sets sharing one geometry share its kinematic solution from this many on; fewer go, each
 #                  with its own compiled run, into one call (fourbar, 360 samples: a shared solution costs
@@ -142,74 +135,40 @@ class Grid(Sequence):
 
 # -- studies -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Reduction:
-    """One figure of a table: FUNC (max, min, mean, rms, ptp, absmax, final) of a column, named FUNC_COLUMN."""
-
-    func: str
-    column: str
-
-    @classmethod
-    def parse(cls, text: str) -> "Reduction":
-        """From 'FUNC:COLUMN'."""
-        func, sep, column = str(text).partition(":")
-        if not sep or not column:
-            raise InputError(f"expected FUNC:COLUMN (e.g. absmax:torque), got '{text}'")
-        if func not in REDUCERS:
-            raise InputError(f"unknown reduction '{func}' (one of {', '.join(REDUCERS)})")
-        return cls(func, column)
-
-    @property
-    def name(self) -> str:
-        """The figure's column name, FUNC_COLUMN."""
-        return f"{self.func}_{self.column}"
-
-    def __call__(self, table: Table) -> float:
-        if self.column not in table:
-            raise InputError(f"no column '{self.column}' to reduce (columns: {', '.join(table.names)})")
-        values = np.asarray(table[self.column], float)
-        if values.size == 0:
-            raise InputError(f"column '{self.column}' is empty")
-        return float(REDUCERS[self.func](values))
-
-
-@dataclass(frozen=True)
 class TableStudy:
-    """A generic analysis (inverse, kinematics or forward) with the command line's options, its table
-    reduced to figures (`reductions`: Reduction or 'FUNC:COLUMN'). `options` are the command's options by
-    their argparse names (omega as a list, alpha, samples, theta0, quasi_static, torque, t_end, ...);
-    the rest take the command's defaults. `model`: the shipped model's name where the model computes the
-    command itself (PASIBOT switches builds between supports); empty for any other mechanism."""
+    """A generic analysis (mechsym.studies.analyses: InverseOptions, KinematicsOptions or
+    ForwardOptions), its table reduced to figures (`reductions`: Reduction or 'FUNC:COLUMN'). `hook`: a
+    model's own computation of the analysis, hook(options, params, backend) -> (table, drawn), where its
+    declaration does not cover it (PASIBOT switches builds between supports); None for any other model.
 
-    command: str
-    options: dict = field(default_factory=dict)
+        TableStudy(InverseOptions(omega=[3.0], samples=90), ["absmax:torque", "rms:torque"])
+    """
+
+    analysis: object
     reductions: tuple = ()
-    model: str = ""  # a shipped model's name selects its own computation of the command (PASIBOT's)
+    hook: object = field(default=None, repr=False)  # the model's (which a streamed sweep's key names)
 
     def __post_init__(self):
-        if self.command not in ("inverse", "kinematics", "forward"):
-            raise InputError(f"unknown analysis '{self.command}' (inverse, kinematics or forward)")
+        if getattr(self.analysis, "command", None) not in ANALYSES:
+            raise InputError(f"not the options of an analysis: {self.analysis!r} (InverseOptions, KinematicsOptions "
+                             "or ForwardOptions)")
         reds = tuple(r if isinstance(r, Reduction) else Reduction.parse(r) for r in self.reductions)
         if not reds:
             raise InputError("give at least one reduction FUNC:COLUMN (e.g. absmax:torque)")
         object.__setattr__(self, "reductions", reds)
-        object.__setattr__(self, "options", dict(self.options))
+
+    @property
+    def command(self) -> str:
+        """The analysis' name: inverse, kinematics or forward."""
+        return self.analysis.command
 
     @property
     def names(self) -> list:
         """The figures' column names, in order."""
         return [r.name for r in self.reductions]
 
-    def args(self, backend: str):
-        """The options as a parsed command line of the analysis (defaults filled in)."""
-        import argparse
-
-        values = dict(_defaults(self.command), **self.options, backend=backend, param=[], model=self.model)
-        return argparse.Namespace(**values)
-
     def __call__(self, system, params) -> dict:
-        from mechsym.cli import compute
-
-        table, _ = compute(self.args(system.backend), system, dict(params))
+        table, _ = analyse(self.analysis, system, dict(params), self.hook, system.backend)
         return {r.name: r(table) for r in self.reductions}
 
     def batch(self, system, sets):
@@ -222,11 +181,9 @@ class TableStudy:
         transposed solve (in C on the C backend). On the C backend the sets of smaller groups (fewer than
         SHARED_MIN sets: a geometry of their own, say) all go into one call of the compiled
         ms_inverse_sets, each set with its own kinematics. Agrees with `__call__` to round-off."""
-        from mechsym.loader import model_hooks
-
-        if self.command != "inverse" or "inverse" in model_hooks(self.model) or len(system.coordinate_names) != 1:
+        if self.command != "inverse" or self.hook is not None or len(system.coordinate_names) != 1:
             return None
-        args = self.args(system.backend)
+        args = self.analysis
         if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
             return None  # the set-by-set route reports the bad option
         return _inverse_batch(system, args, sets, self.reductions)
@@ -247,7 +204,7 @@ def _inverse_batch(system, args, sets, reductions):
     omegas = np.array([0.0] if args.quasi_static else args.omega, float)
     alpha = 0.0 if args.quasi_static else args.alpha
     coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
-    geometry = _geometry_parameters(system)
+    geometry = geometry_parameters(system)
     out, groups = [None] * len(sets), {}
     for k, params in enumerate(sets):
         values, problems = apply_overrides(mech.parameters, params)
@@ -293,29 +250,6 @@ def _inverse_batch(system, args, sets, reductions):
         for j, (k, *_) in enumerate(valid):
             figures(k, basis[:, :, 3 * j:3 * j + 3])
     return out
-
-
-def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis, reductions):
-    """A set's figures (or its InputError) from its inverse basis (N, unknowns, 3): the table of every
-    speed (coef (S, 3): alpha, omega^2, 1 per speed) reduced."""
-    cols = {coordinate: np.tile(theta, len(omegas))}
-    if not quasi_static:
-        cols["omega"] = np.repeat(omegas, len(theta))
-    cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
-    try:
-        return {r.name: r(Table(cols)) for r in reductions}
-    except InputError as exc:
-        return exc
-
-
-def negative_mass(name, bodies, mass):
-    """The InputError of a parameter set whose mass matrix diagonal `mass` (x, y, angle per body) holds a
-    negative mass or inertia (Mechanism.resolve_parameters' check), or None."""
-    negative = [(b, mass[3 * i], mass[3 * i + 2]) for i, b in enumerate(bodies) if mass[3 * i] < 0 or mass[3 * i + 2] < 0]
-    if not negative:
-        return None
-    return InputError(f"mechanism '{name}': " + "; ".join(
-        f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
 
 
 def _inverse_sets_c(system, theta, lone, figures, out, inertia) -> list:
@@ -406,37 +340,6 @@ def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarra
             | np.any(branch <= 0, axis=1))
 
 
-_GEOMETRY = weakref.WeakKeyDictionary()
-
-
-def _geometry_parameters(system) -> list:
-    """Names of the parameters the constraints depend on (lengths, pivots, centres of mass); the others
-    (masses, inertias, densities, loads, g) do not change the kinematics. Found once per System."""
-    if system not in _GEOMETRY:
-        con = system.constraints
-        used = set().union(*(_free(e) for e in con.rows),
-                           *(_free(c) for point in con.points.values() for c in point))
-        _GEOMETRY[system] = [n for n, p in system.mechanism.parameters.items() if p.symbol in used]
-    return _GEOMETRY[system]
-
-
-def _free(expr) -> set:
-    """The free symbols of a sympy expression (or number)."""
-    import sympy
-
-    return sympy.sympify(expr).free_symbols
-
-
-@functools.lru_cache(maxsize=None)
-def _defaults(command) -> dict:
-    """The command line's defaults of an analysis (placeholders for the options it requires, which the
-    study's own options replace)."""
-    from mechsym.cli import build_parser
-
-    required = {"inverse": ["--omega", "0"], "forward": ["--torque", "0", "--t-end", "1"]}.get(command, [])
-    return vars(build_parser().parse_args([command, "model", *required]))
-
-
 # -- the model a worker loads --------------------------------------------------------------------------
 _SYSTEMS = {}
 _READ = {}  # ModelRef key -> the files its build read
@@ -444,9 +347,10 @@ _READ = {}  # ModelRef key -> the files its build read
 
 @dataclass(frozen=True)
 class ModelRef:
-    """What travels to a worker: a shipped model's name, a model file's path or a module-level function
-    returning a Mechanism, and the backend. `system()` derives it once per process; on the C backend the
-    library is loaded from the content-keyed cache (compiled there by the first process that needed it)."""
+    """What travels to a worker: the model's declaration as a picklable callable returning a Mechanism (a
+    module-level build function, or the command line registry's mechsym.app.registry.Model), and the
+    backend. `system()` derives it once per process; on the C backend the library is loaded from the
+    content-keyed cache (compiled there by the first process that needed it)."""
 
     source: object
     backend: str = "c"
@@ -462,13 +366,11 @@ class ModelRef:
         if key not in _SYSTEMS:
             import warnings
 
-            from mechsym.loader import load_mechanism
+            from mechsym.studies.sweep_warm import watch
             from mechsym.system import derive
 
-            from mechsym.sweep_warm import watch
-
-            with watch() as read:  # the files the build reads, for a worker's warm start (mechsym.sweep_warm)
-                mech = load_mechanism(self.source) if isinstance(self.source, str) else self.source()
+            with watch() as read:  # the files the build reads, for a worker's warm start (sweep_warm)
+                mech = self.source()
             _READ[key] = read
             if not self.derived:
                 _SYSTEMS[key] = mech
@@ -491,7 +393,7 @@ def evaluate(model: ModelRef, study, sets) -> list:
         warnings.simplefilter("ignore", RuntimeWarning)
         outcomes = None
         if isinstance(model, ModelRef) and not model.loaded():  # a worker's warm start: no derivation
-            from mechsym import sweep_warm
+            from mechsym.studies import sweep_warm
 
             outcomes = sweep_warm.batch(model, study, [dict(s) for s in sets])
         rest = list(range(len(sets))) if outcomes is None else [k for k, o in enumerate(outcomes) if o is None]
@@ -538,19 +440,21 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     """Evaluate `study` (f(system, params) -> {name: number}) at every parameter set; a Table in the
     sets' order: the parameter columns, the study's figures, `status` (ok or error) and `message`.
 
-    model: a shipped model's name, a model file's path or a module-level function returning a Mechanism
-    (what a worker receives); a derived System also works without an executor. sets: a list of dicts
-    (name -> value), a dict of axes (name -> values) or a `Grid` for their grid (generated lazily: a task
-    carries its range of the grid, never the sets themselves). executor: any concurrent.futures.Executor
-    (a ProcessPoolExecutor, a dask.distributed Client's get_executor()); workers=N instead runs a process
-    pool of N that this call owns (and restarts if a worker dies). chunk: sets per task (default on an
-    executor: as many as last about TASK_SECONDS, from the cost per set measured on the first tasks;
-    SERIAL_CHUNK on one core). retries: how often a task lost with its worker is submitted again. progress: a tqdm bar on stderr (None: only when stderr is a terminal).
+    model: a picklable callable returning a Mechanism (what a worker receives: a model module's `build`,
+    or mechsym.app.registry.find(NAME) for a shipped model or a model file by name); a derived System
+    also works without an executor. sets: a list of dicts (name -> value), a dict of axes (name ->
+    values) or a `Grid` for their grid (generated lazily: a task carries its range of the grid, never the
+    sets themselves). executor: any concurrent.futures.Executor (a ProcessPoolExecutor, a
+    dask.distributed Client's get_executor()); workers=N instead runs a process pool of N that this call
+    owns (and restarts if a worker dies). chunk: sets per task (default on an executor: as many as last
+    about TASK_SECONDS, from the cost per set measured on the first tasks; SERIAL_CHUNK on one core).
+    retries: how often a task lost with its worker is submitted again. progress: a tqdm bar on stderr
+    (None: only when stderr is a terminal).
 
     out: a file (CSV, or Parquet for a .parquet name) to stream the rows into instead of returning them
-    (mechsym.sweep_stream: PATH.part grows as tasks finish, PATH is written in grid order at the end; the
-    study must name its figures, `names`); returns a `Streamed` summary. After an interruption the .part
-    stays, and resume=True computes only the sets it lacks."""
+    (mechsym.studies.sweep_stream: PATH.part grows as tasks finish, PATH is written in grid order at the
+    end; the study must name its figures, `names`); returns a `Streamed` summary. After an interruption
+    the .part stays, and resume=True computes only the sets it lacks."""
     import sys
 
     count = math.prod(len(v) for v in sets.values()) if isinstance(sets, dict) else len(sets)
@@ -572,14 +476,16 @@ def sweep(model, sets, study, *, backend="c", executor=None, workers=None, chunk
     parallel = executor is not None or bool(workers)
     if chunk is not None and int(chunk) < 1:
         raise InputError(f"chunk must be at least 1, got {chunk}")
+    if isinstance(model, str):
+        raise InputError(f"model '{model}': give its build function (a name is found by "
+                         "mechsym.app.registry.find), or a derived System")
     derived = sys.modules.get("mechsym.system")  # (not imported for a warm start: it loads sympy)
     if derived is not None and isinstance(model, derived.System):
         if parallel:
-            raise InputError("a derived System does not travel to workers: pass the model's name, file or "
-                             "build function")
+            raise InputError("a derived System does not travel to workers: pass the model's build function")
         system, ref, worker_ref = model, None, _Local(model)
     else:
-        from mechsym import sweep_warm
+        from mechsym.studies import sweep_warm
 
         ref = ModelRef(model, backend, getattr(study, "needs_system", True))
         system = None if ref.loaded() else sweep_warm.parent_model(ref, study)  # the manifest: no derivation
@@ -666,10 +572,10 @@ class Streamed:
 
 
 def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, figure_names, mech):
-    """`sweep` with its rows streamed into out (see mechsym.sweep_stream)."""
+    """`sweep` with its rows streamed into out (see mechsym.studies.sweep_stream)."""
     import sys
 
-    from mechsym.sweep_stream import RowFile, csv_rows
+    from mechsym.studies.sweep_stream import RowFile, csv_rows
 
     header = [*names, *figure_names, "status", "message"]
     rows = RowFile(out, _digest(model, backend, study, sets), header, len(sets), resume)
@@ -703,16 +609,28 @@ def _digest(model, backend, study, sets) -> str:
     .part so that a resumed run continues only the same sweep."""
     import hashlib
 
-    source = model if isinstance(model, str) else f"{getattr(model, '__module__', '')}.{getattr(model, '__qualname__', model)}"
     what = sets.axes if isinstance(sets, Grid) else sets
-    return hashlib.sha256(repr((source, backend, study, what)).encode()).hexdigest()[:32]
+    return hashlib.sha256(repr((_identity(model), backend, study, what)).encode()).hexdigest()[:32]
+
+
+def _identity(model) -> tuple:
+    """What names a model across processes and runs: the file that declares it (its resolved path and its
+    SHA-256, so an edited model is another sweep) and the build function's qualified name (empty for a
+    registry model, whose file holds one declaration); a callable without a file by its repr."""
+    from mechsym.studies.sweep_warm import _sha, model_file
+
+    path = model_file(model)
+    if path is None:
+        return (repr(model),)
+    path = path.resolve()
+    return str(path), _sha(path), getattr(model, "__qualname__", "")
 
 
 def evaluate_csv(model, study, sets, first, names, figure_names):
-    """One task of a streamed sweep: `evaluate`'s rows as CSV text (mechsym.sweep_stream.csv_rows, set
+    """One task of a streamed sweep: `evaluate`'s rows as CSV text (mechsym.studies.sweep_stream.csv_rows, set
     indices from `first`), with the number of failed sets and the first failure's message. Runs in the
     worker, so that the calling process only appends the text."""
-    from mechsym.sweep_stream import csv_rows
+    from mechsym.studies.sweep_stream import csv_rows
 
     rows = evaluate(model, study, sets)
     failures = [message for found, message in rows if found is None]

@@ -5,24 +5,20 @@ from __future__ import annotations
 
 import sys
 
+from mechsym.app import registry
+from mechsym.app.options import (analysis_options, backend_group, forward_options, inverse_options,
+                                 kinematics_options, output_group, plot_group, positive_int, write_outputs)
 from mechsym.core.errors import InputError
+from mechsym.studies.sweep import TableStudy, axis, plot, sweep
 
 GENERIC = ("inverse", "kinematics", "forward")
 
 
-def studies() -> dict:
-    """The shipped models' studies: command name -> class (mechanisms.sweep_studies.STUDIES)."""
-    from mechanisms.sweep_studies import STUDIES
-
-    return dict(STUDIES)
-
-
 def configure(parser):
-    """Add the sweep's analyses and studies with their options to the `sweep` parser."""
-    from mechsym import cli
-
+    """Add the sweep's analyses and the shipped models' studies (the registry's) with their options to the
+    `sweep` parser."""
     sub = parser.add_subparsers(dest="analysis", required=True, parser_class=type(parser))
-    options = {"inverse": cli.inverse_options, "kinematics": cli.kinematics_options, "forward": cli.forward_options}
+    options = {"inverse": inverse_options, "kinematics": kinematics_options, "forward": forward_options}
     for name in GENERIC:
         p = sub.add_parser(name, help=f"the {name} analysis per parameter set, reduced to figures")
         p.add_argument("model", help="shipped model name or path to a .py file declaring a mechanism")
@@ -30,7 +26,7 @@ def configure(parser):
         p.add_argument("--reduce", action="append", default=[], required=True, metavar="FUNC:COLUMN",
                        help="a figure per set: max, min, mean, rms, ptp, absmax or final of a column (repeatable)")
         _common(p)
-    for name, study in studies().items():
+    for name, study in registry.studies().items():
         p = sub.add_parser(name, help=study.HELP)
         p.add_argument("model", help=f"the model this study belongs to ({study.MODEL})")
         study.configure(p)
@@ -38,9 +34,6 @@ def configure(parser):
 
 
 def _common(p):
-    from mechsym.cli import positive_int
-    from mechsym.cli_args import backend_group, output_group, plot_group
-
     p.add_argument("--param", action="append", default=[], required=True, metavar="NAME=START:STOP:N|NAME=a,b,c",
                    help="a swept parameter: N values from START to STOP inclusive, or a list (repeat for a grid)")
     where = p.add_mutually_exclusive_group()
@@ -60,12 +53,11 @@ def _common(p):
 
 def run(args) -> int:
     """Carry out `mechsym sweep`; returns the exit code."""
-    from mechsym import sweep as sw
-
-    axes = dict(sw.axis(text) for text in args.param)
+    axes = dict(axis(text) for text in args.param)
     if len(axes) != len(args.param):
         raise InputError("a parameter is swept twice (one --param per name)")
-    study = _study(args)
+    model = registry.find(args.model)
+    study = _study(args, model)
     if args.plot and len([n for n, v in axes.items() if len(v) > 1]) > 2:
         raise InputError("--plot draws one or two varying parameters (a line or a heat map)")
     from mechsym.core.output import CSV, FIGURE, check_outputs
@@ -89,9 +81,9 @@ def run(args) -> int:
     if args.resume and not streamed:
         raise InputError("--resume continues the sweep streamed into --out FILE: give --out with a file name")
     try:
-        found = sw.sweep(args.model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
-                         chunk=args.chunk, max_sets=args.max_sets, out=args.out if streamed else None,
-                         resume=args.resume)
+        found = sweep(model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
+                      chunk=args.chunk, max_sets=args.max_sets, out=args.out if streamed else None,
+                      resume=args.resume)
     finally:
         if client is not None:
             client.close()
@@ -101,9 +93,7 @@ def run(args) -> int:
     failed = [m for s, m in zip(table["status"], table["message"]) if s != "ok"]
     if len(failed) == len(table):
         raise InputError(f"every parameter set failed; the first: {failed[0]}")
-    from mechsym.cli_args import write_outputs
-
-    write_outputs(table, args.out, drawings=[(args.plot, lambda path: sw.plot(table, path, list(axes)))], stdout=True)
+    write_outputs(table, args.out, drawings=[(args.plot, lambda path: plot(table, path, list(axes)))], stdout=True)
     if failed:
         print(f"note: {len(failed)} of {len(table)} parameter sets failed (see status and message); the first: "
               f"{failed[0]}", file=sys.stderr)
@@ -114,7 +104,6 @@ def _streamed(found, args, axes) -> int:
     """Report a sweep streamed into --out (and draw --plot from the file)."""
     import os
 
-    from mechsym import sweep as sw
     from mechsym.core.output import announce, part_path
 
     if found.failed == found.sets:
@@ -122,9 +111,9 @@ def _streamed(found, args, axes) -> int:
         raise InputError(f"every parameter set failed; the first: {found.first_failure}")
     announce(f"wrote {found.path} ({found.sets} rows)")
     if args.plot:  # from the .part, which stays until the command's files are in place
-        from mechsym.sweep_stream import read_part
+        from mechsym.studies.sweep_stream import read_part
 
-        sw.plot(read_part(part_path(found.path)), args.plot, list(axes))
+        plot(read_part(part_path(found.path)), args.plot, list(axes))
         announce(f"wrote {args.plot}")
     if found.failed:
         print(f"note: {found.failed} of {found.sets} parameter sets failed (see status and message); the first: "
@@ -132,16 +121,14 @@ def _streamed(found, args, axes) -> int:
     return 0
 
 
-def _study(args):
-    from mechsym.sweep import TableStudy
-
-    if args.analysis in studies():
-        cls = studies()[args.analysis]
+def _study(args, model):
+    """The study of the parsed sweep: a shipped model's own, or the generic analysis (computed by the
+    model's hook where it has one) reduced to figures."""
+    studies = registry.studies()
+    if args.analysis in studies:
+        cls = studies[args.analysis]
         if args.model != cls.MODEL:
             raise InputError(f"study '{args.analysis}' belongs to model '{cls.MODEL}', not '{args.model}'")
         return cls.from_args(args)
-    skip = {"analysis", "model", "param", "reduce", "workers", "scheduler", "chunk", "max_sets", "backend", "out",
-            "plot", "debug", "command", "max_memory", "max_memory_before", "resume"}
-    options = {k: v for k, v in vars(args).items() if k not in skip}
-    return TableStudy(args.analysis, options, tuple(args.reduce), args.model)
+    return TableStudy(analysis_options(args), tuple(args.reduce), model.hooks().get(args.analysis))
 

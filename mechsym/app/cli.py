@@ -7,91 +7,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import os
-import re
 import signal
 import sys
 import threading
 
-import numpy as np
-
+from mechsym.app.options import (Parser, add_max_memory, analysis_options, animation_group, backend_group,
+                                 check_command_outputs, forward_options, inverse_options, kinematics_options,
+                                 output_group, param, plot_group, run_options, urdf_options, write_outputs)
 from mechsym.core.errors import InputError
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with mechsym's errors: an InputError (one line, exit 2); a value that starts with '-'
-    followed by a digit, a point or inf/nan (`--omega -inf`, `--theta0 -90deg`, `--v0 -1,0,0`) is a
-    value, never an option; a `--param NAME=VALUE` given twice for one name is refused (which one was
-    meant?)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
-
-    def error(self, message):
-        raise InputError(message)
-
-    def parse_known_args(self, args=None, namespace=None):
-        namespace, rest = super().parse_known_args(args, namespace)
-        given = [p for p in getattr(namespace, "param", None) or () if isinstance(p, tuple)]
-        names = [name for name, _ in given]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            values = [v for n, v in given if n == repeated[0]]
-            raise InputError(f"--param {repeated[0]} is given {len(values)} times ({', '.join(values)}); give it once")
-        return namespace, rest
-
-
-def angle(text: str) -> float:
-    """An angle in radians, or in degrees with the suffix 'deg'."""
-    s = str(text).strip()
-    try:
-        value = math.radians(float(s[:-3])) if s.endswith("deg") else float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an angle: '{text}' (radians, or degrees with 'deg')") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"angle '{text}' is not finite")
-    return value
-
-
-def number(text: str) -> float:
-    """A finite number from the command line."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"'{text}' is not finite")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number of at least 1 from the command line."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def param(text: str):
-    """(name, value text) from 'NAME=VALUE'."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got '{text}'")
-    return name.strip(), value.strip()
+from mechsym.studies.analyses import ANALYSES
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (generic, sweep and the shipped models' own)."""
-    from mechsym.cli_args import animation_group, backend_group, output_group, plot_group
-
-    parser = _Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
+    parser = Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def model_command(name, help_text, evaluates=True):
         p = sub.add_parser(name, help=help_text)
@@ -124,82 +56,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite existing files that differ")
     urdf_options(p)
 
-    from mechsym.sweep_cli import configure as configure_sweep
+    from mechsym.app import registry
+    from mechsym.app.sweep_cli import configure as configure_sweep
 
     configure_sweep(sub.add_parser("sweep", help="one analysis or model study over a grid of parameter values"))
 
-    # commands that belong to one shipped model (mechanisms.COMMANDS: name -> module with HELP,
+    # commands that belong to one shipped model (the registry's commands: name -> module with HELP,
     # configure(parser) and run(args) -> exit code)
-    from mechsym.loader import model_commands
-
-    for name, module in model_commands().items():
+    for name, module in registry.commands().items():
         p = sub.add_parser(name, help=module.HELP)
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         module.configure(p)
-    _add_max_memory(parser)
+    add_max_memory(parser)
     return parser
-
-
-def inverse_options(p):
-    """The options of `inverse` (also those of `sweep inverse`)."""
-    p.add_argument("--omega", action="append", type=number,
-                   help="crank speed [rad/s] (repeatable; required unless --quasi-static)")
-    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration [rad/s^2]")
-    p.add_argument("--samples", type=positive_int, default=360)
-    p.add_argument("--theta0", type=angle, default=0.0,
-                   help="first sample of the driven coordinate, whatever its name (theta, theta8, ...)")
-    p.add_argument("--quasi-static", action="store_true", help="drop the inertia terms (no --omega, no omega column)")
-
-
-def forward_options(p):
-    """The options of `forward` (also those of `sweep forward`)."""
-    p.add_argument("--torque", type=number, required=True)
-    p.add_argument("--theta0", type=angle, default=0.0,
-                   help="start value of the driven coordinate, whatever its name (theta, theta8, ...)")
-    p.add_argument("--omega0", type=number, default=0.0)
-    from mechsym.cli_args import time_group, tolerance_group
-
-    time_group(p, required=True)
-    tolerance_group(p)
-    p.add_argument("--all", action="store_true",
-                   help="write every body coordinate and point along the run, not only t, the coordinate and omega")
-
-
-def kinematics_options(p):
-    """The options of `kinematics` (also those of `sweep kinematics`)."""
-    p.add_argument("--samples", type=positive_int, default=360)
-    p.add_argument("--theta0", type=angle, default=0.0,
-                   help="first sample of the driven coordinate, whatever its name (theta, theta8, ...)")
-    p.add_argument("--frame", help="report in this frame (default: the fixed body's; a model may define others)")
-    p.add_argument("--omega", type=number,
-                   help="write velocities and accelerations at this speed [rad/s] instead of the coefficients")
-    p.add_argument("--alpha", type=number, default=0.0, help="crank acceleration with --omega [rad/s^2]")
-
-
-def urdf_options(parser):
-    """How a MODEL.urdf is read (mechsym.spatial.urdf.read_urdf; docs/robots.md)."""
-    group = parser.add_argument_group("a URDF file given as the model")
-    group.add_argument("--floating", action="store_true",
-                       help="a floating base (Pinocchio's free flyer) on the root link (default: fixed to the world)")
-    group.add_argument("--mimic", choices=("model", "independent"), default="model",
-                       help="mimic joints follow their joint (model, default) or are joints of their own")
-    group.add_argument("--strict", action="store_true",
-                       help="refuse inertias read with a warning, or violating the triangle inequality")
-
-
-def _add_max_memory(parser, root=True):
-    """--max-memory on every command (each parser without subcommands of its own), and before the command
-    on the root parser (`mechsym --max-memory 16G COMMAND ...`, stored as max_memory_before: see main)."""
-    from mechsym.core.budget import add_option
-
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    for action in subs:
-        for child in dict.fromkeys(action.choices.values()):
-            _add_max_memory(child, root=False)
-    if not subs:
-        add_option(parser)
-    if root:
-        add_option(parser, dest="max_memory_before")
 
 
 def main(argv=None) -> int:
@@ -215,7 +84,7 @@ def main(argv=None) -> int:
     received = []
     try:
         with _interrupts(received):
-            from mechsym import warm
+            from mechsym.app import warm
 
             args = warm.parse(argv) or build_parser().parse_args(argv)  # an inverse line: no model loaded yet
             if getattr(args, "max_memory", None) is None:  # given before the command instead of after it
@@ -305,32 +174,33 @@ def _check_explicit_backend(argv):
 
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
-    from mechsym.loader import load_mechanism, model_commands, model_hooks
+    from mechsym.app import registry, warm
     from mechsym.core.output import stdout_stream
+    from mechsym.studies.analyses import analyse
+    from mechsym.studies.sweep_warm import watch
     from mechsym.system import derive
 
     if args.command == "sweep":
-        from mechsym.sweep_cli import run as run_sweep
+        from mechsym.app.sweep_cli import run as run_sweep
 
         return run_sweep(args)
-    commands = model_commands()
+    commands = registry.commands()
     if args.command in commands:
         return commands[args.command].run(args)
     _check_outputs(args)
-    from mechanisms import TREES
-
-    if args.model in TREES or args.model.endswith(".urdf"):  # a spatial tree: params and export
+    tree = registry.tree(args.model)
+    if tree is not None:  # a spatial tree: params and export
         from mechsym.spatial.export import tree_command
 
-        return tree_command(args, TREES.get(args.model, args.model))
-    from mechsym import warm
-    from mechsym.sweep_warm import watch
-
+        return tree_command(args, tree)
+    model = registry.find(args.model)
     with watch() as warm.BUILDS[args.model]:  # the files the build reads, which a warm repeat checks
-        mech = load_mechanism(args.model)
+        mech = model()
     params = dict(args.param)
-    if model_hooks(args.model).get(args.command) is not None:  # the model computes this command itself
-        return _output(args, *compute(args, None, params))
+    hook = model.hooks().get(args.command)
+    if hook is not None:  # the model computes this command itself (or refuses it, naming what applies)
+        opts = analysis_options(args) if args.command in ANALYSES else args
+        return _output(args, *analyse(opts, None, params, hook, getattr(args, "backend", "c")))
     if args.command == "kinematics" and args.frame not in (None, mech.fixed):
         raise InputError(f"model '{args.model}' reports kinematics in the frame of its fixed body '{mech.fixed}' "
                          f"only, not '{args.frame}'")
@@ -358,85 +228,15 @@ def run(args) -> int:
         if not written:
             print(f"{args.out} is up to date")
         return 0
-    table, system = compute(args, system, params)
+    table, system = analyse(analysis_options(args), system, params)
+    if args.command == "inverse" and not args.quasi_static:
+        warm.record(args, system, table)  # what a warm repeat of this command needs
     return _output(args, table, system)
-
-
-def compute(args, system, params):
-    """(table, system to draw with) of a generic command (inverse, kinematics, forward) with its parsed
-    options: the model's own hook where it has one (any command), else the derived System's analysis."""
-    from mechsym.loader import model_hooks
-
-    hook = model_hooks(args.model).get(args.command)
-    if hook is not None:  # the model computes this command's table itself (e.g. switching between builds)
-        if args.command == "inverse" and not args.quasi_static and not args.omega:
-            raise InputError("inverse needs --omega (or --quasi-static)")
-        table, drawn = hook(_with_omega(args), params)
-        if args.command == "inverse" and args.quasi_static:
-            table.columns.pop("omega", None)
-        if args.command == "kinematics" and args.omega is not None:
-            from mechsym.rates import coefficients_to_rates
-
-            table = coefficients_to_rates(table, args.omega, args.alpha)
-        return table, drawn
-    if args.command in ("inverse", "kinematics"):
-        _check_memory(args, system)
-        theta = args.theta0 + 2 * np.pi * np.arange(args.samples) / args.samples
-    if args.command == "inverse":
-        if args.quasi_static:  # no inertia: the speed does not enter, and no omega column is written
-            table = system.inverse(theta, 0.0, 0.0, params, inertia=False)
-            del table.columns["omega"]
-        elif not args.omega:
-            raise InputError("inverse needs --omega (or --quasi-static)")
-        else:
-            table = system.inverse(theta, args.omega, args.alpha, params)
-            from mechsym import warm
-
-            warm.record(args, system, table)  # what a warm repeat of this command needs
-    elif args.command == "kinematics":
-        one = len(system.coordinate_names) == 1  # coefficients d/dtheta exist for one driven coordinate
-        table = system.kinematics_table(theta, params, rates=one or args.omega is not None, omega=args.omega,
-                                        alpha=args.alpha)
-    elif args.command == "forward":
-        table = system.forward(args.torque, args.theta0, args.omega0, args.t_end, dt=args.dt, rtol=args.rtol,
-                               atol=args.atol, params=params, dense_output=False)  # the CSV needs the grid only
-        if args.all:
-            kin = system.kinematics_table(table[system.coordinate_names[0]], params)
-            table.columns.update({k: v for k, v in kin.columns.items() if k not in table.columns})
-            table.units.update(kin.units)
-    return table, system
-
-
-def _with_omega(args):
-    """A model hook's arguments: a quasi-static inverse at omega 0 (its speed does not enter)."""
-    if args.command == "inverse" and args.quasi_static:
-        import argparse
-
-        return argparse.Namespace(**dict(vars(args), omega=[0.0], alpha=0.0))
-    return args
-
-
-def _check_memory(args, system):
-    """The memory of inverse or kinematics over --samples, refused before the samples are made."""
-    from mechsym.core.budget import check_memory
-    from mechsym.dynamics import inverse_memory
-    from mechsym.kinematics import sweep_memory
-
-    name, n = system.mechanism.name, args.samples
-    if args.command == "inverse":
-        speeds = 1 if args.quasi_static or not args.omega else len(args.omega)  # quasi-static: one, at rest
-        check_memory(f"inverse of '{name}' at {n} samples x {speeds} speed{'s' * (speeds > 1)}",
-                     inverse_memory(system, n, speeds))
-    else:
-        columns = 1 + len(system.constraints.q) + 2 * len(system.kin.point_names)
-        check_memory(f"kinematics of '{name}' at {n} samples",
-                     sweep_memory(len(system.constraints.q), n) + 16 * n * columns)
 
 
 def _check_outputs(args):
     """The generic commands' output files, refused before any work if they cannot be written; a forward
     run's time and tolerance options checked."""
-    from mechsym.cli_args import check_command_outputs, run_options
     from mechsym.core.output import FOLDER, check_outputs
 
     if args.command == "export":
@@ -449,7 +249,6 @@ def _check_outputs(args):
 
 def _output(args, table, system):
     """Write, print, plot or animate the table of a generic command."""
-    from mechsym.cli_args import write_outputs
     from mechsym.core.results import Table
 
     mech = system.mechanism
@@ -505,7 +304,3 @@ def _params_json(mech, values):
         "bodies": bodies,
         "coordinates": [{"name": c.name, "joint": c.joint, "force": c.force, "unit": c.unit} for c in mech.coordinates],
     }
-
-
-if __name__ == "__main__":
-    sys.exit(main())

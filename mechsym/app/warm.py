@@ -6,7 +6,7 @@ the scales and tolerances of the kinematic solver, the configuration the sweep f
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
 source, the source of every module of mechsym (c_backend.package_source) and the CPU's features (the
 library it names is built for them), and it keeps the SHA-256 of
-every other file the model's build read (mechsym.sweep_warm.watch), so any change to one of them makes it
+every other file the model's build read (mechsym.studies.sweep_warm.watch), so any change to one of them makes it
 unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
 same C call as the full route from the same inputs, so its table is identical; whatever the manifest does
 not cover (other parameters, another first sample, a plot, a failure the full route would name) goes
@@ -19,32 +19,33 @@ from pathlib import Path
 
 import numpy as np
 
+from mechsym.app import registry
+from mechsym.app.options import (Parser, add_max_memory, backend_group, check_command_outputs, inverse_options,
+                                 output_group, param, plot_group, write_outputs)
 from mechsym.codegen import c_backend
+from mechsym.studies.sweep_warm import keyed_path, load_manifest, update_manifest, watched
 
 VERSION = 2
-BUILDS = {}  # model -> the files its build opened in this process (mechsym.sweep_warm.watch, by mechsym.cli.run)
+BUILDS = {}  # model -> the files its build opened in this process (sweep_warm.watch, by mechsym.app.cli.run)
 
 
 def parse(argv):
-    """The parsed arguments of an `inverse` command line, as the full parser gives them (mechsym.cli), or
+    """The parsed arguments of an `inverse` command line, as the full parser gives them (mechsym.app.cli), or
     None for any other command or a line it refuses (the full parser then reports it)."""
-    from mechsym import cli
-    from mechsym.cli_args import backend_group, output_group, plot_group
-
     if not argv or argv[0] != "inverse" or "-h" in argv or "--help" in argv:
         return None
-    parser = cli._Parser(prog="mechsym")
+    parser = Parser(prog="mechsym")
     parser.add_argument("--debug", action="store_true")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     p = sub.add_parser("inverse")
     p.add_argument("model")
-    p.add_argument("--param", action="append", type=cli.param, default=[], metavar="NAME=VALUE")
+    p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
     backend_group(p)
     p.add_argument("--debug", action="store_true")
-    cli.inverse_options(p)
+    inverse_options(p)
     output_group(p)
     plot_group(p)
-    cli._add_max_memory(parser)
+    add_max_memory(parser)
     try:
         return parser.parse_args(argv)
     except Exception:  # noqa: BLE001 (refused here: the full parser names what is wrong)
@@ -52,10 +53,11 @@ def parse(argv):
 
 
 def manifest_path(model: str) -> Path | None:
-    """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources."""
-    from mechsym.sweep_warm import keyed_path
-
-    return keyed_path(model, "inverse", VERSION)
+    """Where the manifest of `model` (a shipped name or a .py file) lives for the present sources; None for
+    a spatial tree (the full route names what applies to it)."""
+    if registry.tree(model) is not None:
+        return None
+    return keyed_path(registry.find(model), "inverse", VERSION)
 
 
 def _applies(args) -> bool:
@@ -66,8 +68,6 @@ def _applies(args) -> bool:
 def record(args, system, table):
     """After the full route's inverse (`table`), write or extend the manifest of args.model, with the
     SHA-256 of the files its build opened in this process (BUILDS)."""
-    from mechsym.sweep_warm import model_file, update_manifest, watched
-
     from mechsym.dynamics import inverse_memory
     from mechsym.kinematics import STEP_TOL, SUSPECT
 
@@ -87,7 +87,7 @@ def record(args, system, table):
         "suspect": SUSPECT, "coordinate": coord, "names": [n for n in table.names if n not in (coord, "omega")],
         "units": table.units, "title": table.title,
         "memory": [base, inverse_memory(system, 1, 1) - base],
-        "files": watched(BUILDS.get(args.model, ()), model_file(args.model)),
+        "files": watched(BUILDS.get(args.model, ()), registry.find(args.model).file),
     }, args.theta0, q0)
 
 
@@ -95,9 +95,6 @@ def run(args):
     """The warm inverse: its exit code, or None where the manifest does not cover the request."""
     if not _applies(args):
         return None
-    from mechsym.cli_args import check_command_outputs
-    from mechsym.sweep_warm import load_manifest
-
     check_command_outputs(args)  # refused before any work, as on the full route
 
     m = load_manifest(manifest_path(args.model), VERSION)
@@ -107,7 +104,6 @@ def run(args):
     compiled = c_backend._load(c_backend._writable(c_backend.cache_dir()) / m["entry"])
     if q0 is None or compiled is None:
         return None
-    from mechsym.cli_args import write_outputs
     from mechsym.core.budget import check_memory
     from mechsym.core.results import Table, speed_columns
 
