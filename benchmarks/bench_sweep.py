@@ -4,6 +4,7 @@ same study function, in one run; and the figures docs/scaling.md uses (cost per 
 sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
 
     python benchmarks/bench_sweep.py [--quick]
+    python benchmarks/bench_sweep.py --design [N [W ...]]   # only the design study: N sets on W workers
 
 The machine's core count bounds the speed-up (2 cores: at most 2x).
 """
@@ -174,19 +175,96 @@ def geometry_sweep(m):
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
     from mechsym.kinematics import STEP_TOL
 
-    solvers = [system.solver(p) for p in sets]  # the kernels alone, from the same starting configurations
-    start = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]
+    from mechsym.studies.sweep import compiled_inverse, compiled_start
+
+    params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
+    start = compiled_start(system)
+    tc, u = timed(lambda: np.array([b for _, _, b in compiled_inverse(system.functions, start, theta, params)]))
+    solvers = [system.solver(p) for p in sets]  # one call per set, from the Python solver's start
     lib = system.functions
-    tc, (_, _, _, _, u) = timed(lambda: lib.inverse_sets(theta, *map(np.array, zip(*start)), STEP_TOL))
-    tl, each = timed(lambda: [lib.inverse(theta, p, q0, sc, STEP_TOL, hmax=h) for p, q0, sc, h in start])
-    assert np.array_equal(u, np.array([e[-1] for e in each])), "ms_inverse_sets differs from ms_inverse"
+    first = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]
+    tl, each = timed(lambda: [lib.inverse(theta, p, q0, sc, STEP_TOL, hmax=h) for p, q0, sc, h in first])
+    assert np.max(np.abs(u - np.array([e[5] for e in each]))) <= 1e-12 * np.max(np.abs(u)), \
+        "ms_inverse_sets differs from ms_inverse"
     n = len(sets)
     print(f"  the compiled kernels alone: ms_inverse_sets {tc / n * 1e3:.3f} ms per set, ms_inverse per set "
-          f"{tl / n * 1e3:.3f}; each set's starting configuration (Python) {(tb - tc) / n * 1e3:.2f} ms of the batched figure")
+          f"{tl / n * 1e3:.3f} (its start found in Python beforehand); the rest of the batched sweep {(tb - tc) / n * 1e3:.2f} ms")
     print(f"four-bar inverse sweep over {n} geometries, 360 angles per set, ms per set: one compiled call for all "
           f"sets {tb / n * 1e3:.2f}, one call per set {ts / n * 1e3:.2f}; a hand-written loop of System.inverse "
           f"{th / n * 1e3:.2f}")
 
 
+CALLER = r"""
+import json, resource, sys, time
+import numpy as np
+from mechsym.app.registry import find
+from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.sweep import TableStudy, grid, sweep
+
+n, workers, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+k = int(round(n ** 0.5))
+study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
+sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
+cpu, wall = time.process_time(), time.perf_counter()
+done = sweep(find("fourbar"), sets, study, workers=workers, out=out)
+print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "sets": len(sets),
+                  "failed": done.failed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}))
+"""
+
+
+def design_study(n, workers=(1, 2)):
+    """The four-bar over n geometries (l_crank x l_rocker) x 360 angles, inverse dynamics reduced to the
+    absmax and rms of the torque, streamed to a CSV, warm cache: the kernel alone per set (ms_inverse_sets
+    on 2000 of the sets, each started from the reference assembly), then the whole sweep on 1 and 2 workers
+    in a fresh calling process beside the ideal (kernel time x sets / workers), with that process's peak
+    memory (ru_maxrss) and CPU per set. The files of 1 and 2 workers must be identical."""
+    import json
+    import tempfile
+
+    from mechsym.app.registry import find
+    from mechsym.studies.analyses import InverseOptions
+    from mechsym.studies.sweep import ModelRef, TableStudy, compiled_inverse, compiled_start, grid, sweep
+
+    study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
+    k = int(round(n ** 0.5))
+    sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
+    sweep(find("fourbar"), sets[:4], study, workers=1)  # compiled, and the workers' manifest recorded: a warm cache
+    system = ModelRef(find("fourbar")).system()
+    pick = np.linspace(0, len(sets) - 1, min(2000, len(sets))).astype(int)
+    params = np.array([system.params(sets[int(i)]) for i in pick])
+    theta, start = 2 * np.pi * np.arange(360) / 360, compiled_start(system)
+    kernel, _ = timed(lambda: sum(1 for _ in compiled_inverse(system.functions, start, theta, params)))
+    per_set = kernel / len(pick)
+    print(f"design study: four-bar, {len(sets)} geometries x 360 angles, inverse dynamics reduced to absmax and rms "
+          f"of the torque, streamed to CSV; load average {os.getloadavg()[0]:.1f} (uptime: {_uptime()})")
+    print(f"  the kernel alone (ms_inverse_sets, start included): {per_set * 1e3:.3f} ms per set")
+    files = []
+    with tempfile.TemporaryDirectory() as folder:
+        for w in workers:
+            out = Path(folder, f"w{w}.csv")
+            run = subprocess.run([sys.executable, "-c", CALLER, str(n), str(w), str(out)], cwd=ROOT, check=True,
+                                 capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            r = json.loads(run.stdout.splitlines()[-1])
+            ideal = per_set * r["sets"] / w
+            print(f"  {w} worker(s): {r['wall']:.2f} s, ideal (kernel / workers) {ideal:.2f} s, ratio "
+                  f"{r['wall'] / ideal:.2f}; calling process: peak memory {r['rss_mb']:.0f} MB, CPU "
+                  f"{r['cpu'] / r['sets'] * 1e6:.2f} us per set; {r['failed']} sets failed; load now "
+                  f"{os.getloadavg()[0]:.1f}")
+            files.append(out.read_bytes())
+        assert all(f == files[0] for f in files), "the files of 1 and 2 workers differ"
+
+
+def _uptime():
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "n/a"
+
+
 if __name__ == "__main__":
-    main()
+    if "--design" in sys.argv:  # only the design study: python benchmarks/bench_sweep.py --design [N [W ...]]
+        rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
+        design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2))
+    else:
+        main()
+        design_study(10_000 if QUICK else 100_000)

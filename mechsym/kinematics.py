@@ -14,6 +14,8 @@ Phi_q a = -gamma(q, qd): both exact (symbolic Jacobians, linear solves), no fini
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import sympy as sp
 
@@ -214,9 +216,45 @@ def _parameter_values(con: Constraints, params) -> dict:
 def size_scale(con: Constraints, params: np.ndarray) -> float:
     """A characteristic length: the largest point coordinate of any body frame (1 if every point is at
     its frame's origin). Every tolerance and step on lengths is relative to it."""
-    subs = _parameter_values(con, params)
-    coords = [abs(float(c.xreplace(subs))) for b in con.mechanism.bodies.values() for p in b.points.values() for c in p]
-    return max(coords) if coords and max(coords) > 0 else 1.0
+    return float(size_scales(con, np.asarray(params, float)[None])[0])
+
+
+def size_scales(con: Constraints, params: np.ndarray) -> np.ndarray:
+    """`size_scale` at each parameter set of params (S, npar), in one vectorised evaluation."""
+    from mechsym.codegen.parameter_expressions import size_scales as sizes
+
+    return sizes(point_sources(con), params)
+
+
+_POINT_SOURCES = {}  # id(Constraints) -> point_sources
+
+
+def point_sources(con: Constraints) -> tuple:
+    """Every point's coordinates in its body's frame as numpy source text in the parameters p[i]
+    (mechsym.codegen.parameter_expressions; printed once per Constraints)."""
+    key = id(con)
+    if key not in _POINT_SOURCES:
+        from mechsym.codegen.parameter_expressions import numpy_sources
+
+        mech = con.mechanism
+        _POINT_SOURCES[key] = numpy_sources([c for b in mech.bodies.values() for pt in b.points.values() for c in pt],
+                                            [param.symbol for param in mech.parameters.values()])
+        weakref.finalize(con, _POINT_SOURCES.pop, key, None)
+    return _POINT_SOURCES[key]
+
+
+def scales(con: Constraints, size) -> tuple:
+    """(col_scale (..., n), coord_scale (..., k)) for a mechanism of size(s) `size`
+    (parameter_expressions.coordinate_scales with this mechanism's angles and driven lengths)."""
+    from mechsym.codegen.parameter_expressions import coordinate_scales
+
+    return coordinate_scales(*scale_masks(con), size)
+
+
+def scale_masks(con: Constraints) -> tuple:
+    """(the coordinates that are angles (n,), the driven coordinates that are lengths (k,))."""
+    return (np.tile([False, False, True], len(con.bodies)),
+            np.array([c.unit == "m" for c in con.mechanism.coordinates]))
 
 
 def tree_guess(con: Constraints, params: np.ndarray) -> np.ndarray:
@@ -258,12 +296,11 @@ class Solver:
         self.f, self.con, self.params = funcs, funcs.con, np.asarray(params, float)
         self.scale = size_scale(self.con, self.params)
         self._period = False  # not yet looked for
-        self.col_scale = np.tile([self.scale, self.scale, 1.0], len(self.con.bodies))
+        self.col_scale, self.coord_scale = scales(self.con, self.scale)
         self.max_step = MAX_STEP * self.col_scale
         self.row_scale = np.array([1.0 if self._is_angle_row(i) else self.scale for i in range(len(self.con.rows))])
         # the scale of each driven coordinate (a length's is the mechanism's size) and the continuation
         # step along it: 0.1 rad, or a tenth of the size
-        self.coord_scale = np.array([self.scale if c.unit == "m" else 1.0 for c in self.con.mechanism.coordinates])
         self.step = STEP * self.coord_scale
         self._reference = None
         self._lattice = {}  # continuation nodes at reference + j * step (one coordinate): j -> q

@@ -151,16 +151,19 @@ def test_lanes_keep_the_anchor_branch(kites):
 
 
 def test_c_parameter_sets_follow_the_branch(kites):
-    """ms_inverse_sets follows the branch past the near change point as ms_inverse does (the same halved
-    steps): the same unknowns for the set as the single call."""
+    """ms_inverse_sets, started from the reference assembly, follows the branch past the near change point as
+    ms_inverse does from the Python solver's start (the same halved steps): the same unknowns for the set as
+    the single call."""
     numpy, c = kites
     from mechsym.kinematics import STEP_TOL
 
     solver = c.solver()
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)
     q0 = solver.sweep(theta[:1, None]).q[0]
-    failed, status, _, _, u = c.functions.inverse_sets(theta, solver.params[None], q0[None], solver.col_scale[None],
-                                                     np.array([solver.step[0]]), STEP_TOL)
+    theta_ref, q_ref = solver.reference()
+    sign = 1 if np.linalg.det(c.kin.jac(q_ref, solver.params)) > 0 else -1
+    failed, status, _, _, _, u = c.functions.inverse_sets(theta, solver.params[None], (theta_ref[0], q_ref, sign),
+                                                        solver.col_scale[None], np.array([solver.step[0]]), STEP_TOL)
     single = c.functions.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
     assert failed[0] == single[0] == -1 and np.max(np.abs(u[0] - single[5])) <= 1e-9 * np.max(np.abs(single[5]))
 

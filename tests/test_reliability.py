@@ -77,15 +77,15 @@ def test_sigterm_while_a_large_csv_is_written_keeps_the_previous_file(tmp_path):
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_end_a_sweep_and_its_workers(tmp_path, sig):
-    """`sweep --workers 2`, sent SIGTERM (or SIGHUP) once both workers run: exit 128 + N, no CSV, and
-    no worker left (interrupt_cli fails on any process of the group still there; they were left
+    """`sweep --workers 2`, sent SIGTERM (or SIGHUP) once both workers run: exit 128 + N, no CSV (only
+    its .part, for --resume), and no worker left (interrupt_cli fails on any process of the group still there; they were left
     orphaned for minutes)."""
     out = tmp_path / "s.csv"
     code, after = interrupt_cli(["sweep", "inverse", "fourbar", "--param", "l_crank=0.01:0.05:100000", "--omega", "3",
                                  "--reduce", "max:torque", "--workers", "2", "--out", str(out)], 120, ROOT, sig,
                                 ready=lambda pid: len(_children(pid)) >= 2)
     assert code == 128 + sig and after < 5.0, (code, after)
-    assert listing(tmp_path) == []
+    assert listing(tmp_path) == ["s.csv.part"]  # the rows done, for --resume (docs/conventions.md)
 
 
 def test_sigterm_stops_the_c_integrator_as_ctrl_c_does(tmp_path):

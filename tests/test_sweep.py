@@ -12,7 +12,7 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import Reduction, TableStudy, axis, grid, sweep
+from mechsym.studies.sweep import ModelRef, Reduction, TableStudy, axis, grid, sweep
 
 FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
 
@@ -27,6 +27,10 @@ class DiesOnce:
 
     marker: str
     inner: object
+
+    @property
+    def names(self):
+        return self.inner.names
 
     def _die_once(self, sets):
         if any(s["density"] == 2.0 for s in sets) and not os.path.exists(self.marker):
@@ -108,6 +112,13 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
                      "--param", "l_crank=0.05,0.06,1.5", "--reduce", "absmax:torque", "--reduce", "rms:torque",
                      "--reduce", "final:B.fx", "--scheduler", cluster.scheduler_address, "--out", str(out)]) == 0
         assert np.array_equal(figures(read_csv(out)), figures(serial), equal_nan=True)
+        one_core = tmp_path / "one_core.csv"  # streamed: the same bytes on one core and on the cluster
+        sweep(FOURBAR, SETS, STUDY, out=one_core)
+        assert out.read_bytes() == one_core.read_bytes()
+        streamed = tmp_path / "killed.csv"
+        sweep(FOURBAR, SETS, DiesOnce(str(tmp_path / "died again"), STUDY), executor=client.get_executor(), chunk=2,
+              out=streamed)
+        assert (tmp_path / "died again").exists() and streamed.read_bytes() == one_core.read_bytes()
 
 
 def test_process_pool_executor_given_by_the_caller(serial):
@@ -350,6 +361,40 @@ def test_sets_with_their_own_geometry_run_in_one_compiled_call(monkeypatch):
     a, b = (np.column_stack([t[n] for n in study.names])[~bad] for t in (batched, one_by_one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b)
     assert len(np.unique(a[:, 0])) == 12  # every set its own figures
+
+
+@pytest.mark.parametrize("name, sets, reductions", [
+    ("fourbar", grid(l_crank=[0.04, 0.055, 0.06, 1.5], l_rocker=[0.12, 0.135], density=[1.0, 2.5]),
+     ("absmax:torque", "rms:torque", "final:B.fx")),
+    ("slider-crank", grid(l_crank=[0.03, 0.05, 0.2], l_rod=[0.1, 0.15], offset=[0.0, 0.02], density=[1.0, 2.0]),
+     ("absmax:torque", "rms:torque", "mean:S.fy")),
+    ("pasibot", grid(density=[1.2, 1.8], l8=[0.03, 0.034]), ("absmax:T8", "rms:T8")),
+])
+def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkeypatch, name, sets, reductions):
+    """Each set of the one compiled call assembles from the reference assembly and continues to theta0 in
+    C: its figures equal the set-by-set route's (every set started by the Python solver: its own tree
+    guess, Gauss-Newton, the lattice continuation) to 1e-12, a set that cannot assemble carries the same
+    message, and the Python solver assembled nothing for the sets that succeed."""
+    from mechsym.kinematics import Solver
+
+    study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=72), reductions)
+    model = find(name)
+    ModelRef(model).system()  # derived here, so that no sweep below starts warm from a manifest in the cache
+    sweep(model, sets[:1], study)  # its default reference solved
+    assembled = []
+    original = Solver.assemble
+    monkeypatch.setattr(Solver, "assemble", lambda self, *a, **k: assembled.append(1) or original(self, *a, **k))
+    batched = sweep(model, sets, study)
+    ok = batched["status"] == "ok"
+    assert len(assembled) == (~ok).sum()  # only the sets whose failure the Python route names
+    monkeypatch.setattr(Solver, "assemble", original)
+    one_by_one = sweep(model, sets, SetBySet(study))
+    assert list(batched["message"]) == list(one_by_one["message"])
+    assert list(batched["status"]) == list(one_by_one["status"])
+    a, b = (np.column_stack([t[n] for n in study.names])[ok] for t in (batched, one_by_one))
+    assert ok.sum() >= len(sets) // 2 and np.all(np.abs(a - b) <= 1e-12 * np.max(np.abs(b), axis=0))
+    if name != "pasibot":
+        assert (~ok).sum() >= 2 and all("assemble" in m or "dead point" in m for m in batched["message"][~ok])
 
 
 def test_a_sweep_leaves_the_command_lines_warm_start_alone(tmp_path, monkeypatch, capsys):

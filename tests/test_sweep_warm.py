@@ -44,7 +44,7 @@ def _study():
 def _worker(model, sets, study=STUDY, route="warm"):
     """evaluate() of one task in a fresh process, as a worker of a process pool runs it (route "full":
     with the model derived first, as the sweeping process has it)."""
-    spec = json.dumps({"model": model, "sets": sets, "study": study, "route": route})
+    spec = json.dumps({"model": model, "sets": list(sets), "study": study, "route": route})
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", WORKER, spec], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -82,17 +82,25 @@ def test_worker_evaluates_inertial_sets_without_sympy(cache):
     assert [r[1] for r in out["rows"]] == list(table["message"])
 
 
-def test_other_geometry_goes_the_full_route(cache):
-    """A set with another link length is not in the manifest: the worker derives the model for it (and
-    only then imports sympy), and every row still equals the sweeping process's."""
+def test_other_geometries_are_warm_and_only_a_set_that_fails_derives(cache):
+    """Sets with other link lengths start warm too (each set's scales from the manifest's point expressions,
+    its start from the reference assembly, all in C): no sympy, the sweeping process's figures to 1e-12. A
+    set that cannot assemble sends the worker to the full route, which names it as the sweeping process
+    did."""
     study = _study()
-    sets = grid(l_crank=[0.05, 0.055], density=[1.0, 2.0])
+    sets = grid(l_crank=[0.045, 0.05, 0.055], l_rocker=[0.12, 0.13], density=[1.0, 2.0])
     with ThreadPoolExecutor(1) as pool:
         table = sweep(find("fourbar"), sets, study, executor=pool)
     out = _worker("fourbar", sets)
-    assert out["sympy"]
+    assert not out["sympy"] and [r[1] for r in out["rows"]] == [""] * 12
     assert np.allclose(np.array(_rows(out["rows"], study.names), float),
                        np.array(_figures(table, study.names), float), rtol=1e-12, atol=0.0)
+    failing = grid(l_crank=[0.05, 1.5], density=[1.0])
+    with ThreadPoolExecutor(1) as pool:
+        table = sweep(find("fourbar"), failing, study, executor=pool)
+    out = _worker("fourbar", failing)
+    assert out["sympy"] and [r[1] for r in out["rows"]] == list(table["message"])
+    assert "cannot assemble" in table["message"][1] and table["message"][0] == ""
 
 
 def _model_reading_a_data_file():

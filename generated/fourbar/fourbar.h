@@ -35,13 +35,16 @@ static const double FOURBAR_SCALE[9] = {0.25, 0.25, 1.0, 0.25, 0.25, 1.0, 0.25, 
 int fourbar_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
     int *status, double *fail);
-/* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, q0 = Q0 + k*NQ (its
-   configuration near th[0]), scale = SCALE + k*NQ, hmax = HMAX[k]; its outputs start at coef_max + k*n,
-   branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k] and its status in status[k].
-   Returns 0, or MS_INTERRUPTED if SIGINT interrupted it. */
-int fourbar_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0,
-    const double *SCALE, const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min,
-    double *u_out, int *failed, int *status);
+/* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, scale = SCALE + k*NQ,
+   hmax = HMAX[k]; each assembles from the reference assembly q_ref at th_ref (Newton with its parameters,
+   on the branch of the declared conditions, or where none is declared of det Phi_q's sign ref_sign, +1 or
+   -1) and continues to th[0]; start_coef[k] is the largest velocity coefficient met on the way. Its
+   outputs start at coef_max + k*n, branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k]
+   (0 where the start failed) and its status in status[k]. Returns 0, or MS_INTERRUPTED if SIGINT
+   interrupted it. */
+int fourbar_inverse_sets(int nsets, int n, const double *th, const double *P, double th_ref,
+    const double *q_ref, int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit,
+    double *start_coef, double *coef_max, double *branch_min, double *u_out, int *failed, int *status);
 /* _inverse with U combined for nspeed speeds as it is computed: coef (nspeed x 3) holds alpha, omega^2, 1
    per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */
 int fourbar_inverse_columns(int n, const double *th, const double *p, const double *q0,

@@ -35,13 +35,16 @@ static const double PASIBOT_SCALE[69] = {0.54, 0.54, 1.0, 0.54, 0.54, 1.0, 0.54,
 int pasibot_inverse(int n, const double *th, const double *p, const double *q0, const double *scale,
     double tol, int maxit, double hmax, double *q_out, double *coef_max, double *branch_min, double *u_out,
     int *status, double *fail);
-/* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, q0 = Q0 + k*NQ (its
-   configuration near th[0]), scale = SCALE + k*NQ, hmax = HMAX[k]; its outputs start at coef_max + k*n,
-   branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k] and its status in status[k].
-   Returns 0, or MS_INTERRUPTED if SIGINT interrupted it. */
-int pasibot_inverse_sets(int nsets, int n, const double *th, const double *P, const double *Q0,
-    const double *SCALE, const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min,
-    double *u_out, int *failed, int *status);
+/* _inverse for nsets parameter sets in one call, set-major: set k has p = P + k*NPAR, scale = SCALE + k*NQ,
+   hmax = HMAX[k]; each assembles from the reference assembly q_ref at th_ref (Newton with its parameters,
+   on the branch of the declared conditions, or where none is declared of det Phi_q's sign ref_sign, +1 or
+   -1) and continues to th[0]; start_coef[k] is the largest velocity coefficient met on the way. Its
+   outputs start at coef_max + k*n, branch_min + k*n and u_out + k*n*NU*3, its return value in failed[k]
+   (0 where the start failed) and its status in status[k]. Returns 0, or MS_INTERRUPTED if SIGINT
+   interrupted it. */
+int pasibot_inverse_sets(int nsets, int n, const double *th, const double *P, double th_ref,
+    const double *q_ref, int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit,
+    double *start_coef, double *coef_max, double *branch_min, double *u_out, int *failed, int *status);
 /* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from
    q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */
 int pasibot_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,

@@ -39,10 +39,14 @@ def _common(p):
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, help="run on a local pool of N processes")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on a dask.distributed cluster (tcp://host:port)")
-    p.add_argument("--chunk", type=positive_int, help="parameter sets per task (default: about 4 tasks per worker)")
+    p.add_argument("--chunk", type=positive_int,
+                   help="parameter sets per task (default: about one second of work, measured on the first tasks)")
     p.add_argument("--max-sets", type=positive_int, default=1_000_000, help="refuse larger grids (default 10^6)")
     backend_group(p)
-    output_group(p, help="CSV: the parameters, the figures, status, message (one row per set)")
+    output_group(p, help="CSV (or .parquet): the parameters, the figures, status, message (one row per set), "
+                         "streamed into OUT.part as tasks finish and written in grid order at the end")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted sweep whose rows are in OUT.part: compute only the missing sets")
     plot_group(p, help="PNG/SVG: a line per figure over one parameter, a heat map per figure over two")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -71,12 +75,21 @@ def run(args) -> int:
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: not an address (tcp://host:port)
             raise InputError(f"cannot reach the scheduler at '{args.scheduler}': {exc}") from None
         executor = client.get_executor()
+    from mechsym.core.output import part_path
+
+    streamed = bool(args.out) and part_path(args.out) is not None  # a file, not a device or stdout
+    if args.resume and not streamed:
+        raise InputError("--resume continues the sweep streamed into --out FILE: give --out with a file name")
     try:
-        table = sweep(model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
-                         chunk=args.chunk, max_sets=args.max_sets)
+        found = sweep(model, axes, study, backend=args.backend, executor=executor, workers=args.workers,
+                      chunk=args.chunk, max_sets=args.max_sets, out=args.out if streamed else None,
+                      resume=args.resume)
     finally:
         if client is not None:
             client.close()
+    if streamed:
+        return _streamed(found, args, axes)
+    table = found
     failed = [m for s, m in zip(table["status"], table["message"]) if s != "ok"]
     if len(failed) == len(table):
         raise InputError(f"every parameter set failed; the first: {failed[0]}")
@@ -84,6 +97,27 @@ def run(args) -> int:
     if failed:
         print(f"note: {len(failed)} of {len(table)} parameter sets failed (see status and message); the first: "
               f"{failed[0]}", file=sys.stderr)
+    return 0
+
+
+def _streamed(found, args, axes) -> int:
+    """Report a sweep streamed into --out (and draw --plot from the file)."""
+    import os
+
+    from mechsym.core.output import announce, part_path
+
+    if found.failed == found.sets:
+        os.unlink(part_path(found.path))  # nothing worth resuming
+        raise InputError(f"every parameter set failed; the first: {found.first_failure}")
+    announce(f"wrote {found.path} ({found.sets} rows)")
+    if args.plot:  # from the .part, which stays until the command's files are in place
+        from mechsym.studies.sweep_stream import read_part
+
+        plot(read_part(part_path(found.path)), args.plot, list(axes))
+        announce(f"wrote {args.plot}")
+    if found.failed:
+        print(f"note: {found.failed} of {found.sets} parameter sets failed (see status and message); the first: "
+              f"{found.first_failure}", file=sys.stderr)
     return 0
 
 

@@ -518,7 +518,7 @@ class CLibrary:
             dll.ms_inverse.restype = i
             dll.ms_kinematics.argtypes = [i, _D, _D, _D, _D, d, i, d, _D, _D, _D, _D, _D, _I, _D]
             dll.ms_kinematics.restype = i
-            dll.ms_inverse_sets.argtypes = [i, i, _D, _D, _D, _D, _D, d, i, _D, _D, _D, _I, _I]
+            dll.ms_inverse_sets.argtypes = [i, i, _D, _D, d, _D, i, _D, _D, d, i, _D, _D, _D, _D, _I, _I]
             dll.ms_inverse_sets.restype = i
             if meta.get("lanes"):
                 dll.ms_inverse_columns.argtypes = [i, _D, _D, _D, _D, d, i, d, i, _D, _D, _D, _D, _I, _D]
@@ -759,19 +759,26 @@ class CLibrary:
                                              _ptr(fail))
         return failed, _interrupted(status.value), coef_max, branch, cols, self._failure(failed, status.value, fail)
 
-    def inverse_sets(self, theta, params, q0, col_scale, hmax, tol, maxit=30):
-        """`inverse` for S parameter sets in one call (params (S, npar), q0 and col_scale (S, nq), hmax (S,)):
-        failed (S,), status (S,), coef and branch (S, N), u (S, N, nrow, 3)."""
+    def inverse_sets(self, theta, params, reference, col_scale, hmax, tol, maxit=30):
+        """`inverse` for S parameter sets in one call (params (S, npar), col_scale (S, nq), hmax (S,)), each
+        started from `reference` = (theta_ref, q_ref, sign): the reference assembly q_ref at theta_ref and
+        the sign of det Phi_q there (+1 or -1), from which each set assembles on the same branch and
+        continues to theta[0] (ms_kernels.h start_at). Returns failed (S,: -1, or the first sample that
+        failed, 0 where the start failed), status (S,), start_coef (S,: the largest velocity coefficient
+        met on the way to theta[0]), coef and branch (S, N), u (S, N, nrow, 3)."""
         nsets, n = len(params), len(theta)
+        th_ref, q_ref, sign = reference
         th = np.ascontiguousarray(theta, float)
-        sets = [np.ascontiguousarray(np.reshape(a, (nsets, -1)), float) for a in (params, q0, col_scale)]
+        p, scale = (np.ascontiguousarray(np.reshape(a, (nsets, -1)), float) for a in (params, col_scale))
         steps = np.ascontiguousarray(hmax, float).reshape(nsets)
-        coef, branch, u = np.empty((nsets, n)), np.empty((nsets, n)), np.empty((nsets, n, self.nrow, 3))
+        start_coef, coef, branch = np.empty(nsets), np.empty((nsets, n)), np.empty((nsets, n))
+        u = np.empty((nsets, n, self.nrow, 3))
         failed, status = np.empty(nsets, dtype=np.intc), np.zeros(nsets, dtype=np.intc)
-        _interrupted(self.dll.ms_inverse_sets(nsets, n, _ptr(th), *map(_ptr, sets), _ptr(steps), tol, maxit,
-                                              _ptr(coef), _ptr(branch), _ptr(u), failed.ctypes.data_as(_I),
-                                              status.ctypes.data_as(_I)))
-        return failed, status, coef, branch, u
+        _interrupted(self.dll.ms_inverse_sets(nsets, n, _ptr(th), _ptr(p), float(th_ref),
+                                              _ptr(np.ascontiguousarray(q_ref, float)), int(sign), _ptr(scale),
+                                              _ptr(steps), tol, maxit, _ptr(start_coef), _ptr(coef), _ptr(branch),
+                                              _ptr(u), failed.ctypes.data_as(_I), status.ctypes.data_as(_I)))
+        return failed, status, start_coef, coef, branch, u
 
     def ode(self, theta, omega, torque, params, q0, col_scale, tol, maxit=30, hmax=0.1):
         """The reduced ODE's right-hand side (N, 2) and exact Jacobian (N, 2, 2) along theta (N,) from q0

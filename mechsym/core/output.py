@@ -17,6 +17,10 @@ copied into it when the command succeeds, so that `--out /dev/null` leaves the d
 FIFO's reader receives the file. A symlink to a regular file has its target replaced, the link kept. A
 path that is one of this process's own stdout or stderr (/dev/stdout, /dev/fd/1, /proc/self/fd/1) is
 written to that stream, and the announcements then go to stderr, so that they do not mix into it.
+
+One exception: a run that streams its rows (a sweep with an output file) appends them as they come to
+PATH.part (`part_path`), which an interrupted run leaves behind to be resumed; the complete file then
+goes to PATH atomically and the .part is removed.
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ FIGURE_EXTENSIONS = (".png", ".svg")
 ANIMATION_EXTENSIONS = (".gif", ".mp4")
 
 __all__ = ["CSV", "FIGURE", "ANIMATION", "FOLDER", "check_outputs", "atomic", "transaction", "announce",
-           "stdout_stream", "flush_stdout", "drop_stdout", "write_text", "save_figure", "save_animation", "ffmpeg_available"]
+           "stdout_stream", "flush_stdout", "drop_stdout", "write_text", "save_figure", "save_animation", "ffmpeg_available",
+           "part_path"]
 
 _STAGED = contextvars.ContextVar("mechsym_staged_outputs", default=None)
 _WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EISDIR, errno.ENOTDIR,
@@ -155,13 +160,14 @@ def _check_writable(option, path, folder):
 
 
 @contextlib.contextmanager
-def atomic(path):
+def atomic(path, completes=None):
     """Yield a temporary path with the extension of `path` (so that writers that choose a format by
     extension choose the same one); on success its content goes to `path` (`_commit`: renamed onto a
     regular file, copied into anything else), on any failure or interrupt it is removed. The temporary
     file lies in the folder of the file it replaces, or in the temporary folder for a written-through
     target (a device's folder, /dev, need not be writable). An OSError (permissions, a full disk) becomes
-    an InputError naming the file."""
+    an InputError naming the file. `completes`: a growing file (`part_path`) that the file completes,
+    removed once the file is in place (within a transaction: when the transaction commits)."""
     path = os.fspath(path)
     target, through = _target(path)
     folder = None if through else os.path.dirname(os.path.abspath(target))
@@ -178,9 +184,9 @@ def atomic(path):
         yield tmp
         staged = _STAGED.get()
         if staged is None:
-            _commit(tmp, path)
+            _commit(tmp, path, completes)
         else:
-            staged.files.append((tmp, path))
+            staged.files.append((tmp, path, completes))
         done = True
     except OSError as exc:
         raise _write_error(path, exc) from None
@@ -190,8 +196,14 @@ def atomic(path):
                 os.unlink(tmp)
 
 
-def _commit(tmp, path):
-    """Put the complete temporary file `tmp` in place of `path` (see `_target`) and remove it."""
+def _commit(tmp, path, completes=None):
+    """Put the complete temporary file `tmp` in place of `path` (see `_target`) and remove it (and the
+    growing file it `completes`)."""
+    if completes is not None:
+        _commit(tmp, path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(completes)
+        return
     target, through = _target(path)
     if not through:
         os.chmod(tmp, 0o666 & ~_umask())
@@ -203,6 +215,15 @@ def _commit(tmp, path):
     with open(tmp, "rb") as src, (open(fd, "wb", closefd=False) if fd is not None else open(path, "wb")) as dst:
         shutil.copyfileobj(src, dst)
     os.unlink(tmp)
+
+
+def part_path(path) -> str | None:
+    """PATH.part, the growing file of a long run's rows beside its output PATH (the one exception to the
+    atomic rule: rows appended as they are computed, so that an interrupted run keeps them and can be
+    resumed; `atomic(path, completes=...)` removes it when the complete file is in place); None where
+    PATH is not a file that is replaced (a device, a FIFO, this process's stdout)."""
+    path = os.fspath(path)
+    return None if _target(path)[1] else path + ".part"
 
 
 def _write_error(path, exc):
@@ -230,9 +251,9 @@ def transaction():
         yield
         to_stream = False
         while staged.files:
-            tmp, path = staged.files[0]
+            tmp, path, completes = staged.files[0]
             try:
-                _commit(tmp, path)
+                _commit(tmp, path, completes)
             except OSError as exc:
                 raise _write_error(path, exc) from None
             to_stream = to_stream or _is_stream(path)
@@ -241,7 +262,7 @@ def transaction():
             print(message, file=sys.stderr if to_stream else sys.stdout)
     finally:
         _STAGED.reset(token)
-        for tmp, _ in staged.files:
+        for tmp, *_ in staged.files:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 

@@ -2,17 +2,18 @@
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
 any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest of what a worker needs besides the
-library: the library's cache entry, the parameters (names, defaults, sign constraints), which of them are
-geometry, the bodies, the unknowns' names, the kinematic solver's scales and step, and the configuration it
-found at the study's first sample for the default geometry. The manifest's name is a key of the model
-file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the library it
-names is built for them); inside, it lists every other file the
-model's build read (`watch`: observed while it ran, a data file or a module it imported), each with its
-SHA-256, which a worker checks before using the manifest, so a change to any of them makes it unused.
+library: the library's cache entry, the parameters (names, defaults, sign constraints, units), the bodies,
+the unknowns' names and the model's `CompiledStart` (the reference assembly every set starts from, the
+points' coordinates as expressions of the parameters for each set's scales). The manifest's name is a key
+of the model file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the
+library it names is built for them); inside, it lists every other file the model's build read (`watch`:
+observed while it ran, a data file or a module it imported), each with its SHA-256, which a worker checks
+before using the manifest, so a change to any of them makes it unused.
 
-A worker (`batch`) evaluates the sets whose geometry is the default one in ONE call of the compiled
-ms_inverse_sets, as TableStudy.batch does, and leaves every other set (another geometry, a set the kernel
-flags, a manifest that does not apply) to the full route, which derives the model.
+A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
+(mechsym.studies.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
+the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
+and every set of a manifest that does not apply to the full route, which derives the model.
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from mechsym.codegen import c_backend
-from mechsym.studies.figures import geometry_parameters, inverse_figures, negative_mass
+from mechsym.studies.figures import inverse_figures, negative_mass
 
-VERSION = 2
+VERSION = 4
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -129,16 +130,17 @@ def load_manifest(path, version) -> dict | None:
     return m
 
 
-def update_manifest(path, fields, theta0, q0):
+def update_manifest(path, fields, theta0=None, q0=None):
     """Write `fields` into the manifest at `path` (kept: the starting configurations recorded before), with
-    the configuration q0 at the first sample theta0, atomically; a cache folder that cannot be written
-    leaves no warm start and loses nothing else."""
+    the configuration q0 at the first sample theta0 if given, atomically; a cache folder that cannot be
+    written leaves no warm start and loses nothing else."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         data = {}
     data.update(fields)
-    data.setdefault("start", {})[float.hex(float(theta0))] = np.asarray(q0).tolist()
+    if q0 is not None:
+        data.setdefault("start", {})[float.hex(float(theta0))] = np.asarray(q0).tolist()
     try:
         c_backend._write_atomic(path, json.dumps(data))
     except OSError:
@@ -163,7 +165,9 @@ def _nothing(*args):
 
 
 def _record(path, ref, study, system, read):
-    from mechsym.kinematics import STEP_TOL, SUSPECT
+    from dataclasses import asdict
+
+    from mechsym.studies.sweep import compiled_start
 
     lib = system.functions
     if not lib.meta.get("square"):
@@ -171,32 +175,64 @@ def _record(path, ref, study, system, read):
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
-    args = study.analysis
-    analysis = inverse_analysis(system.mechanism, not args.quasi_static)
+    analysis = inverse_analysis(system.mechanism, not study.analysis.quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
         return
-    solver = system.solver()
-    q0 = solver.sweep(np.array([[args.theta0]])).q[0]
+    start = compiled_start(system)
+    if start is None:
+        return
     mech = system.mechanism
     update_manifest(path, {
         "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in mech.parameters.items()},
-        "geometry": geometry_parameters(system), "bodies": list(system.constraints.bodies),
-        "coordinate": system.coordinate_names[0],
+        "units": {n: p.unit for n, p in mech.parameters.items()},
+        "bodies": list(system.constraints.bodies), "coordinate": system.coordinate_names[0],
         "names": {"inertia": analysis_functions(system, inverse_analysis(mech, True)).names,
                   "static": analysis_functions(system, inverse_analysis(mech, False)).names},
-        "col_scale": solver.col_scale.tolist(), "coord_scale": float(solver.coord_scale[0]),
-        "hmax": float(solver.step[0]), "tol": STEP_TOL, "suspect": SUSPECT,
-        "files": watched(read, model_file(ref.source)),
-    }, args.theta0, q0)
+        "start": asdict(start), "files": watched(read, model_file(ref.source)),
+    })
 
 
 class _Parameter:
-    """What mechsym.core.parameters.apply_overrides reads of a parameter."""
+    """What mechsym.core.parameters.apply_overrides and a sweep's table read of a parameter."""
 
-    def __init__(self, default, positive, nonnegative):
-        self.default, self.positive, self.nonnegative = default, positive, nonnegative
+    def __init__(self, default, positive, nonnegative, unit=""):
+        self.default, self.positive, self.nonnegative, self.unit = default, positive, nonnegative, unit
+
+
+def _parameters(m) -> dict:
+    return {n: _Parameter(*v, m["units"].get(n, "")) for n, v in m["parameters"].items()}
+
+
+class WarmModel:
+    """What the sweeping process needs of a model whose manifest applies, in place of deriving it: its
+    name, its parameters (defaults, sign rules, units) and the up-front check of a parameter set."""
+
+    def __init__(self, m, lib):
+        self.name, self.parameters, self._m, self._lib = m["name"], _parameters(m), m, lib
+
+    def resolve_parameters(self, overrides=None) -> dict:
+        """Parameter values with `overrides` applied and checked (Mechanism.resolve_parameters' rules)."""
+        from mechsym.core.errors import InputError
+        from mechsym.core.parameters import apply_overrides
+
+        values, problems = apply_overrides(self.parameters, overrides)
+        if problems:
+            raise InputError(f"mechanism '{self.name}': " + "; ".join(problems))
+        bad = negative_mass(self.name, self._m["bodies"], self._lib.mass(np.array(list(values.values()))))
+        if bad is not None:
+            raise bad
+        return values
+
+
+def parent_model(ref, study) -> WarmModel | None:
+    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse on the C
+    backend, the manifest present and intact): the sweeping process then derives nothing either."""
+    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None or not ref.derived:
+        return None
+    found = _manifest(ref)
+    return None if found is None else WarmModel(*found)
 
 
 def _manifest(ref):
@@ -221,6 +257,7 @@ def batch(ref, study, sets):
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
+    from mechsym.studies.sweep import CompiledStart, compiled_inverse
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
         return None
@@ -229,10 +266,9 @@ def batch(ref, study, sets):
         return None
     m, lib = found
     args = study.analysis
-    q0 = m["start"].get(float.hex(float(args.theta0)))
-    if q0 is None or not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
+    if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
         return None
-    parameters = {n: _Parameter(*v) for n, v in m["parameters"].items()}
+    parameters = _parameters(m)
     theta = args.theta0 + 2 * math.pi * np.arange(args.samples) / args.samples
     omegas = np.array([0.0] if args.quasi_static else args.omega, float)
     alpha = 0.0 if args.quasi_static else args.alpha
@@ -243,21 +279,18 @@ def batch(ref, study, sets):
         values, problems = apply_overrides(parameters, params)
         if problems:
             out[k] = InputError(f"mechanism '{m['name']}': " + "; ".join(problems))
-        elif all(values[g] == parameters[g].default for g in m["geometry"]):
-            p = np.array([values[n] for n in parameters])
-            out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
-            if out[k] is None:
-                ready.append((k, p))
+            continue
+        p = np.array([values[n] for n in parameters])
+        out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
+        if out[k] is None:
+            ready.append((k, p))
     if ready:
-        count = len(ready)
-        failed, _, size, branch, u = lib.inverse_sets(
-            theta, np.array([p for _, p in ready]), np.tile(q0, (count, 1)), np.tile(m["col_scale"], (count, 1)),
-            np.full(count, m["hmax"]), m["tol"])
-        for j, (k, _) in enumerate(ready):
-            if failed[j] >= 0 or (size[j] * m["coord_scale"] > m["suspect"]).any() or (branch[j] <= 0).any():
+        start = CompiledStart(**{k: tuple(v) if isinstance(v, list) else v for k, v in m["start"].items()})
+        for j, flagged, u in compiled_inverse(lib, start, theta, np.array([p for _, p in ready])):
+            if flagged:
                 continue  # the full route names the sample and the reason
             if args.quasi_static:
-                u[j, :, :, :2] = 0.0
-            out[k] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u[j],
-                                     study.reductions)
+                u[:, :, :2] = 0.0
+            out[ready[j][0]] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u,
+                                               study.reductions)
     return out

@@ -525,22 +525,60 @@ int MS_FN(inverse)(int n, const double *th, const double *p, const double *q0, c
   return failed;
 }
 
+/* A parameter set's configuration near th0 (into q), reached from the reference assembly q_ref at th_ref
+   (solved for the reference parameters) as mechsym.kinematics.Solver._start reaches it: Newton at th_ref
+   with the set's parameters p, which must land on the reference's branch (every declared branch condition
+   positive, or where none is declared det Phi_q of the sign ref_sign), then the continuation over the
+   lattice nodes th_ref + j hmax to the node nearest th0 (each step by advance, kept on that branch), then
+   to th0. *coef: the largest velocity coefficient (relative to the scales) at the reference and at every
+   node, which the caller checks for a dead point. Returns 0, or the status where it failed (1 no
+   convergence, 2 singular, MS_OFF_BRANCH, MS_DET_SIGN, MS_FAR, MS_INTERRUPTED; 1 if th0 is more than 10^6
+   steps away). */
+static int start_at(double th0, const double *p, double th_ref, const double *q_ref, int ref_sign,
+                    const double *scale, double tol, int maxit, double hmax, double *q, double *coef) {
+  double sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT];
+  int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
+  *coef = 0.0;
+  if (!(fabs(th0 - th_ref) <= 1e6 * hmax)) return 1;
+  memcpy(q, q_ref, sizeof(double) * NQ);
+  int status = newton(q, sc, &th_ref, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  branch_signs(q, sc, p, a, piv, sign);
+  for (int i = 0; i < MS_NSIGN; ++i)
+    if (NBRANCH_USED ? !sign[i] : (sign[i] != ref_sign)) return NBRANCH_USED ? MS_OFF_BRANCH : MS_DET_SIGN;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  const long target = lrint((th0 - th_ref) / hmax), dir = target >= 0 ? 1 : -1;
+  for (long j = 0;; j += dir) {
+    for (int i = 0; i < NQ; ++i) { const double v = fabs(dq[i]) / scale[i]; if (!(v <= *coef)) *coef = v; }
+    const double tha = th_ref + (double)j * hmax, thb = j == target ? th0 : th_ref + (double)(j + dir) * hmax;
+    if (ms_stop) return MS_INTERRUPTED;
+    if ((status = advance(q, sc, dq, ddq, tha, thb, p, scale, tol, maxit, hmax, a, piv, &turns, sign, NULL, NULL)))
+      return status;
+    if (j == target) return 0;
+  }
+}
+
 /* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call: set k
-   has the parameters P[k * NPAR ..], the configuration Q0[k * NQ ..] near th[0], the coordinate scales
-   SCALE[k * NQ ..] and the largest step HMAX[k]; its outputs are those of ms_inverse at offsets k * n
-   (coef_max, branch_min) and k * n * NROW * 3 (u_out), failed[k] its return value and status[k] its
-   status. Returns 0, or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
-int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, const double *Q0, const double *SCALE,
-                    const double *HMAX, double tol, int maxit, double *coef_max, double *branch_min, double *u_out,
-                    int *failed, int *status) {
+   has the parameters P[k * NPAR ..], the coordinate scales SCALE[k * NQ ..] and the largest step HMAX[k],
+   and starts from the reference assembly (start_at: th_ref, q_ref, ref_sign); its outputs are those of
+   ms_inverse at offsets k * n (coef_max, branch_min) and k * n * NROW * 3 (u_out), start_coef[k] start_at's
+   largest coefficient, failed[k] the return value of ms_inverse (-1, or the first sample that failed; 0
+   where the start failed) and status[k] its status. Returns 0, or MS_INTERRUPTED (the sets from the
+   interrupted one on are not computed). */
+int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, double th_ref, const double *q_ref,
+                        int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit, double *start_coef,
+                        double *coef_max, double *branch_min, double *u_out, int *failed, int *status) {
   ms_handler old;
   const int caught = ms_catch(&old);
   int result = 0;
+  double q0[NQ];
   for (int k = 0; k < nsets; ++k) {
     const size_t off = (size_t)k * n;
-    failed[k] = inverse_blocks(n, th, P + (size_t)k * NPAR, Q0 + (size_t)k * NQ, SCALE + (size_t)k * NQ, tol, maxit,
-                            HMAX[k], NULL, coef_max + off, branch_min + off, u_out + off * NROW * 3, status + k, NULL);
-    if (status[k] == MS_INTERRUPTED) { result = MS_INTERRUPTED; break; }
+    const double *p = P + (size_t)k * NPAR, *scale = SCALE + (size_t)k * NQ;
+    status[k] = start_at(th[0], p, th_ref, q_ref, ref_sign, scale, tol, maxit, HMAX[k], q0, start_coef + k);
+    failed[k] = status[k] ? 0 : inverse_blocks(n, th, p, q0, scale, tol, maxit, HMAX[k], NULL, coef_max + off,
+                                               branch_min + off, u_out + off * NROW * 3, status + k, NULL);
+    if (status[k] == MS_INTERRUPTED || ms_stop) { result = MS_INTERRUPTED; break; }
   }
   ms_release(caught, &old);
   return result;
