@@ -45,6 +45,72 @@ def test_ctrl_c_stops_the_c_integrator_at_once(tmp_path):
     assert listing(tmp_path) == ["lf.csv", "warm.csv"]
 
 
+COMPILE = """
+import sys
+from pathlib import Path
+from mechsym.codegen import c_backend, c_parts
+
+folder = Path(sys.argv[1])
+body = "".join(f"  x = x * 1.0000001 + {k}.0 / (x + {k + 1}.0);\\n" for k in range(40000))
+units = [f"double f{u}(double x) {{\\n{body}  return x;\\n}}\\n" for u in range(2)]
+(folder / "source.c").write_text("/* common */\\n" + "".join(c_parts.UNIT + "\\n" + unit for unit in units))
+c_backend._compile(c_backend.compiler(), c_backend.build_flags(), folder)
+"""
+
+
+def test_ctrl_c_while_compiling_leaves_no_compiler_running(tmp_path):
+    """Ctrl-C while a source of two translation units compiles (two compilers at once, each with the cc1 it
+    starts): the command ends with every compiler process; before, the units' compilers ran on, orphaned,
+    and a single source's cc1 outlived the gcc that was killed."""
+    from mechsym.codegen import c_backend
+
+    if c_backend.compiler() is None:
+        pytest.skip("no C compiler")
+    script = tmp_path / "compile.py"
+    script.write_text(COMPILE)
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=ROOT, start_new_session=True,
+                            env=dict(os.environ, PYTHONPATH=ROOT), stderr=subprocess.PIPE, text=True)
+    compilers = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(compilers) < 2:
+        compilers = [pid for pid in _descendants(proc.pid)]
+        time.sleep(0.05)
+    assert len(compilers) >= 2, "the compilers did not start"
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    time.sleep(0.5)
+    alive = [pid for pid in compilers if _running(pid)]
+    assert not alive, f"compiler processes left running: {alive}"
+
+
+def _descendants(pid) -> list:
+    """The processes below `pid` (from /proc), zombies excepted."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.isdigit() and fields[0] != "Z":
+            parents.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _running(pid) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _parts(folder):
     return [name for name in os.listdir(folder) if ".part" in name]
 

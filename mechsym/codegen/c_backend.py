@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import tempfile
 import warnings
@@ -432,32 +433,47 @@ def _compile(cc, flags, folder: Path) -> subprocess.CompletedProcess:
     text = (folder / "source.c").read_text()
     common, *units = text.split(c_parts.UNIT)
     if not units:
-        return subprocess.run([cc, *flags, "-o", str(folder / "lib.so"), str(folder / "source.c"), "-lm"],
-                              capture_output=True, text=True)
+        return _run_compilers([[cc, *flags, "-o", str(folder / "lib.so"), str(folder / "source.c"), "-lm"]])[0]
     processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     jobs = max(1, min(processors, len(units)))
     texts = [[] for _ in range(jobs)]
     for unit in sorted(units, key=len, reverse=True):        # the largest first, each to the lightest job
         min(texts, key=lambda t: sum(map(len, t))).append(unit)
-    objects, running = [], []
+    objects, commands = [], []
     for k, group in enumerate(texts):
         path = folder / f"unit{k}.c"
         path.write_text(common + "".join(group))
         objects.append(str(folder / f"unit{k}.o"))
-        running.append(subprocess.Popen([cc, *flags, "-c", "-o", objects[-1], str(path)], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True))
-    failed = None
-    for proc in running:
-        _, err = proc.communicate()
-        if proc.returncode != 0 and failed is None:
-            failed = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+        commands.append([cc, *flags, "-c", "-o", objects[-1], str(path)])
+    failed = next((done for done in _run_compilers(commands) if done.returncode != 0), None)
     if failed is None:
-        failed = subprocess.run([cc, *flags, "-o", str(folder / "lib.so"), *objects, "-lm"], capture_output=True,
-                                text=True)
+        failed = _run_compilers([[cc, *flags, "-o", str(folder / "lib.so"), *objects, "-lm"]])[0]
     for k in range(jobs):                                      # the entry keeps source.c and lib.so alone
         for suffix in (".c", ".o"):
             (folder / f"unit{k}{suffix}").unlink(missing_ok=True)
     return failed
+
+
+def _run_compilers(commands) -> list[subprocess.CompletedProcess]:
+    """Run the compiler commands at once and wait for them all. Each runs in a session of its own, so that an
+    interrupt (Ctrl-C, SIGTERM, an error) kills it together with the processes it started (cc1, as, ld): a
+    command ended while it compiles leaves no compiler running behind it."""
+    running = []
+    try:
+        for command in commands:
+            running.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                            start_new_session=True))
+        return [subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+                for proc in running for out, err in [proc.communicate()]]
+    except BaseException:
+        for proc in running:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:                         # it had ended
+                pass
+        for proc in running:
+            proc.communicate()
+        raise
 
 
 _D = ctypes.POINTER(ctypes.c_double)
