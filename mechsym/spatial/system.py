@@ -18,11 +18,13 @@ sample): the generated code uses the rotation of q/|q|, so round-off off the uni
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend
+from mechsym.codegen import c_backend, c_extension
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
@@ -65,9 +67,11 @@ class TreeSystem(ParametersInUse):
         self._specs = {}
         self._zero1 = np.zeros(self.nv)
         self._one = None
-        # one state through kept buffers, and N states: on C the compiled entry points by address; on numpy
-        # the rendering of the same spec (built on first use: a structure-only TreeSystem derives nothing)
-        self._call_one = backend.route(compiled=self._compiled_one, python=_nothing)
+        self._entries = {}       # function name -> its call at the parameters in use (`_entry`)
+        # each function's call: on C the extension entry (mechsym.codegen.c_extension) or ctypes where it cannot
+        # be built; N states on C through the same entry, on numpy through the rendering of the same spec (built
+        # on first use: a structure-only TreeSystem derives nothing)
+        self._make_entry = backend.route(compiled=self._compiled_entry, python=_general_entry)
         self._evaluate = backend.route(compiled=self._compiled_call, python=self._numpy_call)
         backend.route(compiled=self._library, python=_nothing)("main")
 
@@ -233,11 +237,38 @@ class TreeSystem(ParametersInUse):
                                  f"(mechsym.spatial.manifold.normalise)")
         return qs, single
 
-    def _call(self, name, q, v=None, a=None, params=None, shape=None):
-        if params is None and np.ndim(q) == 1:
-            out = self._call_one(name, q, v, a)
+    def _call(self, name, q, v=None, a=None, params=None):
+        """`name` at the states q (v, a): through its entry at the parameters in use, else the general route."""
+        if params is None:
+            entry = self._entries.get(name) or self._entry(name)
+            return entry(q, v, a)
+        return self._general(name, q, v, a, params)
+
+    def _entry(self, name):
+        """The call (q, v=None, a=None) of function `name` at the parameters in use, made once."""
+        self._entries[name] = self._make_entry(name, functools.partial(self._general, name))
+        return self._entries[name]
+
+    def _compiled_entry(self, name, general):
+        """The extension's entry of the compiled function (arrays read in place, one state or N; anything
+        else to `general`), or where it cannot be built the ctypes route."""
+        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+        shape = (self.nv, self.nv) if name in ("mass", "coriolis") else (size,)
+        entry = c_extension.entry(ctypes.cast(fn, ctypes.c_void_p).value, (self.nq, self.nv, self.nv), shape,
+                                  self._p, general, 3 if self.floating else -1, QUAT_TOL, name == "forward")
+        return entry if entry is not None else functools.partial(self._ctypes_call, name, shape)
+
+    def _ctypes_call(self, name, shape, q, v=None, a=None):
+        """One state through ctypes and kept buffers where it fits, else the general route."""
+        if np.ndim(q) == 1:
+            out = self._compiled_one(name, q, v, a)
             if out is not None:
-                return out if shape is None else out.reshape(shape)
+                return out.reshape(shape)
+        return self._general(name, q, v, a)
+
+    def _general(self, name, q, v=None, a=None, params=None):
+        """`name` at the states q (v, a) of any form: checked and converted (the one-line errors), then
+        evaluated."""
         qs, single = self._q(q)
         n = 1 if single else len(qs)
         vs = as_ = None
@@ -260,13 +291,18 @@ class TreeSystem(ParametersInUse):
             vs = self._zeros(n)
         if as_ is None:
             as_ = self._zeros(n)
-        out = self._evaluate(name, n, qs, vs, as_, p)
-        if shape is not None:
-            out = out.reshape((n,) + shape)
+        out = self._evaluate(name, n, qs.reshape(n, self.nq), vs.reshape(n, self.nv), as_.reshape(n, self.nv), p)
+        if single and name == "forward" and not np.isfinite(out).all():
+            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qs.tolist()}")
+        if name in ("mass", "coriolis"):
+            out = out.reshape((n, self.nv, self.nv))
         return out[0] if single else out
 
     def _compiled_call(self, name, n, qs, vs, as_, p):
-        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, size)."""
+        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, ...)."""
+        entry = self._entries.get(name) or self._entry(name)
+        if not isinstance(entry, functools.partial):          # the extension's entry: the GIL released
+            return entry.evaluate(qs, vs, as_, p)
         fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
         out = np.empty((n, size))
         fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
@@ -304,9 +340,7 @@ class TreeSystem(ParametersInUse):
         fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
         fn(1, qa, za if v is None else va, za if a is None else aa, self._p_address, oa)
         out = ob[:size].copy()
-        if name == "forward" and not np.isfinite(out).all():
-            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qb.tolist()}")
-        return out
+        return out if name != "forward" or np.isfinite(out).all() else None   # (the general path names it)
 
     @property
     def _p(self):
@@ -316,6 +350,7 @@ class TreeSystem(ParametersInUse):
     def _p(self, value):
         self._p_vector = np.ascontiguousarray(value, float)
         self._p_address = self._p_vector.ctypes.data
+        self._entries = {}                             # (each made again with these parameters)
 
     def _zeros(self, n):
         if n == 1:
@@ -330,7 +365,7 @@ class TreeSystem(ParametersInUse):
 
     def mass_matrix(self, q, params=None):
         """The joint-space mass matrix H (nv, nv)."""
-        return self._call("mass", q, params=params, shape=(self.nv, self.nv))
+        return self._call("mass", q, params=params)
 
     def bias(self, q, v, params=None):
         """C(q, v) v + g(q) (nv,): the nonlinear effects."""
@@ -350,7 +385,7 @@ class TreeSystem(ParametersInUse):
 
     def coriolis(self, q, v, params=None):
         """C (nv, nv) with C v + g = bias and dH/dt - 2 C skew-symmetric."""
-        return self._call("coriolis", q, v, params=params, shape=(self.nv, self.nv))
+        return self._call("coriolis", q, v, params=params)
 
     def com(self, q, params=None):
         """The centre of mass (3,) in the world."""
@@ -433,6 +468,11 @@ def check_size(tree: Tree):
         depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
         moving += depth[b.name] if own else 0
     check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
+
+
+def _general_entry(name, general):
+    """A function's call where nothing is compiled: the general route."""
+    return general
 
 
 def _nothing(*args):
