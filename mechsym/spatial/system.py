@@ -35,6 +35,8 @@ from mechsym.spatial.elements import element_terms
 __all__ = ["TreeSystem", "check_size"]
 
 QUAT_TOL = 1e-6
+_METHODS = {"mass": "mass_matrix", "elements": "element_columns", "poses": "frame_position/frame_rotation",
+            "contact": "contact_terms", "energy": "kinetic_energy/potential_energy", "com": "com/com_jacobian"}
 
 
 class TreeSystem(ParametersInUse):
@@ -207,21 +209,19 @@ class TreeSystem(ParametersInUse):
             raise InputError(f"tree '{self.tree.name}': unknown frame '{frame}' (frames: "
                              f"{', '.join(self.frame_names)})") from None
 
-    def _states(self, x, size, what):
+    def _states(self, x, size, what, where):
         x = np.asarray(x, dtype=float)
         if x.ndim not in (1, 2) or x.shape[-1] != size:
-            raise InputError(f"tree '{self.tree.name}': {what} must have shape ({size},) or (N, {size}), "
-                             f"got {x.shape}")
+            raise InputError(f"{where}: {what} must have shape ({size},) or (N, {size}), got {x.shape}")
         if not math.isfinite(x.sum()):                 # one reduction; the search only on failure
             bad = np.argwhere(~np.isfinite(np.atleast_2d(x)))
             if len(bad):
-                raise InputError(f"tree '{self.tree.name}': {what} is not finite (sample {bad[0][0]}, "
-                                 f"entry {bad[0][1]})")
+                raise InputError(f"{where}: {what} is not finite (sample {bad[0][0]}, entry {bad[0][1]})")
         single = x.ndim == 1
         return (x if x.flags.c_contiguous else np.ascontiguousarray(x)), single
 
-    def _q(self, q):
-        qs, single = self._states(q, self.nq, "q")
+    def _q(self, q, where):
+        qs, single = self._states(q, self.nq, "q", where)
         if self.floating:
             if single:
                 quat = qs[3:7]
@@ -232,10 +232,15 @@ class TreeSystem(ParametersInUse):
             bad = np.abs(n - 1) > QUAT_TOL
             if bad.any():
                 i = int(np.argmax(bad))
-                raise InputError(f"tree '{self.tree.name}': the base quaternion of sample {i} has norm "
+                raise InputError(f"{where}: the base quaternion of sample {i} has norm "
                                  f"{n[i]:.9g}, not 1 (to {QUAT_TOL:g}); normalise it "
                                  f"(mechsym.spatial.manifold.normalise)")
         return qs, single
+
+    def _where(self, name):
+        """The tree and the entry point (a method) that evaluates function `name`, for messages."""
+        method = "frame_jacobian/frame_bias" if name.startswith("frame") else _METHODS.get(name, name)
+        return f"tree '{self.tree.name}', {method}"
 
     def _call(self, name, q, v=None, a=None, params=None):
         """`name` at the states q (v, a): through its entry at the parameters in use, else the general route."""
@@ -269,18 +274,18 @@ class TreeSystem(ParametersInUse):
     def _general(self, name, q, v=None, a=None, params=None):
         """`name` at the states q (v, a) of any form: checked and converted (the one-line errors), then
         evaluated."""
-        qs, single = self._q(q)
+        where = self._where(name)
+        qs, single = self._q(q, where)
         n = 1 if single else len(qs)
         vs = as_ = None
         if v is not None:
-            vs, s2 = self._states(v, self.nv, "v")
+            vs, s2 = self._states(v, self.nv, "v", where)
             if (1 if s2 else len(vs)) != n:
-                raise InputError(f"tree '{self.tree.name}': {1 if s2 else len(vs)} velocities for {n} configurations")
+                raise InputError(f"{where}: {1 if s2 else len(vs)} velocities for {n} configurations")
         if a is not None:
-            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau")
+            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau", where)
             if (1 if s3 else len(as_)) != n:
-                raise InputError(f"tree '{self.tree.name}': {1 if s3 else len(as_)} accelerations for {n} "
-                                 f"configurations")
+                raise InputError(f"{where}: {1 if s3 else len(as_)} accelerations for {n} configurations")
         if params is None:
             p = self._p
         elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
@@ -293,7 +298,7 @@ class TreeSystem(ParametersInUse):
             as_ = self._zeros(n)
         out = self._evaluate(name, n, qs.reshape(n, self.nq), vs.reshape(n, self.nv), as_.reshape(n, self.nv), p)
         if single and name == "forward" and not np.isfinite(out).all():
-            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qs.tolist()}")
+            raise InputError(f"{where}: the mass matrix is not positive definite at q = {qs.tolist()}")
         if name in ("mass", "coriolis"):
             out = out.reshape((n, self.nv, self.nv))
         return out[0] if single else out
