@@ -141,6 +141,22 @@ def test_ctypes_where_the_extension_cannot_be_built(hyq, monkeypatch, tmp_path):
     assert type(system._entry("mass")).__name__ == "Entry"
 
 
+def test_a_system_with_entries_is_freed(hyq):
+    """The entries hold the system's general route (a cycle through its methods): the collector frees it."""
+    import gc
+    import weakref
+
+    from mechsym import derive
+
+    system, _, q, v, _ = hyq
+    other = derive(system.tree, contact_frames=FEET)          # (warm: from the cache)
+    assert np.array_equal(other.bias(q[0], v[0]), system.bias(q[0], v[0]))
+    ref = weakref.ref(other)
+    del other
+    gc.collect()
+    assert ref() is None
+
+
 def test_the_extension_is_keyed_by_the_python_abi(monkeypatch):
     key = c_backend.content_key("source", python=True)
     assert key != c_backend.content_key("source")

@@ -28,7 +28,7 @@ typedef void (*fn4)(int, const double *, const double *, const double *, const d
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    void *fn;
+    void (*fn)(void);
     int k;                       /* groups per sample */
     npy_intp sizes[MAXG];
     npy_intp size;               /* outputs per sample */
@@ -84,6 +84,11 @@ static PyObject *new_output(const Entry *e, int many, npy_intp n) {
     return PyArray_SimpleNew(nd, dims, NPY_DOUBLE);
 }
 
+static PyObject *cleared(void) {
+    PyErr_SetString(PyExc_RuntimeError, "ms_call.Entry: called after the collector cleared it");
+    return NULL;
+}
+
 static PyObject *fall_back(Entry *e, PyObject *const *args, size_t nargsf) {
     return PyObject_Vectorcall(e->fallback, args, PyVectorcall_NARGS(nargsf), NULL);
 }
@@ -91,6 +96,8 @@ static PyObject *fall_back(Entry *e, PyObject *const *args, size_t nargsf) {
 static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Entry *e = (Entry *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (e->p == NULL || e->fallback == NULL)
+        return cleared();
     if (kwnames != NULL || nargs < 1 || nargs > e->k || !PyArray_Check(args[0]))
         return fall_back(e, args, nargsf);
     int ndim = PyArray_NDIM((PyArrayObject *)args[0]);
@@ -173,6 +180,8 @@ static int vector(PyObject *o, npy_intp size, npy_intp n, int ndim, const char *
 
 static PyObject *entry_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Entry *e = (Entry *)self;
+    if (e->p == NULL)
+        return cleared();
     if (nargs != e->k + 1) {
         PyErr_Format(PyExc_TypeError, "ms_call.evaluate takes %d arrays", e->k + 1);
         return NULL;
@@ -219,6 +228,8 @@ static int set_p(Entry *e, PyObject *value) {
 static PyObject *entry_get_p(PyObject *self, void *closure) {
     (void)closure;
     Entry *e = (Entry *)self;
+    if (e->p == NULL)
+        return cleared();
     Py_INCREF(e->p);
     return (PyObject *)e->p;
 }
@@ -248,7 +259,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (e == NULL)
         return NULL;
     e->vectorcall = entry_call;
-    e->fn = (void *)(uintptr_t)address;
+    e->fn = (void (*)(void))(uintptr_t)address;
     e->k = (int)k;
     npy_intp most = 1;
     for (Py_ssize_t i = 0; i < k; i++) {
@@ -278,10 +289,25 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     return (PyObject *)e;
 }
 
+/* the fallback is usually a method of the object that holds the entry: a cycle the collector must see */
+static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
+    Entry *e = (Entry *)self;
+    Py_VISIT(e->p);
+    Py_VISIT(e->fallback);
+    return 0;
+}
+
+static int entry_clear(PyObject *self) {
+    Entry *e = (Entry *)self;
+    Py_CLEAR(e->p);
+    Py_CLEAR(e->fallback);
+    return 0;
+}
+
 static void entry_dealloc(PyObject *self) {
     Entry *e = (Entry *)self;
-    Py_XDECREF(e->p);
-    Py_XDECREF(e->fallback);
+    PyObject_GC_UnTrack(self);
+    entry_clear(self);
     free(e->zeros);
     Py_TYPE(self)->tp_free(self);
 }
@@ -299,7 +325,10 @@ static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "ms_call.Entry",
     .tp_basicsize = sizeof(Entry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = entry_traverse,
+    .tp_clear = entry_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_doc = "Entry(address, sizes, shape, p, fallback, quat, quat_tol, finite_out): a generated entry point",
     .tp_new = entry_new,
     .tp_dealloc = entry_dealloc,
