@@ -2,11 +2,10 @@
 
     entry = c_extension.entry(address, sizes=(nq, nv, nv), shape=(nv, nv), p=params, fallback=general)
     entry(q)            # (nq,) -> (nv, nv), read in place;  entry(qs) (N, nq) -> (N, nv, nv), GIL released
-    entry.p = params    # the parameter vector the calls use
     entry.evaluate(qs, vs, as_, p)   # N states of arrays the caller has checked
 
-A ctypes call converts every argument and the caller allocates in Python: about 10 us a state, of which
-a tree's H is under 1. `ms_call` (mechsym/codegen/runtime/ms_python.c) is a small CPython extension module,
+A ctypes call converts every argument and the caller allocates in Python: 3 to 10 us a state, where a small
+tree's H takes a fraction of one. `ms_call` (mechsym/codegen/runtime/ms_python.c) is a small CPython extension module,
 compiled once per Python ABI into the C backend's content-keyed cache (content_key(..., python=True)), whose
 Entry takes numpy arrays through numpy's C API and calls the generated function by its address (METH_FASTCALL,
 vectorcall). An input that is not a finite, C-contiguous float64 array of the right shape (or a base

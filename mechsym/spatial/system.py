@@ -12,7 +12,10 @@ and every result has the leading N axis exactly when q has it.
   com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
   contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
 
-Every entry point takes params= (name -> value overrides, or the vector params() returned).
+Every entry point takes params= (name -> value overrides, or the vector params() returned). On C, finite
+float64 C-contiguous arrays are read in place by a small Python extension (mechsym.codegen.c_extension; N
+states with the GIL released); any other input is converted, or refused with a one-line error naming the
+tree, the entry point and the argument.
 A floating base's quaternion must have unit norm to 1e-6 (a state further off is refused, naming the
 sample): the generated code uses the rotation of q/|q|, so round-off off the unit sphere does not matter.
 """

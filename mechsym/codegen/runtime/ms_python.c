@@ -225,20 +225,6 @@ static int set_p(Entry *e, PyObject *value) {
     return 0;
 }
 
-static PyObject *entry_get_p(PyObject *self, void *closure) {
-    (void)closure;
-    Entry *e = (Entry *)self;
-    if (e->p == NULL)
-        return cleared();
-    Py_INCREF(e->p);
-    return (PyObject *)e->p;
-}
-
-static int entry_set_p(PyObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    return set_p((Entry *)self, value);
-}
-
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     (void)kwds;
     unsigned long long address;
@@ -317,10 +303,6 @@ static PyMethodDef entry_methods[] = {
      "evaluate(g1, ..., gk, p): N states of checked (N, size) float64 arrays, with the GIL released"},
     {NULL, NULL, 0, NULL}};
 
-static PyGetSetDef entry_getset[] = {
-    {"p", entry_get_p, entry_set_p, "the parameter vector used by calls", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
 static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "ms_call.Entry",
@@ -335,7 +317,6 @@ static PyTypeObject EntryType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Entry, vectorcall),
     .tp_methods = entry_methods,
-    .tp_getset = entry_getset,
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ms_call", NULL, -1, NULL, NULL, NULL, NULL, NULL};
