@@ -8,7 +8,10 @@ For each loader, in a fresh interpreter (each robot's memory freed after it):
 2. cold: derivation, generation and compilation of the C into an empty cache; warm: a fresh interpreter
    reading the file and loading the tree from that cache (imports included);
 3. per state: H and the bias of --states random states in one generated C call, against Pinocchio's
-   Python bindings (crba + nonLinearEffects, one call each per state) in the same run (best of 3);
+   Python bindings (crba + nonLinearEffects, one call each per state) in the same run (best of 3); with
+   --single K, one state per Python call over K states (H, bias, RNEA) through mechsym's extension
+   (mechsym.codegen.c_extension), through ctypes (where the extension is not built) and Pinocchio's bindings
+   (crba, nonLinearEffects, rnea), best of --repeat, printed in a second table with the load average;
 4. the largest relative error against Pinocchio over 20 random states of H, bias, gravity, RNEA, ABA and
    every link frame's position, rotation, Jacobian and classical-acceleration bias (tests/oracles/robots.py:
    mimic joints against G^T (Pinocchio's independent model) G, continuous joints' (cos, sin) mapped).
@@ -82,6 +85,30 @@ def pinocchio():
         pin.crba(m, d, a)
         pin.nonLinearEffects(m, d, a, b)
 row["pinocchio_us"] = 1e6 * best(pinocchio) / len(q)
+if SINGLE:
+    # one state per Python call: H, the bias and RNEA through the extension, through ctypes (a second system
+    # derived from the warm cache where the extension is not built), and Pinocchio's bindings
+    from mechsym.codegen import c_extension
+    k = min(SINGLE, len(q))
+    qs, vs, ap = q[:k], v[:k], np.random.default_rng(2).standard_normal((k, system.nv))
+    def per_call(f, *arrays):
+        times = []
+        for _ in range(REPEAT):
+            t0 = time.perf_counter()
+            for x in zip(*arrays):
+                f(*x)
+            times.append(time.perf_counter() - t0)
+        return 1e6 * min(times) / k
+    def ours(s):
+        return [per_call(s.mass_matrix, qs), per_call(s.bias, qs, vs), per_call(s.inverse, qs, vs, ap)]
+    row["extension_one_us"] = ours(system)
+    c_extension.module = lambda: None
+    row["ctypes_one_us"] = ours(derive(tree))
+    app = ap @ reference.G.T
+    row["pinocchio_one_us"] = [per_call(lambda a: pin.crba(m, d, a), qp[:k]),
+                               per_call(lambda a, b: pin.nonLinearEffects(m, d, a, b), qp[:k], vp[:k]),
+                               per_call(lambda a, b, c: pin.rnea(m, d, a, b, c), qp[:k], vp[:k], app)]
+    row["load"] = os.getloadavg()[0]
 e = errors(system, reference, list(tree.bodies))
 row["error"] = max(e.values())
 row["singular"] = "aba" not in e
@@ -89,8 +116,9 @@ print(json.dumps(row))
 '''
 
 
-def run_one(name, states, cache):
-    code = ONE.replace("ROOT", repr(ROOT)).replace("NAME", repr(name)).replace("STATES", str(states))
+def run_one(name, states, cache, single=0, repeat=5):
+    code = ONE.replace("ROOT", repr(ROOT)).replace("NAME", repr(name)).replace("STATES", str(states)).replace(
+        "SINGLE", str(single)).replace("REPEAT", str(repeat))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=ROOT, MECHSYM_CACHE=cache))
     if proc.returncode != 0:
@@ -117,6 +145,19 @@ def row_text(r) -> str:
 
 HEADER = ("| loader | file | nq / nv | bodies | notes | cold s | warm s | mechsym us/state | Pinocchio us/state "
           "| max error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def single_table(rows) -> str:
+    """One state per Python call (us, best of --repeat rounds): H, bias and RNEA through mechsym's extension and
+    ctypes routes and Pinocchio's bindings (crba, nonLinearEffects, rnea), with the machine's load."""
+    lines = ["| robot | nv | what | mechsym extension us | mechsym ctypes us | Pinocchio us | Pinocchio / extension "
+             "| load (1 min) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        for i, (what, peer) in enumerate((("H", "crba"), ("bias", "nonLinearEffects"), ("RNEA", "rnea"))):
+            ext, ct, pi = r["extension_one_us"][i], r["ctypes_one_us"][i], r["pinocchio_one_us"][i]
+            lines.append(f"| {r['robot']} | {r['nv']} | {what} ({peer}) | {ext:.2f} | {ct:.2f} | {pi:.2f} | "
+                         f"{pi / ext:.2f} | {r['load']:.2f} |")
+    return "\n".join(lines)
 
 
 def write_table(rows):
@@ -146,6 +187,10 @@ def main():
     ap.add_argument("--robots", help="comma-separated loader names (default: all)")
     ap.add_argument("--states", type=int, default=1000)
     ap.add_argument("--no-write", action="store_true", help="print only, leave docs/robots.md as it is")
+    ap.add_argument("--single", type=int, default=0,
+                    help="also time one state per Python call over this many states (H, bias, RNEA: the extension, "
+                         "ctypes and Pinocchio's bindings)")
+    ap.add_argument("--repeat", type=int, default=5, help="best of this many rounds for --single")
     args = ap.parse_args()
     sys.path.insert(0, ROOT)
     sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -156,12 +201,17 @@ def main():
     size = {n: open(path, "rb").read().count(b"<joint") for n, (path, _) in files.items()}
     names = args.robots.split(",") if args.robots else sorted(files, key=size.get)
     print(HEADER)
+    singles = []
     for name in names:
         with tempfile.TemporaryDirectory() as cache:          # cold: an empty cache per robot
-            row = run_one(name, args.states, cache)
+            row = run_one(name, args.states, cache, args.single, args.repeat)
         print(row_text(row), flush=True)
+        if "extension_one_us" in row:
+            singles.append(row)
         if not args.no_write:                                 # row by row: an interrupted run keeps its rows
             write_table([row])
+    if singles:
+        print(single_table(singles))
     if not args.no_write:
         print(f"wrote {DOC}")
 

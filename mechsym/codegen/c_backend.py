@@ -33,6 +33,8 @@ import platform
 import shutil
 import signal
 import subprocess
+import sys
+import sysconfig
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -219,17 +221,26 @@ def build_target() -> str:
     return " ".join(flags) + ("\n" + cpu_features() if "-march=native" in flags else "")
 
 
-def content_key(*parts) -> str:
+def content_key(*parts, python=False) -> str:
     """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
     command and flags, the machine and, for a native build, its CPU features (`build_target`), and the
-    version of sympy that prints the code."""
+    version of sympy that prints the code; with `python`, for a Python extension module, also the ABI it is
+    built for (`python_abi`)."""
     import sympy
 
     h = hashlib.sha256()
-    for part in (*parts, build_target(), compiler() or "", platform.machine(), f"sympy {sympy.__version__}"):
+    for part in (*parts, build_target(), compiler() or "", platform.machine(), f"sympy {sympy.__version__}",
+                 *((python_abi(),) if python else ())):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
+
+
+def python_abi() -> str:
+    """What a Python extension module is built for: the interpreter's version, implementation and extension
+    suffix (its ABI), and the version of numpy whose C API it includes."""
+    return (f"{sys.implementation.cache_tag} {sys.version} {sysconfig.get_config_var('EXT_SUFFIX')} "
+            f"numpy {np.__version__}")
 
 
 def cache_key(mech, options=None) -> str:
@@ -259,12 +270,13 @@ def build(system, options=None, directory: Path | None = None) -> "CLibrary":
     return CLibrary(build_source(mech.name, cache_key(mech, options), generate, directory))
 
 
-def build_source(name: str, key: str, generate, directory: Path | None = None) -> Compiled:
+def build_source(name: str, key: str, generate, directory: Path | None = None, python=False) -> Compiled:
     """Any generated C, cached: the entry that the index `NAME-key` of the cache folder (or `directory`)
     names, loaded if intact; else `generate()` -> (source, metadata) runs, and the entry named by the
     source's own content key is loaded or compiled, and indexed under `key`. `key` must change with
-    everything `generate` reads (see `cache_key`). Raises CompilerMissing when there is no
-    compiler to build with."""
+    everything `generate` reads (see `cache_key`). A Python extension module (`python`: its content key
+    holds the Python ABI) names the folders of the headers it includes in the metadata's "include". Raises
+    CompilerMissing when there is no compiler to build with."""
     root = _writable(directory or cache_dir())
     index = root / "index" / f"{_safe(name)}-{key}"
     try:
@@ -281,7 +293,7 @@ def build_source(name: str, key: str, generate, directory: Path | None = None) -
     # a damaged entry the index names is repaired in place (a generator whose printing varies between
     # runs would otherwise leave it behind); else the entry is named by its content: the source and the
     # metadata it is loaded with (one source may be loaded under two layouts)
-    content = content_key(source, json.dumps(meta, sort_keys=True))
+    content = content_key(source, json.dumps(meta, sort_keys=True), python=python)
     entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content}"
     compiled = _load(entry)
     with _cache_writes(root):
@@ -406,7 +418,7 @@ def write_entry(entry: Path, source: str, meta: dict):
     try:
         (tmp / "source.c").write_text(c_runtime.amalgamate(source))
         for flags in (build_flags(), CFLAGS) if not portable() else (build_flags(),):
-            proc = _compile(cc, flags, tmp)
+            proc = _compile(cc, flags, tmp, [f"-I{d}" for d in meta.get("include", ())])
             if proc.returncode == 0:
                 break
         if proc.returncode != 0:
@@ -425,15 +437,16 @@ def write_entry(entry: Path, source: str, meta: dict):
             shutil.rmtree(trash, ignore_errors=True)
 
 
-def _compile(cc, flags, folder: Path) -> subprocess.CompletedProcess:
-    """Compile folder/source.c into folder/lib.so. A source in translation units (mechsym.codegen.c_parts:
-    the text before the first marker, then each unit after one) is compiled unit by unit, as many at a time as
-    there are processors, each unit with the text before the first marker, and linked; the first failure is
-    returned (its stderr names the unit's file)."""
+def _compile(cc, flags, folder: Path, include=()) -> subprocess.CompletedProcess:
+    """Compile folder/source.c into folder/lib.so (with the `include` options of a Python extension). A
+    source in translation units (mechsym.codegen.c_parts: the text before the first marker, then each unit
+    after one) is compiled unit by unit, as many at a time as there are processors, each unit with the text
+    before the first marker, and linked; the first failure is returned (its stderr names the unit's file)."""
     text = (folder / "source.c").read_text()
     common, *units = text.split(c_parts.UNIT)
     if not units:
-        return _run_compilers([[cc, *flags, "-o", str(folder / "lib.so"), str(folder / "source.c"), "-lm"]])[0]
+        return _run_compilers([[cc, *flags, *include, "-o", str(folder / "lib.so"), str(folder / "source.c"),
+                                "-lm"]])[0]
     processors = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     jobs = max(1, min(processors, len(units)))
     texts = [[] for _ in range(jobs)]
@@ -444,7 +457,7 @@ def _compile(cc, flags, folder: Path) -> subprocess.CompletedProcess:
         path = folder / f"unit{k}.c"
         path.write_text(common + "".join(group))
         objects.append(str(folder / f"unit{k}.o"))
-        commands.append([cc, *flags, "-c", "-o", objects[-1], str(path)])
+        commands.append([cc, *flags, *include, "-c", "-o", objects[-1], str(path)])
     failed = next((done for done in _run_compilers(commands) if done.returncode != 0), None)
     if failed is None:
         failed = _run_compilers([[cc, *flags, "-o", str(folder / "lib.so"), *objects, "-lm"]])[0]

@@ -33,7 +33,7 @@ def simulate(system, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None, 
                          f"got {q0.shape} and {v0.shape}")
     system.check_integrable("simulate")
     opts = run_options(t_end, dt, rtol, atol, arrays={"q0": q0, "v0": v0}, width=60)
-    system._q(q0)                                   # the initial quaternion is checked, then normalised
+    system._q(q0, f"tree '{system.tree.name}', simulate")      # the initial quaternion is checked, then normalised
     p = system.params(params)
     nq, floating = system.nq, system.floating
     zero = np.zeros(system.nv)

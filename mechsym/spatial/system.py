@@ -12,17 +12,22 @@ and every result has the leading N axis exactly when q has it.
   com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
   contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
 
-Every entry point takes params= (name -> value overrides, or the vector params() returned).
+Every entry point takes params= (name -> value overrides, or the vector params() returned). On C, finite
+float64 C-contiguous arrays are read in place by a small Python extension (mechsym.codegen.c_extension; N
+states with the GIL released); any other input is converted, or refused with a one-line error naming the
+tree, the entry point and the argument.
 A floating base's quaternion must have unit norm to 1e-6 (a state further off is refused, naming the
 sample): the generated code uses the rotation of q/|q|, so round-off off the unit sphere does not matter.
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend
+from mechsym.codegen import c_backend, c_extension
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
@@ -33,6 +38,8 @@ from mechsym.spatial.elements import element_terms
 __all__ = ["TreeSystem", "check_size"]
 
 QUAT_TOL = 1e-6
+_METHODS = {"mass": "mass_matrix", "elements": "element_columns", "poses": "frame_position/frame_rotation",
+            "contact": "contact_terms", "energy": "kinetic_energy/potential_energy", "com": "com/com_jacobian"}
 
 
 class TreeSystem(ParametersInUse):
@@ -65,9 +72,11 @@ class TreeSystem(ParametersInUse):
         self._specs = {}
         self._zero1 = np.zeros(self.nv)
         self._one = None
-        # one state through kept buffers, and N states: on C the compiled entry points by address; on numpy
-        # the rendering of the same spec (built on first use: a structure-only TreeSystem derives nothing)
-        self._call_one = backend.route(compiled=self._compiled_one, python=_nothing)
+        self._entries = {}       # function name -> its call at the parameters in use (`_entry`)
+        # each function's call: on C the extension entry (mechsym.codegen.c_extension) or ctypes where it cannot
+        # be built; N states on C through the same entry, on numpy through the rendering of the same spec (built
+        # on first use: a structure-only TreeSystem derives nothing)
+        self._make_entry = backend.route(compiled=self._compiled_entry, python=_general_entry)
         self._evaluate = backend.route(compiled=self._compiled_call, python=self._numpy_call)
         backend.route(compiled=self._library, python=_nothing)("main")
 
@@ -203,21 +212,19 @@ class TreeSystem(ParametersInUse):
             raise InputError(f"tree '{self.tree.name}': unknown frame '{frame}' (frames: "
                              f"{', '.join(self.frame_names)})") from None
 
-    def _states(self, x, size, what):
+    def _states(self, x, size, what, where):
         x = np.asarray(x, dtype=float)
         if x.ndim not in (1, 2) or x.shape[-1] != size:
-            raise InputError(f"tree '{self.tree.name}': {what} must have shape ({size},) or (N, {size}), "
-                             f"got {x.shape}")
+            raise InputError(f"{where}: {what} must have shape ({size},) or (N, {size}), got {x.shape}")
         if not math.isfinite(x.sum()):                 # one reduction; the search only on failure
             bad = np.argwhere(~np.isfinite(np.atleast_2d(x)))
             if len(bad):
-                raise InputError(f"tree '{self.tree.name}': {what} is not finite (sample {bad[0][0]}, "
-                                 f"entry {bad[0][1]})")
+                raise InputError(f"{where}: {what} is not finite (sample {bad[0][0]}, entry {bad[0][1]})")
         single = x.ndim == 1
         return (x if x.flags.c_contiguous else np.ascontiguousarray(x)), single
 
-    def _q(self, q):
-        qs, single = self._states(q, self.nq, "q")
+    def _q(self, q, where):
+        qs, single = self._states(q, self.nq, "q", where)
         if self.floating:
             if single:
                 quat = qs[3:7]
@@ -228,28 +235,60 @@ class TreeSystem(ParametersInUse):
             bad = np.abs(n - 1) > QUAT_TOL
             if bad.any():
                 i = int(np.argmax(bad))
-                raise InputError(f"tree '{self.tree.name}': the base quaternion of sample {i} has norm "
+                raise InputError(f"{where}: the base quaternion of sample {i} has norm "
                                  f"{n[i]:.9g}, not 1 (to {QUAT_TOL:g}); normalise it "
                                  f"(mechsym.spatial.manifold.normalise)")
         return qs, single
 
-    def _call(self, name, q, v=None, a=None, params=None, shape=None):
-        if params is None and np.ndim(q) == 1:
-            out = self._call_one(name, q, v, a)
+    def _where(self, name):
+        """The tree and the entry point (a method) that evaluates function `name`, for messages."""
+        method = "frame_jacobian/frame_bias" if name.startswith("frame") else _METHODS.get(name, name)
+        return f"tree '{self.tree.name}', {method}"
+
+    def _call(self, name, q, v=None, a=None, params=None):
+        """`name` at the states q (v, a): through its entry at the parameters in use, else the general route."""
+        if params is None:
+            entry = self._entries.get(name) or self._entry(name)
+            return entry(q, v, a)
+        return self._general(name, q, v, a, params)
+
+    def _entry(self, name):
+        """The call (q, v=None, a=None) of function `name` at the parameters in use, made once."""
+        self._entries[name] = self._make_entry(name, functools.partial(self._general, name))
+        return self._entries[name]
+
+    def _compiled_entry(self, name, general):
+        """The extension's entry of the compiled function (arrays read in place, one state or N; anything
+        else to `general`), or where it cannot be built the ctypes route."""
+        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
+        shape = (self.nv, self.nv) if name in ("mass", "coriolis") else (size,)
+        entry = c_extension.entry(ctypes.cast(fn, ctypes.c_void_p).value, (self.nq, self.nv, self.nv), shape,
+                                  self._p, general, 3 if self.floating else -1, QUAT_TOL, name == "forward")
+        return entry if entry is not None else functools.partial(self._ctypes_call, name, shape)
+
+    def _ctypes_call(self, name, shape, q, v=None, a=None):
+        """One state through ctypes and kept buffers where it fits, else the general route."""
+        if np.ndim(q) == 1:
+            out = self._compiled_one(name, q, v, a)
             if out is not None:
-                return out if shape is None else out.reshape(shape)
-        qs, single = self._q(q)
+                return out.reshape(shape)
+        return self._general(name, q, v, a)
+
+    def _general(self, name, q, v=None, a=None, params=None):
+        """`name` at the states q (v, a) of any form: checked and converted (the one-line errors), then
+        evaluated."""
+        where = self._where(name)
+        qs, single = self._q(q, where)
         n = 1 if single else len(qs)
         vs = as_ = None
         if v is not None:
-            vs, s2 = self._states(v, self.nv, "v")
+            vs, s2 = self._states(v, self.nv, "v", where)
             if (1 if s2 else len(vs)) != n:
-                raise InputError(f"tree '{self.tree.name}': {1 if s2 else len(vs)} velocities for {n} configurations")
+                raise InputError(f"{where}: {1 if s2 else len(vs)} velocities for {n} configurations")
         if a is not None:
-            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau")
+            as_, s3 = self._states(a, self.nv, "a" if name == "inverse" else "tau", where)
             if (1 if s3 else len(as_)) != n:
-                raise InputError(f"tree '{self.tree.name}': {1 if s3 else len(as_)} accelerations for {n} "
-                                 f"configurations")
+                raise InputError(f"{where}: {1 if s3 else len(as_)} accelerations for {n} configurations")
         if params is None:
             p = self._p
         elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
@@ -260,13 +299,18 @@ class TreeSystem(ParametersInUse):
             vs = self._zeros(n)
         if as_ is None:
             as_ = self._zeros(n)
-        out = self._evaluate(name, n, qs, vs, as_, p)
-        if shape is not None:
-            out = out.reshape((n,) + shape)
+        out = self._evaluate(name, n, qs.reshape(n, self.nq), vs.reshape(n, self.nv), as_.reshape(n, self.nv), p)
+        if single and name == "forward" and not np.isfinite(out).all():
+            raise InputError(f"{where}: the mass matrix is not positive definite at q = {qs.tolist()}")
+        if name in ("mass", "coriolis"):
+            out = out.reshape((n, self.nv, self.nv))
         return out[0] if single else out
 
     def _compiled_call(self, name, n, qs, vs, as_, p):
-        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, size)."""
+        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, ...)."""
+        entry = self._entries.get(name) or self._entry(name)
+        if not isinstance(entry, functools.partial):          # the extension's entry: the GIL released
+            return entry.evaluate(qs, vs, as_, p)
         fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
         out = np.empty((n, size))
         fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
@@ -304,9 +348,7 @@ class TreeSystem(ParametersInUse):
         fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
         fn(1, qa, za if v is None else va, za if a is None else aa, self._p_address, oa)
         out = ob[:size].copy()
-        if name == "forward" and not np.isfinite(out).all():
-            raise InputError(f"tree '{self.tree.name}': the mass matrix is not positive definite at q = {qb.tolist()}")
-        return out
+        return out if name != "forward" or np.isfinite(out).all() else None   # (the general path names it)
 
     @property
     def _p(self):
@@ -316,6 +358,7 @@ class TreeSystem(ParametersInUse):
     def _p(self, value):
         self._p_vector = np.ascontiguousarray(value, float)
         self._p_address = self._p_vector.ctypes.data
+        self._entries = {}                             # (each made again with these parameters)
 
     def _zeros(self, n):
         if n == 1:
@@ -330,7 +373,7 @@ class TreeSystem(ParametersInUse):
 
     def mass_matrix(self, q, params=None):
         """The joint-space mass matrix H (nv, nv)."""
-        return self._call("mass", q, params=params, shape=(self.nv, self.nv))
+        return self._call("mass", q, params=params)
 
     def bias(self, q, v, params=None):
         """C(q, v) v + g(q) (nv,): the nonlinear effects."""
@@ -350,7 +393,7 @@ class TreeSystem(ParametersInUse):
 
     def coriolis(self, q, v, params=None):
         """C (nv, nv) with C v + g = bias and dH/dt - 2 C skew-symmetric."""
-        return self._call("coriolis", q, v, params=params, shape=(self.nv, self.nv))
+        return self._call("coriolis", q, v, params=params)
 
     def com(self, q, params=None):
         """The centre of mass (3,) in the world."""
@@ -433,6 +476,11 @@ def check_size(tree: Tree):
         depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
         moving += depth[b.name] if own else 0
     check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
+
+
+def _general_entry(name, general):
+    """A function's call where nothing is compiled: the general route."""
+    return general
 
 
 def _nothing(*args):
