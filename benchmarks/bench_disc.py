@@ -5,7 +5,7 @@
 Per case:
 1. Exudyn (generalized-alpha, fixed step, tests/reference/exudyn_disc.py) at steps 1 ms / 2^k: the cheapest
    converged step dt_c is the first whose halving changes the trajectory (x, v, omega on the 1 ms grid) by
-   less than 1e-6 norm-wise (CONTRACTS.md); that change is the accuracy Exudyn reaches there.
+   less than 1e-6 norm-wise (docs/conventions.md, Accuracy); that change is the accuracy Exudyn reaches there.
 2. mechsym (generated rhs and exact Jacobian in C, scipy's BDF): the loosest tolerance rtol = atol in
    1e-6, 1e-7, ... whose trajectory is within that accuracy of mechsym's own run at rtol 1e-12.
 3. Wall times, best of --repeat, of the integration alone (Exudyn's SolveDynamic; mechsym's solve_ivp),

@@ -9,8 +9,9 @@ rest in its standing pose (mechanisms.hyq.standing), its feet spheres of r = 0.0
 
 The contacts are hard (mechsym.contact.hard_run.simulate_hard): frictionless by default as in the study,
 --mu for Coulomb friction (pyramid, 4 facets), --restitution for e; the joints hold the standing pose
-with the PD controller (kp 300 N m/rad, kd 10 N m s/rad). Columns (CONTRACTS.md): t, base.x .. base.qw, the
-twelve joint angles by name, com.x/y/z, and per foot FOOT.fn, FOOT.ft1, FOOT.ft2, FOOT.impulse.
+with the PD controller (kp 300 N m/rad, kd 10 N m s/rad). Columns (docs/conventions.md, Spatial trees):
+t, base.x .. base.qw, the twelve joint angles by name, com.x/y/z, and per foot FOOT.fn, FOOT.ft1, FOOT.ft2,
+FOOT.impulse.
 
     mechsym hyq drop [--mu 0] [--restitution 0] [--t-end 2] [--dt D] [--rtol 1e-9] [--kp 300] [--kd 10]
                      --out FILE.csv [--timeline EVENTS.csv] [--plot P.png] [--animate A.gif]

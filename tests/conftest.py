@@ -40,7 +40,7 @@ def slider_crank():
 
 
 def agree(a, b, tol):
-    """Norm-wise agreement of CONTRACTS.md: max|a - b| <= tol * max|b|."""
+    """Norm-wise agreement of docs/conventions.md (Accuracy): max|a - b| <= tol * max|b|."""
     import numpy as np
 
     a, b = np.asarray(a, float), np.asarray(b, float)

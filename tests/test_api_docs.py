@@ -1,10 +1,15 @@
-"""Every public module, class, function, method and property of mechsym has a docstring, and docs/api.md
-names every public class and function of the modules it documents."""
+"""Every public module, class, function, method and property of mechsym has a docstring, docs/api.md
+names every public class and function of the modules it documents, and the repository cites its own
+conventions (docs/conventions.md), never a design file that is not part of it."""
 import ast
 import importlib
 import inspect
 import pkgutil
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 import mechsym
 
@@ -51,3 +56,16 @@ def test_api_reference_names_every_public_class_and_function():
                      if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")]
     missing = [name for name in expected if not any(d.split("(")[0] == name for d in documented)]
     assert modules and not missing, "not in docs/api.md:\n" + "\n".join(missing)
+
+
+def test_no_tracked_file_cites_the_design_input_outside_the_repository():
+    """What users and code rely on is stated in docs/conventions.md; a citation of the outside design file
+    (its name spelled in two parts here so that this file does not cite it) points a reader nowhere."""
+    outside = "CONTRACTS" + ".md"
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True)
+    citing = [name for name in tracked.stdout.decode().split("\0")
+              if name and (ROOT / name).is_file() and outside.encode() in (ROOT / name).read_bytes()]
+    assert citing == []
+    assert (ROOT / "docs" / "conventions.md").is_file()

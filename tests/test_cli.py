@@ -1,4 +1,4 @@
-"""The command line: outputs, the one-line errors of CONTRACTS.md and their exit codes."""
+"""The command line: outputs, the one-line errors of docs/conventions.md (Errors) and their exit codes."""
 import json
 import os
 import subprocess

@@ -1,5 +1,5 @@
-"""The CLI contract of CONTRACTS.md, table-driven: every command with each class of bad input or fault of
-the user's world exits 2 with one line `error: ...`, no traceback, and leaves no file behind.
+"""The CLI contract of docs/conventions.md (Errors, Outputs and signals), table-driven: every command
+with each class of bad input or fault of the user's world exits 2 with one line `error: ...`, no traceback, and leaves no file behind.
 
 Run in-process (mechsym.app.cli.main) in an empty folder; the faults are found before the long work, so each
 case takes well under a second once the shipped models are derived."""

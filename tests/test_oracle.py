@@ -68,8 +68,8 @@ def c_systems():
 def test_inverse_reactions(case, backend, omega, alpha, request):
     """Every joint reaction of `inverse` against the oracle's opened Kane equations, to 1e-9 of the largest.
 
-    Both follow CONTRACTS.md: `JOINT.fx`, `JOINT.fy` is the force that the joint's first-named body exerts on
-    its second (fourbar A ground->crank, P crank->coupler, M coupler->rocker, B ground->rocker; slider-crank
+    Both follow docs/conventions.md (Forces): `JOINT.fx`, `JOINT.fy` is the force that the joint's
+    first-named body exerts on its second (fourbar A ground->crank, P crank->coupler, M coupler->rocker, B ground->rocker; slider-crank
     O ground->crank, P crank->rod, S rod->slider) in world (ground) axes; `guide.fn` is the guide's force on
     the slider along the slide normal (+y, the axis +x turned +90 deg) and `guide.m` its moment on the slider.
     """

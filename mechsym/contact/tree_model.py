@@ -2,8 +2,8 @@
 
 The tree already has the protocol's entry points (mass_matrix, bias, frame_position, frame_jacobian,
 frame_bias, with the free flyer's layout); this adds the names the contact code reads (frames, q_names with
-a floating base's columns base.x ... base.qw as CONTRACTS.md names them, v_names, the actuated joints: every
-joint speed), the configuration rate and normalisation of mechsym.spatial.manifold, and `contact_terms`
+a floating base's columns base.x ... base.qw as docs/conventions.md (Spatial trees) names them, v_names,
+the actuated joints: every joint speed), the configuration rate and normalisation of mechsym.spatial.manifold, and `contact_terms`
 (H, C, the contact frames' Jacobians and biases in one generated call) for the simulation's hot path.
 """
 from __future__ import annotations

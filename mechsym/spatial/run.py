@@ -3,8 +3,8 @@ dv/dt = H^-1 (tau - bias) from the generated forward dynamics, integrated by sci
 
 `torque(t, q, v)` gives the generalised forces (nv,) (zero on the free base unless the caller pushes
 it). The quaternion is normalised before every evaluation (the generated code uses the rotation of q/|q|
-anyway) and on the output grid. The table has the columns of CONTRACTS.md: t, the coordinates
-(base.x ... base.qw, one per joint by name), the speeds (base.vx ... base.wz, JOINT.v) and com.x, com.y,
+anyway) and on the output grid. The table has the columns of docs/conventions.md (Spatial trees): t, the
+coordinates (base.x ... base.qw, one per joint by name), the speeds (base.vx ... base.wz, JOINT.v) and com.x, com.y,
 com.z; a RunResult (mechsym.core.results) with solve_ivp's dense solution.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ def runs():
 
 
 def normwise(a, b):
-    """CONTRACTS.md: max|a - b| / max|b| over the whole compared array."""
+    """docs/conventions.md (Accuracy): max|a - b| / max|b| over the whole compared array."""
     return np.abs(a - b).max() / np.abs(b).max()
 
 
