@@ -115,8 +115,8 @@ def interrupt_cli(args, delay, cwd, sig=signal.SIGINT, ready=None):
     return proc.returncode, after
 
 
-def group(pgid):
-    """The processes of the process group `pgid` (from /proc), zombies excepted."""
+def processes() -> list:
+    """(pid, parent pid, process group) of every process but the zombies (from /proc)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
@@ -124,9 +124,14 @@ def group(pgid):
                 fields = fh.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if entry.isdigit() and int(fields[2]) == pgid and fields[0] != "Z":
-            found.append(int(entry))
+        if entry.isdigit() and fields[0] != "Z":
+            found.append((int(entry), int(fields[1]), int(fields[2])))
     return found
+
+
+def group(pgid):
+    """The processes of the process group `pgid`, zombies excepted."""
+    return [pid for pid, _, group_id in processes() if group_id == pgid]
 
 
 def _frame_record(fig):

@@ -127,25 +127,48 @@ def _interrupts(received):
     workers of a sweep are ended, with the signal's number appended to `received` (the exit code is
     128 + N). The first signal interrupts; a repeat while the command is ending is ignored, so that it
     cannot cut the clean-up short. A process forked from this one (a worker) keeps the signal's default
-    action. Outside the main thread (a command run from a thread) nothing changes."""
+    action. Outside the main thread (a command run from a thread) nothing changes.
+
+    Python drops an exception raised where it cannot propagate: the signal may come while a process is
+    forked, in an at-fork hook (logging's), or in a __del__ or a weakref callback. So after the first
+    signal a watcher looks at the main thread every 0.1 s: seen twice handling no exception while the
+    command still runs, the interrupt was lost and is raised again."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    pid = os.getpid()
+    import _thread
+
+    pid, main_id = os.getpid(), threading.main_thread().ident
+    ended, again = threading.Event(), []
 
     def interrupt(signum, frame):
         if os.getpid() != pid:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        if not received:
-            received.append(signum)
+        if not received or again:
+            if not received:
+                received.append(signum)
+                threading.Thread(target=watch, args=(signum,), daemon=True).start()
+            again.clear()
             raise KeyboardInterrupt
+
+    def watch(signum):
+        quiet = 0
+        while not ended.wait(0.1):
+            handled = sys._current_exceptions().get(main_id)   # an exc_info tuple before Python 3.12
+            handled = handled[1] if isinstance(handled, tuple) else handled
+            quiet = quiet + 1 if handled is None else 0
+            if quiet >= 2:
+                again.append(True)
+                _thread.interrupt_main(signum)
+                quiet = 0
 
     previous = {s: signal.signal(s, interrupt) for s in TERMINATING}
     try:
         yield
     finally:
+        ended.set()
         for s, handler in previous.items():
             signal.signal(s, handler)
 
