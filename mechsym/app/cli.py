@@ -242,12 +242,9 @@ def run(args) -> int:
         from mechsym.codegen.export import export
 
         written = export(system, args.out, force=args.force, params=params)
-        from mechsym.core.output import announce
+        from mechsym.core.output import announce_written
 
-        for path in written:
-            announce(f"wrote {path}")
-        if not written:
-            print(f"{args.out} is up to date")
+        announce_written(written, args.out)
         return 0
     table, system = analyse(analysis_options(args), system, params)
     if args.command == "inverse" and not args.quasi_static:

@@ -275,6 +275,14 @@ def _is_stream(path) -> bool:
         return False
 
 
+def announce_written(written, folder) -> None:
+    """Say which files of a folder a command wrote (`announce`), or that the folder was up to date."""
+    for path in written:
+        announce(f"wrote {path}")
+    if not written:
+        print(f"{folder} is up to date")
+
+
 def announce(message: str) -> None:
     """Say what a command wrote: within a transaction, once its files are in place (on stderr if one of
     them went to stdout); else now."""

@@ -207,12 +207,9 @@ def tree_command(args, source) -> int:
         system = _system(tree, contact_frames)
         system.set_params(params)
         written = export(system, args.out, force=args.force, standing=standing)
-        from mechsym.core.output import announce
+        from mechsym.core.output import announce_written
 
-        for path in written:
-            announce(f"wrote {path}")
-        if not written:
-            print(f"{args.out} is up to date")
+        announce_written(written, args.out)
         return 0
 
 
