@@ -44,6 +44,7 @@ MODULES = [
     ("mechsym.planar.bridging", "Bridging a bifurcation"),
     ("mechsym.planar.rates", "Velocity and acceleration coefficients"),
     ("mechsym.planar.dynamics", "Dynamics: A U = C and the inverse analysis"),
+    ("mechsym.planar.inverse_kernel", "The compiled inverse of one parameter set"),
     ("mechsym.planar.reduced", "The reduced form"),
     ("mechsym.planar.forward", "Forward runs of one coordinate"),
     ("mechsym.planar.equations", "Symbolic equations and analyses"),

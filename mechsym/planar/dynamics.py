@@ -12,7 +12,6 @@ runs mechsym.planar.forward's.
 """
 from __future__ import annotations
 
-import functools
 import weakref
 
 import numpy as np
@@ -24,7 +23,8 @@ from mechsym.core.budget import check_memory
 from mechsym.core.errors import InputError, SingularError
 from mechsym.core.results import Table, speed_columns
 from mechsym.planar.equations import Analysis, inverse as inverse_analysis
-from mechsym.planar.kinematics import Kinematics, _solve, sweep_memory
+from mechsym.planar.inverse_kernel import compiled_columns, flagged, speed_weights
+from mechsym.planar.kinematics import STEP_TOL, SUSPECT, Kinematics, _solve, sweep_memory
 from mechsym.planar.loads import moving
 
 
@@ -296,18 +296,16 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
     names = analysis_functions(system, analysis).names
     # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
-    with np.errstate(over="ignore", invalid="ignore"):
-        coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
+    coef = speed_weights(omegas, alpha)  # (S, 3)
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-    basis = columns = None
+    columns = None
     speeds = moving(system) is not None  # loads of the velocities: one more solve per speed, on numpy
     if not (analysis.extra_rows or analysis.extra_unknowns or analysis.free or speeds):
-        batch = system.backend.route(compiled=_inverse_batch, python=_no_batch)
-        basis, columns = batch(system, theta, params, analysis, coef)
-    if columns is None:
-        if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
-            basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
-                     else _inverse_basis(system, theta, params, analysis))
+        batch = system.backend.route(compiled=_inverse_batch, python=lambda *args: None)  # (numpy: below)
+        columns = batch(system, theta, params, speed_weights(omegas, alpha, analysis.inertia))
+    if columns is None:  # the numpy route, also where the compiled batch stopped: it names the failure
+        basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
+                 else _inverse_basis(system, theta, params, analysis))
         with np.errstate(over="ignore", invalid="ignore"):
             columns = speed_columns(basis[:, :, :3], coef)
             if speeds:  # the unknowns of the loads of velocity, speed by speed
@@ -380,46 +378,28 @@ def _start(solver, theta0):
     return starts[key].copy()
 
 
-def _inverse_batch(system, theta, params, analysis, coef):
-    """(basis, None) or (None, columns) of the inverse analysis from the compiled batch, (None, None) where
-    it failed before its continuation."""
-    lib = system.functions
-    if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
-        weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
-        return None, _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
-    basis = _inverse_c(system, theta, params, lib.inverse)
-    if basis is not None and not analysis.inertia:
-        basis[:, :, :2] = 0.0
-    return basis, None
+def _inverse_batch(system, theta, params, weights):
+    """The columns (m, S N) of the inverse analysis from one compiled call (compiled_columns). Where the
+    kernel's continuation stops (a limit position, a dead point, a change of branch: the numpy
+    continuation's decisions), the error Solver.stopped names; where a sample is flagged, the numpy sweep
+    names it; None where the call failed before its continuation (the numpy route then names that)."""
+    solver = system.solver(params)
+    failed, coef, branch, columns, stop = compiled_columns(system.functions, theta, solver.params,
+                                                           _start(solver, theta[0]), solver.col_scale, STEP_TOL,
+                                                           solver.step[0], weights)
+    if stop is not None:
+        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
+    if failed >= 0:
+        return None
+    bad = flagged(coef, branch, solver.coord_scale[0], SUSPECT)
+    if bad.any():  # rare: let the numpy route name the sample and the reason (dead point, branch)
+        solver.sweep(theta[: int(np.flatnonzero(bad)[0]) + 1, None])
+    return columns
 
 
 def _no_batch(*args):
     """No compiled batch: the numpy route does the whole job."""
     return None, None
-
-
-def _inverse_c(system, theta, params, kernel):
-    """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
-    inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
-    call for the whole batch. Where the kernel's continuation stops (a limit position, a dead point, a
-    change of branch: the numpy continuation's decisions), the error Solver.stopped names; None where it
-    failed before its continuation (the numpy route then names that)."""
-    from mechsym.planar.kinematics import STEP_TOL, SUSPECT
-
-    solver = system.solver(params)
-    q0 = _start(solver, theta[0])
-    failed, status, *_, coef, branch, u, stop = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                       hmax=solver.step[0])
-    if stop is not None:
-        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
-    if failed >= 0:
-        return None
-    coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
-    if (coef > SUSPECT).any() or (branch <= 0).any():
-        # rare: let the numpy route name the sample and the reason (dead point, branch)
-        first = int(np.flatnonzero((coef > SUSPECT) | (branch <= 0))[0])
-        solver.sweep(theta[: first + 1, None])
-    return u
 
 
 def energies(system, kin: Kinematics, thetad):

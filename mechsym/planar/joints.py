@@ -45,14 +45,20 @@ class JointType:
 
 
 @dataclass(frozen=True)
-class Revolute(JointType):
-    """A pin: point `point1` of `body1` coincides with point `point2` of `body2`. Unknowns fx, fy."""
+class PointPair(JointType):
+    """A joint between point `point1` of `body1` and point `point2` of `body2`: the place in the joint graph
+    of every shipped joint type."""
 
     name: str
     body1: str
     point1: str
     body2: str
     point2: str
+
+
+@dataclass(frozen=True)
+class Revolute(PointPair):
+    """A pin: point `point1` of `body1` coincides with point `point2` of `body2`. Unknowns fx, fy."""
 
     constraint_count = 2
     reaction_names = ("fx", "fy")
@@ -69,15 +75,10 @@ class Revolute(JointType):
 
 
 @dataclass(frozen=True)
-class Prismatic(JointType):
+class Prismatic(PointPair):
     """A slide: `point2` of `body2` moves on the line through `point1` of `body1` along `axis` (body1
     frame) and the two bodies keep their relative angle `angle`. Unknowns fn (along the slide normal) and m."""
 
-    name: str
-    body1: str
-    point1: str
-    body2: str
-    point2: str
     axis: Vec2
     angle: sp.Expr = sp.Integer(0)
 
@@ -108,15 +109,10 @@ class Prismatic(JointType):
 
 
 @dataclass(frozen=True)
-class Slot(JointType):
+class Slot(PointPair):
     """A pin in a slot: `point2` of `body2` moves on the line through `point1` of `body1` along `axis`
     (body1 frame); rotation is free. Unknown fn (frictionless, along the slot normal)."""
 
-    name: str
-    body1: str
-    point1: str
-    body2: str
-    point2: str
     axis: Vec2
 
     constraint_count = 1
@@ -133,15 +129,10 @@ class Slot(JointType):
 
 
 @dataclass(frozen=True)
-class Weld(JointType):
+class Weld(PointPair):
     """A fixed joint: point `point2` of `body2` coincides with point `point1` of `body1` and the two bodies
     keep their relative angle `angle`. Unknowns fx, fy (the force of body1 on body2) and m (the moment)."""
 
-    name: str
-    body1: str
-    point1: str
-    body2: str
-    point2: str
     angle: sp.Expr = sp.Integer(0)
 
     constraint_count = 3
