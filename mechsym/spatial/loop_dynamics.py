@@ -1,0 +1,261 @@
+"""The dynamics of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem): inverse dynamics with
+every joint reaction, and forward dynamics on independent coordinates.
+
+Equations: H(q) dv/dt + bias(q, v) = E tau + J_R^T lambda (H and bias the tree's, generated; J_R the
+independent closure rows; E the driven speeds' columns).
+
+* Inverse: at (q, v, dv/dt) the unknowns U = [lambda; tau] solve A U = C with A = [J_R^T E] (square when the
+  drives match the mobility) and C = H dv/dt + bias. A closure's reaction is the sum of its rows' wrenches
+  times their multipliers; a tree joint's is what its child's subtree needs (the bodies' inertial wrenches,
+  gravity included, generated) less the closure wrenches on that subtree and less its own drive, so every
+  body's Newton-Euler equations hold with these reactions (tests/test_spatial_loops.py checks it by the frame
+  Jacobians). Columns `JOINT.fx`, `.fy`, `.fz`, `.mx`, `.my`, `.mz`: the force and moment the joint's first
+  body (a tree joint's parent) exerts on its second, world axes, at the joint's origin (the child frame's,
+  frame b's of a closure; docs/conventions.md). Redundant rows carry no multiplier (their reactions are
+  undetermined; those given are the solution with them zero).
+* Forward: the state is (q_I, v_I), independent coordinates of joints whose rates are their speeds, chosen
+  where the dependent block of J_R is best conditioned (a column-pivoted QR); q_D solves the closure rows
+  (Newton from the last solved configuration, its branch the sign of det [J_R; P_I^T]) and v_D the velocity
+  rows, so the constraints hold to Newton's tolerance at every state (no drift); dv/dt from
+  [H J_R^T; J_R 0] [dv/dt; -lambda] = [tau - bias; -gamma_R]. Where the dependent block's condition number
+  passes PARTITION_COND, a terminal event ends the segment and a new partition starts from there.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from mechsym.core.errors import InputError
+from mechsym.core.results import RunEvent, RunResult
+from mechsym.core.runner import StepRejected, rejecting
+from mechsym.core.timegrid import run_options
+from mechsym.spatial.loop_kinematics import LoopSolver
+
+__all__ = ["inverse", "reactions", "forward", "Partition"]
+
+PARTITION_COND = 1e3     # the dependent block's condition number (scaled) where a new partition is chosen
+AXES = ("fx", "fy", "fz", "mx", "my", "mz")
+
+
+def _shift(w, p, o):
+    """Wrenches w (..., 6) (force, moment about p) as moments about o: M + (p - o) x F."""
+    return np.concatenate([w[..., :3], w[..., 3:] + np.cross(p - o, w[..., :3])], axis=-1)
+
+
+def inverse(solver: LoopSolver, q, v, a):
+    """(tau (N, k), lambda (N, rows kept)) at states q (N, nq), v and a (N, nv): A U = C (module docstring)."""
+    s, p = solver.s, solver.p
+    H = s.tree.mass_matrix(q, params=p)
+    bias = s.tree.bias(q, v, params=p)
+    _, J, _ = s.closure(q, params=p)
+    E = np.zeros((len(q), s.nv, solver.k))
+    E[:, s.drive_v, np.arange(solver.k)] = 1.0
+    A = np.concatenate([np.swapaxes(J[:, s.keep], 1, 2), E], axis=2)
+    C = np.einsum("nij,nj->ni", H, a) + bias
+    U = np.linalg.solve(A, C[..., None])[..., 0]
+    r = len(s.keep)
+    return U[:, r:], U[:, :r]
+
+
+def reactions(solver: LoopSolver, q, v, a, tau, lam) -> dict:
+    """JOINT.fx ... JOINT.mz (N,) of every joint with coordinates and every closure (module docstring)."""
+    s, p = solver.s, solver.p
+    rows, origins, inertial, body_o = s.wrenches(q, v, a, params=p)
+    full = np.zeros((len(q), s.nrows))
+    full[:, s.keep] = lam
+    out, on_bodies = {}, []               # on_bodies: (link of the second body, link of the first, wrench, origin)
+    first = 0
+    for c, (la, lb) in zip(s.closures, s.closure_links):
+        n = len(c.joint.closure_rows())
+        w = np.einsum("nr,nrk->nk", full[:, first:first + n], rows[:, first:first + n])
+        first += n
+        o = origins[:, len(on_bodies)]
+        on_bodies.append((lb, la, w, o))
+        out.update({f"{c.joint.name}.{x}": w[:, i] for i, x in enumerate(AXES)})
+    subtree = [[j for j in range(s.nlinks) if k in _ancestors(s.links, j)] for k in range(s.nlinks)]
+    drives = dict(zip(s.drive_v, np.asarray(tau).T))
+    for k, link in enumerate(s.links):
+        if not link.joint.nv:
+            continue
+        o = body_o[:, k]
+        total = sum(_shift(inertial[:, j], body_o[:, j], o) for j in subtree[k])
+        for lb, la, w, wo in on_bodies:
+            inside_b, inside_a = lb in subtree[k], la in subtree[k]
+            if inside_b != inside_a:
+                total = total - (1 if inside_b else -1) * _shift(w, wo, o)
+        driven = [i for i in range(link.iv, link.iv + link.joint.nv) if i in drives]
+        if driven:
+            J = s.tree.frame_jacobian(q, link.name, params=p)
+            for i in driven:
+                total = total - J[:, :, i] * drives[i][:, None]
+        out.update({f"{link.joint.name}.{x}": total[:, i] for i, x in enumerate(AXES)})
+    return out
+
+
+def _ancestors(links, j):
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = links[j].parent
+    return out
+
+
+class Partition:
+    """Independent coordinates (q_I, v_I) of a LoopSolver's mechanism chosen at one configuration, and the
+    dependent ones solved from them (see the module docstring)."""
+
+    def __init__(self, solver: LoopSolver, q):
+        s = self.s = solver.s
+        self.solver = solver
+        _, J, _ = s.closure(q[None], params=solver.p)
+        JR = J[0][s.keep] * solver.col[None, :]
+        from scipy.linalg import qr
+
+        weight = np.full(s.nv, 1e6)
+        weight[[iv for _, iv in s.scalar_speeds]] = 1.0      # other speeds are always dependent
+        _, _, piv = qr(JR * weight[None, :], pivoting=True, mode="economic")
+        dependent = np.sort(piv[:len(s.keep)])
+        free = [i for i in range(s.nv) if i not in set(dependent.tolist())]
+        scalar = {iv: iq for iq, iv in s.scalar_speeds}
+        if any(i not in scalar for i in free):
+            raise InputError(f"mechanism '{s.name}': no independent coordinates among the joints whose rates are "
+                             f"their speeds ({s.loops_text()})")
+        self.v_ind = np.array(free, int)
+        self.q_ind = np.array([scalar[i] for i in free], int)
+        self.dependent = dependent
+        self.q = np.array(q, float)
+        self.sign = self._sign(self.q)
+
+    def _system(self, q):
+        """The closure rows with q_I fixed: (residual without the q_I rows (N, r), A (N, nv, nv))."""
+        s = self.s
+        phi, J, _ = s.closure(q, params=self.solver.p)
+        P = np.zeros((len(q), len(self.v_ind), s.nv))
+        P[:, np.arange(len(self.v_ind)), self.v_ind] = 1.0
+        return phi[:, s.keep], np.concatenate([J[:, s.keep], P], axis=1)
+
+    def _sign(self, q):
+        _, A = self._system(q[None])
+        return np.sign(np.linalg.det(A[0] * self.solver.col[None, :]))
+
+    def condition(self, q) -> float:
+        """The condition number of the dependent block of J_R (scaled) at q."""
+        _, J, _ = self.s.closure(q[None], params=self.solver.p)
+        block = (J[0][self.s.keep] * self.solver.col[None, :])[:, self.dependent]
+        return float(np.linalg.cond(block))
+
+    def configuration(self, q_ind, v_ind):
+        """(q, v) with the given independent coordinates and speeds, the dependent ones solved from the
+        constraints from the last configuration; StepRejected when Newton fails or the branch changes."""
+        s, solver = self.s, self.solver
+        q = np.array(self.q)
+        q[self.q_ind] = q_ind
+        r_scale = solver.rows[s.keep]
+        moved = 0.0
+        for _ in range(30):
+            phi, A = self._system(q[None])
+            rhs = np.concatenate([phi[0], np.zeros(len(self.v_ind))])
+            step = np.linalg.solve(A[0], rhs)
+            step = np.clip(step, -solver.max_step, solver.max_step)
+            q = s.integrate(q, -step)
+            size = np.max(np.abs(step) / solver.col)
+            moved += size
+            if size < 1e-13:
+                break
+        phi, A = self._system(q[None])
+        if not (np.all(np.abs(phi[0]) <= 1e3 * 1e-12 * r_scale) and moved < 0.5
+                and np.sign(np.linalg.det(A[0] * solver.col[None, :])) == self.sign):
+            raise StepRejected(f"mechanism '{s.name}': the loops do not close on the branch at "
+                               f"{', '.join(s.coordinate_names[i] for i in self.q_ind)} = {np.round(q_ind, 9).tolist()}")
+        rhs = np.zeros(s.nv)
+        rhs[len(s.keep):] = v_ind
+        v = np.linalg.solve(A[0], rhs)
+        self.q = q
+        return q, v
+
+
+def accelerations(solver, q, v, tau):
+    """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,)."""
+    s, p = solver.s, solver.p
+    H = s.tree.mass_matrix(q, params=p)
+    bias = s.tree.bias(q, v, params=p)
+    _, J, gamma = s.closure(q[None], v[None], params=p)
+    JR, g = J[0][s.keep], gamma[0][s.keep]
+    r = len(s.keep)
+    K = np.block([[H, JR.T], [JR, np.zeros((r, r))]])
+    return np.linalg.solve(K, np.concatenate([tau - bias, -g]))[:s.nv]
+
+
+def consistent_velocity(solver, q, v0):
+    """v0 projected onto the velocity constraints J_R v = 0 (least change), and whether it moved."""
+    s = solver.s
+    _, J, _ = s.closure(q[None], params=solver.p)
+    JR = J[0][s.keep]
+    v = v0 - JR.T @ np.linalg.solve(JR @ JR.T, JR @ v0)
+    return v, bool(np.max(np.abs(v - v0)) > 1e-12 * max(1.0, np.max(np.abs(v0))))
+
+
+def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None,
+            method="DOP853") -> RunResult:
+    """A forward simulation from (q0, v0) over [0, t_end] under the generalised forces torque(t, q, v) (nv,),
+    zero if None: a RunResult with t, every coordinate, every speed (JOINT.v; a spherical joint's JOINT.wx
+    ...), and the partitions in `stats["partitions"]` (time, independent coordinates). q0 is closed first
+    (Newton from it); v0 is projected onto the velocity constraints, with a warning where that changes it."""
+    from scipy.integrate import solve_ivp
+
+    s = solver.s
+    q0, v0 = np.asarray(q0, float), np.asarray(v0, float)
+    if q0.shape != (s.nq,) or v0.shape != (s.nv,):
+        raise InputError(f"mechanism '{s.name}': q0 needs {s.nq} values and v0 {s.nv}, got {q0.shape} and {v0.shape}")
+    opts = run_options(t_end, dt, rtol, atol, arrays={"q0": q0, "v0": v0}, width=s.nq + s.nv)
+    q = solver.close(q0)
+    v, moved = consistent_velocity(solver, q, v0)
+    if moved:
+        warnings.warn(f"mechanism '{s.name}': the initial speeds do not satisfy the closure rows; projected onto "
+                      f"them (largest change {np.max(np.abs(v - v0)):.3g})", stacklevel=2)
+    zero = np.zeros(s.nv)
+    t0, grid = 0.0, opts.grid(opts.t_end)
+    pieces, partitions, nfev, events = [], [], 0, []
+    while True:
+        part = Partition(solver, q)
+        partitions.append((t0, [s.coordinate_names[i] for i in part.q_ind]))
+        ni = len(part.v_ind)
+
+        def rhs(t, y, part=part):
+            qq, vv = part.configuration(y[:ni], y[ni:])
+            tau = zero if torque is None else np.asarray(torque(t, qq, vv), float)
+            return np.concatenate([vv[part.v_ind], accelerations(solver, qq, vv, tau)[part.v_ind]])
+
+        def ill_conditioned(t, y, part=part):
+            qq, _ = part.configuration(y[:ni], y[ni:])
+            return PARTITION_COND - part.condition(qq)
+
+        ill_conditioned.terminal = True
+        wrapped = rejecting(rhs, method, lambda y: f"independent state {y.tolist()}")
+        y0 = np.concatenate([q[part.q_ind], v[part.v_ind]])
+        sol = solve_ivp(wrapped, (t0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol,
+                        dense_output=True, events=ill_conditioned)
+        nfev += sol.nfev
+        if sol.status < 0:
+            why = wrapped.failure or sol.message
+            raise InputError(f"mechanism '{s.name}': integration failed at t = {sol.t[-1]:.6g}: {why}")
+        t1 = sol.t[-1]
+        pieces.append((t0, t1, sol.sol, part))
+        if sol.status == 0 or t1 >= opts.t_end:
+            break
+        events.append(RunEvent(float(t1), "partition", sol.y[:, -1]))
+        q, _ = part.configuration(sol.y[:ni, -1], sol.y[ni:, -1])
+        _, v = part.configuration(sol.y[:ni, -1], sol.y[ni:, -1])
+        t0 = t1
+    qs, vs = np.empty((len(grid), s.nq)), np.empty((len(grid), s.nv))
+    for i, t in enumerate(grid):                    # output work, one configuration per sample
+        t0, t1, dense, part = next(pc for pc in pieces if t <= pc[1] + 1e-12) if t <= pieces[-1][1] else pieces[-1]
+        y = dense(min(max(t, t0), t1))
+        ni = len(part.v_ind)
+        qs[i], vs[i] = part.configuration(y[:ni], y[ni:])
+    cols = {"t": grid}
+    cols.update({n: qs[:, i] for i, n in enumerate(s.coordinate_names)})
+    cols.update({(n if "." in n else f"{n}.v"): vs[:, i] for i, n in enumerate(s.speed_names)})
+    return RunResult(cols, {"t": "s"}, f"{s.name}: forward dynamics", events=events, nfev=nfev,
+                     solution=None, stats={"partitions": partitions})
