@@ -1,24 +1,26 @@
 """The dynamics of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem): inverse dynamics with
 every joint reaction, and forward dynamics on independent coordinates.
 
-Equations: H(q) dv/dt + bias(q, v) = E tau + J_R^T lambda (H and bias the tree's, generated; J_R the
-independent closure rows; E the driven speeds' columns).
+Equations: H(q) dv/dt + bias(q, v) = E tau + J^T lambda (H and bias the tree's, generated; J the closure
+rows; E the driven speeds' columns).
 
-* Inverse: at (q, v, dv/dt) the unknowns U = [lambda; tau] solve A U = C with A = [J_R^T E] (square when the
-  drives match the mobility) and C = H dv/dt + bias. A closure's reaction is the sum of its rows' wrenches
+* Inverse: at (q, v, dv/dt) the unknowns U = [lambda; tau] solve A U = C with A = [J^T E] and C = H dv/dt +
+  bias: square without redundant rows; with them, the minimum-norm U (mechsym.spatial.loop_kinematics.solve),
+  its tau unique and the multipliers of the redundant rows' span undetermined (the minimum-norm completion). A closure's reaction is the sum of its rows' wrenches
   times their multipliers; a tree joint's is what its child's subtree needs (the bodies' inertial wrenches,
   gravity included, generated) less the closure wrenches on that subtree and less its own drive, so every
   body's Newton-Euler equations hold with these reactions (tests/test_spatial_loops.py checks it by the frame
   Jacobians). Columns `JOINT.fx`, `.fy`, `.fz`, `.mx`, `.my`, `.mz`: the force and moment the joint's first
   body (a tree joint's parent) exerts on its second, world axes, at the joint's origin (the child frame's,
-  frame b's of a closure; docs/conventions.md). Redundant rows carry no multiplier (their reactions are
-  undetermined; those given are the solution with them zero).
+  frame b's of a closure; docs/conventions.md).
 * Forward: the state is (q_I, v_I), independent coordinates of joints whose rates are their speeds, chosen
-  where the dependent block of J_R is best conditioned (a column-pivoted QR); q_D solves the closure rows
-  (Newton from the last solved configuration, its branch the sign of det [J_R; P_I^T]) and v_D the velocity
-  rows, so the constraints hold to Newton's tolerance at every state (no drift); dv/dt from
-  [H J_R^T; J_R 0] [dv/dt; -lambda] = [tau - bias; -gamma_R]. Where the dependent block's condition number
-  passes PARTITION_COND, a terminal event ends the segment and a new partition starts from there.
+  where the dependent columns of J are best conditioned (a column-pivoted QR); q_D solves the closure rows
+  (Newton on the dependent columns from the last solved configuration, which it may move by less than MOVED, and, where [J; P_I^T] is
+  square, keeping the sign of its determinant: the branch) and v_D the velocity rows, so the constraints
+  hold to Newton's tolerance at every state (no drift); dv/dt is the unique acceleration of
+  [H J^T; J 0] [dv/dt; -lambda] = [tau - bias; -gamma] (least squares: redundant rows leave lambda, not
+  dv/dt, undetermined). Where the dependent columns' condition number passes PARTITION_COND, a terminal
+  event ends the segment and a new partition starts from there.
 """
 from __future__ import annotations
 
@@ -30,11 +32,12 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, rejecting
 from mechsym.core.timegrid import run_options
-from mechsym.spatial.loop_kinematics import LoopSolver
+from mechsym.spatial.loop_kinematics import LoopSolver, solve
 
 __all__ = ["inverse", "reactions", "forward", "Partition"]
 
-PARTITION_COND = 1e3     # the dependent block's condition number (scaled) where a new partition is chosen
+PARTITION_COND = 1e2     # the dependent columns' condition number (scaled) where a new partition is chosen
+MOVED = 0.5              # the largest move of Newton in q_D from the last configuration (relative to the scales)
 AXES = ("fx", "fy", "fz", "mx", "my", "mz")
 
 
@@ -44,26 +47,23 @@ def _shift(w, p, o):
 
 
 def inverse(solver: LoopSolver, q, v, a):
-    """(tau (N, k), lambda (N, rows kept)) at states q (N, nq), v and a (N, nv): A U = C (module docstring)."""
+    """(tau (N, k), lambda (N, rows)) at states q (N, nq), v and a (N, nv): A U = C (module docstring)."""
     s, p = solver.s, solver.p
     H = s.tree.mass_matrix(q, params=p)
     bias = s.tree.bias(q, v, params=p)
     _, J, _ = s.closure(q, params=p)
     E = np.zeros((len(q), s.nv, solver.k))
     E[:, s.drive_v, np.arange(solver.k)] = 1.0
-    A = np.concatenate([np.swapaxes(J[:, s.keep], 1, 2), E], axis=2)
-    C = np.einsum("nij,nj->ni", H, a) + bias
-    U = np.linalg.solve(A, C[..., None])[..., 0]
-    r = len(s.keep)
-    return U[:, r:], U[:, :r]
+    A = np.concatenate([np.swapaxes(J, 1, 2), E], axis=2)
+    U = solve(A, np.einsum("nij,nj->ni", H, a) + bias)
+    return U[:, s.nrows:], U[:, :s.nrows]
 
 
 def reactions(solver: LoopSolver, q, v, a, tau, lam) -> dict:
     """JOINT.fx ... JOINT.mz (N,) of every joint with coordinates and every closure (module docstring)."""
     s, p = solver.s, solver.p
     rows, origins, inertial, body_o = s.wrenches(q, v, a, params=p)
-    full = np.zeros((len(q), s.nrows))
-    full[:, s.keep] = lam
+    full = lam
     out, on_bodies = {}, []               # on_bodies: (link of the second body, link of the first, wrench, origin)
     first = 0
     for c, (la, lb) in zip(s.closures, s.closure_links):
@@ -109,13 +109,13 @@ class Partition:
         s = self.s = solver.s
         self.solver = solver
         _, J, _ = s.closure(q[None], params=solver.p)
-        JR = J[0][s.keep] * solver.col[None, :]
+        JR = J[0] * solver.col[None, :]
         from scipy.linalg import qr
 
         weight = np.full(s.nv, 1e6)
         weight[[iv for _, iv in s.scalar_speeds]] = 1.0      # other speeds are always dependent
         _, _, piv = qr(JR * weight[None, :], pivoting=True, mode="economic")
-        dependent = np.sort(piv[:len(s.keep)])
+        dependent = np.sort(piv[:s.nv - s.mobility])
         free = [i for i in range(s.nv) if i not in set(dependent.tolist())]
         scalar = {iv: iq for iq, iv in s.scalar_speeds}
         if any(i not in scalar for i in free):
@@ -128,22 +128,26 @@ class Partition:
         self.sign = self._sign(self.q)
 
     def _system(self, q):
-        """The closure rows with q_I fixed: (residual without the q_I rows (N, r), A (N, nv, nv))."""
+        """The closure rows with q_I fixed: (residual without the q_I rows (N, rows), A (N, rows + k, nv))."""
         s = self.s
         phi, J, _ = s.closure(q, params=self.solver.p)
         P = np.zeros((len(q), len(self.v_ind), s.nv))
         P[:, np.arange(len(self.v_ind)), self.v_ind] = 1.0
-        return phi[:, s.keep], np.concatenate([J[:, s.keep], P], axis=1)
+        return phi, np.concatenate([J, P], axis=1)
 
     def _sign(self, q):
+        """sign det A where A is square (else 0: no sign to keep)."""
         _, A = self._system(q[None])
+        if A.shape[1] != A.shape[2]:
+            return 0.0
         return np.sign(np.linalg.det(A[0] * self.solver.col[None, :]))
 
     def condition(self, q) -> float:
-        """The condition number of the dependent block of J_R (scaled) at q."""
+        """The condition number of the dependent columns of J (scaled) at q."""
         _, J, _ = self.s.closure(q[None], params=self.solver.p)
-        block = (J[0][self.s.keep] * self.solver.col[None, :])[:, self.dependent]
-        return float(np.linalg.cond(block))
+        block = (J[0] * self.solver.col[None, :])[:, self.dependent]
+        sv = np.linalg.svd(block, compute_uv=False)
+        return float(sv[0] / sv[len(self.dependent) - 1])
 
     def configuration(self, q_ind, v_ind):
         """(q, v) with the given independent coordinates and speeds, the dependent ones solved from the
@@ -151,12 +155,11 @@ class Partition:
         s, solver = self.s, self.solver
         q = np.array(self.q)
         q[self.q_ind] = q_ind
-        r_scale = solver.rows[s.keep]
         moved = 0.0
         for _ in range(30):
-            phi, A = self._system(q[None])
-            rhs = np.concatenate([phi[0], np.zeros(len(self.v_ind))])
-            step = np.linalg.solve(A[0], rhs)
+            phi, J, _ = s.closure(q[None], params=solver.p)
+            step = np.zeros(s.nv)
+            step[self.dependent] = solve(J[:, :, self.dependent], phi)[0]
             step = np.clip(step, -solver.max_step, solver.max_step)
             q = s.integrate(q, -step)
             size = np.max(np.abs(step) / solver.col)
@@ -164,13 +167,12 @@ class Partition:
             if size < 1e-13:
                 break
         phi, A = self._system(q[None])
-        if not (np.all(np.abs(phi[0]) <= 1e3 * 1e-12 * r_scale) and moved < 0.5
-                and np.sign(np.linalg.det(A[0] * solver.col[None, :])) == self.sign):
+        if not (np.all(np.abs(phi[0]) <= 1e3 * 1e-12 * solver.rows) and moved < MOVED and self._sign(q) == self.sign):
             raise StepRejected(f"mechanism '{s.name}': the loops do not close on the branch at "
                                f"{', '.join(s.coordinate_names[i] for i in self.q_ind)} = {np.round(q_ind, 9).tolist()}")
-        rhs = np.zeros(s.nv)
-        rhs[len(s.keep):] = v_ind
-        v = np.linalg.solve(A[0], rhs)
+        rhs = np.zeros(s.nrows + len(self.v_ind))
+        rhs[s.nrows:] = v_ind
+        v = solve(A, rhs[None])[0]
         self.q = q
         return q, v
 
@@ -181,18 +183,14 @@ def accelerations(solver, q, v, tau):
     H = s.tree.mass_matrix(q, params=p)
     bias = s.tree.bias(q, v, params=p)
     _, J, gamma = s.closure(q[None], v[None], params=p)
-    JR, g = J[0][s.keep], gamma[0][s.keep]
-    r = len(s.keep)
-    K = np.block([[H, JR.T], [JR, np.zeros((r, r))]])
-    return np.linalg.solve(K, np.concatenate([tau - bias, -g]))[:s.nv]
+    K = np.block([[H, J[0].T], [J[0], np.zeros((s.nrows, s.nrows))]])
+    return solve(K[None], np.concatenate([tau - bias, -gamma[0]])[None])[0, :s.nv]
 
 
 def consistent_velocity(solver, q, v0):
-    """v0 projected onto the velocity constraints J_R v = 0 (least change), and whether it moved."""
-    s = solver.s
-    _, J, _ = s.closure(q[None], params=solver.p)
-    JR = J[0][s.keep]
-    v = v0 - JR.T @ np.linalg.solve(JR @ JR.T, JR @ v0)
+    """v0 projected onto the velocity constraints J v = 0 (least change), and whether it moved."""
+    _, J, _ = solver.s.closure(q[None], params=solver.p)
+    v = v0 - solve(J, (J[0] @ v0)[None])[0]
     return v, bool(np.max(np.abs(v - v0)) > 1e-12 * max(1.0, np.max(np.abs(v0))))
 
 
@@ -241,7 +239,7 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
             why = wrapped.failure or sol.message
             raise InputError(f"mechanism '{s.name}': integration failed at t = {sol.t[-1]:.6g}: {why}")
         t1 = sol.t[-1]
-        pieces.append((t0, t1, sol.sol, part))
+        pieces.append((t0, t1, sol.sol, part, q))
         if sol.status == 0 or t1 >= opts.t_end:
             break
         events.append(RunEvent(float(t1), "partition", sol.y[:, -1]))
@@ -249,11 +247,12 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
         _, v = part.configuration(sol.y[:ni, -1], sol.y[ni:, -1])
         t0 = t1
     qs, vs = np.empty((len(grid), s.nq)), np.empty((len(grid), s.nv))
-    for i, t in enumerate(grid):                    # output work, one configuration per sample
-        t0, t1, dense, part = next(pc for pc in pieces if t <= pc[1] + 1e-12) if t <= pieces[-1][1] else pieces[-1]
-        y = dense(min(max(t, t0), t1))
+    for t0, t1, dense, part, start in pieces:       # output work: configurations followed along the grid
+        part.q = start
         ni = len(part.v_ind)
-        qs[i], vs[i] = part.configuration(y[:ni], y[ni:])
+        for i in np.flatnonzero((grid >= t0) & (grid <= t1)):
+            y = dense(grid[i])
+            qs[i], vs[i] = part.configuration(y[:ni], y[ni:])
     cols = {"t": grid}
     cols.update({n: qs[:, i] for i, n in enumerate(s.coordinate_names)})
     cols.update({(n if "." in n else f"{n}.v"): vs[:, i] for i, n in enumerate(s.speed_names)})

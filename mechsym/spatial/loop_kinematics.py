@@ -2,17 +2,21 @@
 coordinates: assembly, the mobility, continuation along the driven coordinates with the branch kept, and
 exact velocities and accelerations.
 
-The driven coordinates theta (k of them, `Tree.drive`) join the independent closure rows into the square
-system A(q) = [J_R; E^T] (J_R: the closure Jacobian's independent rows, E: the driven speeds' columns):
+The driven coordinates theta (k of them, `Tree.drive`) join the closure rows into the system
+A(q) = [J; E^T] (E: the driven speeds' columns), of rank nv where the drives match the mobility; with
+redundant rows it has more rows than columns but is consistent, and every solve below is A's
+pseudo-inverse (which rows are redundant changes along Bricard's motion, so no fixed choice of rows would
+do):
 
-  positions       phi_R(q) = 0, q_E = theta         Newton in the speeds: A dq = -residual, q <- q (+) dq
+  positions       phi(q) = 0, q_E = theta           Newton in the other speeds: q <- q (+) (-J_D^+ phi)
   velocities      A v = [0; theta']                 q' = dq/dtheta = A^-1 [0; I]
   accelerations   A dv/dt = [-gamma_R(q, v); theta'']
 
 so nothing is differenced. A sweep continues over nodes at most a continuation step apart (0.1 rad, or a
 tenth of the mechanism's size along a length: mechsym.codegen.constants.STEP) from a second-order
 prediction (q (+) (q' h + q'' h^2 / 2)); a step is kept when Newton converges, moved the prediction by less
-than a fifth of the step and kept the sign of det A of the start (the branch); else it is halved, down to
+than a fifth of the step and, where A is square (no redundant row), kept the sign of det A of the start
+(the branch); else it is halved, down to
 STEP_FLOOR of the step, where the continuation stops with the dead point or change of branch named. Every
 sample is then corrected at once (batched Newton from its node's prediction) and checked the same way.
 """
@@ -28,6 +32,20 @@ __all__ = ["LoopSolver", "LoopKinematics"]
 TOL = 1e-12              # residual tolerance relative to the mechanism's size (angles: absolute)
 SINGULAR = 1e8           # condition number of the scaled A beyond which a configuration is a dead point
 MAX_ITER = 30
+RCOND = 1e-10            # singular values of A below RCOND times the largest: redundant rows
+
+
+def solve(A, b):
+    """x = A^+ b for A (N, m, n), b (N, m) or (N, m, j): the solution of a consistent system with redundant rows."""
+    x = np.linalg.pinv(A, rcond=RCOND) @ (b[..., None] if b.ndim == 2 else b)
+    return x[..., 0] if b.ndim == 2 else x
+
+
+def condition(A):
+    """sigma_1 / sigma_n of A (N, m, n), m >= n: the condition number of its column space."""
+    s = np.linalg.svd(A, compute_uv=False)
+    with np.errstate(divide="ignore"):
+        return s[:, 0] / s[:, A.shape[2] - 1]
 
 
 class LoopKinematics:
@@ -58,54 +76,56 @@ class LoopSolver:
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
-        """[phi_R(q), q_E - theta] (N, nv) and A (N, nv, nv)."""
+        """[phi(q), q_E - theta] (N, rows + k) and A (N, rows + k, nv)."""
         s = self.s
         phi, J, _ = s.closure(q, params=self.p)
-        keep = s.keep
         E = np.zeros((len(q), self.k, s.nv))
         E[:, np.arange(self.k), s.drive_v] = 1.0
-        r = np.concatenate([phi[:, keep], q[:, s.drive_q] - theta], axis=1)
-        return r, np.concatenate([J[:, keep], E], axis=1)
+        r = np.concatenate([phi, q[:, s.drive_q] - theta], axis=1)
+        return r, np.concatenate([J, E], axis=1)
 
     def scaled(self, A):
         """A with rows and columns in units of the mechanism's size (dimensionless)."""
-        rows = np.concatenate([self.rows[self.s.keep], self.theta_scale])
+        rows = np.concatenate([self.rows, self.theta_scale])
         return A * self.col[None, None, :] / rows[None, :, None]
 
     def newton(self, q, theta):
-        """Batched Newton from q (N, nq) at theta (N, k): (q, converged (N,), the largest correction relative to
-        the coordinate scales (N,))."""
+        """Batched Newton from q (N, nq) at theta (N, k): the driven coordinates set to theta, the others
+        moved by J_D^+ phi (J_D: J without the driven columns; the pseudo-inverse, since with redundant rows
+        a residual off the solutions need not lie in J's range). (q, converged (N,), the largest correction
+        relative to the coordinate scales (N,))."""
+        s = self.s
         q = np.array(q, float)
-        n = len(q)
-        moved = np.zeros(n)
-        active = np.ones(n, bool)
-        converged = np.zeros(n, bool)
-        rows = np.concatenate([self.rows[self.s.keep], self.theta_scale])
+        moved = np.max(np.abs(q[:, s.drive_q] - theta) / self.theta_scale, axis=1) if self.k else np.zeros(len(q))
+        q[:, s.drive_q] = theta
+        free = np.setdiff1d(np.arange(s.nv), s.drive_v)
+        active = np.ones(len(q), bool)
+        converged = np.zeros(len(q), bool)
         for _ in range(MAX_ITER):
             idx = np.flatnonzero(active)
             if idx.size == 0:
                 break
-            r, A = self.residual(q[idx], theta[idx])
+            phi, J, _ = s.closure(q[idx], params=self.p)
+            step = np.zeros((len(idx), s.nv))
             with np.errstate(all="ignore"):
-                try:
-                    step = np.linalg.solve(A, r[..., None])[..., 0]
-                except np.linalg.LinAlgError:
-                    step = np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a, b in zip(A, r)])
+                step[:, free] = solve(J[:, :, free], phi)
             step = np.clip(np.nan_to_num(step), -self.max_step, self.max_step)
-            q[idx] = self.s.integrate(q[idx], -step)
+            q[idx] = s.integrate(q[idx], -step)
             size = np.max(np.abs(step) / self.col, axis=1)
             moved[idx] += size
             small = size < 1e-13
             if small.any():
                 done = idx[small]
-                r, _ = self.residual(q[done], theta[done])
-                converged[done] = np.all(np.abs(r) <= TOL * rows, axis=1)
+                phi, _, _ = s.closure(q[done], params=self.p)
+                converged[done] = np.all(np.abs(phi) <= TOL * self.rows, axis=1)
                 active[done] = False
         return q, converged, moved
 
     def determinant_sign(self, q):
-        """sign det A at each q (N, nq): the branch."""
+        """sign det A at each q (N, nq): the branch, where A is square (else zeros: no sign to keep)."""
         _, A = self.residual(q, np.zeros((len(q), self.k)))
+        if A.shape[1] != A.shape[2]:
+            return np.zeros(len(q))
         return np.sign(np.linalg.det(self.scaled(A)))
 
     # -- assembly -----------------------------------------------------------------------------------------
@@ -163,7 +183,7 @@ class LoopSolver:
     def check_dead_points(self, q, theta):
         """A SingularError naming the first sample whose A is singular (a dead point of the drives)."""
         _, A = self.residual(q, theta)
-        cond = np.linalg.cond(self.scaled(A))
+        cond = condition(self.scaled(A))
         bad = ~(cond < SINGULAR)
         if bad.any():
             i = int(np.argmax(bad))
@@ -175,9 +195,9 @@ class LoopSolver:
         """(q' (N, nv, k), q'' (N, nv) for one driven coordinate, else None) at solved q (N, nq)."""
         s = self.s
         _, A = self.residual(q, np.zeros((len(q), self.k)))
-        rhs = np.zeros((len(q), s.nv, self.k))
-        rhs[:, len(s.keep):, :] = np.eye(self.k)
-        dq = np.linalg.solve(A, rhs)
+        rhs = np.zeros((len(q), s.nrows + self.k, self.k))
+        rhs[:, s.nrows:, :] = np.eye(self.k)
+        dq = solve(A, rhs)
         ddq = None
         if second and self.k == 1:
             ddq = self.accelerations(q, dq[:, :, 0], np.zeros((len(q), 1)), A)
@@ -187,18 +207,16 @@ class LoopSolver:
         """v (N, nv) at solved q for the driven speeds thetad (N, k)."""
         s = self.s
         _, A = self.residual(q, np.zeros((len(q), self.k)))
-        rhs = np.zeros((len(q), s.nv))
-        rhs[:, len(s.keep):] = thetad
-        return np.linalg.solve(A, rhs[..., None])[..., 0]
+        rhs = np.zeros((len(q), s.nrows + self.k))
+        rhs[:, s.nrows:] = thetad
+        return solve(A, rhs)
 
     def accelerations(self, q, v, thetadd, A=None):
-        """dv/dt (N, nv) at q, v for the driven accelerations thetadd (N, k): A dv/dt = [-gamma_R; thetadd]."""
-        s = self.s
-        _, J, gamma = s.closure(q, v, params=self.p)
+        """dv/dt (N, nv) at q, v for the driven accelerations thetadd (N, k): A dv/dt = [-gamma; thetadd]."""
+        _, J, gamma = self.s.closure(q, v, params=self.p)
         if A is None:
             _, A = self.residual(q, np.zeros((len(q), self.k)))
-        rhs = np.concatenate([-gamma[:, s.keep], np.broadcast_to(thetadd, (len(q), self.k))], axis=1)
-        return np.linalg.solve(A, rhs[..., None])[..., 0]
+        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k))], axis=1))
 
     # -- continuation ----------------------------------------------------------------------------------------
     def sweep(self, theta, start=None) -> LoopKinematics:

@@ -18,10 +18,12 @@ opposites on the first: `row_wrenches` gives them (world axes, at o_b), so that 
 JOINT.fx ... JOINT.mz is the force and moment its first body exerts on its second at the origin of frame b.
 
 Mobility is nv minus the rank of J at the assembled configuration; the rows beyond that rank (a column-
-pivoted QR of J^T, mechanism scaled) are redundant (Bricard's linkage: Grübler's count 0, mobility 1, one
-redundant row), dropped from every solve and reported (`LoopSystem.redundant`), the reactions they carry
-undetermined (taken as zero). The kinematics and dynamics are mechsym.spatial.loop_kinematics and
-mechsym.spatial.loop_dynamics.
+pivoted QR of J^T, mechanism scaled) are redundant there (Bricard's linkage: Grübler's count 0, mobility 1,
+one redundant row) and reported (`LoopSystem.redundant`). Which rows are redundant changes along the motion
+(Bricard's: the z row at the start, another at J1 = pi/2), so the solves keep every row and use the
+pseudo-inverse of the consistent system (mechsym.spatial.loop_kinematics.solve); the reactions the
+redundant rows carry are undetermined, the minimum-norm ones given. The kinematics and dynamics are
+mechsym.spatial.loop_kinematics and mechsym.spatial.loop_dynamics.
 """
 from __future__ import annotations
 
