@@ -6,7 +6,8 @@ Grübler's count is 0; the special geometry gives mobility 1 (one closure row is
 The benchmark's frame (gravity along its -y) is turned by +90 degrees about x into mechsym's (gravity along
 -z): a benchmark point (x, y, z) is (x, -z, y) here. Its corners: O (0, 0, 0), P1 (1, 0, 0), P2 (1, -1, 0),
 P3 (1, -1, 1), P4 (0, -1, 1), P5 (0, 0, 1); the ground is the rod P5-O. The tree's zero configuration is
-this position.
+this position, where the benchmark starts from rest (10 s of free motion). J1 is driven: the kinematics and
+inverse analyses follow it, and a forward run at zero torque is the free motion.
 """
 import math
 
@@ -37,4 +38,5 @@ def build():
     tree.frame("P5_rod5", "rod5", xyz=(0, L, 0))
     tree.frame("P5_ground", "ground", xyz=(0, -L, 0), rpy=(math.pi / 2, 0, 0))
     tree.close("loop", "P5_ground", "P5_rod5", Revolute("J6", axis=AXES[5]))
+    tree.drive("J1")            # the coordinate the kinematics and inverse analyses follow (its torque)
     return tree

@@ -197,8 +197,8 @@ def consistent_velocity(solver, q, v0):
 def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, torque=None,
             method="DOP853") -> RunResult:
     """A forward simulation from (q0, v0) over [0, t_end] under the generalised forces torque(t, q, v) (nv,),
-    zero if None: a RunResult with t, every coordinate, every speed (JOINT.v; a spherical joint's JOINT.wx
-    ...), and the partitions in `stats["partitions"]` (time, independent coordinates). q0 is closed first
+    zero if None: a RunResult with t, every coordinate, every speed (NAME.v for the rate of coordinate NAME; a
+    spherical joint's JOINT.wx ...), and the partitions in `stats["partitions"]` (time, independent coordinates). q0 is closed first
     (Newton from it); v0 is projected onto the velocity constraints, with a warning where that changes it."""
     from scipy.integrate import solve_ivp
 
@@ -255,6 +255,6 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
             qs[i], vs[i] = part.configuration(y[:ni], y[ni:])
     cols = {"t": grid}
     cols.update({n: qs[:, i] for i, n in enumerate(s.coordinate_names)})
-    cols.update({(n if "." in n else f"{n}.v"): vs[:, i] for i, n in enumerate(s.speed_names)})
+    cols.update({(f"{n}.v" if n in cols else n): vs[:, i] for i, n in enumerate(s.speed_names)})
     return RunResult(cols, {"t": "s"}, f"{s.name}: forward dynamics", events=events, nfev=nfev,
                      solution=None, stats={"partitions": partitions})
