@@ -205,3 +205,28 @@ def test_bad_input_names_the_loop_and_joints():
     with pytest.raises(InputError, match="coordinate 'S.qx' cannot be driven"):
         ball.close("loop", "ground", "arm", Revolute("R"))
         LoopSystem(ball, backend="numpy")
+
+
+def test_command_line_runs_a_closed_loop_model(tmp_path, capsys):
+    from mechsym.app.cli import main
+
+    out = tmp_path / "rssr.csv"
+    assert main(["inverse", "rssr", "--omega", "10", "--samples", "12", "--backend", "numpy", "--out", str(out)]) == 0
+    from mechsym.core.results import read_csv
+
+    table = read_csv(out)
+    assert {"crank", "omega", "torque", "B.fx", "B.mz", "rocker.my", "A.fz"} <= set(table.names)
+    assert len(table["crank"]) == 12
+    assert main(["params", "bricard"]) == 0
+    assert '"redundant_rows": [\n    "J6.along2"' in capsys.readouterr().out
+
+
+def test_command_line_names_the_loop_where_the_drive_stops(capsys):
+    from mechsym.app.cli import main
+
+    assert main(["kinematics", "bricard", "--samples", "8", "--backend", "numpy"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: mechanism 'bricard': the continuation stops near J1=")
+    assert "loop 'loop' (joint 'J6'" in err
+    assert main(["export", "bricard", "--out", "x"]) == 2
+    assert "closed-loop mechanism: `mechsym export` is not available" in capsys.readouterr().err
