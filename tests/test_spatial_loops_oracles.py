@@ -163,3 +163,35 @@ def test_rssr_rocker_follows_the_crank_as_pinocchio_assembles_it():
         q = pm.assemble(ref, {"crank": t}, q)
         expected.append(q[ref.q_index["rocker"]])
     assert np.abs(rocker - np.array(expected)).max() < 1e-12
+
+
+def test_delta_robot_inverse_dynamics_equals_sympy_mechanics():
+    """The delta robot (declared from the oracle's numbers) follows its platform's circle (driven: the platform's
+    coordinates; forces on the motors): its motor torques equal the oracle's derivation with
+    sympy.physics.mechanics (Lagrange's equations with holonomic constraints, forearms as particles) to 1e-10, and
+    so does the force each forearm exerts on the platform (the wrist closures' reactions)."""
+    delta_sympy = pytest.importorskip("tests.oracles.spatial_loops.delta_sympy")
+    problem = geometry.delta()
+    tree, _ = declare(problem)
+    for c in ("x", "y", "z"):
+        tree.drive(f"platform.{c}", force=f"F{c}")
+    system = LoopSystem(tree, backend="numpy")
+    solver = LoopSolver(system)
+    circle = geometry.CIRCLE
+    times = np.linspace(0, circle["period"], 25)
+    w = 2 * np.pi / circle["period"]
+    z0 = geometry.delta_reference_height()
+    rho = circle["radius"]
+    theta = np.column_stack([rho * np.cos(w * times), rho * np.sin(w * times), np.full_like(times, circle["height"] - z0)])
+    thetad = np.column_stack([-rho * w * np.sin(w * times), rho * w * np.cos(w * times), 0 * times])
+    thetadd = np.column_stack([-rho * w ** 2 * np.cos(w * times), -rho * w ** 2 * np.sin(w * times), 0 * times])
+    kin = solver.sweep(theta)
+    v = solver.velocities(kin.q, thetad)
+    a = solver.accelerations(kin.q, v, thetadd)
+    motors = [system.speed_names.index(f"motor{i}") for i in range(3)]
+    tau, lam = dyn.inverse(solver, kin.q, v, a, actuated=motors)
+    expected, _, _, legs = delta_sympy.inverse_dynamics(times, forces=True)
+    assert np.abs(tau - expected).max() <= 1e-10 * np.abs(expected).max()
+    react = dyn.reactions(solver, kin.q, v, a, tau, lam, actuated=motors)
+    wrists = np.stack([np.column_stack([react[f"wrist{i}.f{c}"] for c in "xyz"]) for i in range(3)], axis=1)
+    assert np.abs(wrists - legs).max() <= 1e-10 * np.abs(legs).max()

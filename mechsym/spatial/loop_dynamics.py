@@ -46,21 +46,25 @@ def _shift(w, p, o):
     return np.concatenate([w[..., :3], w[..., 3:] + np.cross(p - o, w[..., :3])], axis=-1)
 
 
-def inverse(solver: LoopSolver, q, v, a):
-    """(tau (N, k), lambda (N, rows)) at states q (N, nq), v and a (N, nv): A U = C (module docstring)."""
+def inverse(solver: LoopSolver, q, v, a, actuated=None):
+    """(tau (N, k), lambda (N, rows)) at states q (N, nq), v and a (N, nv): A U = C (module docstring). The
+    forces act on the speeds `actuated` (indices into v; default the driven ones): a delta robot follows its
+    platform's path on its motors."""
     s, p = solver.s, solver.p
+    actuated = s.drive_v if actuated is None else list(actuated)
     H = s.tree.mass_matrix(q, params=p)
     bias = s.tree.bias(q, v, params=p)
     _, J, _ = s.closure(q, params=p)
-    E = np.zeros((len(q), s.nv, solver.k))
-    E[:, s.drive_v, np.arange(solver.k)] = 1.0
+    E = np.zeros((len(q), s.nv, len(actuated)))
+    E[:, actuated, np.arange(len(actuated))] = 1.0
     A = np.concatenate([np.swapaxes(J, 1, 2), E], axis=2)
     U = solve(A, np.einsum("nij,nj->ni", H, a) + bias)
     return U[:, s.nrows:], U[:, :s.nrows]
 
 
-def reactions(solver: LoopSolver, q, v, a, tau, lam) -> dict:
-    """JOINT.fx ... JOINT.mz (N,) of every joint with coordinates and every closure (module docstring)."""
+def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None) -> dict:
+    """JOINT.fx ... JOINT.mz (N,) of every joint with coordinates and every closure (module docstring), the
+    forces tau acting on the speeds `actuated` (default the driven ones) as in `inverse`."""
     s, p = solver.s, solver.p
     rows, origins, inertial, body_o = s.wrenches(q, v, a, params=p)
     full = lam
@@ -74,7 +78,7 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam) -> dict:
         on_bodies.append((lb, la, w, o))
         out.update({f"{c.joint.name}.{x}": w[:, i] for i, x in enumerate(AXES)})
     subtree = [[j for j in range(s.nlinks) if k in _ancestors(s.links, j)] for k in range(s.nlinks)]
-    drives = dict(zip(s.drive_v, np.asarray(tau).T))
+    drives = dict(zip(s.drive_v if actuated is None else actuated, np.asarray(tau).T))
     for k, link in enumerate(s.links):
         if not link.joint.nv:
             continue
