@@ -230,3 +230,29 @@ def test_command_line_names_the_loop_where_the_drive_stops(capsys):
     assert "loop 'loop' (joint 'J6'" in err
     assert main(["export", "bricard", "--out", "x"]) == 2
     assert "closed-loop mechanism: `mechsym export` is not available" in capsys.readouterr().err
+
+
+def test_a_redundant_closure_that_locks_the_motion_is_refused():
+    """Bricard's last hinge turned 10 degrees off its axis: the loop still closes at the declared configuration,
+    but the rows are independent there (mobility 0), so the driven J1 cannot move; one error naming both."""
+    tree = bricard.build()
+    c = tree.closures.pop("loop")
+    tree._joint_names.discard("J6")
+    tilted = (math.cos(math.radians(10)), math.sin(math.radians(10)), 0)
+    tree.close("loop", c.frame_a, c.frame_b, Revolute("J6", axis=tilted))
+    with pytest.raises(InputError, match=r"mobility is 0 .*Grübler's count 0\) but 1 coordinate\(s\) are driven \[J1\]; "
+                                         r"loop 'loop' \(joint 'J6'"):
+        LoopSolver(LoopSystem(tree, backend="numpy")).assemble([0.1])
+
+
+def test_a_closure_between_rigidly_joined_bodies_is_refused():
+    from mechsym.spatial import Fixed
+
+    tree = Tree("welded")
+    tree.body("ground")
+    tree.body("arm", "ground", Revolute("hinge"), mass=1, com=(0.5, 0, 0), inertia=(0, 0.1, 0.1, 0, 0, 0))
+    tree.body("plate", "arm", Fixed("weld"), xyz=(1, 0, 0), mass=1, inertia=(0.1, 0.1, 0.1, 0, 0, 0))
+    tree.close("loop", "arm", "plate", Revolute("extra"))
+    with pytest.raises(InputError, match="loop 'loop': joint 'extra' joins frames 'arm' and 'plate', which are "
+                                         "rigidly joined"):
+        LoopSystem(tree, backend="numpy")
