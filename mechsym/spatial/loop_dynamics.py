@@ -52,8 +52,8 @@ def inverse(solver: LoopSolver, q, v, a, actuated=None):
     platform's path on its motors."""
     s, p = solver.s, solver.p
     actuated = s.drive_v if actuated is None else list(actuated)
-    H = s.tree.mass_matrix(q, params=p)
-    bias = s.tree.bias(q, v, params=p)
+    H = s.tree.mass_matrix(q, params=solver.tree_p)
+    bias = s.tree.bias(q, v, params=solver.tree_p)
     _, J, _ = s.closure(q, params=p)
     E = np.zeros((len(q), s.nv, len(actuated)))
     E[:, actuated, np.arange(len(actuated))] = 1.0
@@ -90,7 +90,7 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None) -> dict:
                 total = total - (1 if inside_b else -1) * _shift(w, wo, o)
         driven = [i for i in range(link.iv, link.iv + link.joint.nv) if i in drives]
         if driven:
-            J = s.tree.frame_jacobian(q, link.name, params=p)
+            J = s.tree.frame_jacobian(q, link.name, params=solver.tree_p)
             for i in driven:
                 total = total - J[:, :, i] * drives[i][:, None]
         out.update({f"{link.joint.name}.{x}": total[:, i] for i, x in enumerate(AXES)})
@@ -182,13 +182,18 @@ class Partition:
 
 
 def accelerations(solver, q, v, tau):
-    """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,)."""
+    """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): the KKT
+    system solved by LU where the closure rows are independent, by its pseudo-inverse where some are redundant."""
     s, p = solver.s, solver.p
-    H = s.tree.mass_matrix(q, params=p)
-    bias = s.tree.bias(q, v, params=p)
     _, J, gamma = s.closure(q[None], v[None], params=p)
-    K = np.block([[H, J[0].T], [J[0], np.zeros((s.nrows, s.nrows))]])
-    return solve(K[None], np.concatenate([tau - bias, -gamma[0]])[None])[0, :s.nv]
+    K = np.zeros((s.nv + s.nrows, s.nv + s.nrows))
+    K[:s.nv, :s.nv] = s.tree.mass_matrix(q, params=solver.tree_p)
+    K[:s.nv, s.nv:] = J[0].T
+    K[s.nv:, :s.nv] = J[0]
+    rhs = np.concatenate([tau - s.tree.bias(q, v, params=solver.tree_p), -gamma[0]])
+    if not s.redundant:
+        return np.linalg.solve(K, rhs)[:s.nv]
+    return solve(K[None], rhs[None])[0, :s.nv]
 
 
 def consistent_velocity(solver, q, v0):

@@ -66,6 +66,8 @@ class LoopSolver:
     def __init__(self, system, params=None):
         self.s = system
         self.p = system.params(params)
+        # the tree's entry points at this parameter vector: None where it is the tree's own (the fast entries)
+        self.tree_p = None if np.array_equal(self.p, system.tree.params()) else self.p
         self.scale = system.size(self.p)
         self.col = system._column_scale(self.scale)
         self.rows = system._row_scale(self.scale)

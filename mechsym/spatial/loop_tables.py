@@ -32,7 +32,7 @@ def one_drive(solver: LoopSolver) -> str:
 
 def _origins(solver, q, cols, units):
     for link in solver.s.links:
-        o = solver.s.tree.frame_position(q, link.name, params=solver.p)
+        o = solver.s.tree.frame_position(q, link.name, params=solver.tree_p)
         for i, c in enumerate("xyz"):
             cols[f"{link.name}.{c}"] = o[:, i]
             units[f"{link.name}.{c}"] = "m"
