@@ -191,7 +191,7 @@ def accelerations(solver, q, v, tau):
     K[:s.nv, s.nv:] = J[0].T
     K[s.nv:, :s.nv] = J[0]
     rhs = np.concatenate([tau - s.tree.bias(q, v, params=solver.tree_p), -gamma[0]])
-    if not s.redundant:
+    if s.mobility is not None and not s.redundant:       # the rank known (an assembly) and full
         return np.linalg.solve(K, rhs)[:s.nv]
     return solve(K[None], rhs[None])[0, :s.nv]
 
