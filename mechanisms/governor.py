@@ -9,6 +9,9 @@ Two loops (each coupler closed on the slider by a revolute joint), planar in the
 count -4, mobility 2 (the shaft's spin and the opening). The benchmark: shaft speed 2 pi rad/s at t = 0,
 every other rate zero, 10 s (`initial_state`). Both mobilities are driven (shaft and slider); the Python
 API runs it (the command line drives one coordinate).
+
+`build(couplers="springs")` is the benchmark's own model: spring-dampers from C to E in place of the couplers
+(k = 8e5 N/m, c = 4e4 N s/m, rest length 0.5 m; mechsym.forces), an open tree (a TreeSystem).
 """
 import numpy as np
 
@@ -29,9 +32,13 @@ def _along(u):
     return np.column_stack([u, Y, np.cross(u, Y)])
 
 
-def build():
-    """The tree shaft - slider, shaft - rod - coupler (twice), closed at the slider's sides."""
-    tree = Tree("governor")
+STIFFNESS, DAMPING, REST = 8e5, 4e4, 0.5
+
+
+def build(couplers="rigid"):
+    """The tree shaft - slider, shaft - rod - coupler (twice), closed at the slider's sides; or with
+    `couplers="springs"` the spring-dampers C-E instead of the couplers (module docstring)."""
+    tree = Tree("governor" if couplers == "rigid" else "governor-springs")
     m_bar, m_slider = DENSITY * WIDTH ** 2, DENSITY * 0.1 ** 3
     tree.body("ground")
     tree.body("shaft", "ground", Revolute("shaft", axis=(0, 0, 1)), mass=m_bar, com=(0, 0, 0.5),
@@ -49,6 +56,12 @@ def build():
         tree.body(f"rod{side}", "shaft", Revolute(f"rod{side}", axis=axis), xyz=tuple(top), mass=m, com=tuple(com),
                   inertia=inertia.tolist())
         mid, end = top + u / 2, np.array([sign * 0.05, 0.0, S0])
+        if couplers == "springs":
+            tree.frame(f"C{side}", f"rod{side}", xyz=tuple(u / 2))
+            tree.frame(f"E{side}", "slider", xyz=(sign * 0.05, 0, 0))
+            tree.spring_damper(f"CE{side}", (f"rod{side}", f"C{side}"), ("slider", f"E{side}"), STIFFNESS, DAMPING,
+                               free_length=REST)
+            continue
         d = end - mid
         m_c = DENSITY * np.linalg.norm(d) * WIDTH ** 2
         tree.body(f"coupler{side}", f"rod{side}", Revolute(f"coupler{side}", axis=axis), xyz=tuple(u / 2), mass=m_c,
@@ -56,8 +69,9 @@ def build():
         tree.frame(f"E{side}_coupler", f"coupler{side}", xyz=tuple(d))
         tree.frame(f"E{side}_slider", "slider", xyz=(sign * 0.05, 0, 0))
         tree.close(f"loop{side}", f"E{side}_coupler", f"E{side}_slider", Revolute(f"coupler{side}_slider", axis=axis))
-    tree.drive("shaft")
-    tree.drive("slider", force="force")
+    if couplers == "rigid":
+        tree.drive("shaft")
+        tree.drive("slider", force="force")
     return tree
 
 
