@@ -11,7 +11,7 @@ every other rate zero, 10 s (`initial_state`). Both mobilities are driven (shaft
 API runs it (the command line drives one coordinate).
 
 `build(couplers="springs")` is the benchmark's own model: spring-dampers from C to E in place of the couplers
-(k = 8e5 N/m, c = 4e4 N s/m, rest length 0.5 m; mechsym.forces), an open tree (a TreeSystem).
+(k = 8e5 N/m, c = 4e4 N s/m, rest length 0.5 m; mechsym.core.forces), an open tree (a TreeSystem).
 """
 import numpy as np
 

@@ -256,3 +256,16 @@ def test_a_closure_between_rigidly_joined_bodies_is_refused():
     with pytest.raises(InputError, match="loop 'loop': joint 'extra' joins frames 'arm' and 'plate', which are "
                                          "rigidly joined"):
         LoopSystem(tree, backend="numpy")
+
+
+def test_derive_gives_a_loop_system_with_the_one_interface():
+    from mechsym import derive
+    from mechsym.core.derived import DerivedSystem
+
+    system = derive(bricard.build(), backend="numpy")
+    assert isinstance(system, LoopSystem) and isinstance(system, DerivedSystem)
+    system.set_params({"m": 2.0})
+    assert system.param_values[system.param_names.index("m")] == 2.0
+    assert set(system.flops) >= {"closure", "wrenches", "mass", "bias"}
+    with pytest.raises(InputError, match="contact frames on a closed-loop mechanism"):
+        derive(bricard.build(), backend="numpy", contact_frames=("rod1",))

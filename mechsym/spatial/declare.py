@@ -33,8 +33,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
+from mechsym.core.forces import TIME, ElementDeclaration
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
-from mechsym.forces import TIME, ElementDeclaration
 from mechsym.spatial.joints import Joint, Revolute
 
 __all__ = ["Tree", "rpy_matrix", "inertia_violation"]
@@ -91,7 +91,7 @@ class Tree(ElementDeclaration, Declaration):
     """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name.
     Parameters (each a run-time symbol of the generated code) and gravity follow
     mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice.
-    Force elements (mechsym.forces.ElementDeclaration: spring, damper, ...) join two ends (body, frame):
+    Force elements (mechsym.core.forces.ElementDeclaration: spring, damper, ...) join two ends (body, frame):
     a frame fixed on the body, the body's own name for its origin; their laws are of the element's
     measure and rate and the parameters (mechsym.spatial.elements)."""
 
@@ -101,11 +101,25 @@ class Tree(ElementDeclaration, Declaration):
         self.name = name
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
-        self.elements = []            # force elements (mechsym.forces)
+        self.elements = []            # force elements (mechsym.core.forces)
         self.closures = {}            # loop name -> Closure (a closed-loop mechanism's cut joints)
         self.drives = []              # Drive: the driven coordinates, in order
         self._joint_names = set()
         self._init_parameters()
+
+    def derived(self, backend=None, contact_frames=()):
+        """This tree's TreeSystem (what mechsym.derive returns for it), with the Jacobians and biases of
+        `contact_frames` among its contact terms; with closed loops (`close`), its LoopSystem
+        (mechsym.spatial.loops)."""
+        if self.closures:
+            if contact_frames:
+                raise InputError(f"tree '{self.name}': contact frames on a closed-loop mechanism are not supported")
+            from mechsym.spatial.loops import LoopSystem
+
+            return LoopSystem(self, backend)
+        from mechsym.spatial.system import TreeSystem
+
+        return TreeSystem(self, contact_frames, backend)
 
     def _value(self, value, what):
         if isinstance(value, str):

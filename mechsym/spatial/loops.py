@@ -121,8 +121,9 @@ def loop_spec_items(d: Derivation, tree: Tree):
 
 
 class LoopSystem:
-    """A derived closed-loop mechanism: the tree's entry points (`tree`, a TreeSystem) and the loop functions
-    (see the module docstring), the rows' names, the drives, and after `assemble` the mobility and the
+    """A derived closed-loop mechanism (what mechsym.derive returns for a Tree with closures; it follows
+    mechsym.core.derived.DerivedSystem): the tree's entry points (`tree`, a TreeSystem) and the loop functions
+    (see the module docstring), the rows' names, the drives, and after an assembly the mobility and the
     redundant rows. `backend` as mechsym.derive's."""
 
     def __init__(self, tree: Tree, backend=None):
@@ -182,6 +183,31 @@ class LoopSystem:
             self.drive_q.append(iq)
             self.drive_v.append(scalar[iq])
             self.force_names.append(drv.force)
+
+    # -- the interface of every derived system (mechsym.core.derived.DerivedSystem): the tree's parameters --
+    @property
+    def param_names(self) -> list:
+        """The run-time parameters' names (the tree's)."""
+        return self.tree.param_names
+
+    def set_params(self, overrides=None):
+        """Use the defaults with these overrides from now on (the tree's entry points and every LoopSolver made
+        after)."""
+        self.tree.set_params(overrides)
+
+    @property
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use."""
+        return self.tree.param_values
+
+    @property
+    def flops(self) -> dict:
+        """Arithmetic operations per state of the generated closure and wrench functions and the tree's."""
+        from mechsym.codegen.spec import flops
+
+        counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library().meta["functions"].items()},
+                                    python=lambda: flops(self._spec()))()
+        return {**self.tree.flops, **counts}
 
     @property
     def closures(self):
