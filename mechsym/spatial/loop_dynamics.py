@@ -28,6 +28,7 @@ import warnings
 
 import numpy as np
 
+from mechsym.core.budget import CallBudget
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, rejecting
@@ -222,6 +223,7 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
         warnings.warn(f"mechanism '{s.name}': the initial speeds do not satisfy the closure rows; projected onto "
                       f"them (largest change {np.max(np.abs(v - v0)):.3g})", stacklevel=2)
     zero = np.zeros(s.nv)
+    budget = CallBudget(2 * s.mobility, f"mechanism '{s.name}'", opts.t_end, method)    # one for every piece
     t0, grid = 0.0, opts.grid(opts.t_end)
     pieces, partitions, nfev, events = [], [], 0, []
     while True:
@@ -241,7 +243,7 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
         ill_conditioned.terminal = True
         wrapped = rejecting(rhs, method, lambda y: f"independent state {y.tolist()}")
         y0 = np.concatenate([q[part.q_ind], v[part.v_ind]])
-        sol = solve_ivp(wrapped, (t0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol,
+        sol = solve_ivp(budget.wrap(wrapped), (t0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol,
                         dense_output=True, events=ill_conditioned)
         nfev += sol.nfev
         if sol.status < 0:
