@@ -100,7 +100,7 @@ def build(problem: Problem | str, **params) -> Reference:
 def residual(ref: Reference, q):
     """Closure residual (world, m): point on body a minus point on body b, for every closure point."""
     pin.forwardKinematics(ref.model, ref.data, q)
-    return np.concatenate([ref.data.oMi[ja].act(pa) - ref.data.oMi[jb].act(pb) for ja, pa, jb, pb in ref.points])
+    return np.array([ref.data.oMi[ja].act(pa) - ref.data.oMi[jb].act(pb) for ja, pa, jb, pb in ref.points]).ravel()
 
 
 def _point_jacobian(ref, jid, p_world):
@@ -180,9 +180,38 @@ def velocity(ref: Reference, q, rates: dict):
     return v
 
 
+def spring_forces(ref: Reference, q, v):
+    """Generalized forces (v's layout) of the problem's spring-dampers, f = k (l - rest) + c dl/dt along the
+    line between their two points (tension positive)."""
+    if not ref.problem.springs:
+        return np.zeros(ref.nv)
+    pin.computeJointJacobians(ref.model, ref.data, q)
+    pin.forwardKinematics(ref.model, ref.data, q, v)
+    out = np.zeros(ref.nv)
+    for a, b, k, c, rest in ref.problem.springs:
+        ends = []
+        for name in (a, b):
+            body, local = ref.problem.points[name]
+            jid = ref.body_joint[body]
+            p = ref.data.oMi[jid].act(local)
+            J = _point_jacobian(ref, jid, p)
+            ends.append((p, J))
+        (pa, Ja), (pb, Jb) = ends
+        d = pb - pa
+        length = np.linalg.norm(d)
+        e = d / length
+        rate = e @ ((Jb - Ja) @ v)
+        tension = k * (length - rest) + c * rate
+        out += (Ja - Jb).T @ (tension * e)          # pulls a towards b and b towards a
+    return out
+
+
 def forward_dynamics(ref: Reference, q, v, tau=None):
-    """Joint accelerations (v's units per second) from pin.constraintDynamics with the PROXIMAL settings."""
-    tau = np.zeros(ref.nv) if tau is None else tau
+    """Joint accelerations (v's units per second) from pin.constraintDynamics with the PROXIMAL settings
+    (pin.aba for a tree without closures), spring-dampers included."""
+    tau = (np.zeros(ref.nv) if tau is None else np.asarray(tau, float)) + spring_forces(ref, q, v)
+    if not ref.constraint_models:
+        return pin.aba(ref.model, ref.data, q, v, tau).copy()
     models = pin.StdVec_RigidConstraintModel()
     datas = pin.StdVec_RigidConstraintData()
     for cm in ref.constraint_models:
@@ -206,3 +235,24 @@ def point_positions(ref: Reference, q, names=None):
         if names is None or name in names:
             out[name] = ref.data.oMi[ref.body_joint[body]].act(p)
     return out
+
+
+def acceleration(ref: Reference, q, v, accelerations: dict):
+    """The consistent joint accelerations with the driven coordinates' accelerations given (J a = -J'v)."""
+    fixed = _index(ref, accelerations)
+    free = [i for i in range(ref.nv) if i not in fixed]
+    a = np.zeros(ref.nv)
+    a[fixed] = list(accelerations.values())
+    J = jacobian(ref, q)
+    a[free] = np.linalg.lstsq(J[:, free], -drift(ref, q, v) - J[:, fixed] @ a[fixed], rcond=1e-10)[0]
+    return a
+
+
+def inverse_dynamics(ref: Reference, q, v, a, actuated):
+    """The forces of the actuated coordinates (names; N m or N) that produce the consistent motion (q, v, a):
+    pin.rnea's joint forces = S^T tau + J^T lambda, solved for tau and the closure forces lambda (N)."""
+    full = pin.rnea(ref.model, ref.data, q, v, a)
+    S = np.zeros((len(actuated), ref.nv))
+    S[np.arange(len(actuated)), _index(ref, actuated)] = 1.0
+    solution = np.linalg.lstsq(np.hstack([S.T, jacobian(ref, q).T]), full, rcond=1e-12)[0]
+    return solution[:len(actuated)]
