@@ -87,7 +87,7 @@ def test_delta_inverse_dynamics_sympy_against_pinocchio():
     from tests.oracles.spatial_loops import delta_sympy as ds
 
     times = np.linspace(0.0, 1.0, 7)[:-1] + 0.05
-    torques, c, residual = ds.inverse_dynamics(times)
+    torques, c, residual, legs = ds.inverse_dynamics(times, forces=True)
     assert np.max(np.abs(residual)) < 1e-14
     ref = pm.build("delta")
     names = ["platform.x", "platform.y", "platform.z"]
@@ -98,8 +98,11 @@ def test_delta_inverse_dynamics_sympy_against_pinocchio():
         assert np.max(np.abs(q[[ref.q_index[m] for m in motors]] - c[k, 3:6])) < 1e-12
         v = pm.velocity(ref, q, dict(zip(names, c[k, 6:9])))
         a = pm.acceleration(ref, q, v, dict(zip(names, c[k, 12:15])))
-        tau = pm.inverse_dynamics(ref, q, v, a, motors)
+        tau, lam = pm.inverse_dynamics(ref, q, v, a, motors, forces=True)
         assert np.max(np.abs(tau - torques[k])) <= 1e-10 * np.max(np.abs(torques[k]))
+        wrists = pm.reactions(ref, q, v, a, lam)                  # forearm on platform, by the multipliers
+        on_platform = np.array([wrists[f"wrist{i}"][0] for i in range(3)])
+        assert np.max(np.abs(on_platform - legs[k])) <= 1e-10 * np.max(np.abs(legs[k]))
         full = np.zeros(ref.nv)
         full[[ref.coordinate[m] for m in motors]] = torques[k]
         back = pm.forward_dynamics(ref, q, v, full)
@@ -132,3 +135,44 @@ def test_exudyn_peer_follows_the_reference(name, h, tol):
     for key, path in ref["points"].items():
         assert np.max(np.abs(points[key][index] - path)) < tol, key
     assert cpu > 0
+
+
+@pytest.mark.parametrize("name", ["rssr", "delta"])
+def test_reactions_balance_every_body(name):
+    """The joint reactions (tree and closing joints) with gravity balance each body's Newton-Euler equations."""
+    ref, cases = states(name, 3, seed=5)
+    problem = ref.problem
+    actuated = [problem.joints[0].name] if name == "rssr" else [f"motor{i}" for i in range(3)]
+    rng = np.random.default_rng(6)
+    for q, v, _ in cases:
+        driven = {k: rng.normal() for k in DRIVEN[name](rng)}
+        a = pm.acceleration(ref, q, v, driven)
+        _, lam = pm.inverse_dynamics(ref, q, v, a, actuated, forces=True)
+        rx = pm.reactions(ref, q, v, a, lam)
+        pin.forwardKinematics(ref.model, ref.data, q, v, a)
+        where = {j.name: ref.data.oMi[ref.model.getJointId(j.name + (".1" if j.kind == "universal" else ""))]
+                 .translation for j in problem.joints}
+        for c in problem.closures:
+            body, local = c.body_a, c.point - ref.origin[c.body_a]
+            where[c.name] = ref.data.oMi[ref.body_joint[body]].act(local)
+        for body, b in problem.bodies.items():
+            jid = ref.body_joint[body]
+            M = ref.data.oMi[jid]
+            com = M.act(b.com)
+            vel, acc = ref.data.v[jid], ref.data.a[jid]
+            a_com = M.rotation @ (acc.linear + np.cross(acc.angular, b.com)
+                                  + np.cross(vel.angular, vel.linear + np.cross(vel.angular, b.com)))
+            w, alpha = M.rotation @ vel.angular, M.rotation @ acc.angular
+            inertia = M.rotation @ b.inertia @ M.rotation.T
+            force, moment = b.mass * problem.gravity, np.zeros(3)
+            pairs = [(j.name, j.parent, j.child) for j in problem.joints]
+            pairs += [(c.name, c.body_a, c.body_b) for c in problem.closures]
+            for joint, first, second in pairs:
+                sign = 1.0 if second == body else -1.0 if first == body else 0.0
+                if sign:
+                    f, m = rx[joint]
+                    force += sign * f
+                    moment += sign * (m + np.cross(where[joint] - com, f))
+            scale = max(1.0, np.max(np.abs(rx[problem.joints[0].name][0])))
+            assert np.max(np.abs(force - b.mass * a_com)) < 1e-10 * scale, body
+            assert np.max(np.abs(moment - inertia @ alpha - np.cross(w, inertia @ w))) < 1e-10 * scale, body

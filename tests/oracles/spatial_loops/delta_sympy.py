@@ -35,7 +35,7 @@ def _equations(items):
     P.set_vel(N, P.pos_from(O).dt(N))
     bodies = [me.Particle("platform", P, mp)]
     loads = [(P, -mp * g * N.z)]
-    constraints = []
+    constraints, legs = [], []
     for i in range(3):
         phi = 2 * sp.pi * i / 3
         radial = sp.cos(phi) * N.x + sp.sin(phi) * N.y
@@ -60,6 +60,9 @@ def _equations(items):
         loads += [(centre, -ma * g * N.z), (A, tau[i] * tangent)]
         d = wrist.pos_from(elbow)
         constraints.append(d.dot(d) - Lf ** 2)
+        gravity = -g * N.z
+        inertial = mf / 6 * (wrist.acc(N) - gravity) + mf / 3 * (middle.acc(N) - gravity)
+        legs.append((d.to_matrix(N), inertial.to_matrix(N)))
     L = me.Lagrangian(N, *bodies)
     lm = me.LagrangesMethod(L, [x, y, z, *th], forcelist=loads, frame=N, hol_coneqs=constraints)
     eom = lm.form_lagranges_equations()
@@ -74,7 +77,14 @@ def _equations(items):
     b = -eom.subs({u: 0 for u in unknowns})
     solve_for = sp.lambdify(dummies, (A_mat, b), "numpy")
     residuals = sp.lambdify(dummies, [c.subs(subs) for c in constraints], "numpy")
-    return solve_for, residuals
+    # The force a forearm exerts on the platform: the constraint's generalized force on the platform's
+    # coordinates, -(dg/dP)^T lambda = -2 lambda (wrist - elbow), less what moves the forearm's particles that
+    # the platform carries (the wrist's sixth and half the middle's two thirds, their inertia and weight).
+    lam = sp.symbols("lam1:4")
+    on_platform = sp.Matrix.hstack(*[(-2 * lam[k] * d - inertial).subs(subs)
+                                     for k, (d, inertial) in enumerate(legs)]).T
+    platform_forces = sp.lambdify(dummies + lam, on_platform, "numpy")
+    return solve_for, residuals, platform_forces
 
 
 def _path(params, circle):
@@ -96,14 +106,15 @@ def _path(params, circle):
     return sp.lambdify(t, [q, [e.diff(t) for e in q], [e.diff(t, 2) for e in q]], "numpy")
 
 
-def inverse_dynamics(times, params=None, circle=None):
+def inverse_dynamics(times, params=None, circle=None, forces=False):
     """Motor torques (N m, shape (n, 3)) along the circle (geometry.CIRCLE) at the given times (s), with the
-    coordinates q = (x, y, z, theta1..3) (m, rad) used, and the constraint residuals (m^2)."""
+    coordinates q = (x, y, z, theta1..3) (m, rad) used, and the constraint residuals (m^2); forces=True adds the
+    force each forearm exerts on the platform at its wrist (N, world axes, shape (n, 3 legs, 3))."""
     params = dict(DELTA, **(params or {}))
     circle = dict(CIRCLE, **(circle or {}))
-    solve_for, residuals = _equations(tuple(sorted(params.items())))
+    solve_for, residuals, platform_forces = _equations(tuple(sorted(params.items())))
     path = _path(params, circle)
-    torques, coordinates, residual = [], [], []
+    torques, coordinates, residual, legs = [], [], [], []
     for t in np.atleast_1d(times):
         q, qd, qdd = (np.array(v, float) for v in path(t))
         A_mat, b = solve_for(*q, *qd, *qdd)
@@ -111,4 +122,6 @@ def inverse_dynamics(times, params=None, circle=None):
         torques.append(x[:3])
         coordinates.append(np.r_[q, qd, qdd])
         residual.append(residuals(*q, *qd, *qdd))
-    return np.array(torques), np.array(coordinates), np.array(residual)
+        legs.append(np.array(platform_forces(*q, *qd, *qdd, *x[3:]), float))
+    out = np.array(torques), np.array(coordinates), np.array(residual)
+    return out + (np.array(legs),) if forces else out

@@ -248,11 +248,50 @@ def acceleration(ref: Reference, q, v, accelerations: dict):
     return a
 
 
-def inverse_dynamics(ref: Reference, q, v, a, actuated):
+def inverse_dynamics(ref: Reference, q, v, a, actuated, forces=False):
     """The forces of the actuated coordinates (names; N m or N) that produce the consistent motion (q, v, a):
-    pin.rnea's joint forces = S^T tau + J^T lambda, solved for tau and the closure forces lambda (N)."""
+    pin.rnea's joint forces = S^T tau + J^T lambda, solved for tau and the closure forces lambda (N, world, on
+    each closure point's body a; body b takes -lambda). forces=True returns (tau, lambda)."""
     full = pin.rnea(ref.model, ref.data, q, v, a)
     S = np.zeros((len(actuated), ref.nv))
     S[np.arange(len(actuated)), _index(ref, actuated)] = 1.0
     solution = np.linalg.lstsq(np.hstack([S.T, jacobian(ref, q).T]), full, rcond=1e-12)[0]
-    return solution[:len(actuated)]
+    tau = solution[:len(actuated)]
+    return (tau, solution[len(actuated):].reshape(-1, 3)) if forces else tau
+
+
+def reactions(ref: Reference, q, v, a, closure_forces):
+    """Every joint's reaction at (q, v, a) with the closure forces (as `inverse_dynamics` returns them):
+    {joint: (force, moment)}, N and N m in world axes at the joint's point, exerted by the joint's first body
+    (tree: the parent; closure: body_a) on its second; a driven joint's moment includes its drive. A universal
+    joint reports the force across it (its cross is massless). Unique only where the closure rows are
+    independent (the RSSR, the delta), not for redundant loops."""
+    pin.forwardKinematics(ref.model, ref.data, q, v, a)
+    fext = pin.StdVec_Force()
+    for _ in range(ref.model.njoints):
+        fext.append(pin.Force.Zero())
+    for (ja, pa, jb, pb), lam in zip(ref.points, closure_forces):
+        for jid, p, f in ((ja, pa, lam), (jb, pb, -lam)):
+            if jid:
+                local = ref.data.oMi[jid].rotation.T @ f
+                fext[jid] = fext[jid] + pin.Force(local, np.cross(p, local))
+    pin.rnea(ref.model, ref.data, q, v, a, fext)
+    out = {}
+    for j in ref.problem.joints:
+        jid = ref.model.getJointId(j.name + (".2" if j.kind == "universal" else ""))
+        R = ref.data.oMi[jid].rotation
+        f = ref.data.f[jid]
+        out[j.name] = (R @ f.linear, R @ f.angular)
+    k = 0
+    for c in ref.problem.closures:
+        if c.kind == "spherical":
+            out[c.name] = (-closure_forces[k], np.zeros(3))
+            k += 1
+        else:
+            pin.forwardKinematics(ref.model, ref.data, q)
+            ja, pa = ref.points[k][0], ref.points[k][1]
+            axis = ref.data.oMi[ja].rotation @ c.axis if ja else c.axis
+            out[c.name] = (-(closure_forces[k] + closure_forces[k + 1]),
+                           -np.cross(AXIS_OFFSET * axis, closure_forces[k + 1]))
+            k += 2
+    return out
