@@ -206,19 +206,35 @@ def spring_forces(ref: Reference, q, v):
     return out
 
 
-def forward_dynamics(ref: Reference, q, v, tau=None):
-    """Joint accelerations (v's units per second) from pin.constraintDynamics with the PROXIMAL settings
-    (pin.aba for a tree without closures), spring-dampers included."""
-    tau = (np.zeros(ref.nv) if tau is None else np.asarray(tau, float)) + spring_forces(ref, q, v)
-    if not ref.constraint_models:
-        return pin.aba(ref.model, ref.data, q, v, tau).copy()
+def dynamics(ref: Reference):
+    """A function (q, v, tau=None) -> joint accelerations, with Pinocchio's constraint data initialised once
+    (pin.initConstraintDynamics) and pin.constraintDynamics per call, PROXIMAL settings; pin.aba for a tree
+    without closures; spring-dampers included. The per-state peer of a benchmark."""
     models = pin.StdVec_RigidConstraintModel()
     datas = pin.StdVec_RigidConstraintData()
     for cm in ref.constraint_models:
         models.append(cm)
         datas.append(cm.createData())
-    pin.initConstraintDynamics(ref.model, ref.data, models, datas)
-    return pin.constraintDynamics(ref.model, ref.data, q, v, tau, models, datas, proximal()).copy()
+    data = ref.model.createData()
+    if models:
+        pin.initConstraintDynamics(ref.model, data, models, datas)
+    settings = proximal()
+    zero = np.zeros(ref.nv)
+
+    def accelerations(q, v, tau=None):
+        tau = (zero if tau is None else np.asarray(tau, float))
+        if ref.problem.springs:
+            tau = tau + spring_forces(ref, q, v)
+        if not models:
+            return pin.aba(ref.model, data, q, v, tau).copy()
+        return pin.constraintDynamics(ref.model, data, q, v, tau, models, datas, settings).copy()
+
+    return accelerations
+
+
+def forward_dynamics(ref: Reference, q, v, tau=None):
+    """Joint accelerations (v's units per second) at one state: `dynamics(ref)` called once."""
+    return dynamics(ref)(q, v, tau)
 
 
 def energy(ref: Reference, q, v):

@@ -53,9 +53,10 @@ def free_motion(name, t_end=None, samples=None, rtol=RTOL, atol=ATOL, method=Non
     samples = int(round(t_end / 0.01)) + 1 if samples is None else samples
     grid = np.linspace(0.0, t_end, samples)
     n = ref.nv
+    accelerations = pm.dynamics(ref)
 
     def rhs(_t, y):
-        return np.concatenate([y[n:], pm.forward_dynamics(ref, y[:n], y[n:])])
+        return np.concatenate([y[n:], accelerations(y[:n], y[n:])])
 
     ys, nfev = [], 0
     start = time.process_time()
