@@ -8,9 +8,9 @@ ignoreSingularJacobian. Exudyn's implicit generalized-alpha solver (index 3) run
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from tests.reference.exudyn_fixed_step import solve_fixed_step
 
 from .geometry import PROBLEMS, Problem
 
@@ -54,18 +54,7 @@ def run(problem: Problem | str, h, t_end, omega=None, spectral_radius=0.9, **par
                                               outputVariableType=exu.OutputVariableType.Position))
                for name, (body, local) in problem.points.items()}
     mbs.Assemble()
-    settings = exu.SimulationSettings()
-    settings.timeIntegration.numberOfSteps = int(round(t_end / h))
-    settings.timeIntegration.endTime = t_end
-    settings.timeIntegration.generalizedAlpha.spectralRadius = spectral_radius
-    settings.timeIntegration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = h
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenDense
-    settings.linearSolver.ignoreSingularJacobian = True
-    start = time.process_time()
-    ok = mbs.SolveDynamic(settings)
-    cpu = time.process_time() - start
+    ok, cpu = solve_fixed_step(mbs, h, t_end, spectral_radius, exu.LinearSolverType.EigenDense)
     if not ok:
         raise RuntimeError(f"Exudyn's solver failed on {problem.name} (h = {h:g})")
     data = {name: mbs.GetSensorStoredData(s) for name, s in sensors.items()}
