@@ -176,3 +176,19 @@ def test_reactions_balance_every_body(name):
             scale = max(1.0, np.max(np.abs(rx[problem.joints[0].name][0])))
             assert np.max(np.abs(force - b.mass * a_com)) < 1e-10 * scale, body
             assert np.max(np.abs(moment - inertia @ alpha - np.cross(w, inertia @ w))) < 1e-10 * scale, body
+
+
+def test_bricard_revolute_closure_against_a_welded_split():
+    """The revolute closure as two CONTACT_3D points on its axis against the loop cut elsewhere: link5 in two
+    halves welded by one CONTACT_6D, j6 a tree joint. Same configuration, velocity and accelerations."""
+    ref, split = pm.build("bricard"), pm.build("bricard", split=True)
+    rng = np.random.default_rng(4)
+    for j1 in rng.uniform(0.2, 2.9, 4):
+        q = pm.assemble(ref, {"j1": j1})
+        v = pm.velocity(ref, q, {"j1": rng.normal()})
+        qs = pm.assemble(split, {"j1": j1})
+        vs = pm.velocity(split, qs, {"j1": v[0]})
+        assert np.max(np.abs(qs[:5] - q)) < 1e-12 and np.max(np.abs(vs[:5] - v)) < 1e-12
+        a, b = pm.forward_dynamics(ref, q, v), pm.forward_dynamics(split, qs, vs)
+        assert np.max(np.abs(b[:5] - a)) <= 1e-9 * np.max(np.abs(a))
+        assert np.max(np.abs(mx.joint_accelerations(split.problem, qs, vs) - b)) <= 1e-9 * np.max(np.abs(b))

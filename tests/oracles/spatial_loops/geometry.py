@@ -41,7 +41,7 @@ class Joint:
 class Closure:
     """A loop-closing joint between body_a and body_b at `point` (world, reference configuration)."""
     name: str
-    kind: str                  # revolute | spherical
+    kind: str                  # revolute | spherical | weld
     body_a: str
     body_b: str
     point: np.ndarray
@@ -93,7 +93,9 @@ def combine(parts):
 BRICARD = dict(length=1.0, mass=1.0, side=0.1, g=G, t_end=10.0)
 
 
-def bricard(length=1.0, mass=1.0, side=0.1, g=G, **_):
+def bricard(length=1.0, mass=1.0, side=0.1, g=G, split=False, **_):
+    """split=True: the loop cut in the middle of link5 instead of at j6: link5 in two halves (link5, from j5,
+    and link6, from the ground through j6), welded at link5's midpoint; coordinates j1..j6."""
     L = length
     pts = [_v(0, 0, 0), _v(L, 0, 0), _v(L, -L, 0), _v(L, -L, L), _v(0, -L, L), _v(0, 0, L)]
     axes = [_v(0, 1, 0), _v(0, 0, 1), _v(1, 0, 0), _v(0, 1, 0), _v(0, 0, 1), _v(1, 0, 0)]
@@ -109,6 +111,15 @@ def bricard(length=1.0, mass=1.0, side=0.1, g=G, **_):
         parent = name
     closures = [Closure("j6", "revolute", "link5", "ground", pts[5], axes[5])]
     points = {f"j{i + 1}": (f"link{i}", pts[i] - pts[i - 1]) for i in range(1, 6)}   # joint points, link ends
+    if split:
+        half = (pts[5] - pts[4]) / 2
+        sides = [side, side, side]
+        sides[int(np.argmax(np.abs(half)))] = L / 2
+        bodies["link5"] = Body("link5", mass / 2, half / 2, cuboid(mass / 2, sides))
+        bodies["link6"] = Body("link6", mass / 2, -half / 2, cuboid(mass / 2, sides))
+        joints.append(Joint("j6", "revolute", "ground", "link6", pts[5], axes[5]))
+        closures = [Closure("link5_link6", "weld", "link5", "link6", pts[4] + half)]
+        points["j6"] = ("link6", np.zeros(3))
     return Problem("bricard", bodies, joints, closures, _v(0, -g, 0), points, driven=("j1",))
 
 

@@ -174,6 +174,9 @@ def constraints(state: State) -> Constraints:
         p = s.world_point(cl.body_a, cl.point - s.origin[cl.body_a])
         if cl.kind == "spherical":
             c.point(cl.body_a, cl.body_b, p)
+        elif cl.kind == "weld":
+            c.point(cl.body_a, cl.body_b, p)
+            c.no_rotation(cl.body_a, cl.body_b)
         else:
             c.revolute(cl.body_a, cl.body_b, p, s.R[cl.body_a] @ cl.axis)
     return c

@@ -1,7 +1,7 @@
 """Pinocchio's reference of each problem: its spanning tree as a pin.Model, its closing joints as
 RigidConstraintModel closures, and assembly, consistent velocities and constrained forward dynamics on it.
 
-Closures: a spherical closure is one CONTACT_3D (the two points coincide). A revolute closure is two CONTACT_3D
+Closures: a spherical closure is one CONTACT_3D (the two points coincide); a weld, one CONTACT_6D. A revolute closure is two CONTACT_3D
 points on its axis, at the joint's point and `AXIS_OFFSET` along the axis: six rows of which five are independent,
 the sixth (the second point's component along the axis) repeating the first's. A CONTACT_6D would also lock the
 rotation about the axis, which a revolute joint leaves free: it is not a revolute closure. Redundant rows (that
@@ -87,13 +87,21 @@ def build(problem: Problem | str, **params) -> Reference:
         b = problem.bodies[j.child]
         model.appendBodyToJoint(jid, pin.Inertia(b.mass, b.com, b.inertia), pin.SE3.Identity())
         body_joint[j.child], origin[j.child] = jid, j.point
-    points = []
+    points, cms = [], []
     for c in problem.closures:
-        at = [c.point] if c.kind == "spherical" else [c.point, c.point + AXIS_OFFSET * c.axis]
+        if c.kind == "weld":                       # one CONTACT_6D; its residual rows: three points
+            at = [c.point + d for d in (np.zeros(3), AXIS_OFFSET * np.eye(3)[0], AXIS_OFFSET * np.eye(3)[1])]
+        elif c.kind == "spherical":
+            at = [c.point]
+        else:
+            at = [c.point, c.point + AXIS_OFFSET * c.axis]
+        ja, jb = body_joint[c.body_a], body_joint[c.body_b]
         for p in at:
-            points.append((body_joint[c.body_a], p - origin[c.body_a], body_joint[c.body_b], p - origin[c.body_b]))
-    cms = [pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, model, ja, pin.SE3(np.eye(3), pa), jb,
-                                    pin.SE3(np.eye(3), pb), pin.ReferenceFrame.LOCAL) for ja, pa, jb, pb in points]
+            points.append((ja, p - origin[c.body_a], jb, p - origin[c.body_b]))
+        kind = pin.ContactType.CONTACT_6D if c.kind == "weld" else pin.ContactType.CONTACT_3D
+        for p in at[:1] if c.kind == "weld" else at:
+            cms.append(pin.RigidConstraintModel(kind, model, ja, pin.SE3(np.eye(3), p - origin[c.body_a]), jb,
+                                                pin.SE3(np.eye(3), p - origin[c.body_b]), pin.ReferenceFrame.LOCAL))
     return Reference(problem, model, model.createData(), cms, points, coordinate, q_index, body_joint, origin)
 
 
@@ -299,15 +307,13 @@ def reactions(ref: Reference, q, v, a, closure_forces):
         f = ref.data.f[jid]
         out[j.name] = (R @ f.linear, R @ f.angular)
     k = 0
+    pin.forwardKinematics(ref.model, ref.data, q)
     for c in ref.problem.closures:
-        if c.kind == "spherical":
-            out[c.name] = (-closure_forces[k], np.zeros(3))
-            k += 1
-        else:
-            pin.forwardKinematics(ref.model, ref.data, q)
-            ja, pa = ref.points[k][0], ref.points[k][1]
-            axis = ref.data.oMi[ja].rotation @ c.axis if ja else c.axis
-            out[c.name] = (-(closure_forces[k] + closure_forces[k + 1]),
-                           -np.cross(AXIS_OFFSET * axis, closure_forces[k + 1]))
-            k += 2
+        ja = ref.points[k][0]
+        R = ref.data.oMi[ja].rotation if ja else np.eye(3)
+        offsets = {"spherical": [], "revolute": [c.axis], "weld": list(np.eye(3)[:2])}[c.kind]
+        lam = closure_forces[k:k + 1 + len(offsets)]
+        moment = -sum((np.cross(AXIS_OFFSET * R @ d, f) for d, f in zip(offsets, lam[1:])), np.zeros(3))
+        out[c.name] = (-lam.sum(axis=0), moment)
+        k += len(lam)
     return out
