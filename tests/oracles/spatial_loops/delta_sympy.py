@@ -69,21 +69,20 @@ def _equations(items):
     unknowns = list(tau) + list(lm.lam_vec)
     q = [x, y, z, *th]
     qd = [s.diff() for s in q]
-    qdd = [s.diff() for s in qd]
-    dummies = sp.symbols("q1:7 u1:7 a1:7")
-    subs = dict(zip(qdd + qd + q, dummies[12:] + dummies[6:12] + dummies[:6]))
-    eom = eom.subs(subs)
-    A_mat = eom.jacobian(unknowns)
-    b = -eom.subs({u: 0 for u in unknowns})
-    solve_for = sp.lambdify(dummies, (A_mat, b), "numpy")
-    residuals = sp.lambdify(dummies, [c.subs(subs) for c in constraints], "numpy")
+    args = q + qd + [s.diff() for s in qd]
+    # linear in the unknowns: eom = A u - b, b the equations at u = 0 with the sign changed
+    matrix = sp.lambdify(args, eom.jacobian(unknowns), "numpy", cse=True)
+    equations = sp.lambdify(args + unknowns, eom, "numpy", cse=True)
+
+    def solve_for(*values):
+        return matrix(*values), -equations(*values, *[0.0] * len(unknowns))
+
+    residuals = sp.lambdify(args, constraints, "numpy")
     # The force a forearm exerts on the platform: the constraint's generalized force on the platform's
     # coordinates, -(dg/dP)^T lambda = -2 lambda (wrist - elbow), less what moves the forearm's particles that
     # the platform carries (the wrist's sixth and half the middle's two thirds, their inertia and weight).
-    lam = sp.symbols("lam1:4")
-    on_platform = sp.Matrix.hstack(*[(-2 * lam[k] * d - inertial).subs(subs)
-                                     for k, (d, inertial) in enumerate(legs)]).T
-    platform_forces = sp.lambdify(dummies + lam, on_platform, "numpy")
+    on_platform = sp.Matrix.hstack(*[-2 * lam * d - inertial for lam, (d, inertial) in zip(lm.lam_vec, legs)]).T
+    platform_forces = sp.lambdify(args + list(lm.lam_vec), on_platform, "numpy", cse=True)
     return solve_for, residuals, platform_forces
 
 
