@@ -264,8 +264,8 @@ def joint_accelerations(problem: Problem, q, v, tau=None):
         elif j.kind == "prismatic":
             n = Rp @ j.axis
             d = s.o[c] - s.o[p]
-            out[iv] = n @ (origin_acc(c) - origin_acc(p) - np.cross(alpha(p), d) - np.cross(wp, np.cross(wp, d))
-                           - 2 * np.cross(wp, n) * v[iv])
+            # d'' = s'' n + 2 s' (w_p x n) + alpha_p x d + w_p x (w_p x d), and n . (w_p x n) = 0
+            out[iv] = n @ (origin_acc(c) - origin_acc(p) - np.cross(alpha(p), d) - np.cross(wp, np.cross(wp, d)))
         elif j.kind == "spherical":
             out[iv:iv + 3] = s.R[c].T @ (alpha(c) - alpha(p) + np.cross(wc, wp))
         elif j.kind == "translation":
