@@ -192,3 +192,18 @@ def test_bricard_revolute_closure_against_a_welded_split():
         a, b = pm.forward_dynamics(ref, q, v), pm.forward_dynamics(split, qs, vs)
         assert np.max(np.abs(b[:5] - a)) <= 1e-9 * np.max(np.abs(a))
         assert np.max(np.abs(mx.joint_accelerations(split.problem, qs, vs) - b)) <= 1e-9 * np.max(np.abs(b))
+
+
+@pytest.mark.parametrize("name, actuated", [("bricard", ["j1"]), ("rssr", ["crank"]),
+                                            ("delta", ["motor0", "motor1", "motor2"])])
+def test_static_drive_by_virtual_work(name, actuated):
+    """Holding torques at rest (inverse dynamics with v = a = 0) against virtual work: for every consistent
+    velocity w, tau . w_actuated = g(q) . w, g the generalized gravity (dV/dq)."""
+    ref, cases = states(name, 3, seed=7)
+    zero = np.zeros(ref.nv)
+    for q, _, _ in cases:
+        tau = pm.inverse_dynamics(ref, q, zero, zero, actuated)
+        gravity = pin.computeGeneralizedGravity(ref.model, ref.data, q)
+        columns = [ref.coordinate[n] for n in actuated]
+        W = np.column_stack([pm.velocity(ref, q, dict(zip(actuated, e))) for e in np.eye(len(actuated))])
+        assert np.max(np.abs(tau @ W[columns] - gravity @ W)) <= 1e-10 * np.max(np.abs(gravity))
