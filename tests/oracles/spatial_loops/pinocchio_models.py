@@ -1,9 +1,9 @@
 """Pinocchio's reference of each problem: its spanning tree as a pin.Model, its closing joints as
 RigidConstraintModel closures, and assembly, consistent velocities and constrained forward dynamics on it.
 
-Closures: a spherical closure is one CONTACT_3D (the two points coincide); a weld, one CONTACT_6D. A revolute closure is two CONTACT_3D
-points on its axis, at the joint's point and `AXIS_OFFSET` along the axis: six rows of which five are independent,
-the sixth (the second point's component along the axis) repeating the first's. A CONTACT_6D would also lock the
+Closures: a spherical closure is one CONTACT_3D (the two points coincide); a weld, one CONTACT_6D. A revolute
+closure is two CONTACT_3D points on its axis, at the joint's point and `AXIS_OFFSET` along the axis: six rows of
+which five are independent, the sixth (the second point's component along the axis) repeating the first's. A CONTACT_6D would also lock the
 rotation about the axis, which a revolute joint leaves free: it is not a revolute closure. Redundant rows (that
 one, and the mechanism's own: Bricard's loop, the governor's planar loops) are what Pinocchio's proximal
 algorithm resolves; its settings are PROXIMAL (accuracy, mu, iterations), tight.
@@ -124,7 +124,8 @@ def jacobian(ref: Reference, q):
     pin.computeJointJacobians(ref.model, ref.data, q)
     rows = []
     for ja, pa, jb, pb in ref.points:
-        rows.append(_point_jacobian(ref, ja, ref.data.oMi[ja].act(pa)) - _point_jacobian(ref, jb, ref.data.oMi[jb].act(pb)))
+        rows.append(_point_jacobian(ref, ja, ref.data.oMi[ja].act(pa))
+                    - _point_jacobian(ref, jb, ref.data.oMi[jb].act(pb)))
     return np.vstack(rows)
 
 
