@@ -8,7 +8,8 @@ Cold: the derivation, generation and compilation into an empty cache (a temporar
 same system built again from the cache. Per state: the constrained accelerations at N consistent states (one
 Python call per state on both sides). Free motion: 10 s of Bricard's mechanism and of the governor at rtol
 1e-12 (CPU time; the oracle's run projects onto the constraints every 0.5 s, ours solves the dependent
-coordinates at every state).
+coordinates at every state), and Exudyn's generalized-alpha run of the same model (fixed step 1e-3 s, about
+5e-6 m from the reference: tests/oracles/spatial_loops/README.md) where Exudyn is installed.
 """
 from __future__ import annotations
 
@@ -89,7 +90,12 @@ def main():
                 / args.states * 1e6
         print(f"{name:10s} {cold:8.2f} {warm:8.2f} {ours:17.1f} {pin:19.1f} {ours / pin:6.2f}")
     print()
-    print(f"{'free motion':12s} {'mechsym cpu s':>14s} {'nfev':>6s} {'pinocchio cpu s':>16s} {'nfev':>6s}")
+    try:
+        from tests.oracles.spatial_loops import exudyn_models
+    except ImportError:
+        exudyn_models = None
+    print(f"{'free motion':12s} {'mechsym cpu s':>14s} {'nfev':>6s} {'pinocchio cpu s':>16s} {'nfev':>6s} "
+          f"{'exudyn cpu s (h 1e-3)':>22s}")
     for name in ("bricard", "governor"):
         module = MODELS[name]
         solver = build(module)
@@ -99,7 +105,13 @@ def main():
         run = dyn.forward(solver, q0, v0, 10.0, dt=0.01, rtol=1e-12)
         cpu = time.process_time() - t
         peer = reference_runs.free_motion(name) if reference_runs else {"cpu": float("nan"), "nfev": 0}
-        print(f"{name:12s} {cpu:14.2f} {run.nfev:6d} {peer['cpu']:16.2f} {peer['nfev']:6d}")
+        exudyn = float("nan")
+        if exudyn_models is not None:
+            try:
+                exudyn = exudyn_models.run(name, 1e-3, 10.0, omega=governor.OMEGA0 if name == "governor" else None)[2]
+            except ImportError:
+                pass
+        print(f"{name:12s} {cpu:14.2f} {run.nfev:6d} {peer['cpu']:16.2f} {peer['nfev']:6d} {exudyn:22.2f}")
 
 
 if __name__ == "__main__":
