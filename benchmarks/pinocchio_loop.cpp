@@ -1,7 +1,9 @@
-// Pinocchio in C++ on HyQ, per state, for the quantities of benchmarks/bench_hyq.py: crba,
-// nonLinearEffects, computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) of the four feet, and
-// forwardKinematics(q, v, 0) + getFrameClassicalAcceleration of the four feet. Built and run by
-// bench_hyq.py: pinocchio_hyq MODEL.bin N -> "crba nle jacobians biases" in microseconds per state.
+// Pinocchio in C++ on any model, per state over N random states: crba and nonLinearEffects, and for each
+// frame named on the command line computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) and
+// forwardKinematics(q, v, 0) + getFrameClassicalAcceleration. Built and run by benchmarks/pinocchio_cpp.py
+// (for bench_hyq.py and bench_robots.py):
+//   pinocchio_loop MODEL.bin N [FRAME...] -> "crba nle" (and " jacobians biases" with frames), microseconds
+//   per state, each the best of 5 rounds.
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/serialization.hpp>
 #include <pinocchio/algorithm/crba.hpp>
@@ -16,18 +18,21 @@
 #include <vector>
 
 int main(int argc, char **argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: pinocchio_loop MODEL.bin N [FRAME...]\n");
+    return 2;
+  }
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
-  const int n = argc > 2 ? std::atoi(argv[2]) : 10000;
+  const int n = std::atoi(argv[2]);
   std::vector<Eigen::VectorXd> qs(n), vs(n);
   for (int i = 0; i < n; i++) {
     qs[i] = pinocchio::randomConfiguration(model, -Eigen::VectorXd::Ones(model.nq), Eigen::VectorXd::Ones(model.nq));
     vs[i] = Eigen::VectorXd::Random(model.nv);
   }
-  const char *feet[4] = {"lf_foot", "lh_foot", "rf_foot", "rh_foot"};
-  pinocchio::FrameIndex ids[4];
-  for (int f = 0; f < 4; f++) ids[f] = model.getFrameId(feet[f]);
+  std::vector<pinocchio::FrameIndex> ids;
+  for (int f = 3; f < argc; f++) ids.push_back(model.getFrameId(argv[f]));
   const Eigen::VectorXd zero = Eigen::VectorXd::Zero(model.nv);
   pinocchio::Data::Matrix6x J(6, model.nv);
   double sink = 0, best[4] = {1e9, 1e9, 1e9, 1e9};
@@ -37,27 +42,30 @@ int main(int argc, char **argv) {
     auto t1 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; i++) { pinocchio::nonLinearEffects(model, data, qs[i], vs[i]); sink += data.nle(0); }
     auto t2 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !ids.empty(); i++) {
       pinocchio::computeJointJacobians(model, data, qs[i]);
       pinocchio::updateFramePlacements(model, data);
-      for (int f = 0; f < 4; f++) {
+      for (const auto id : ids) {
         J.setZero();
-        pinocchio::getFrameJacobian(model, data, ids[f], pinocchio::LOCAL_WORLD_ALIGNED, J);
+        pinocchio::getFrameJacobian(model, data, id, pinocchio::LOCAL_WORLD_ALIGNED, J);
         sink += J(0, 0);
       }
     }
     auto t3 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !ids.empty(); i++) {
       pinocchio::forwardKinematics(model, data, qs[i], vs[i], zero);
-      for (int f = 0; f < 4; f++)
-        sink += pinocchio::getFrameClassicalAcceleration(model, data, ids[f], pinocchio::LOCAL_WORLD_ALIGNED).linear()(0);
+      for (const auto id : ids)
+        sink += pinocchio::getFrameClassicalAcceleration(model, data, id, pinocchio::LOCAL_WORLD_ALIGNED).linear()(0);
     }
     auto t4 = std::chrono::steady_clock::now();
     const double d[4] = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
                          std::chrono::duration<double>(t3 - t2).count(), std::chrono::duration<double>(t4 - t3).count()};
     for (int k = 0; k < 4; k++) if (d[k] < best[k]) best[k] = d[k];
   }
-  std::printf("%.4f %.4f %.4f %.4f\n", best[0] / n * 1e6, best[1] / n * 1e6, best[2] / n * 1e6, best[3] / n * 1e6);
+  if (ids.empty())
+    std::printf("%.4f %.4f\n", best[0] / n * 1e6, best[1] / n * 1e6);
+  else
+    std::printf("%.4f %.4f %.4f %.4f\n", best[0] / n * 1e6, best[1] / n * 1e6, best[2] / n * 1e6, best[3] / n * 1e6);
   std::fprintf(stderr, "%g\n", sink);
   return 0;
 }
