@@ -8,12 +8,13 @@ For each loader, in a fresh interpreter (each robot's memory freed after it):
 2. cold: derivation, generation and compilation of the C into an empty cache (the Python extension of the
    calls, built once per Python and not per robot, is built into it first); warm: a fresh interpreter
    reading the file and loading the tree from that cache (imports included), best of 3;
-3. batched, per state: H and the bias of --states random states, one generated C call each
+3. batched, per state: H and the bias of --states random states, in calls of 1000 states
    (mass_matrix(q), bias(q, v)), against Pinocchio's Python bindings (crba + nonLinearEffects, one call each
    per state) and, with --cpp, Pinocchio's C++ loop over as many states (benchmarks/pinocchio_loop.cpp at -O3
-   -march=native, built once per run; the C++ loop and mechsym alternate for 3 rounds, each keeping its
-   best); one state per Python call (mass_matrix and bias, against crba and nonLinearEffects) over 1000
-   states, best of --repeat; the 1-minute load average, the largest seen during the robot's run;
+   -march=native, built once per run; the C++ loop and mechsym alternate for 3 rounds): each route timed
+   over chunks of 1000 states, keeping its fastest chunk (on a shared machine a long interval is always
+   interrupted); one state per Python call (mass_matrix and bias, against crba and nonLinearEffects) over
+   1000 states, best of --repeat; the 1-minute load average, the largest seen during the robot's run;
 4. the largest relative error against Pinocchio over 20 random states of H, bias, gravity, RNEA, ABA and
    every link frame's position, rotation, Jacobian and classical-acceleration bias (tests/oracles/robots.py:
    mimic joints against G^T (Pinocchio's independent model) G, continuous joints' (cos, sin) mapped); the
@@ -82,23 +83,31 @@ row["warm"] = min(float(subprocess.run([sys.executable, "-c", code], capture_out
                                        env=dict(os.environ, PYTHONPATH=ROOT)).stdout) for _ in range(3))
 reference = Reference(system, path, floating)
 q, v, _ = reference.states(STATES, seed=1)
-def best(f):
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+CHUNK = min(1000, len(q))       # states per timed interval of the batched routes (the C++ loop's CHUNK)
+def per_state(*fs, rounds=3):
+    """Microseconds per state of the functions fs (each f(i, j) on the states i..j-1), each timed over chunks
+    of CHUNK states for `rounds` rounds, keeping each one's fastest chunk, summed (as the C++ loop times its
+    loops: on a shared machine a long interval is always interrupted)."""
+    fastest = [float("inf")] * len(fs)
+    for _ in range(rounds):
+        for i in range(0, len(q) - CHUNK + 1, CHUNK):
+            for n, f in enumerate(fs):
+                t0 = time.perf_counter()
+                f(i, i + CHUNK)
+                fastest[n] = min(fastest[n], time.perf_counter() - t0)
+    return 1e6 * sum(fastest) / CHUNK
 m, d = reference.model, reference.data
 qp = np.array([reference.pinocchio_q(x) for x in q])
 vp = v @ reference.G.T
-def pinocchio():
-    for a, b in zip(qp, vp):
+def crba(i, j):
+    for a in qp[i:j]:
         pin.crba(m, d, a)
+def nle(i, j):
+    for a, b in zip(qp[i:j], vp[i:j]):
         pin.nonLinearEffects(m, d, a, b)
-batched = lambda: 1e6 * best(lambda: (system.mass_matrix(q), system.bias(q, v))) / len(q)
+batched = lambda: per_state(lambda i, j: system.mass_matrix(q[i:j]), lambda i, j: system.bias(q[i:j], v[i:j]))
 if CPP:
-    # the machine is shared: the C++ loop and mechsym alternate, and each keeps its best round
+    # the C++ loop and mechsym alternate, and each keeps its best round
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import tempfile
     import pinocchio_cpp
@@ -110,32 +119,26 @@ if CPP:
     row["mechsym_us"] = min(x for _, x in rounds)
 else:
     row["mechsym_us"] = batched()
-row["pinocchio_us"] = 1e6 * best(pinocchio) / len(q)
-k = min(1000, len(q))
+row["pinocchio_us"] = per_state(crba, nle, rounds=1)
 def per_call(f, *arrays):
+    """Microseconds per call of f on each state of `arrays` in turn, best of REPEAT rounds."""
     times = []
     for _ in range(REPEAT):
         t0 = time.perf_counter()
         for x in zip(*arrays):
             f(*x)
         times.append(time.perf_counter() - t0)
-    return 1e6 * min(times) / k
-row["one_us"] = per_call(lambda a, b: (system.mass_matrix(a), system.bias(a, b)), q[:k], v[:k])
-row["pinocchio_one_us"] = per_call(lambda a, b: (pin.crba(m, d, a), pin.nonLinearEffects(m, d, a, b)), qp[:k], vp[:k])
+    return 1e6 * min(times) / len(arrays[0])
+k = min(1000, len(q))
+row["one_hb_us"] = per_call(lambda a, b: (system.mass_matrix(a), system.bias(a, b)), q[:k], v[:k])
+row["pinocchio_one_hb_us"] = per_call(lambda a, b: (pin.crba(m, d, a), pin.nonLinearEffects(m, d, a, b)),
+                                      qp[:k], vp[:k])
 loads.append(os.getloadavg()[0])
 if SINGLE:
     # one state per Python call: H, the bias and RNEA through the extension, through ctypes (a second system
     # derived from the warm cache where the extension is not built), and Pinocchio's bindings
     k = min(SINGLE, len(q))
     qs, vs, ap = q[:k], v[:k], np.random.default_rng(2).standard_normal((k, system.nv))
-    def per_call(f, *arrays):
-        times = []
-        for _ in range(REPEAT):
-            t0 = time.perf_counter()
-            for x in zip(*arrays):
-                f(*x)
-            times.append(time.perf_counter() - t0)
-        return 1e6 * min(times) / k
     def ours(s):
         return [per_call(s.mass_matrix, qs), per_call(s.bias, qs, vs), per_call(s.inverse, qs, vs, ap)]
     row["extension_one_us"] = ours(system)
@@ -206,8 +209,8 @@ SPEED_HEADER = ("| robot | nq / nv | cold s | warm s | batched H + bias: mechsym
 def speed_row(r) -> str:
     """A row of the speed table (a robot timed with --cpp)."""
     return (f"| {r['robot']} | {r['nq']} / {r['nv']} | {r['cold']:.1f} | {r['warm']:.2f} | {r['mechsym_us']:.3f} | "
-            f"{r['cpp_us']:.3f} | {r['pinocchio_us']:.2f} | {r['cpp_us'] / r['mechsym_us']:.1f} | {r['one_us']:.2f} | "
-            f"{r['pinocchio_one_us']:.2f} | {r['pinocchio_one_us'] / r['one_us']:.2f} | {r['load']:.1f} |")
+            f"{r['cpp_us']:.3f} | {r['pinocchio_us']:.2f} | {r['cpp_us'] / r['mechsym_us']:.1f} | {r['one_hb_us']:.2f} | "
+            f"{r['pinocchio_one_hb_us']:.2f} | {r['pinocchio_one_hb_us'] / r['one_hb_us']:.2f} | {r['load']:.1f} |")
 
 
 def _replace_rows(text, begin, end, header, rows, order):
@@ -247,6 +250,7 @@ def main():
                                      + ",".join(SPEED_ROBOTS) + ")")
     ap.add_argument("--states", type=int, default=10000)
     ap.add_argument("--cpp", action="store_true", help="also time Pinocchio's C++ loop (benchmarks/pinocchio_loop.cpp)")
+    ap.add_argument("--cpp-exe", help="the C++ loop already built (benchmarks/pinocchio_cpp.py; it takes minutes)")
     ap.add_argument("--no-write", action="store_true", help="print only, leave docs/robots.md as it is")
     ap.add_argument("--single", type=int, default=0,
                     help="also time one state per Python call over this many states (H, bias, RNEA: the extension, "
@@ -260,10 +264,11 @@ def main():
     files = loaders()
     # the smaller files first, so that an interrupted run has covered the most robots
     size = {n: open(path, "rb").read().count(b"<joint") for n, (path, _) in files.items()}
-    names = args.robots.split(",") if args.robots else list(SPEED_ROBOTS) if args.cpp else sorted(files, key=size.get)
+    speed = args.cpp or args.cpp_exe
+    names = args.robots.split(",") if args.robots else list(SPEED_ROBOTS) if speed else sorted(files, key=size.get)
     with tempfile.TemporaryDirectory() as folder:
-        cpp = None
-        if args.cpp:
+        cpp = args.cpp_exe
+        if args.cpp and cpp is None:
             import pinocchio_cpp
 
             cpp = pinocchio_cpp.build(folder)
