@@ -114,7 +114,8 @@ def render_straight(spec, prefix: str = "ms3_", headers=(), lanes=()) -> str:
     blocks of MS_LANES, structure of arrays, each function's code one loop over the lanes that the compiler
     vectorises (mechsym.codegen.c_lanes.LaneBody; ms_lanes.h): the samples past the last full block, and a
     block with an angle beyond MS_TRIG_MAX, go through the per-sample loop, which one state always takes.
-    (The lanes' code costs the compiler about five times the per-sample loop's, hence a choice of functions.)"""
+    The lanes' code is printed in parts (c_parts) whatever the spec's size; it costs the compiler about
+    twice what the per-sample loop costs, hence a choice of functions."""
     codegen_spec.check(spec)
     printed = {}  # (temporary, input groups) -> its C text: a program's temporaries serve several functions
 
@@ -132,6 +133,9 @@ def render_straight(spec, prefix: str = "ms3_", headers=(), lanes=()) -> str:
              *(["#include <stdlib.h>", c_runtime.include("ms_lanes.h")] if set(lanes) & set(spec.functions) else []),
              ""]
     split = c_parts.plan(spec)
+    # the lanes' code is printed in parts whatever the spec's size: one loop over the lanes of a whole function
+    # costs the compiler more than in proportion to its length, and the parts are shared between functions
+    lane_split = (split or c_parts.plan(spec, whole=0)) if set(lanes) & set(spec.functions) else None
     parts = {}  # (return type, parameters, body) -> name of a part (c_parts): functions that need the same part share it
 
     def part(ret, params, body):
@@ -184,21 +188,35 @@ def render_straight(spec, prefix: str = "ms3_", headers=(), lanes=()) -> str:
         sample += [f"    {line}" for line in (finish(at) if finish else [])]
         if name not in lanes or (finish and not f.solve):
             return "\n".join(out + ["  for (int k = 0; k < ns; k++) {"] + sample + ["  }", "}", ""])
-        block = lane_block(f, args, used, in_parts, mapping, results, groups, stored, copied, m, size, part)
+        block = lane_block(f, args, used, mapping, groups, m, size)
         return "\n".join(out + block + ["    for (; k < end; k++) {"] + [f"  {x}" for x in sample] +
                          ["    }", "  }", "  free(ms_b);", "}", ""])
 
-    def lane_block(f, args, used, in_parts, mapping, results, groups, stored, copied, m, size, part):
+    def lane_block(f, args, used, mapping, groups, m, size):
         """The start of a lanes entry point's loop over samples: a full block of MS_LANES samples gathered
-        into the block arrays (named as the groups, g[V(i)]), evaluated by one loop over the lanes (or by
-        the parts' lane functions), and scattered into `out`; a short or wide block leaves `end` for the
-        per-sample loop that follows."""
+        into the block arrays (named as the groups, g[V(i)]), evaluated by the lane functions of the
+        function's parts (`lane_split`), or for a small function by one loop over the lanes, and scattered
+        into `out`; a short or wide block leaves `end` for the per-sample loop that follows."""
+        in_parts = f.name in lane_split.split
+        per_lane = [g for g, a, _ in args if a != g] + ["ms_w"]
+        stored, copied, results = list(enumerate(f.outputs)), [], mapping
+        lines = []
+        if in_parts:
+            calls, results = _part_calls(f, lane_split, mapping, groups, text, part, per_lane)
+            named = {t: (t, e) for t, e in f.shared_temporaries()[1] if (t, e) in lane_split.slot}
+            copied = [(i, lane_split.slot[named[e]]) for i, e in enumerate(f.outputs[:m]) if e in named]
+            stored = [(i, e) for i, e in stored if i >= m or e not in named]
+            lines.append(f"  double ms_sl[{max(1, lane_split.nshared)}] = {{0}};")
+            lines += [f"  ms_sl[{lane_split.shared[key]}] = {key[0]};" for key in c_parts.keys(f)[0]]
+            if copied:
+                lines += [f"  static const int ms_lto[{len(copied)}] = {{{', '.join(str(i) for i, _ in copied)}}};",
+                          f"  static const int ms_lfrom[{len(copied)}] = {{{', '.join(str(j) for _, j in copied)}}};"]
         per_sample = [(g, a, n) for g, a, n in args if a != g]
         rows = f.solve + m if f.solve else size
-        work = split.workspace if in_parts else 0
+        work = lane_split.workspace if in_parts else 0
         total = sum(n for _, _, n in per_sample) + rows + work
-        lines = [f"  double *ms_b = ns >= MS_LANES ? malloc(sizeof(double) * MS_LANES * {max(1, total)}) : NULL;",
-                 "  for (int k = 0; k < ns;) {", "    int end = ns;", "    if (ms_b && k + MS_LANES <= ns) {"]
+        lines += [f"  double *ms_b = ns >= MS_LANES ? malloc(sizeof(double) * MS_LANES * {max(1, total)}) : NULL;",
+                  "  for (int k = 0; k < ns;) {", "    int end = ns;", "    if (ms_b && k + MS_LANES <= ns) {"]
         offset = 0
         for g, a, n in per_sample:
             lines.append(f"      double *restrict {g} = ms_b + MS_LANES * {offset}; (void){g};")
@@ -208,14 +226,14 @@ def render_straight(spec, prefix: str = "ms3_", headers=(), lanes=()) -> str:
             offset += n
         lines.append(f"      double *restrict ms_o = ms_b + MS_LANES * {offset};")
         if in_parts:
-            lines.append(f"      double *restrict ms_w = ms_b + MS_LANES * {offset + rows};")
+            lines += [f"      double *restrict ms_w = ms_b + MS_LANES * {offset + rows};",
+                      "      const double *ms_s = ms_sl;"]
         lines.append("      int wide = 0;")
-        per_lane = [g for g, _, _ in per_sample] + ["ms_w"]
         if in_parts:
-            lines += [f"      {c}" for c in _part_calls(f, split, mapping, groups, text, part, per_lane)[0]]
+            lines += [f"      {c}" for c in calls]
             if copied:
                 lines.append(f"      for (int i = 0; i < {len(copied)}; i++) for (int l = 0; l < MS_LANES; ++l) "
-                             "ms_o[ms_to[i] * MS_LANES + l] = ms_w[ms_from[i] * MS_LANES + l];")
+                             "ms_o[ms_lto[i] * MS_LANES + l] = ms_w[ms_lfrom[i] * MS_LANES + l];")
         body = c_lanes.LaneBody(per_lane, c_code)
         if not in_parts:
             for t, e in f.shared_temporaries()[1]:
