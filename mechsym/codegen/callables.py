@@ -72,7 +72,8 @@ def compile_spec(name, key, make_spec) -> "CFunctions":
         spec = make_spec()
         wide = dataclasses.replace(spec, functions={n: f for n, f in spec.functions.items() if n in spec.lanes},
                                    jacobian=None)
-        return render_straight(wide, PREFIX, lanes=wide.lanes), layout(wide)
+        # (its entry points are only ever reached by address, `wide_address`: no layout to count flops for)
+        return render_straight(wide, PREFIX, lanes=wide.lanes), {"kind": "lanes", "functions": list(wide.functions)}
 
     def lanes():
         return c_backend.build_source(f"{name}-lanes", c_backend.content_key(key, "lanes"), generate_lanes)
