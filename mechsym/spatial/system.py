@@ -11,6 +11,7 @@ and every result has the leading N axis exactly when q has it.
   frame_bias(q, v, f)       (6,) classical linear acceleration of the origin at zero accelerations, then angular
   com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
   contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
+  prepare(batched=True)     the library of the dynamics on SIMD lanes built now, not on the first call of 8 states
 
 Every entry point takes params= (name -> value overrides, or the vector params() returned). On C, finite
 float64 C-contiguous arrays are read in place by a small Python extension (mechsym.codegen.c_extension; N
