@@ -1,0 +1,3 @@
+"""placeholder"""
+def tree_figure(*a, **k):
+    raise NotImplementedError
