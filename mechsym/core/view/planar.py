@@ -66,7 +66,7 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
     def bodies_at(k):
         return [go.Scatter(x=[x[p][k] for p in names], y=[y[p][k] for p in names], mode="lines+markers",
                            name=b, text=[f"body {b}, point {p}" for p in names], hovertemplate=HOVER,
-                           line={"width": 3}, marker={"size": 7})
+                           line={"width": 3, "simplify": False}, marker={"size": 7})
                 for b, names in bodies.items()]
 
     def cursors_at(k):
