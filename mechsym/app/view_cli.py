@@ -119,14 +119,15 @@ def _tree(args, source):
     if source.endswith(".urdf"):
         from mechsym.spatial.urdf import read_urdf
 
-        tree = read_urdf(source, floating=args.floating, mimic=args.mimic, strict=args.strict)
+        tree, urdf = read_urdf(source, floating=args.floating, mimic=args.mimic, strict=args.strict), source
     else:
         import importlib
 
-        tree = importlib.import_module(source).build()
+        module = importlib.import_module(source)
+        tree, urdf = module.build(), getattr(module, "URDF", None)
     system = derive(tree, backend=args.backend)
     params = dict(args.param)
     system.params(params)
     run = _read(args.run) if args.run is not None else None
-    fig = system.view(None, run, params=params, axes=args.axes, frames=args.frames)
+    fig = system.view(None, run, urdf, params=params, axes=args.axes, frames=args.frames)
     return write_html(fig, args.out)

@@ -47,7 +47,7 @@ def frame_budget(n, frame_bytes, fixed_bytes=0, frames=None, limit=LIMIT) -> np.
     """The rows of an n-sample motion shown as frames: at most `frames` (default MAX_FRAMES), and no more
     than fit under `limit` beside plotly's JavaScript and `fixed_bytes` of static data when each frame
     takes `frame_bytes`; evenly spread, the first and the last included (core.plotting.frame_rows)."""
-    room = limit - 5_000_000 - fixed_bytes  # plotly.min.js is about 4.8 MB
+    room = 0.9 * limit - 5_000_000 - fixed_bytes  # plotly.min.js is about 4.8 MB; a tenth kept in reserve
     fit = max(2, int(room // max(frame_bytes, 1)))
     return frame_rows(n, min(frames or MAX_FRAMES, fit))
 

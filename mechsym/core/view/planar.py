@@ -40,8 +40,8 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
         raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{mech.name}')")
     bodies = body_points(mech)
     moving = list(dict.fromkeys(p for names in bodies.values() for p in names))
-    fixed = [p for p in mech.bodies[mech.fixed].points if p not in moving] if mech.fixed in mech.bodies else []
-    missing = [f"{p}.x" for p in moving + fixed if f"{p}.x" not in positions]
+    fixed = list(mech.bodies[mech.fixed].points) if mech.fixed in mech.bodies else []
+    missing = [f"{p}.x" for p in dict.fromkeys(moving + fixed) if f"{p}.x" not in positions]
     if missing:
         raise InputError(f"the table has no positions of the points {', '.join(missing[:4])} ...: give a "
                          "kinematics table, or a run written with every point (forward --all)")
@@ -51,8 +51,9 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
     unknown = [c for c in columns if c not in table]
     if unknown:
         raise InputError(f"the table has no column {', '.join(map(repr, unknown))} (columns: {', '.join(table.names)})")
-    trace = list(moving if trace is None else trace)
-    unknown = [p for p in trace if f"{p}.x" not in positions]
+    if trace is None:  # every point of a moving body that moves
+        trace = [p for p in moving if np.ptp(positions[f"{p}.x"]) + np.ptp(positions[f"{p}.y"]) > 0]
+    unknown = [p for p in trace if p not in moving + fixed]
     if unknown:
         raise InputError(f"no named point {', '.join(map(repr, unknown))} to trace (points: {', '.join(moving + fixed)})")
     x = {p: np.asarray(positions[f"{p}.x"], float) for p in moving + fixed}
