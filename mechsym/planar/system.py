@@ -260,16 +260,16 @@ class System(ParametersInUse):
         """An interactive view in the browser (a plotly Figure, shown inline in a notebook; written to the
         self-contained HTML file `path` if given): the linkage through the rows of `table` (a run or inverse
         table with the driven coordinate; default the kinematics over one revolution in `samples` steps)
-        with its `columns` beside it (mechsym.core.view.linkage_figure, docs/view.md). `positions`: the
+        with its `columns` beside it (mechsym.core.view.mechanism_view, docs/view.md). `positions`: the
         points at those rows (default: the table's own where it has them, else the kinematics there)."""
-        from mechsym.core.view import linkage_figure, write_html
+        from mechsym.core.view import mechanism_view, write_html
 
         if table is None:
             table = self.kinematics_table(2 * np.pi * np.arange(samples) / samples, params)
         if positions is None:
             has_points = all(f"{p}.x" in table for p in self.kin.point_names)
             positions = table if has_points else self.kinematics_table(table[self.coordinate_names[0]], params)
-        fig = linkage_figure(self, table, positions, columns, trace, frames)
+        fig = mechanism_view(self, table, positions, columns, trace, frames)
         if path is not None:
             write_html(fig, path)
         return fig

@@ -9,8 +9,8 @@ layer above. plotly is an optional extra (`pip install mechsym[view]`); without 
 one line saying so.
 """
 from mechsym.core.view.page import LIMIT, write_html
-from mechsym.core.view.planar import linkage_figure
+from mechsym.core.view.planar import linkage_figure, mechanism_view
 from mechsym.core.view.sweep import sweep_figure
-from mechsym.core.view.tree import tree_figure  # noqa: E402
+from mechsym.core.view.tree import tree_figure
 
-__all__ = ["LIMIT", "write_html", "linkage_figure", "tree_figure", "sweep_figure"]
+__all__ = ["LIMIT", "write_html", "linkage_figure", "mechanism_view", "tree_figure", "sweep_figure"]

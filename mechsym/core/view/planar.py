@@ -12,42 +12,54 @@ from mechsym.core.view.page import animate, frame_budget, json_size, plotly
 HOVER = "%{text}<br>x = %{x:.6g} m<br>y = %{y:.6g} m<extra></extra>"
 
 
-def body_points(mechanism) -> dict:
-    """Moving body -> the names of its points, in declaration order, closed into a polygon when it has
-    three or more (a ternary link is drawn as a plate)."""
-    out = {}
-    for b in mechanism.moving_bodies:
-        names = list(mechanism.bodies[b].points)
-        out[b] = names + names[:1] if len(names) >= 3 else names * (2 if len(names) == 1 else 1)
-    return out
+def polylines(bodies) -> dict:
+    """Body -> the names of its points in the order drawn: closed into a polygon when it has three or more
+    (a ternary link is drawn as a plate), doubled when it has one."""
+    return {b: names + names[:1] if len(names) >= 3 else names * (2 if len(names) == 1 else 1)
+            for b, names in bodies.items()}
 
 
-def linkage_figure(system, table, positions=None, columns=None, trace=None, frames=None, title=None):
-    """A plotly Figure of the mechanism of planar `system` through the rows of `table` (a kinematics,
-    inverse or run table with the driven coordinate's column): frame k draws row k.
+def mechanism_view(system, table, positions=None, columns=None, trace=None, frames=None, title=None):
+    """`linkage_figure` of planar `system`: its moving bodies with their named points, the fixed body's
+    points as marks, its driven coordinate, and (default columns) the driving force where the table has it,
+    else the first three moving bodies' angles."""
+    mech = system.mechanism
+    coord = system.coordinate_names[0]
+    forces = [c.force for c in mech.coordinates if c.force in table]
+    columns = columns or forces or [f"{b}.angle" for b in mech.moving_bodies if f"{b}.angle" in table][:3]
+    units = {coord: mech.coordinates[0].unit} if mech.coordinates else {}
+    return linkage_figure(table, {b: list(mech.bodies[b].points) for b in mech.moving_bodies}, coord, positions,
+                          columns, trace, list(mech.bodies[mech.fixed].points) if mech.fixed in mech.bodies else [],
+                          mech.fixed, frames, title or table.title or mech.name, units)
 
-    positions: the table with every named point's POINT.x, POINT.y at those rows (default: `table`);
-    columns: the columns of `table` drawn against the coordinate (default: the coordinate's force where the
-    table has it, else the moving bodies' angles); trace: the points whose paths are drawn (default every
-    point of a moving body); frames: at most this many frames (evenly spread; the first and last kept)."""
+
+def linkage_figure(table, bodies, coordinate, positions=None, columns=(), trace=None, fixed=(), fixed_name="fixed",
+                   frames=None, title=None, units=None):
+    """A plotly Figure of a planar linkage through the rows of `table` (with the column `coordinate`, the
+    slider's): frame k draws row k.
+
+    bodies: body -> its points' names (POINT.x, POINT.y columns of `positions`, default `table`), drawn as
+    a polyline or a plate; fixed: points drawn as fixed marks (the body `fixed_name`); columns: columns of
+    `table` drawn against the coordinate, a cursor on each at the slider's row; trace: the points whose
+    paths are drawn (default every moving point that moves); frames: at most this many frames (evenly
+    spread, the first and the last kept); units: more units than the table's."""
     go = plotly()
     from plotly.subplots import make_subplots
 
-    mech = system.mechanism
-    coord = system.coordinate_names[0]
+    coord = coordinate
     positions = table if positions is None else positions
     if coord not in table:
-        raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{mech.name}')")
-    bodies = body_points(mech)
+        raise InputError(f"the table has no column '{coord}' (the driven coordinate)")
+    bodies = polylines(bodies)
     moving = list(dict.fromkeys(p for names in bodies.values() for p in names))
-    fixed = list(mech.bodies[mech.fixed].points) if mech.fixed in mech.bodies else []
+    fixed = list(fixed)
     missing = [f"{p}.x" for p in dict.fromkeys(moving + fixed) if f"{p}.x" not in positions]
     if missing:
         raise InputError(f"the table has no positions of the points {', '.join(missing[:4])} ...: give a "
                          "kinematics table, or a run written with every point (forward --all)")
     if len(positions) != len(table):
         raise InputError(f"positions have {len(positions)} rows, the table {len(table)}")
-    columns = list(columns or default_columns(mech, table))
+    columns = list(columns or ())
     unknown = [c for c in columns if c not in table]
     if unknown:
         raise InputError(f"the table has no column {', '.join(map(repr, unknown))} (columns: {', '.join(table.names)})")
@@ -59,7 +71,8 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
     x = {p: np.asarray(positions[f"{p}.x"], float) for p in moving + fixed}
     y = {p: np.asarray(positions[f"{p}.y"], float) for p in moving + fixed}
     theta = np.asarray(table[coord], float)
-    unit = table.units.get(coord) or (mech.coordinates[0].unit if mech.coordinates else "")
+    units = {**(units or {}), **table.units}
+    unit = units.get(coord, "")
 
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.08,
                         subplot_titles=("linkage", "against " + coord))
@@ -87,11 +100,11 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
                       row=1, col=1)
     if fixed:
         fig.add_trace(go.Scatter(x=[x[p][0] for p in fixed], y=[y[p][0] for p in fixed], mode="markers",
-                                 name=mech.fixed, marker={"size": 11, "symbol": "triangle-up", "color": "black"},
-                                 text=[f"body {mech.fixed} (fixed), point {p}" for p in fixed], hovertemplate=HOVER),
+                                 name=fixed_name, marker={"size": 11, "symbol": "triangle-up", "color": "black"},
+                                 text=[f"body {fixed_name} (fixed), point {p}" for p in fixed], hovertemplate=HOVER),
                       row=1, col=1)
     for c in columns:
-        fig.add_trace(go.Scatter(x=theta, y=np.asarray(table[c], float), mode="lines", name=_label(c, table.units)),
+        fig.add_trace(go.Scatter(x=theta, y=np.asarray(table[c], float), mode="lines", name=_label(c, units)),
                       row=1, col=2)
 
     rows = frame_budget(len(theta), json_size([t.to_plotly_json() for t in bodies_at(0) + cursors_at(0)]), frames=frames)
@@ -105,15 +118,9 @@ def linkage_figure(system, table, positions=None, columns=None, trace=None, fram
     fig.update_xaxes(range=[allx.min() - pad, allx.max() + pad], title_text="x [m]", row=1, col=1)
     fig.update_yaxes(range=[ally.min() - pad, ally.max() + pad], title_text="y [m]", scaleanchor="x", scaleratio=1,
                      row=1, col=1)
-    fig.update_xaxes(title_text=_label(coord, {coord: unit}), row=1, col=2)
-    fig.update_yaxes(title_text=", ".join(_label(c, table.units) for c in columns), row=1, col=2)
-    fig.update_layout(title=title or table.title or mech.name, hovermode="closest", height=620,
+    fig.update_xaxes(title_text=_label(coord, units), row=1, col=2)
+    fig.update_yaxes(title_text=_label(columns[0], units) if len(columns) == 1 else
+                     " ".join(sorted({f"[{units[c]}]" for c in columns if c in units})), row=1, col=2)
+    fig.update_layout(title=title or table.title, hovermode="closest", height=620,
                       meta={"frames": [int(k) for k in rows], "coordinate": coord})
     return fig
-
-
-def default_columns(mech, table) -> list:
-    """The driving force where the table has it (an inverse or forward table), else the moving bodies' angles."""
-    forces = [c.force for c in mech.coordinates if c.force in table]
-    return forces or [f"{b}.angle" for b in mech.moving_bodies if f"{b}.angle" in table]
-
