@@ -218,3 +218,37 @@ def figures(out_dir, vehicle=None):
     x = np.linspace(0.0, 8.0, 61)
     animate(paths[3], "bump", x, np.interp(x, sched.x, sched.phi_r), np.interp(x, sched.x, sched.phi_f), vehicle)
     return paths
+
+
+def view(track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, rim=24):
+    """The vehicle along the track in the browser (a plotly Figure: mechsym.core.view.linkage_figure): the
+    body, the legs and the wheels (rims of `rim` points, a spoke to the contact point) at the front-contact
+    position the slider chooses, the track traced under the two contacts; beside it the drive torque and
+    the normal forces against x_front. phi_r, phi_f: constants or arrays along x."""
+    from mechsym.core.results import Table
+    from mechsym.core.view import linkage_figure
+
+    vehicle = vehicle or Vehicle()
+    profile = tracks.load(track)
+    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
+    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
+    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
+    pose = vehicle.place(profile, x, pr, pf, paired=True)
+    forces = vehicle.forces(pose, ("Nr", "Nf", "torque"))
+    pts = {k: (np.ravel(a), np.ravel(b)) for k, (a, b) in pose.points().items()}
+    columns, units = {"x_front": x}, {"x_front": "m", "torque": "N m", "Nr": "N", "Nf": "N"}
+    for name in ("Jr", "Jf", "Wr", "Wf", "T", "D", "C_body"):
+        columns[f"{name}.x"], columns[f"{name}.y"] = pts[name]
+    bodies = {"body": ["Jr", "C_body", "Jf"], "rear leg": ["Jr", "Wr"], "front leg": ["Jf", "Wf"],
+              "rear spoke": ["Wr", "T"], "front spoke": ["Wf", "D"]}
+    turn = 2 * np.pi * np.arange(rim) / rim
+    for wheel, end in (("Wr", "rear"), ("Wf", "front")):
+        names = [f"{end} rim {i}" for i in range(rim)]
+        for name, a in zip(names, turn):
+            columns[f"{name}.x"] = pts[wheel][0] + vehicle.r * np.cos(a)
+            columns[f"{name}.y"] = pts[wheel][1] + vehicle.r * np.sin(a)
+        bodies[f"{end} wheel"] = names
+    columns.update({n: np.ravel(forces[n]) for n in ("torque", "Nr", "Nf")})
+    table = Table(columns, units, f"ugv on the track '{track}'")
+    return linkage_figure(table, bodies, "x_front", columns=["torque", "Nr", "Nf"], trace=["T", "D"], units=units,
+                          title=table.title)

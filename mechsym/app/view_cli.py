@@ -1,7 +1,9 @@
 """`mechsym view MODEL --out FILE.html`: an interactive view in the browser, one self-contained HTML file
 (mechsym.core.view; docs/view.md). MODEL is a planar model (shipped name or model file: the linkage over
 one revolution, or through a --run), a shipped tree or a URDF file (its bodies, or a --run replayed), or a
-sweep's table (.csv or .parquet: its figures over the parameters)."""
+sweep's table (.csv or .parquet: its figures over the parameters). A planar model whose declaration does
+not cover the view has a hook `view` in its CLI_HOOKS, hook(args, params, backend) -> a plotly Figure (or
+an InputError naming its own command: the UGV's `mechsym ugv view`)."""
 from __future__ import annotations
 
 import os
@@ -96,6 +98,8 @@ def _planar(args, model):
     params = dict(args.param)
     mech = model()
     hooks = model.hooks()
+    if "view" in hooks:  # the model draws itself, or says which of its commands does
+        return write_html(hooks["view"](args, params, args.backend), args.out)
     own = "kinematics" in hooks
     system = None if own else derive(mech, backend=args.backend)
     kinematics, system = analyse(KinematicsOptions(samples=args.samples), system, params, hooks.get("kinematics"),

@@ -78,7 +78,8 @@ def linkage_figure(table, bodies, coordinate, positions=None, columns=(), trace=
                         subplot_titles=("linkage", "against " + coord))
 
     def bodies_at(k):
-        return [go.Scatter(x=[x[p][k] for p in names], y=[y[p][k] for p in names], mode="lines+markers",
+        return [go.Scatter(x=[x[p][k] for p in names], y=[y[p][k] for p in names],
+                           mode="lines+markers" if len(names) <= 6 else "lines",
                            name=b, text=[f"body {b}, point {p}" for p in names], hovertemplate=HOVER,
                            line={"width": 3, "simplify": False}, marker={"size": 7})
                 for b, names in bodies.items()]
