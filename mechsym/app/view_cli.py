@@ -16,6 +16,7 @@ TABLES = (".csv", ".parquet")
 
 
 def configure(p):
+    """The options of `mechsym view`."""
     p.add_argument("model", help="shipped model name, model file (.py), shipped tree or URDF file, or a sweep's "
                                  "table (.csv, .parquet)")
     p.add_argument("--param", action="append", type=param, default=[], metavar="NAME=VALUE")
@@ -46,6 +47,7 @@ def _names(text):
 
 
 def run(args) -> int:
+    """Write the view of parsed `args` (exit code 0); the output checked and plotly present before any work."""
     from mechsym.app import registry
     from mechsym.core.output import PAGE, announce, check_outputs
 

@@ -266,9 +266,12 @@ class System(ParametersInUse):
 
         if table is None:
             table = self.kinematics_table(2 * np.pi * np.arange(samples) / samples, params)
+        coord = self.coordinate_names[0]
+        if coord not in table:
+            raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{self.mechanism.name}')")
         if positions is None:
             has_points = all(f"{p}.x" in table for p in self.kin.point_names)
-            positions = table if has_points else self.kinematics_table(table[self.coordinate_names[0]], params)
+            positions = table if has_points else self.kinematics_table(table[coord], params)
         fig = mechanism_view(self, table, positions, columns, trace, frames)
         if path is not None:
             write_html(fig, path)
