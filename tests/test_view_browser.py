@@ -128,3 +128,40 @@ def test_a_page_drawing_the_next_sample_fails_the_check(tmp_path, reference):
     (calc, svg, cursor), logged, _ = check_view(path, reference)
     assert logged == []
     assert calc > 100 * 1e-6 and svg > 1.0 and cursor > 100 * 1e-6, (calc, svg, cursor)
+
+
+LINKS = """const gd = document.getElementById('view');
+const t = gd._fullData.find(d => d.name === 'links'), s = gd._fullLayout.scene;
+return {x: t.x, y: t.y, z: t.z, text: t.text, active: gd._fullLayout.sliders[0].active,
+        span: Math.max(...['xaxis', 'yaxis', 'zaxis'].map(a => s[a].range[1] - s[a].range[0]))};"""
+
+
+def test_a_tree_run_is_drawn_at_pinocchio_placements(tmp_path):
+    """HyQ through five poses: the links that plotly's 3-D scene holds after the slider moved lie at
+    Pinocchio's frame placements to 1e-6 of the scene's span, with no JavaScript error."""
+    pin = pytest.importorskip("pinocchio")
+    from mechanisms import hyq
+    from mechsym.core.results import Table
+    from mechsym.core.view import write_html
+
+    system = hyq.system()
+    rng = np.random.default_rng(5)
+    q = np.tile(hyq.standing(), (5, 1))
+    q[:, 7:] += rng.uniform(-0.4, 0.4, (5, 12))
+    q[:, 2] += np.linspace(0, 0.3, 5)
+    path = tmp_path / "hyq.html"
+    write_html(system.view(table=Table({"t": np.arange(5) * 0.1, **{n: q[:, i] for i, n in
+                                                                    enumerate(system.coordinate_names)}})), path)
+    model = pin.buildModelFromUrdf(str(hyq.URDF), pin.JointModelFreeFlyer())
+    data = model.createData()
+    with browser() as driver:
+        open_view(driver, path)
+        for k in (1, 4, 2):
+            move_slider(driver, k, 5)
+            page = driver.execute_script(LINKS)
+            assert page["active"] == k
+            pin.framesForwardKinematics(model, data, q[k])
+            drawn = [(n, x, y, z) for n, x, y, z in zip(page["text"], page["x"], page["y"], page["z"]) if n]
+            want = np.array([data.oMf[model.getFrameId(n)].translation for n, *_ in drawn])
+            assert np.abs(np.array([d[1:] for d in drawn]) - want).max() <= 1e-6 * page["span"]
+        assert errors(driver) == []
