@@ -154,8 +154,8 @@ def test_a_sweep_heat_map_holds_each_figure_under_its_parameter_set():
         assert f"a = {a[i]:.6g}" in heat.text[row][col] and f"b = {b[i]:.6g}" in heat.text[row][col]
     row, col = list(heat.y).index(b[5]), list(heat.x).index(a[5])
     assert np.isnan(heat.z[row][col]) and "cannot assemble" in heat.text[row][col]
-    rms = fig.layout.updatemenus[0].buttons[1].args[0]["z"][0]
-    assert rms[0][1] == pytest.approx(a[2] - b[2])  # the menu's second figure, at (a = 0.2, b = 1.0)
+    rms = fig.data[1]
+    assert rms.name == "rms" and rms.z[0][1] == pytest.approx(a[2] - b[2])  # at (a = 0.2, b = 1.0)
     line = sweep_figure(Table({"a": a[::2], "peak": peak[::2]}))
     assert list(line.data[0].x) == list(a[::2]) and list(line.data[0].y) == list(peak[::2])
 
@@ -191,3 +191,21 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "v.html").exists()
+
+
+def test_the_python_example_of_docs_view_runs(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "view.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(blocks[0], scope)
+    fig = scope["fig"]
+    assert [t.name for t in fig.data[:3]] == ["crank", "coupler", "rocker"]
+    assert len(fig.frames) == 120 and fig.layout.sliders[0].steps[-1].label == f"{scope['theta'][-1]:.4g}"
+    for name in ("fourbar.html", "forward.html"):
+        size = (tmp_path / name).stat().st_size
+        assert 4e6 < size < 10e6

@@ -65,7 +65,7 @@ def animate(fig, names, labels, prefix, redraw=False, duration=40):
         sliders=[{"active": 0, "currentvalue": {"prefix": prefix}, "pad": {"t": 40},
                   "steps": [{"method": "animate", "label": label, "args": [[name], step]}
                             for name, label in zip(names, labels)]}],
-        updatemenus=[{"type": "buttons", "direction": "left", "x": 0.0, "y": 0.0, "xanchor": "right", "yanchor": "top",
+        updatemenus=list(fig.layout.updatemenus) + [{"type": "buttons", "direction": "left", "x": 0.0, "y": 0.0, "xanchor": "right", "yanchor": "top",
                       "pad": {"t": 40, "r": 10}, "showactive": False,
                       "buttons": [{"label": "play", "method": "animate",
                                    "args": [None, {"frame": {"duration": duration, "redraw": redraw},

@@ -1,7 +1,7 @@
 """The view of a sweep's table (mechsym.studies.sweep: the parameter columns in grid order, the figures,
-status and message): over one parameter a line per figure; over two or more a heat map over the first two,
-a slider through the sets of the others; a menu chooses the figure; hovering a point or a cell shows the
-whole parameter set and, for a failed set, its message."""
+status and message): over one parameter a line per figure; over two or more a heat map per figure over the
+first two, a slider through the sets of the others; hovering a point or a cell shows the whole parameter
+set and, for a failed set, its message."""
 from __future__ import annotations
 
 import itertools
@@ -40,8 +40,8 @@ def sweep_figure(table, parameters=None, figures=None, title=None):
     message = np.asarray(table["message"], str) if "message" in table else np.full(len(table), "")
     hover = ["<br>".join([f"{p} = {values[p][i]:.6g}" for p in parameters] + ([message[i]] if message[i] else []))
              for i in range(len(table))]
-    fig = go.Figure()
     if len(parameters) == 1:
+        fig = go.Figure()
         p = parameters[0]
         for f in figures:
             fig.add_trace(go.Scatter(x=values[p], y=values[f], mode="lines+markers", name=_label(f, table.units),
@@ -54,29 +54,27 @@ def sweep_figure(table, parameters=None, figures=None, title=None):
     others = [tuple(r) for r in itertools.product(*(np.unique(values[r]) for r in rest))]
     index = {key: i for i, key in enumerate(zip(*(values[n] for n in parameters)))}
     hover = np.asarray(hover, object)
+    n = len(figures)
 
-    def cells(f, other):
+    def cells(other):
         rows = np.array([[index.get((va, vb, *other), -1) for va in xa] for vb in xb])
-        z = np.where(rows >= 0, values[f][rows], np.nan)
         text = np.where(rows >= 0, hover[rows], "")
-        return go.Heatmap(x=xa, y=xb, z=z, text=text, colorbar={"title": _label(f, table.units)},
-                          hovertemplate=f"%{{text}}<br>{f} = %{{z:.6g}}<extra></extra>")
+        return [go.Heatmap(x=xa, y=xb, z=np.where(rows >= 0, values[f][rows], np.nan), text=text, name=f,
+                           colorbar={"title": _label(f, table.units), "y": 1 - (i + 0.5) / n, "len": 0.9 / n},
+                           hovertemplate=f"%{{text}}<br>{f} = %{{z:.6g}}<extra></extra>",
+                           xaxis=f"x{i + 1 if i else ''}", yaxis=f"y{i + 1 if i else ''}")
+                for i, f in enumerate(figures)]
 
-    fig.add_trace(cells(figures[0], others[0]))
-    fig.update_layout(updatemenus=[{"buttons": [{"label": f, "method": "restyle",
-                                                 "args": [{k: [v] for k, v in _restyle(cells(f, others[0])).items()}]}
-                                                for f in figures], "x": 1.0, "xanchor": "right", "y": 1.15}])
-    if rest:  # the remaining parameters: a slider through their sets, for the first figure
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=n, cols=1, subplot_titles=[_label(f, table.units) for f in figures],
+                        vertical_spacing=0.3 / n)
+    fig.add_traces(cells(others[0]))
+    if rest:  # the remaining parameters: a slider through their sets
         names = [str(i) for i in range(len(others))]
-        fig.frames = [go.Frame(name=n, data=[cells(figures[0], o)], traces=[0]) for n, o in zip(names, others)]
+        fig.frames = [go.Frame(name=k, data=cells(o), traces=list(range(n))) for k, o in zip(names, others)]
         animate(fig, names, [", ".join(f"{r} = {v:.4g}" for r, v in zip(rest, o)) for o in others], "", redraw=True)
     fig.update_xaxes(title_text=_label(a, table.units))
     fig.update_yaxes(title_text=_label(b, table.units))
-    fig.update_layout(title=title or table.title or "sweep")
+    fig.update_layout(title=title or table.title or "sweep", height=150 + 380 * n)
     return fig
-
-
-def _restyle(trace) -> dict:
-    data = trace.to_plotly_json()
-    return {k: data[k] for k in ("z", "text", "colorbar") if k in data}
-
