@@ -135,18 +135,24 @@ def _schedule_track(schedule):
     return getattr(schedule, "track", None) or tracks.load("bump")
 
 
+def _along(track, x, phi_r, phi_f, vehicle):
+    """(vehicle, track, x, phi_r, phi_f, pose) of the vehicle placed along the track at the front-contact
+    positions x (default 81 over 0..8 m), the leg angles constants or arrays along x."""
+    vehicle = vehicle or Vehicle()
+    track = tracks.load(track)
+    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
+    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
+    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
+    return vehicle, track, x, pr, pf, vehicle.place(track, x, pr, pf, paired=True)
+
+
 def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, fps=20):
     """A GIF (or MP4) of the vehicle along the track; phi_r, phi_f constants or arrays along x."""
     plt = _pyplot()
     from matplotlib import animation
     from matplotlib.patches import Circle
 
-    vehicle = vehicle or Vehicle()
-    track = tracks.load(track)
-    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
-    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
-    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
-    pose = vehicle.place(track, x, pr, pf, paired=True)
+    vehicle, track, x, pr, pf, pose = _along(track, x, phi_r, phi_f, vehicle)
     torque = vehicle.forces(pose)["torque"]
     pts = pose.points()
     lo, hi = _span(track, float(pose.x_rear.min()) - 0.6, float(x.max()) + 0.6)
@@ -228,12 +234,7 @@ def view(track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, rim
     from mechsym.core.results import Table
     from mechsym.core.view import linkage_figure
 
-    vehicle = vehicle or Vehicle()
-    profile = tracks.load(track)
-    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
-    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
-    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
-    pose = vehicle.place(profile, x, pr, pf, paired=True)
+    vehicle, _, x, _, _, pose = _along(track, x, phi_r, phi_f, vehicle)
     forces = vehicle.forces(pose, ("Nr", "Nf", "torque"))
     pts = {k: (np.ravel(a), np.ravel(b)) for k, (a, b) in pose.points().items()}
     columns, units = {"x_front": x}, {"x_front": "m", "torque": "N m", "Nr": "N", "Nf": "N"}

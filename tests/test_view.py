@@ -209,3 +209,21 @@ def test_the_python_example_of_docs_view_runs(tmp_path, monkeypatch):
     for name in ("fourbar.html", "forward.html"):
         size = (tmp_path / name).stat().st_size
         assert 4e6 < size < 10e6
+
+
+def test_the_ugv_view_stands_its_wheels_on_the_track():
+    """`mechsym ugv view`: in every frame the spokes drawn from the wheel centres to the contact points
+    are one wheel radius long and the contact points lie on the track's profile."""
+    from mechanisms import tracks, ugv_figures
+    from mechanisms.ugv_study import Vehicle
+
+    vehicle = Vehicle()
+    fig = ugv_figures.view("bump", np.linspace(2.0, 6.0, 21), vehicle=vehicle)
+    profile = tracks.load("bump")
+    assert len(fig.frames) == 21
+    for frame in fig.frames:
+        traces = {t.name: t for t in frame.data}
+        for spoke in ("rear spoke", "front spoke"):
+            (cx, tx), (cy, ty) = traces[spoke].x, traces[spoke].y
+            assert abs(np.hypot(tx - cx, ty - cy) - vehicle.r) < 1e-9
+            assert abs(ty - float(profile(np.array([tx]))[0])) < 1e-9
