@@ -102,14 +102,14 @@ def _planar(args, model):
     hooks = model.hooks()
     if "view" in hooks:  # the model draws itself, or says which of its commands does
         return write_html(hooks["view"](args, params, args.backend), args.out)
-    own = "kinematics" in hooks
+    own = "kinematics" in hooks  # the model's own kinematics (PASIBOT's) gives the system it is drawn with
     system = None if own else derive(mech, backend=args.backend)
-    kinematics, system = analyse(KinematicsOptions(samples=args.samples), system, params, hooks.get("kinematics"),
-                                 args.backend)
-    table, positions = kinematics, kinematics
+    if own or args.run is None:
+        table, system = analyse(KinematicsOptions(samples=args.samples), system, params, hooks.get("kinematics"),
+                                args.backend)
+        positions = table
     if args.run is not None:
-        table = _read(args.run)
-        positions = None
+        table, positions = _read(args.run), None
     elif args.omega is not None:
         table, _ = analyse(InverseOptions(omega=[args.omega], samples=args.samples), None if own else system, params,
                            hooks.get("inverse"), args.backend)
