@@ -7,10 +7,8 @@ line and exit code 2."""
 import numpy as np
 import pytest
 
-pytest.importorskip("plotly", reason="the view extra (plotly) is not installed")
-
-from mechsym.core.errors import InputError  # noqa: E402
-from mechsym.core.results import Table  # noqa: E402
+from mechsym.core.errors import InputError
+from mechsym.core.results import Table
 
 
 def frame_traces(fig, k):
@@ -227,3 +225,13 @@ def test_the_ugv_view_stands_its_wheels_on_the_track():
             (cx, tx), (cy, ty) = traces[spoke].x, traces[spoke].y
             assert abs(np.hypot(tx - cx, ty - cy) - vehicle.r) < 1e-9
             assert abs(ty - float(profile(np.array([tx]))[0])) < 1e-9
+
+
+def test_without_plotly_a_view_is_refused_naming_the_extra(tmp_path, capsys, monkeypatch):
+    import sys
+
+    from mechsym.app.cli import main
+
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)  # import fails as if not installed
+    assert main(["view", "fourbar", "--out", str(tmp_path / "v.html")]) == 2
+    assert "pip install 'mechsym[view]'" in capsys.readouterr().err

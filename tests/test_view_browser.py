@@ -14,7 +14,6 @@ import pytest
 from browser import browser, errors, missing, open_view
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
-pytest.importorskip("plotly", reason="the view extra (plotly) is not installed")
 
 SAMPLES, OMEGA = 72, 10.0
 POSITIONS = (7, 30, 61)
