@@ -51,9 +51,10 @@ def move_slider(driver, k, steps):
     width = rail.rect["width"]
     offset = 10 + (width - 20) * k / (steps - 1) - width / 2
     ActionChains(driver).move_to_element_with_offset(rail, int(round(offset)), 0).click().perform()
-    for _ in range(200):
-        if driver.execute_script("const gd = document.getElementById('view'); return gd._fullLayout.sliders[0].active "
-                                 "=== arguments[0] && !(gd._transitionData && gd._transitionData._frameQueue.length)", k):
+    for _ in range(1000):  # 20 s at most, for a loaded machine
+        if driver.execute_script("const gd = document.getElementById('view'), t = gd._transitionData; return "
+                                 "gd._fullLayout.sliders[0].active === arguments[0] && !t?._frameWaitingCnt "
+                                 "&& !t?._frameQueue?.length && !t?._animationRaf", k):
             break
         time.sleep(0.02)
     driver.execute_script("return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
