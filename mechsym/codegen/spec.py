@@ -120,6 +120,7 @@ class Spec:
     functions: dict
     jacobian: SparseJacobian | None
     angles: tuple = field(default=())
+    lanes: tuple = ()      # the functions whose compiled batched entry points evaluate blocks of samples on SIMD lanes
 
 
 def shared_program(items, assignments, prefix="x", pieces=None) -> dict:
