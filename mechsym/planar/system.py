@@ -260,6 +260,28 @@ class System(ParametersInUse):
         return reduced.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
+    def view(self, path=None, table=None, positions=None, columns=None, trace=None, samples=360, params=None,
+             frames=None):
+        """An interactive view in the browser (a plotly Figure, shown inline in a notebook; written to the
+        self-contained HTML file `path` if given): the linkage through the rows of `table` (a run or inverse
+        table with the driven coordinate; default the kinematics over one revolution in `samples` steps)
+        with its `columns` beside it (mechsym.core.view.mechanism_view, docs/view.md). `positions`: the
+        points at those rows (default: the table's own where it has them, else the kinematics there)."""
+        from mechsym.core.view import mechanism_view, write_html
+
+        if table is None:
+            table = self.kinematics_table(2 * np.pi * np.arange(samples) / samples, params)
+        coord = self.coordinate_names[0]
+        if coord not in table:
+            raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{self.mechanism.name}')")
+        if positions is None:
+            has_points = all(f"{p}.x" in table for p in self.kin.point_names)
+            positions = table if has_points else self.kinematics_table(table[coord], params)
+        fig = mechanism_view(self, table, positions, columns, trace, frames)
+        if path is not None:
+            write_html(fig, path)
+        return fig
+
     def _repr_latex_(self, max_rows=24):
         """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
         larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""
