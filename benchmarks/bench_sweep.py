@@ -77,7 +77,7 @@ def main():
     from mechanisms.sweep_studies import StartTorque
     from mechsym.app.registry import find
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import TableStudy, sweep
+    from mechsym.studies import TableStudy, sweep
 
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; PASIBOT start torque (tol {TOL:g} N m) at {len(DENSITIES)} densities")
     study = Timed(StartTorque(tol=TOL))
@@ -159,7 +159,7 @@ def geometry_sweep(m):
     hand-written loop of System.inverse, in the same run; the figures must agree to 1e-13."""
     from mechsym.app.registry import find, load_mechanism
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import TableStudy, grid, sweep
+    from mechsym.studies import TableStudy, grid, sweep
     from mechsym.system import derive
 
     fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
@@ -175,7 +175,7 @@ def geometry_sweep(m):
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
     from mechsym.kinematics import STEP_TOL
 
-    from mechsym.studies.sweep import compiled_inverse, compiled_start
+    from mechsym.studies.sweep_sets import compiled_inverse, compiled_start
 
     params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
     start = compiled_start(system)
@@ -199,7 +199,7 @@ import json, resource, sys, time
 import numpy as np
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import TableStudy, grid, sweep
+from mechsym.studies import TableStudy, grid, sweep
 
 n, workers, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 k = int(round(n ** 0.5))
@@ -223,7 +223,9 @@ def design_study(n, workers=(1, 2)):
 
     from mechsym.app.registry import find
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import ModelRef, TableStudy, compiled_inverse, compiled_start, grid, sweep
+    from mechsym.studies import TableStudy, grid, sweep
+from mechsym.studies.sweep import ModelRef
+from mechsym.studies.sweep_sets import compiled_inverse, compiled_start
 
     study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
     k = int(round(n ** 0.5))

@@ -42,7 +42,7 @@ MOVED = 1e-6
 # where the smallest singular value of Phi_q (columns in their scales; `Solver.sigma`) falls below
 # 1/BRIDGE_DROP of its value where the path started, from the last state above it; the bridge's polynomial
 # must close the loops inside to BRIDGE_RES of the mechanism's size (both from mechsym.codegen.constants,
-# shared with runtime/ms_kernels.h's bridge_try).
+# shared with runtime/ms_continuation.h's bridge_try).
 
 
 class KinematicFunctions:
@@ -141,7 +141,7 @@ class DenseFactor:
 class Bridge:
     """The branch across a bifurcation of a one-coordinate mechanism: between two solved states (theta0,
     theta1) on either side of the singular point, the degree-7 Hermite polynomial of q and its first three
-    exact derivatives at both ends (the coefficients of ms_kernels.h's bridge_try). Its error is about
+    exact derivatives at both ends (the coefficients of ms_continuation.h's bridge_try). Its error is about
     (|theta1 - theta0| / 2)^8 / 8! times the eighth derivative, where Phi_q would give q' and q'' with the
     rounding error divided by the cube of the distance to the point."""
 
@@ -759,7 +759,7 @@ class Solver:
     def sigma(self, q, fac=None):
         """Per configuration q (N, n): an estimate of the smallest singular value of Phi_q with its columns
         in their scales, |r| / |x| for x = diag(col_scale)^-1 Phi_q^-1 r with a fixed r (one step of inverse
-        iteration, as ms_kernels.h's sigma_estimate). fac: Phi_q's factorisation at q, if known."""
+        iteration, as ms_continuation.h's sigma_estimate). fac: Phi_q's factorisation at q, if known."""
         fac = self.f.factor(q.T, self.params) if fac is None else fac
         r = np.cos(1.7 * np.arange(len(self.con.rows)) + 0.3)
         with np.errstate(all="ignore"):

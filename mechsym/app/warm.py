@@ -23,6 +23,7 @@ from mechsym.app import registry
 from mechsym.app.options import (Parser, add_max_memory, backend_group, check_command_outputs, inverse_options,
                                  output_group, param, plot_group, write_outputs)
 from mechsym.codegen import c_backend
+from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.backend import resolve
 from mechsym.studies.sweep_warm import keyed_path, load_manifest, update_manifest, watched
 
@@ -124,7 +125,7 @@ def _run(args):
     check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
-    lib = c_backend.CLibrary(compiled)
+    lib = CLibrary(compiled)
     with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
         weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
     inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
