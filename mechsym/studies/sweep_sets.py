@@ -54,7 +54,7 @@ def compiled_start(system) -> CompiledStart | None:
                          tuple(angle.tolist()), tuple(length.tolist()), STEP_TOL, SUSPECT)
 
 
-def _blocks(start: CompiledStart, params):
+def set_blocks(start: CompiledStart, params):
     """(lo, hi, reference, col_scale, coordinate scale, size) of each block of COMPILED_BLOCK sets of params
     (S, npar): what every compiled call of sets takes besides the parameters, and each set's size."""
     from mechsym.codegen.parameter_expressions import coordinate_scales, size_scales
@@ -73,7 +73,7 @@ def compiled_inverse(lib, start: CompiledStart, theta, params):
     reason."""
     from mechsym.codegen.c_sets import inverse_sets
 
-    for lo, hi, reference, col_scale, coord, size in _blocks(start, params):
+    for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         failed, _, first, coef, branch, u = inverse_sets(lib, theta, params[lo:hi], reference, col_scale,
                                                          STEP * coord, start.tol)
         for j, flagged in enumerate(suspect_sets(failed, first, coef, branch, coord, start.suspect)):
@@ -90,9 +90,10 @@ def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarra
 
 
 def set_vectors(system, sets, out) -> list:
-    """(k, parameter vector) of each set of `sets` that passes System.params' checks (the rules of
-    Mechanism.resolve_parameters, no negative mass or inertia); the InputError of a set that does not goes
-    into out[k]. A set whose mass is not finite is left out (None: the set-by-set route names the body)."""
+    """(k, parameter vector, mass matrix diagonal) of each set of `sets` that passes System.params' checks
+    (the rules of Mechanism.resolve_parameters, no negative mass or inertia); the InputError of a set that
+    does not goes into out[k]. A set whose mass is not finite is left out (None: the set-by-set route names
+    the body)."""
     from mechsym.core.parameters import apply_overrides
 
     mech, ready = system.mechanism, []
@@ -106,7 +107,7 @@ def set_vectors(system, sets, out) -> list:
             mass = system.mass(p)
         out[k] = negative_mass(mech.name, system.constraints.bodies, mass)
         if out[k] is None and np.all(np.isfinite(mass)):
-            ready.append((k, p))
+            ready.append((k, p, mass))
     return ready
 
 
@@ -135,12 +136,12 @@ def kinematics_batch(system, args, sets, reductions):
         return None
     out = [None] * len(sets)
     ready = set_vectors(system, sets, out)
-    params = np.array([p for _, p in ready]).reshape(len(ready), -1)
-    for lo, hi, reference, col_scale, coord, size in _blocks(start, params):
+    params = np.array([p for _, p, _ in ready]).reshape(len(ready), -1)
+    for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         failed, _, first, q, dq, ddq, coef, branch = kinematics_sets(lib, theta, params[lo:hi], reference, col_scale,
                                                                      STEP * coord, start.tol)
         for j in np.flatnonzero(~suspect_sets(failed, first, coef, branch, coord, start.suspect)):
-            k, p = ready[lo + j]
+            k, p, _ = ready[lo + j]
             kin = Kinematics(theta[:, None], q[j], dq[j][:, :, None], ddq[j], None, p, jac_fn=lib.jac)
             table = system.kinematics_table(theta, dict(sets[k]), rates=True, omega=args.omega, alpha=args.alpha,
                                             kin=kin)
@@ -178,10 +179,10 @@ def forward_batch(system, args, sets, reductions):
     grid = opts.grid()
     out = [None] * len(sets)
     ready = set_vectors(system, sets, out)
-    params = np.array([p for _, p in ready]).reshape(len(ready), -1)
+    params = np.array([p for _, p, _ in ready]).reshape(len(ready), -1)
     name, mech = system.coordinate_names[0], system.mechanism
     force = mech.coordinates[0].force or "force"
-    for lo, hi, reference, col_scale, coord, size in _blocks(start, params):
+    for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         status, first, q0, f0, y, written, _, _ = forward_sets(
             lib, args.torque, args.theta0, args.omega0, opts.t_end, grid, opts.rtol, opts.atol, params[lo:hi],
             reference, col_scale, STEP * coord, start.tol)

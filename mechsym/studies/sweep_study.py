@@ -13,12 +13,14 @@ import numpy as np
 
 from mechsym.core.errors import InputError
 from mechsym.studies.analyses import ANALYSES, analyse
-from mechsym.studies.figures import Reduction, geometry_parameters, inverse_figures, negative_mass
-from mechsym.studies.sweep_sets import SET_ERRORS, compiled_inverse, compiled_start, forward_batch, kinematics_batch
+from mechsym.studies.figures import Reduction, geometry_parameters, inverse_figures
+from mechsym.studies.sweep_sets import (SET_ERRORS, compiled_inverse, compiled_start, forward_batch, kinematics_batch,
+                                        set_vectors)
 
 SHARED_MIN = 16  # sets sharing one geometry share its kinematic solution from this many on; fewer go, each
 #                  with its own compiled run, into one call (fourbar, 360 samples: a shared solution costs
 #                  about 20 ms, a set's own run in C, its start included, about 0.2 ms)
+
 
 @dataclass(frozen=True)
 class TableStudy:
@@ -89,7 +91,6 @@ def _set_by_set(*args):
 
 def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
-    from mechsym.core.parameters import apply_overrides
     from mechsym.dynamics import analysis_functions
     from mechsym.equations import inverse as inverse_analysis
 
@@ -102,15 +103,10 @@ def _inverse_batch(system, args, sets, reductions):
     omegas = np.array([0.0] if args.quasi_static else args.omega, float)
     alpha = 0.0 if args.quasi_static else args.alpha
     coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
-    geometry = geometry_parameters(system)
+    geometry = [list(mech.parameters).index(n) for n in geometry_parameters(system)]
     out, groups = [None] * len(sets), {}
-    for k, params in enumerate(sets):
-        values, problems = apply_overrides(mech.parameters, params)
-        if problems:
-            out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(problems))
-            continue
-        p = np.array([values[n] for n in mech.parameters])
-        groups.setdefault(tuple(values[n] for n in geometry), []).append((k, p, params))
+    for k, p, mass in set_vectors(system, sets, out):
+        groups.setdefault(tuple(p[geometry]), []).append((k, p, sets[k], mass))
     coordinate = system.coordinate_names[0]
 
     def figures(k, basis):
@@ -119,19 +115,13 @@ def _inverse_batch(system, args, sets, reductions):
     groups_valid = []
     lone = []  # on the C backend: the sets of the small geometry groups, all in one compiled call
     pooled = system.backend.route(compiled=SHARED_MIN, python=0)  # (numpy: no such call, every group its own)
-    for members in groups.values():
-        valid = []
-        for k, p, params in members:  # the mass check of Mechanism.resolve_parameters, from the mass matrix
-            mass = system.mass(p)
-            out[k] = negative_mass(mech.name, system.constraints.bodies, mass)
-            if out[k] is None:
-                valid.append((k, p, params, mass))
+    for valid in groups.values():
         if len(valid) < pooled:
             lone += valid
-        elif valid:
+        else:
             groups_valid.append(valid)
     groups_valid += [[member] for member in _inverse_sets_c(system, theta, lone, figures, out,
-                                                                    not args.quasi_static)]
+                                                            not args.quasi_static)]
     for valid in groups_valid:
         try:
             kin = system.kinematics(theta, valid[0][2])
