@@ -53,7 +53,7 @@ def test_an_interrupted_pooled_sweep_leaves_no_exception_on_stderr(tmp_path):
     """SIGINT to `mechsym sweep --workers 2` while its tasks run: exit 130 with the note naming the .part, and
     no 'Exception ignored' (the pool's wakeup pipe written after its manager closed it), in several runs."""
     args = [sys.executable, "-m", "mechsym", "sweep", "inverse", "fourbar", "--omega", "3", "--samples", "360",
-            "--reduce", "absmax:torque", "--param", "l_crank=0.045:0.055:100", "--param", "l_rocker=0.12:0.13:60",
+            "--reduce", "absmax:torque", "--param", "l_crank=0.045:0.055:300", "--param", "l_rocker=0.12:0.13:200",
             "--workers", "2", "--chunk", "50"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for run in range(3):
@@ -67,3 +67,25 @@ def test_an_interrupted_pooled_sweep_leaves_no_exception_on_stderr(tmp_path):
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
         assert "Exception ignored" not in err and "Traceback" not in err, err
+
+
+class Interrupts:
+    """A study whose every set raises KeyboardInterrupt in its worker (as Ctrl-C there would): the sweep
+    ends with it."""
+
+    names = ["x"]
+
+    def __call__(self, system, params):
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_pool_is_not_woken_at_exit():
+    """The pool that an interrupted sweep terminated has its manager ended and out of concurrent.futures'
+    exit registry, which would otherwise write into the manager's closed wakeup pipe at exit."""
+    import concurrent.futures.process as cf_process
+
+    before = set(cf_process._threads_wakeups)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(FOURBAR, SETS, Interrupts(), workers=2, chunk=1)
+    left = [t for t in cf_process._threads_wakeups if t not in before]
+    assert not left, f"the terminated pool's manager is still registered: {left}"

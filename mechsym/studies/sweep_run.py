@@ -136,8 +136,7 @@ def parallel(tasks, task, accept, lost, executor, workers, retries, progress):
                                                "that the sweep restarts, or a dask.distributed executor") from failure
                         in_flight = [j for j, _ in pending.values()]
                         pending.clear()
-                        pool.shutdown(wait=False, cancel_futures=True)
-                        _forget(pool)
+                        _shut_down(pool, cancel=True)
                         pool = cf.ProcessPoolExecutor(workers)
                         suspects += in_flight
                         if not alone:  # not known to be this task's fault
@@ -178,23 +177,23 @@ def _terminate(pool, grace=1.0):
         if process.is_alive():
             process.kill()
             process.join(grace)
-    pool.shutdown(wait=False)
-    _forget(pool, grace)
+    _shut_down(pool, grace)
 
 
-def _forget(pool, grace=1.0):
-    """A pool shut down without waiting, taken out of concurrent.futures' registry of managers to wake at
-    exit once its manager thread has ended (waited for up to `grace` seconds): the manager closes its wakeup
-    pipe as it ends, and the exit hook would otherwise write into it (an 'Exception ignored ... OSError: Bad
-    file descriptor' on stderr after an interrupted sweep)."""
+def _shut_down(pool, grace=1.0, cancel=False):
+    """Shut the pool down without waiting for its tasks (cancelling those not started if `cancel`), then wait
+    up to `grace` seconds for its manager thread to end and take it out of concurrent.futures' registry of
+    managers to wake at exit: the manager closes its wakeup pipe as it ends, and the exit hook would
+    otherwise write into it (an 'Exception ignored ... OSError: Bad file descriptor' on stderr after an
+    interrupted sweep)."""
     import concurrent.futures.process as cf_process
 
-    manager = getattr(pool, "_executor_manager_thread", None)
-    if manager is None:
-        return
-    manager.join(grace)
-    if not manager.is_alive():
-        getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
+    manager = getattr(pool, "_executor_manager_thread", None)  # (shutdown forgets it)
+    pool.shutdown(wait=False, cancel_futures=cancel)
+    if manager is not None:
+        manager.join(grace)
+        if not manager.is_alive():
+            getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 def _lost(exc) -> bool:
