@@ -4,6 +4,7 @@ same study function, in one run; and the figures docs/scaling.md uses (cost per 
 sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
 
     python benchmarks/bench_sweep.py [--quick]
+    python benchmarks/bench_sweep.py --routes [M]  # one compiled call against set by set, M geometries
     python benchmarks/bench_sweep.py --design [N [W ...]] [--analysis inverse|kinematics|forward]
                                             # only the design study: N sets on W workers
 
@@ -195,6 +196,27 @@ def geometry_sweep(m):
           f"{th / n * 1e3:.2f}")
 
 
+def set_routes(analysis, m):
+    """ms per set of the four-bar's STUDIES[analysis] over m geometries on one core, in the same run: every set
+    of a task in one compiled call (mechsym.studies.sweep_sets) against the set-by-set route (each set started
+    by the Python solver, one compiled run per set); the figures must agree to 1e-12."""
+    from mechsym.app.registry import find
+    from mechsym.studies import grid, sweep
+
+    study = STUDIES[analysis]()
+    k = max(int(round(np.sqrt(m))), 2)
+    sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, k))
+    sweep(find("fourbar"), sets[:2], study)
+    tb, batched = min((timed(lambda: sweep(find("fourbar"), sets, study)) for _ in range(2)), key=lambda r: r[0])
+    ts, one = min((timed(lambda: sweep(find("fourbar"), sets, SetBySet(study))) for _ in range(2)), key=lambda r: r[0])
+    a, b = (np.column_stack([t[n] for n in study.names]) for t in (batched, one))
+    assert np.all(np.abs(a - b) <= 1e-12 * np.max(np.abs(b), axis=0)), "the one-call figures differ"
+    n = len(sets)
+    print(f"four-bar {analysis} sweep over {n} geometries on one core, ms per set (best of 2): one compiled call "
+          f"for the sets of a task {tb / n * 1e3:.3f}, set by set {ts / n * 1e3:.3f} ({ts / tb:.1f}x); load average "
+          f"{os.getloadavg()[0]:.1f}")
+
+
 CALLER = r"""
 import json, resource, sys, time
 import numpy as np
@@ -309,12 +331,18 @@ def _uptime():
 
 
 if __name__ == "__main__":
-    if "--design" in sys.argv:  # only the design study: bench_sweep.py --design [N [W ...]] [--analysis NAME]
+    if "--routes" in sys.argv:  # only the batched against the set-by-set route: bench_sweep.py --routes [M]
+        rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
+        for name in STUDIES:
+            set_routes(name, rest[0] if rest else 400)
+    elif "--design" in sys.argv:  # only the design study: bench_sweep.py --design [N [W ...]] [--analysis NAME]
         rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
         name = sys.argv[sys.argv.index("--analysis") + 1] if "--analysis" in sys.argv else "inverse"
         design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2), name)
     else:
         main()
+        for name in STUDIES:
+            set_routes(name, 100 if QUICK else 400)
         design_study(10_000 if QUICK else 100_000)
         design_study(2_000 if QUICK else 20_000, analysis="kinematics")
         design_study(400 if QUICK else 4_000, analysis="forward")
