@@ -199,7 +199,8 @@ def geometry_sweep(m):
 def set_routes(analysis, m):
     """ms per set of the four-bar's STUDIES[analysis] over m geometries on one core, in the same run: every set
     of a task in one compiled call (mechsym.studies.sweep_sets) against the set-by-set route (each set started
-    by the Python solver, one compiled run per set); the figures must agree to 1e-12."""
+    by the Python solver, one compiled run per set); the figures must agree to 1e-12 (a forward run to 1e-10:
+    its start, solved by another route, differs in its last bits, which the integration's steps amplify)."""
     from mechsym.app.registry import find
     from mechsym.studies import grid, sweep
 
@@ -210,11 +211,12 @@ def set_routes(analysis, m):
     tb, batched = min((timed(lambda: sweep(find("fourbar"), sets, study)) for _ in range(2)), key=lambda r: r[0])
     ts, one = min((timed(lambda: sweep(find("fourbar"), sets, SetBySet(study))) for _ in range(2)), key=lambda r: r[0])
     a, b = (np.column_stack([t[n] for n in study.names]) for t in (batched, one))
-    assert np.all(np.abs(a - b) <= 1e-12 * np.max(np.abs(b), axis=0)), "the one-call figures differ"
+    differ = np.max(np.abs(a - b) / np.max(np.abs(b), axis=0))
+    assert differ <= (1e-10 if analysis == "forward" else 1e-12), f"the one-call figures differ by {differ:.2g}"
     n = len(sets)
     print(f"four-bar {analysis} sweep over {n} geometries on one core, ms per set (best of 2): one compiled call "
-          f"for the sets of a task {tb / n * 1e3:.3f}, set by set {ts / n * 1e3:.3f} ({ts / tb:.1f}x); load average "
-          f"{os.getloadavg()[0]:.1f}")
+          f"for the sets of a task {tb / n * 1e3:.3f}, set by set {ts / n * 1e3:.3f} ({ts / tb:.1f}x); figures "
+          f"agree to {differ:.2g}; load average {os.getloadavg()[0]:.1f}")
 
 
 CALLER = r"""
