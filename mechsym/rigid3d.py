@@ -58,10 +58,10 @@ from mechsym.core.budget import CallBudget
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint, rotation
+from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 from mechsym.core.progress import Progress, tracked
 from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.timegrid import run_options
-from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -91,6 +91,9 @@ class FloatingBody(Declaration):
 
     def __post_init__(self):
         self._init_parameters()
+
+    def _system(self, backend):
+        return FloatingSystem(self, backend)
 
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal
@@ -370,7 +373,7 @@ class FloatingSystem(ParametersInUse):
         return np.moveaxis(out.reshape(shape + (13,)), -1, 0)
 
     def ode(self, params=None, load=None, n_states=0):
-        """The ODE with extra states (the interface of mechsym.simulate.EquationsOfMotion): `rhs(t, y)`
+        """The ODE with extra states (the interface of mechsym.planar.simulate.EquationsOfMotion): `rhs(t, y)`
         for y = [13 body states, extra states] and `coordinates(y)` -> (coordinates (7), speeds (6))."""
         return FloatingODE(self, self.params(params), load, n_states)
 

@@ -34,7 +34,7 @@ class Backend:
         raise NotImplementedError
 
     def mechanism(self, system):
-        """A planar mechanism's generated functions (phi, jac, gamma, mass, ...; mechsym.planar_spec)."""
+        """A planar mechanism's generated functions (phi, jac, gamma, mass, ...; mechsym.planar.spec)."""
         raise NotImplementedError
 
     def route(self, compiled, python):

@@ -285,8 +285,8 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     backend: "numpy" (mechsym.core.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning)."""
+    from mechsym.planar.simulate import EquationsOfMotion
     from mechsym.rigid3d import LAYOUT, FloatingSystem
-    from mechsym.simulate import EquationsOfMotion
 
     if not isinstance(points, ContactPoints):
         raise InputError(f"points must be ContactPoints, got {type(points).__name__}")

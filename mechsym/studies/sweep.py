@@ -69,8 +69,8 @@ class ModelRef:
         if key not in _SYSTEMS:
             import warnings
 
+            from mechsym.core.derived import derive
             from mechsym.studies.sweep_warm import watch
-            from mechsym.system import derive
 
             with watch() as read:  # the files the build reads, for a worker's warm start (sweep_warm)
                 mech = self.source()
@@ -175,7 +175,7 @@ def sweep(model, sets, study, *, backend=None, executor=None, workers=None, chun
     if isinstance(model, str):
         raise InputError(f"model '{model}': give its build function (a name is found by "
                          "mechsym.app.registry.find), or a derived System")
-    derived = sys.modules.get("mechsym.system")  # (not imported for a warm start: it loads sympy)
+    derived = sys.modules.get("mechsym.planar.system")  # (not imported for a warm start: it loads sympy)
     if derived is not None and isinstance(model, derived.System):
         if parallel:
             raise InputError("a derived System does not travel to workers: pass the model's build function")

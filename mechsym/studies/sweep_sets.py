@@ -41,7 +41,7 @@ class CompiledStart:
 def compiled_start(system) -> CompiledStart | None:
     """The CompiledStart of a derived one-coordinate system (Solver.reference of the default parameters);
     None where the reference does not assemble."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
+    from mechsym.planar.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
 
     solver = system.solver()
     try:
@@ -126,7 +126,7 @@ def kinematics_batch(system, args, sets, reductions):
     a library without the square kernels, a start a whole period away from the reference (the set-by-set
     route solves it one period nearer), a reference that does not assemble."""
     from mechsym.codegen.c_sets import kinematics_sets
-    from mechsym.kinematics import Kinematics
+    from mechsym.planar.kinematics import Kinematics
     from mechsym.studies.analyses import samples
 
     lib = system.functions
@@ -165,7 +165,7 @@ def forward_batch(system, args, sets, reductions):
     options, a start a whole period away from the reference."""
     from mechsym.codegen.c_sets import forward_sets
     from mechsym.core.timegrid import run_options
-    from mechsym.dynamics import MAX_TRAVEL
+    from mechsym.planar.dynamics import MAX_TRAVEL
 
     lib = system.functions
     try:
@@ -201,7 +201,7 @@ def forward_batch(system, args, sets, reductions):
 def _at_a_bifurcation(system, q0, params, col_scale, size) -> np.ndarray:
     """Which sets start at rest where the branch crosses another (Solver.check_start_at_rest: Phi_q at q0
     (S, nq), its rows and columns in their scales, losing rank by the dead-point criterion SINGULAR)."""
-    from mechsym.kinematics import SINGULAR
+    from mechsym.planar.kinematics import SINGULAR
 
     solver = system.solver()
     angle_rows = np.array([solver._is_angle_row(i) for i in range(len(solver.row_scale))])

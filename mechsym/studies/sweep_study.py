@@ -91,8 +91,8 @@ def _set_by_set(*args):
 
 def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
-    from mechsym.dynamics import analysis_functions
-    from mechsym.equations import inverse as inverse_analysis
+    from mechsym.planar.dynamics import analysis_functions
+    from mechsym.planar.equations import inverse as inverse_analysis
 
     mech = system.mechanism
     analysis = inverse_analysis(mech, not args.quasi_static)

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
+from mechsym import derive
+from mechsym import derive
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import quat_about, rotation
 from mechsym.rigid3d import FloatingBody, FloatingSystem
-from mechsym import derive
-from mechsym.system import derive
 
 INERTIA = (0.1, 0.2, 0.25)
 
