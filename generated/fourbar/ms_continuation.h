@@ -137,7 +137,7 @@ static int bridge_try(Bridge *br, const double *q, const double *sc, const doubl
    steps of at most hmax, each kept on the branch whose signs (branch_signs) the caller took at the start of
    its path, `sign`; on return q, dq, ddq, a are at th1. A step that Newton cannot complete from its
    prediction, that lands far from it or that changes those signs is retried in halves (the first half, then
-   the rest), halved again as needed, as mechsym.kinematics.Solver._refine does; only a step shorter than
+   the rest), halved again as needed, as mechsym.planar.kinematics.Solver._refine does; only a step shorter than
    twice the floor (MS_STEP_FLOOR hmax) fails for good, with that step's status. `fail` (2 + 2 NQ, or NULL)
    then receives the last solved angle, the angle not reached, the configuration solved at the first and
    Newton's last iterate at the second, from which the caller names the limit position, dead point or

@@ -4,7 +4,7 @@
 #ifndef MS_SETS_H
 #define MS_SETS_H
 /* A parameter set's configuration near th0 (into q), reached from the reference assembly q_ref at th_ref
-   (solved for the reference parameters) as mechsym.kinematics.Solver._start reaches it: Newton at th_ref
+   (solved for the reference parameters) as mechsym.planar.kinematics.Solver._start reaches it: Newton at th_ref
    with the set's parameters p, which must land on the reference's branch (every declared branch condition
    positive, or where none is declared det Phi_q of the sign ref_sign), then the continuation over the
    lattice nodes th_ref + j hmax to the node nearest th0 (each step by advance, kept on that branch), then

@@ -24,7 +24,7 @@ class CompiledStart:
     """What a compiled call of many sets needs of a model besides each set's parameters: the reference
     assembly q_ref at theta_ref (of the default parameters) and the sign of det Phi_q there, every set
     starting from it; the points' coordinates in their frames as expressions of the parameters
-    (kinematics.point_sources) and which coordinates are angles and driven lengths, for each set's scales;
+    (mechsym.planar.kinematics.point_sources) and which coordinates are angles and driven lengths, for each set's scales;
     the Newton tolerance and the velocity coefficient from which a sample is suspected of a dead point.
     Plain numbers and text: a sweep worker's manifest holds it (mechsym.studies.sweep_warm)."""
 
@@ -82,7 +82,7 @@ def compiled_inverse(lib, start: CompiledStart, theta, params):
 
 def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarray:
     """Which sets of a compiled call the set-by-set route must look at (and name the reason): a start or a
-    sample that failed, a velocity coefficient (relative to the coordinate scale, as in dynamics.inverse)
+    sample that failed, a velocity coefficient (relative to the coordinate scale, as in mechsym.planar.dynamics.inverse)
     above `suspect` on the way or at a sample (near a dead point), a declared branch condition not positive."""
     size = np.asarray(coord_scale)[:, None] * coef
     return ((failed >= 0) | (start * coord_scale > suspect) | np.any(size > suspect, axis=1)
