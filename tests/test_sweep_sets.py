@@ -28,9 +28,9 @@ class SetBySet:
         return self.study(system, params)
 
 
-def counted_calls(monkeypatch, names):
-    """The number of calls of each compiled entry point in `names` of the fourbar's library, from now on."""
-    lib = ModelRef(FOURBAR).system().functions
+def counted_calls(monkeypatch, names, model=FOURBAR):
+    """The number of calls of each compiled entry point in `names` of the model's library, from now on."""
+    lib = ModelRef(model).system().functions
     _bound(lib)
     calls = dict.fromkeys(names, 0)
     for name in names:
@@ -114,3 +114,28 @@ def test_a_forward_set_that_cannot_run_is_named_as_the_set_by_set_route_names_it
     study = TableStudy(ForwardOptions(torque=1e300, t_end=1.0), ("final:theta",))
     table = sweep(FOURBAR, SETS[:2], study)
     assert list(table["status"]) == ["error"] * 2 and all("too large to represent" in m for m in table["message"])
+
+
+def chain_of_two():
+    """The two-loop parallelogram chain (a module-level build function a worker could import)."""
+    from mechanisms.fourbar_chain import build
+
+    return build(2)
+
+
+def test_a_forward_start_at_rest_on_a_bifurcation_is_named_as_the_set_by_set_route_names_it(monkeypatch):
+    """From rest at theta = 0 every bar of the parallelogram chain is aligned (Phi_q loses rank 2): the batch
+    leaves each set to the set-by-set route, which names the point; from rest a little off it every set runs
+    in the one compiled call and agrees with the set-by-set route to the run's tolerance (the motion passes
+    the aligned position, where the two routes' starts, equal to their last bits, part by up to rtol)."""
+    sets = grid(l=[0.8, 1.0, 1.3], density=[1.0, 2.0])
+    at_point = TableStudy(ForwardOptions(torque=0.0, t_end=0.2, theta0=0.0), ("final:theta",))
+    table = sweep(chain_of_two, sets, at_point)
+    assert list(table["status"]) == ["error"] * 6
+    assert all("the start, at rest" in m and "bifurcation" in m for m in table["message"])
+    assert list(table["message"]) == list(sweep(chain_of_two, sets, SetBySet(at_point))["message"])
+    off = TableStudy(ForwardOptions(torque=0.0, t_end=0.2, theta0=0.05, rtol=1e-9), ("final:theta", "absmax:omega"))
+    calls = counted_calls(monkeypatch, ["ms_forward_sets"], chain_of_two)
+    batched = sweep(chain_of_two, sets, off)
+    assert calls == {"ms_forward_sets": 1}
+    assert same_rows(batched, sweep(chain_of_two, sets, SetBySet(off)), off.names, tol=1e-8).all()
