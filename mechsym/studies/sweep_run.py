@@ -1,7 +1,7 @@
 """Running a sweep's tasks: one after the other in the calling process (`serial`), or on an executor
 (`parallel`: a process pool, which it restarts when a worker dies, or dask.distributed), with tasks cut to
 about TASK_SECONDS from the cost per set measured on the first ones (`Tasks`), a task lost with its worker
-submitted again, and the workers of an owned pool ended at once on Ctrl-C or an error (`terminate`)."""
+submitted again, and the workers of an owned pool ended at once on Ctrl-C or an error (`_terminate`)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
