@@ -22,7 +22,7 @@ returns. Units are SI throughout (m, kg, s, N, N m, rad; docs/conventions.md); a
 (N, ...) with N the number of samples. The top-level names `mechsym.Mechanism`, `mechsym.derive`,
 `mechsym.System`, `mechsym.FloatingBody`, `mechsym.Tree`, `mechsym.read_urdf`, `mechsym.load_mechanism`,
 `mechsym.Table`, `mechsym.RunResult` and the errors are these modules' own, re-exported. The generated-code
-internals (`mechsym.codegen.c_backend`, `c_source`, `constants`, `numpy_backend`, `program`, `sparse_numpy`,
+internals (`mechsym.codegen.c_backend`, `c_library`, `c_sets`, `c_source`, `constants`, `numpy_backend`, `program`, `sparse_numpy`,
 `sparse_plan`, and `mechsym.planar.spec`) and
 the command-line modules (`mechsym.app.cli`, `mechsym.app.options`, `mechsym.app.sweep_cli`,
 `mechsym.app.warm`) are documented in their docstrings, not here. This page is written by `python docs/make_api.py` from the docstrings.
@@ -59,6 +59,9 @@ MODULES = [
     ("mechsym.core.timegrid", "Run options and the output grid"),
     ("mechsym.studies.analyses", "The generic analyses with typed options"),
     ("mechsym.studies.sweep", "Sweeps and design studies"),
+    ("mechsym.studies.sweep_grid", "A sweep's parameter sets"),
+    ("mechsym.studies.sweep_study", "A sweep's study of a generic analysis"),
+    ("mechsym.studies.sweep_sets", "Parameter sets in compiled calls"),
     ("mechsym.studies.figures", "A parameter set's figures"),
     ("mechsym.core.progress", "Progress"),
     ("mechsym.core.plotting", "Pictures"),

@@ -205,14 +205,15 @@ class System(ParametersInUse):
             theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
-    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0) -> Table:
+    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0, kin=None) -> Table:
         """Body angles and centres of mass, and every named point, per sample (fixed frame).
 
         rates=True (one coordinate) adds the exact velocity and acceleration coefficients of each column
         c: "c'" = dc/dtheta and "c''" = d2c/dtheta2; with `omega` (rad/s) and `alpha` (rad/s^2) the
         rates themselves instead: per body BODY.vx, BODY.vy, BODY.omega, BODY.ax, BODY.ay, BODY.alpha
-        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay."""
-        kin = self.kinematics(theta, params)
+        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay. `kin`: the kinematics
+        at theta already solved with these parameters (a sweep's compiled call of many sets), else solved here."""
+        kin = self.kinematics(theta, params) if kin is None else kin
         cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
         units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
         for i, b in enumerate(self.constraints.bodies):
