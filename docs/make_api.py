@@ -57,7 +57,7 @@ MODULES = [
     ("mechsym.rolling", "Rolling contact statics"),
     ("mechsym.stance", "A mechanism standing on two rolling contacts"),
     ("mechsym.studies.optimize", "Staged optimisation"),
-    ("mechsym.rigid3d", "Free 3-D rigid bodies"),
+    ("mechsym.spatial.floating", "Free 3-D rigid bodies"),
     ("mechsym.core.freejoint", "The free joint of a floating body"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),
     ("mechsym.contact.points", "Contact points on a mechanism"),

@@ -308,13 +308,13 @@ def derive(declaration, backend=None, *, contact_frames=()):
     """Check a declaration, derive everything symbolic and bind the generated code: the one entry point for
     every kind of model, each returning a system that follows mechsym.core.derived.DerivedSystem.
 
-    A `Mechanism` gives its planar `System`; a `mechsym.rigid3d.FloatingBody` its `FloatingSystem` (a free
+    A `Mechanism` gives its planar `System`; a `mechsym.spatial.floating.FloatingBody` its `FloatingSystem` (a free
     3-D rigid body); a `mechsym.spatial.Tree` (or a URDF read by `mechsym.read_urdf`) its
     `mechsym.spatial.TreeSystem`, with the Jacobians and biases of `contact_frames` among its contact
     terms. backend: "c" (generated C, compiled once into the cache), "numpy", a
     mechsym.codegen.backend.Backend, or None: C where a compiler is present, numpy otherwise; "c" without
     a compiler falls back to numpy with a warning."""
-    from mechsym.rigid3d import FloatingBody, FloatingSystem
+    from mechsym.spatial.floating import FloatingBody, FloatingSystem
     from mechsym.spatial.declare import Tree
     from mechsym.spatial.system import TreeSystem
 

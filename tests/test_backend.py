@@ -132,7 +132,7 @@ def test_the_scanner_passes_a_choice_made_by_the_backend():
               "if tracker is not None and method == 'RK45':\n    pass\n"
               "derive(mech, backend=getattr(args, 'backend', 'numpy'))\n"
               "known = (source, self.backend, derived) in cache\n"
-              "if hasattr(model, 'normalize'):\n    pass\n")
+              "if hasattr(model, 'normalise'):\n    pass\n")
     assert backend_tests(source) == []
 
 

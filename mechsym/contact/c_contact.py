@@ -64,7 +64,7 @@ def available(contacts) -> bool:
     """Whether the C route serves these HardContacts: a tree on the C backend, every contact on one of the
     frames of its generated contact terms, and a C compiler."""
     system = getattr(contacts.model, "system", None)
-    if system is None or contacts._ct_index is None or not hasattr(contacts.model, "normalize"):
+    if system is None or contacts._ct_index is None or not hasattr(contacts.model, "normalise"):
         return False
     return system.backend.route(compiled=_built, python=lambda: False)()
 

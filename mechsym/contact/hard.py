@@ -10,7 +10,7 @@ and mechanisms/chain3_hard.py are examples):
     frame_position(q, frame)    world position of the frame's origin (3)
     frame_jacobian(q, frame)    6 x nv, world-aligned, linear rows first
     frame_bias(q, v, frame)     classical acceleration of the frame at v' = 0 (linear then angular, 6)
-    qdot(q, v), normalize(q)    optional: configuration rate and projection (identity / q' = v if absent)
+    qdot(q, v), normalise(q)    optional: configuration rate and projection (identity / q' = v if absent)
     planar                      optional: True for a model moving in the world x-y plane
     actuated                    optional: indices of v driven by the default controller (mechsym.contact.hard_run)
 

@@ -162,8 +162,8 @@ def _qdot(model, q, v):
     return f(q, v) if f is not None else v
 
 
-def _normalize(model, q):
-    f = getattr(model, "normalize", None)
+def _normalise(model, q):
+    f = getattr(model, "normalise", None)
     return f(q) if f is not None else q
 
 
@@ -336,7 +336,7 @@ class _Modes:
     def switch(self, t, y, first=False):
         """At an event (and at the start): impulses, the contact LCP, projection, the new states."""
         model, hc = self.model, self.hc
-        q = _normalize(model, np.array(y[:self.nq], float))
+        q = _normalise(model, np.array(y[:self.nq], float))
         v = np.array(y[self.nq:], float)
         old = self.state.copy()
         kinds = [None] * hc.n
@@ -433,7 +433,7 @@ class _Modes:
             H = np.asarray(model.mass_matrix(q), float)
             HiJ = np.linalg.solve(H, J.T)
             dv = -HiJ @ np.linalg.lstsq(J @ HiJ, g, rcond=1e-10)[0]
-            q = _normalize(model, q + _qdot(model, q, dv))
+            q = _normalise(model, q + _qdot(model, q, dv))
         rows = []
         Jall = hc.jacobian(q)
         for i in on:

@@ -264,13 +264,13 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     """Integrate the model carrying `points` on the compliant `ground` from `state0` to `t_end`.
 
     state0: the model's state: [theta, thetad] (2k values) for a planar System, the 13 values
-    [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] of mechsym.rigid3d for a FloatingSystem
+    [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] of mechsym.spatial.floating for a FloatingSystem
     (quaternion scalar last; `FloatingSystem.initial_state` builds one). u0: initial deflections ((nd-1) x np, default zero). forces:
     coordinate forces of a planar model (as `simulate`).
 
     The table holds the uniform grid 0..t_end (step dt, default t_end/1000) with the model's columns
     (planar: the coordinates, their rates NAMEd and the contact points POINT.x, POINT.y; floating: the
-    world columns of mechsym.rigid3d), the deflections POINT.ux (POINT.uy) and n_contact, n_stick,
+    world columns of mechsym.spatial.floating), the deflections POINT.ux (POINT.uy) and n_contact, n_stick,
     n_slip. `run.timeline` lists every state change.
 
     method: scipy's integrator (default RK45: the contact forces have square-root corners at touchdown,
@@ -285,7 +285,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     backend: "numpy" (mechsym.core.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning)."""
-    from mechsym.rigid3d import LAYOUT, FloatingSystem
+    from mechsym.spatial.floating import LAYOUT, FloatingSystem
     from mechsym.simulate import EquationsOfMotion
 
     if not isinstance(points, ContactPoints):

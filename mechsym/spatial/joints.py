@@ -28,7 +28,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import Q_NAMES, rotation
+from mechsym.core.freejoint import Q_NAMES
+from mechsym.core.quaternion import rotation_matrix
 
 __all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
            "exact", "unit_axis",
@@ -248,7 +249,7 @@ class Free(Joint):
 
     def motion(self, q, let):
         """At q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
-        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.core.freejoint)
+        R = rotation_matrix(q[3:7], let)                            # the rotation of q/|q| (mechsym.core.quaternion)
         return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
 
     def world_columns(self, R0, p0, vec):

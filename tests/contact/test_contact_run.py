@@ -8,8 +8,8 @@ from mechsym.contact import (NO_CONTACT, SLIP, STICK, ContactPoints, GroundConta
 from mechsym.contact.points import classify, contact_signals
 from mechsym.contact.spatial_v2 import _laws
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import quat_about
-from mechsym.rigid3d import FloatingBody
+from mechsym.core.quaternion import about as quat_about
+from mechsym.spatial.floating import FloatingBody
 from mechsym import derive
 
 K, D = 1e6, 2000.0

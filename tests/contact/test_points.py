@@ -5,7 +5,7 @@ import pytest
 from mechsym.contact import ContactPoints, Fpt, GroundContact, gcontact
 from mechsym.contact import points as points_module
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import quat_multiply
+from mechsym.core.quaternion import product as quat_multiply
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +102,9 @@ def test_generalised_forces_agree_with_fpt_floating(disc):
     p = points.positions(q)
     spatial = Fpt(f, p).sum(axis=1)
     moment_o, force = spatial[:3], spatial[3:]
-    from mechsym.core.freejoint import rotation
+    from mechsym.core.quaternion import rotation_matrix
 
-    rot = rotation(q[3:])
+    rot = rotation_matrix(q[3:])
     expected = np.concatenate([force, rot.T @ (moment_o - np.cross(q[:3], force))])
     np.testing.assert_allclose(points.generalised_forces(q, f), expected, rtol=1e-12, atol=1e-12)
 

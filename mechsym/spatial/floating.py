@@ -57,7 +57,8 @@ from mechsym.codegen.program import Program
 from mechsym.core.budget import CallBudget
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
-from mechsym.core.freejoint import FreeJoint, rotation
+from mechsym.core.freejoint import FreeJoint
+from mechsym.core.quaternion import rotation_matrix
 from mechsym.core.progress import Progress, tracked
 from mechsym.core.results import RunResult, ivp_result
 from mechsym.core.timegrid import run_options
@@ -175,14 +176,45 @@ def _vec3(v, what):
     return (sp.sympify(x), sp.sympify(y), sp.sympify(z))
 
 
+def bias(mass, inertia, gravity, R, velocity, omega, linear="world"):
+    """The free rigid body's Newton-Euler about its centre of mass, the one set of equations every free body
+    of mechsym is built on (this module's FloatingBody, mechsym.contact.box's RigidBox; a tree's free root
+    agrees with it, tests/contact/test_floating.py): H (v', w') + b = (F, M), H = diag(m 1, I), with
+
+        b = (-m g,                 w x I w)     linear "world": v the centre's velocity in the world frame
+        b = (m (w x v) - m R^T g,  w x I w)     linear "local": v in the body frame (Pinocchio's free flyer)
+
+    w the angular velocity, I the centroidal inertia and M the moment, all in the body frame; g the gravity
+    vector (world), R the body-to-world rotation; F in v's frame. The pair (b_lin, b_ang), each three
+    components: numbers for numeric arguments, sympy expressions for symbolic ones."""
+    if linear not in ("world", "local"):
+        raise InputError(f"free body: linear velocity frame must be 'local' or 'world', got {linear!r}")
+    angular = _cross(omega, _times(inertia, omega))
+    if linear == "world":
+        return [-mass * gi for gi in gravity], angular
+    down = _times(R, gravity, transpose=True)
+    return [mass * (c - d) for c, d in zip(_cross(omega, velocity), down)], angular
+
+
+def _times(M, x, transpose=False):
+    """M x (or M^T x) by components, for numbers and sympy alike."""
+    return [sum((M[j, i] if transpose else M[i, j]) * x[j] for j in range(3)) for i in range(3)]
+
+
+def _cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
 def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
     """The rates (r', q', v', w') of the module docstring's equations from the coordinates (r, q), the
-    speeds (v, w), the norms |q|, |w|, the force (world) and the moment (body frame)."""
-    quat, w = coords[3:7], sp.Matrix(speeds[3:6])
+    speeds (v, w), the norms |q|, |w|, the force (world) and the moment (body frame): `bias` solved for
+    the speeds' rates, the free joint's map with the quaternion's stabilising term for the coordinates'."""
+    quat, w = coords[3:7], speeds[3:6]
     rdot_qdot = JOINT.qdot(coords, speeds)
     qdot = [c + K_STAB * wn * (1 - qn) * qc for c, qc in zip(rdot_qdot[3:7], quat)]
-    vdot = sp.Matrix(gravity) + sp.Matrix(force) / mass
-    wdot = inertia.LUsolve(sp.Matrix(moment) - w.cross(inertia * w))
+    b_lin, b_ang = bias(mass, inertia, gravity, None, speeds[:3], w, "world")
+    vdot = [f / mass - b / mass for f, b in zip(force, b_lin)]
+    wdot = inertia.LUsolve(sp.Matrix(moment) - sp.Matrix(b_ang))
     return (*rdot_qdot[:3], *qdot, *vdot, *wdot)
 
 
@@ -216,7 +248,7 @@ class FloatingSystem(ParametersInUse):
         qn = sp.sqrt(sum(c**2 for c in qv))
         wn = sp.sqrt(sum(c**2 for c in self.w))
         self.rate_exprs = newton_euler(self.coords, self.speeds, qn, wn, self.force, self.moment, m, inertia, g)
-        self.R = rotation(qv)
+        self.R = rotation_matrix(qv)
         kinetic = (m * sum(c**2 for c in self.v) + (w.T * inertia * w)[0]) / 2
         potential = -m * sum(gi * ri for gi, ri in zip(g, self.r))
         self.rate = VectorFunction((self.state, self.force + self.moment, p), self.rate_exprs)
@@ -288,7 +320,7 @@ class FloatingSystem(ParametersInUse):
     def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.freejoint.quat_about` gives it
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.quaternion.about` gives it
         (normalised here), and the angular velocity in the world (default) or body frame. All but the
         position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}
@@ -306,7 +338,7 @@ class FloatingSystem(ParametersInUse):
         quat = arrays["quat_xyzw"] / qn
         omega = arrays["omega"]
         if omega_frame == "world":
-            omega = rotation(quat).T @ omega
+            omega = rotation_matrix(quat).T @ omega
         elif omega_frame != "body":
             raise InputError(f"omega_frame must be 'world' or 'body', got {omega_frame!r}")
         return np.concatenate([arrays["position"], quat, arrays["velocity"], omega])
@@ -333,7 +365,7 @@ class FloatingSystem(ParametersInUse):
                              f"(expected {', '.join(WORLD_COLUMNS)})") from None
         quat = np.stack([c["qx"], c["qy"], c["qz"], c["qw"]], axis=-1)
         omega = np.stack([c["wx"], c["wy"], c["wz"]], axis=-1)
-        body = np.einsum("...ji,...j->...i", rotation(quat), omega)           # w_body = R^T w_world
+        body = np.einsum("...ji,...j->...i", rotation_matrix(quat), omega)           # w_body = R^T w_world
         return np.concatenate([np.stack([c["x"], c["y"], c["z"]]), np.moveaxis(quat, -1, 0),
                                np.stack([c["vx"], c["vy"], c["vz"]]), np.moveaxis(body, -1, 0)])
 
@@ -631,7 +663,7 @@ def floating_program(system, loads) -> Program:
     mass, inertia = body.mass.xreplace(sub), body.inertia.xreplace(sub)
     gravity = sp.Matrix(body.gravity).xreplace(sub)
     q, w = system.quat, sp.Matrix(system.w)
-    rot = rotation(q, prog.let)
+    rot = rotation_matrix(q, prog.let)
     frame = Frame(sp.Matrix(system.r), rot, sp.Matrix(system.v), prog.vector(rot * w))
     force, torque = sp.zeros(3, 1), sp.zeros(3, 1)
     for load in loads:
@@ -662,5 +694,5 @@ def _generated(system, loads, backend):
     parts += [Path(m).read_text() for m in sorted(modules)] + [backend.name]
     key = c_backend.content_key(*parts)
     if key not in _GENERATED:
-        _GENERATED[key] = program.load(f"rigid3d-{body.name}", key, lambda: floating_program(system, loads), backend)
+        _GENERATED[key] = program.load(f"floating-{body.name}", key, lambda: floating_program(system, loads), backend)
     return _GENERATED[key]
