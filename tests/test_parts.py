@@ -5,7 +5,7 @@ import subprocess
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import c_backend, c_parts, c_runtime, callables, numpy_backend
+from mechsym.codegen import c_backend, c_parts, c_runtime, callables, keys, numpy_backend
 from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.program import Program
 from mechsym.spatial import read_urdf
@@ -16,7 +16,7 @@ from test_trees import random_urdf
 def _compiled(spec, tmp_path, name):
     """The spec's functions compiled (through the cache in tmp_path) as its source is printed now."""
     source = render_straight(spec, callables.PREFIX)
-    compiled = c_backend.build_source(name, c_backend.content_key(source), lambda: (source, callables.layout(spec)),
+    compiled = c_backend.build_source(name, keys.cache_key(source), lambda: (source, callables.layout(spec)),
                                       tmp_path)
     return source, callables.CFunctions(compiled)
 

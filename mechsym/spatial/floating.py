@@ -684,15 +684,16 @@ def _generated(system, loads, backend):
     import inspect
     from pathlib import Path
 
-    from mechsym.codegen import c_backend, program
+    from mechsym.codegen import program
+    from mechsym.codegen.keys import cache_key, package_source
 
     body = system.body
     modules = {inspect.getsourcefile(type(load)) for load in loads}  # (mechsym's own: in package_source)
-    parts = [c_backend.fingerprint(body), c_backend.package_source()]
+    parts = [body, package_source()]
     parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
               f"{load.structure()}" for load in loads]
     parts += [Path(m).read_text() for m in sorted(modules)] + [backend.name]
-    key = c_backend.content_key(*parts)
+    key = cache_key(*parts)
     if key not in _GENERATED:
         _GENERATED[key] = program.load(f"floating-{body.name}", key, lambda: floating_program(system, loads), backend)
     return _GENERATED[key]

@@ -27,7 +27,8 @@ import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend, c_extension
+from mechsym.codegen import c_extension
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
@@ -86,8 +87,7 @@ class TreeSystem(ParametersInUse):
         if group not in self._libs:
             # the lookup key of the cache's index, by construction: the whole declaration walked generically
             # and the source of every mechsym module (the entry itself is named by the source it holds)
-            key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
-                                        "contacts " + " ".join(self.contact_frames))
+            key = cache_key(self.tree, package_source(), group, "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
             self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]

@@ -209,19 +209,19 @@ def test_library_is_keyed_by_its_source(monkeypatch):
     """The compiled library's lookup key covers hard_contact.c: the C file is part of package_source."""
     import pathlib
 
-    from mechsym.codegen import c_backend
+    from mechsym.codegen import keys
 
     real = pathlib.Path.read_bytes
-    c_backend.package_source.cache_clear()
+    keys.package_source.cache_clear()
     try:
-        before = c_backend.package_source()
-        c_backend.package_source.cache_clear()
+        before = keys.package_source()
+        keys.package_source.cache_clear()
         monkeypatch.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (
             b"/* changed */" if self.name == c_contact.SOURCE else b""))
-        after = c_backend.package_source()
+        after = keys.package_source()
     finally:
         monkeypatch.undo()
-        c_backend.package_source.cache_clear()
+        keys.package_source.cache_clear()
     assert before != after
 
 
