@@ -232,7 +232,7 @@ class CRoute:
     # ------------------------------------------------------------ the held states
 
     def set_controller(self, pd):
-        """The PD hold computed in C (an object with idx, q_ref, kp, kd, as mechsym.contact.hard_run.PDHold),
+        """The PD hold computed in C (an object with idx, q_ref, kp, kd, as mechsym.contact.hard_modes.PDHold),
         or None for tau = 0."""
         self._held = None
         if pd is None:

@@ -49,15 +49,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechsym.contact.points import ContactPoints, classify, contact_signals
-from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws
+from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STATE_NAMES, STICK, GroundContact, _laws
 from mechsym.core import hybrid
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunResult, Table
 from mechsym.core.timegrid import run_options
 
-STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
-__all__ = ["simulate_contact", "ContactRun", "ContactEvent", "STATE_NAMES"]
+__all__ = ["simulate_contact", "ContactRun", "ContactEvent"]
 
 
 @dataclass(frozen=True)
