@@ -174,7 +174,7 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
         raise InputError(f"hybrid run: more than {max_switches} switches before t = {t_last:.9g}")
     if status != 0:
         t_fail = float(st_t[ns - 1] + st_h[ns - 1]) if ns else float(pc_t[npc - 1])
-        raise InputError(f"hybrid run: integration failed in mode 'contact' at t = {t_fail:.9g}: the step size "
+        raise InputError(f"hybrid run: mode 'contact': integration failed at t = {t_fail:.9g}: the step size "
                          "fell below the spacing between numbers")
     return RawRun(status, t_last, pc_t[:npc].copy(), pc_step[:npc].astype(int), pc_states[:npc].astype(int),
                   pc_tr[:npc].astype(int), pc_nfev[:npc].astype(int), pc_y[:npc].copy(), st_t[:ns].copy(),

@@ -54,15 +54,14 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.codegen.program import Program
-from mechsym.core.budget import CallBudget
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint
-from mechsym.core.quaternion import rotation_matrix
-from mechsym.core.progress import Progress, tracked
-from mechsym.core.results import RunResult, ivp_result
-from mechsym.core.timegrid import run_options
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
+from mechsym.core.quaternion import rotation_matrix
+from mechsym.core.results import RunResult
+from mechsym.core.runner import integrate, result
+from mechsym.core.timegrid import run_options
 
 K_STAB = 0.1
 STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "wby", "wbz")
@@ -412,27 +411,20 @@ class FloatingSystem(ParametersInUse):
         docstring; `initial_state` builds one) to t_end; `load(t, q, qd, s)` -> ((F, M) (6,), sdot) adds
         generalised forces and the rates of extra states s (initial values extra0), as planar `simulate`.
         A RunResult: t, the world columns, the extra states; events and the dense solution of solve_ivp."""
-        from scipy.integrate import solve_ivp
-
         y0 = np.asarray(state0, float)
         extra0 = np.atleast_1d(np.asarray(extra0, float))
         if y0.shape != (13,):
             raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
-        progress = Progress(f"body '{self.body.name}'", opts.t_end)
-        counted = CallBudget(13 + len(extra0), f"body '{self.body.name}'", opts.t_end, method).wrap(ode.rhs)
-        sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
-                        method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True, events=list(events) or None)
-        progress.close()
-        if sol.status < 0:
-            raise InputError(f"body '{self.body.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-        grid = opts.grid(sol.t[-1])
-        y = sol.sol(grid)
-        cols = {"t": grid, **self.world_columns(y[:13])}
         labels = list(extra_names) or [f"s{i}" for i in range(len(extra0))]
-        cols.update({n: y[13 + i] for i, n in enumerate(labels)})
-        return ivp_result(sol, events, cols, {"t": "s"}, f"{self.body.name}: simulation")
+        sol = integrate(ode.rhs, np.concatenate([self.normalise(y0), extra0]), (0.0, opts.t_end), rtol=opts.rtol,
+                        atol=opts.atol, method=method, name=f"body '{self.body.name}'", events=events)
+
+        def columns(grid, y):
+            return {"t": grid, **self.world_columns(y[:13]), **{n: y[13 + i] for i, n in enumerate(labels)}}
+
+        return result(sol, opts, columns, f"{self.body.name}: simulation", events)
 
     def loaded(self, loads, backend=None) -> "LoadedODE":
         """The body under `loads` (e.g. mechsym.contact.rolling_disc.RollingDisc, BodyTorque) with a generated
@@ -580,8 +572,6 @@ class LoadedODE:
         decompositions."""
         import time
 
-        from scipy.integrate import solve_ivp
-
         y0 = np.asarray(state0, float)
         if y0.shape != (13,):
             raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
@@ -602,31 +592,23 @@ class LoadedODE:
         fun, jac = (self._guarded(f, what) for f, what in zip(self._code.single(p), ("rates", "Jacobian")))
         options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
         wall = time.perf_counter()
-        progress = Progress(f"body '{self.system.body.name}'", opts.t_end)
-        counted = CallBudget(len(y0), f"body '{self.system.body.name}'", opts.t_end, method,
-                             explain=self._explain).wrap(fun)
-        try:
-            sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
-                            atol=opts.atol, dense_output=True, **options)
-        finally:
-            progress.close()
+        sol = integrate(fun, y0, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol, method=method,
+                        name=f"body '{self.system.body.name}'", explain=self._explain, **options)
         wall = time.perf_counter() - wall
-        if sol.status < 0:
-            self.check_state(sol.y[:, -1:])
-            raise InputError(f"body '{self.system.body.name}': integration failed at t = {sol.t[-1]:.6g}: "
-                             f"{sol.message}")
-        grid = opts.grid(sol.t[-1])
 
         def states(t):
             """States (13, len(t)) from the dense output, with unit quaternions."""
             return self.system.normalise(sol.sol(np.asarray(t, float)))
 
+        def table(grid, y):
+            y = self.system.normalise(y)
+            return columns(grid, y) if columns is not None else {"t": grid, **self.system.world_columns(y)}
+
         stats = dict(wall=wall, steps=len(sol.t) - 1, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev),
                      lu=int(sol.nlu), method=method, backend=self.backend)
-        y = states(grid)
-        cols = columns(grid, y) if columns is not None else {"t": grid, **self.system.world_columns(y)}
-        return RunResult(cols, {"t": "s"}, f"{self.system.body.name}: simulation", nfev=int(sol.nfev),
-                         solution=states, stats=stats)
+        run = result(sol, opts, table, f"{self.system.body.name}: simulation")
+        run.solution, run.stats = states, stats
+        return run
 
     def _explain(self, t, y):
         """InputError naming the load and the time where a load cannot handle the state y (a disc lying flat:
