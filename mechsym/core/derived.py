@@ -2,8 +2,9 @@
 
 `mechsym.derive(declaration)` returns a planar `System` (a Mechanism), a `FloatingSystem` (a FloatingBody)
 or a `TreeSystem` (a Tree); each follows `DerivedSystem`, and code that runs or studies any of them
-(runners, sweeps, contact, the command line) relies on these members only, reaching for a kind's own
-entry points (a tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
+(runners, sweeps, contact, the command line) relies on these members only (the parameters, the names, the
+backend, a simulation from a state), reaching for a kind's own entry points (a tree's mass matrix, a
+mechanism's kinematics) where the job is that kind's.
 """
 from __future__ import annotations
 
@@ -42,6 +43,16 @@ class DerivedSystem(Protocol):
     @property
     def param_values(self) -> np.ndarray:
         """The parameter vector in use."""
+
+    @property
+    def state_names(self) -> list[str]:
+        """The names of the state `simulate` integrates, in the order of `state0`."""
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853", **options):
+        """A RunResult: the motion from `state0` over [0, t_end] on the uniform grid of step dt (default
+        t_end/1000), integrated by the runner skeleton (mechsym.core.runner) with scipy's `method` to the
+        tolerances rtol and atol; `options` are the kind's own (a planar model's forces, a body's load, a
+        tree's torque)."""
 
     @property
     def flops(self) -> dict:

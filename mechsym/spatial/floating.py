@@ -289,6 +289,11 @@ class FloatingSystem(ParametersInUse):
         """Names of the state's components (position, quaternion, velocities)."""
         return list(STATE_NAMES)
 
+    @property
+    def state_names(self):
+        """The state `simulate` integrates (the module docstring's layout)."""
+        return list(STATE_NAMES)
+
     # -- the pieces a point-contact model needs (see mechsym.contact.points) -------------------------
     def body_frame(self):
         """The symbolic frame of the body for contact points (mechsym.contact.points): (coordinate symbols,

@@ -32,6 +32,8 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
+from mechsym.core.results import RunResult
+from mechsym.spatial import run
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 from mechsym.spatial.elements import element_terms
@@ -117,6 +119,20 @@ class TreeSystem(ParametersInUse):
     def joint_names(self):
         """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
         return [link.joint.name for link in self.links if link.joint.nv]
+
+    @property
+    def state_names(self) -> list:
+        """The state `simulate` integrates: the coordinates, then the speeds."""
+        return [*self.coordinate_names, *self.speed_names]
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853",
+                 torque=None) -> RunResult:
+        """Motion from state0 = [q, v] under torque(t, q, v) (zero if None); see mechsym.spatial.run."""
+        state0 = np.asarray(state0, float)
+        if state0.shape != (self.nq + self.nv,):
+            raise InputError(f"tree '{self.tree.name}': state0 needs {self.nq + self.nv} values (q, then v), "
+                             f"got shape {state0.shape}")
+        return run.simulate(self, state0[:self.nq], state0[self.nq:], t_end, dt, rtol, atol, torque, params, method)
 
     def check_integrable(self, what):
         """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar
