@@ -29,7 +29,9 @@ def _split_everything(monkeypatch):
 
 def test_a_tree_in_parts_computes_what_it_computes_whole(tmp_path, monkeypatch):
     """Each function's values agree to round-off: every temporary is the same expression, printed the same
-    way, only placed in another C function (where the compiler may evaluate a sine and a cosine apart)."""
+    way, only placed in another C function (where the compiler may evaluate a sine and a cosine apart). The
+    sharing of parts between functions is checked on the printed source: it is a property of the code's size
+    and compile time, and the values (equal whether a part is shared or printed twice) cannot show it."""
     system = TreeSystem(read_urdf(random_urdf(21, n=6), floating=True), backend="numpy")
     spec = system.spec("main")
     whole_source, whole = _compiled(spec, tmp_path, "whole")

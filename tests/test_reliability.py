@@ -478,6 +478,9 @@ def test_params_text_and_json_hold_the_same_values(capsys):
 
 
 def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tmp_path, monkeypatch):
+    """`pasibot slip --rtol 0` is refused; a figure listed three times is computed once. The figure is a stub
+    counting its calls: a figure computed three times writes the same file three times, so the files cannot
+    show the repetition (only its time), and the real figure takes minutes."""
     code, _, err = run(capsys, "pasibot", "slip", "--mu-s", "0.3", "--omega", "3", "--rtol", "0")
     assert code == 2 and "--rtol must be positive and finite, got 0.0" in err
     from mechanisms import pasibot_figures as st
