@@ -34,7 +34,8 @@ class HardEvent:
     def describe(self):
         """One line: time, contact, state before -> after, kind and (for an impact) the impulse."""
         extra = f", impulse {self.impulse:.6g} N s" if self.impulse else ""
-        return f"t={self.t:.9g}: {self.contact} {STATE_NAMES[self.before]} -> {STATE_NAMES[self.after]} ({self.kind}{extra})"
+        return (f"t={self.t:.9g}: {self.contact} {STATE_NAMES[self.before]} -> {STATE_NAMES[self.after]} "
+                f"({self.kind}{extra})")
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class Modes:
         return vt / np.linalg.norm(vt) if self.fast[i] else self.slide_dir[i]
 
     def rhs(self, t, y):
+        """The state's rate with every contact's state held (the module docstring of hard_run)."""
         self.n_rhs += 1
         vdot, _ = self.solve(t, y)
         q, v = y[:self.nq], y[self.nq:]
@@ -168,6 +170,7 @@ class Modes:
     # ------------------------------------------------------------ guards
 
     def gain_guard(self, t, y):
+        """The least gap of the free contacts (a zero crossing: a contact gained)."""
         off = self.state == NO_CONTACT
         if not off.any():
             return 1.0
@@ -199,15 +202,19 @@ class Modes:
         return np.where(self.grazing, self.accn, np.inf)
 
     def separate_guard(self, t, y):
+        """The least separating acceleration of the contacts resting on the plane where the piece started."""
         return float(min(1.0, np.min(self._separate_values(t, y) + self.bias_separate)))
 
     def loss_guard(self, t, y):
+        """The least normal force of the contacts in contact (a zero crossing: a contact lost)."""
         return float(min(1.0, np.min(self._loss_values(t, y) + self.bias_loss)))
 
     def slip_guard(self, t, y):
+        """The least distance of a sticking contact's force to the friction pyramid (zero: it starts to slip)."""
         return float(min(1.0, np.min(self._slip_values(t, y) + self.bias_slip)))
 
     def stick_guard(self, t, y):
+        """The least slide of the slipping contacts (zero: a slide stops, it sticks)."""
         return float(min(1.0, np.min(self._stick_values(t, y) + self.bias_stick)))
 
     def _arm(self, t, y):
@@ -223,6 +230,8 @@ class Modes:
     # ------------------------------------------------------------ events
 
     def start(self, t, y):
+        """The state to start from at (t, y): no contact held, then the switch of an event (the touching
+        contacts' impulses and forces decide their states, the state is projected)."""
         self.state = np.full(self.hc.n, NO_CONTACT)
         self.slide_dir = np.zeros((self.hc.n, 2))
         self.fast = np.zeros(self.hc.n, bool)
@@ -372,6 +381,7 @@ class CModes(Modes):
 
     @property
     def state(self):
+        """The contact states held (per contact: NO_CONTACT, STICK or SLIP)."""
         return self._state
 
     @state.setter
@@ -413,15 +423,18 @@ class CModes(Modes):
         return self._o[self.c.slices[name]]
 
     def solve(self, t, y):
+        """The held system at (t, y) solved by the compiled route (cached for the guards at the same state)."""
         self._eval(t, y)
         return self._part("ydot")[self.nq:], self._part("lam").reshape(-1, 3)
 
     def rhs(self, t, y):
+        """The state's rate with every contact's state held, by the compiled route."""
         self.n_rhs += 1
         self._eval(t, y)
         return self._part("ydot")                      # a view of this state's own copy
 
     def gain_guard(self, t, y):
+        """The least gap of the free contacts, by the compiled route."""
         off = self._state == NO_CONTACT
         if not off.any():
             return 1.0
