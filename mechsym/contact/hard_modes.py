@@ -63,7 +63,6 @@ class PDHold:
         return out
 
 
-
 def _qdot(model, q, v):
     """The model's configuration rate (q' = v where it has no qdot)."""
     f = getattr(model, "qdot", None)

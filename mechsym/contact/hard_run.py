@@ -109,16 +109,6 @@ def pd_hold(model, q_ref, kp=300.0, kd=10.0):
     return PDHold(model.nv, idx, offset, q_ref, kp, kd)
 
 
-def _qdot(model, q, v):
-    f = getattr(model, "qdot", None)
-    return f(q, v) if f is not None else v
-
-
-def _normalise(model, q):
-    f = getattr(model, "normalise", None)
-    return f(q) if f is not None else q
-
-
 def simulate_hard(contacts: HardContacts, q0, v0, t_end, *, mu=0.0, e=0.0, controller="default", dt=None,
                   rtol=1e-9, atol=None, method="DOP853", max_step=np.inf, gap_tol=1e-10, stick_speed=1e-6,
                   chatter_speed=1e-3, slow_slip=3e-4, slow_stop=True, max_switches=100_000,
