@@ -48,7 +48,7 @@ def error(q):
 
 def main():
     from mechanisms import andrews
-    from mechsym.system import derive
+    from mechsym import derive
 
     systems = {b: derive(andrews.build(), b) for b in ("c", "numpy")}
     print(f"{'rtol':>7} {'route':<28} {'CPU s':>9} {'max angle error':>16} {'scipy / route':>15}")

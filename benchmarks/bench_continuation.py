@@ -53,8 +53,8 @@ def nodes(system, theta):
 
 
 def main():
-    from mechsym.kinematics import STEP_TOL
-    from mechsym.system import derive
+    from mechsym import derive
+    from mechsym.planar.kinematics import STEP_TOL
 
     print(f"continuation benchmark (best of {REPEAT}; machine: {os.cpu_count()} cores, load average "
           f"{', '.join(f'{v:.2f}' for v in os.getloadavg())})")

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from timing import best_of  # noqa: E402
 
 from mechanisms import fourbar  # noqa: E402
-from mechsym.system import derive  # noqa: E402
+from mechsym import derive  # noqa: E402
 
 RUNS = {"from rest, 2 s": (0.0, 2.0), "from 20 rad/s, 1 s": (20.0, 1.0)}
 RTOLS = (1e-3, 1e-6, 1e-9, 1e-12)

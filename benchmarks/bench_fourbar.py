@@ -89,8 +89,8 @@ def machine_peak():
 
 def kernel_time(system, theta):
     """Best time of the compiled inverse kernel alone over theta at one speed (the columns of every unknown),
-    as mechsym.dynamics.inverse calls it."""
-    from mechsym.kinematics import STEP_TOL
+    as mechsym.planar.dynamics.inverse calls it."""
+    from mechsym.planar.kinematics import STEP_TOL
 
     solver, lib = system.solver(), system.functions
     q0 = solver.sweep(theta[:1, None]).q[0]
@@ -120,7 +120,7 @@ SIN_COS_FLOPS = 40  # MS_SIN_COS (runtime/ms_lanes.h): the reduction, two degree
 
 def main():
     from mechanisms import fourbar
-    from mechsym.system import derive
+    from mechsym import derive
 
     rows = []
 
@@ -136,12 +136,12 @@ def main():
     t = time.perf_counter()
     derive(fourbar.build(), backend="numpy")
     row("derive, numpy backend (sympy + lambdify)", time.perf_counter() - t)
-    code = ("import time; t = time.perf_counter(); from mechanisms import fourbar; from mechsym.system import derive; "
+    code = ("import time; t = time.perf_counter(); from mechanisms import fourbar; from mechsym import derive; "
             "derive(fourbar.build(), 'c'); print(time.perf_counter() - t)")
     row("cold: derive + generate C + compile (fresh process, empty cache)", in_fresh_process(code, cache))
     row("warm: derive + load C from cache (fresh process)", in_fresh_process(code, cache))
-    from mechsym.codegen.c_source import generate
     from mechsym.codegen import c_backend
+    from mechsym.codegen.c_source import generate
 
     num = derive(fourbar.build(), backend="numpy")
     t = time.perf_counter()
@@ -235,7 +235,7 @@ def main():
         note=f"   error {error(bare()['theta']):.1e}")
     # simulate: solve_ivp's DOP853 (as PyDy's routes) over a right-hand side that tracks the configuration,
     # on C one ms_track_rows call per state (CTracker; ms_walk where a stage lies far from the last state)
-    from mechsym.simulate import simulate
+    from mechsym.planar.simulate import simulate
 
     sim = lambda: simulate(c, [0.0], [0.0], T_END, dt=T_END / 200, rtol=RTOL)  # noqa: E731
     t_run = best_of(sim)

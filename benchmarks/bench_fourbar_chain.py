@@ -31,7 +31,7 @@ NUMPY_MAX = 2  # the numpy route (one run per rtol, its generated scalar tracker
 
 def mechsym_rows(n, reference, backend):
     from mechanisms.fourbar_chain import build
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(build(n), backend=backend)
     label = {"c": "C", "numpy": "numpy"}[backend]

@@ -37,7 +37,7 @@ sys.path.insert(0, {root!r})
 t0 = time.perf_counter()
 import numpy, sympy
 from mechanisms import pasibot
-from mechsym.system import derive
+from mechsym import derive
 t1 = time.perf_counter()
 m = pasibot.build("foot", "unprimed")
 t2 = time.perf_counter()
@@ -68,7 +68,7 @@ def parts(times):
 def bench_inverse(backend, samples, repeat):
     """(seconds for the whole inverse at `samples` angles, text)."""
     from mechanisms import pasibot
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(pasibot.build("foot", "unprimed"), backend=backend)
     if system.backend.name != backend:
@@ -90,9 +90,9 @@ def bench_dense_lu(samples, repeat):
     """Seconds for numpy's batched dense LU solve of the assembled 69 x 69 A (three right-hand sides) at
     `samples` angles, timed on a chunk and scaled."""
     from mechanisms import pasibot
-    from mechsym.dynamics import assemble, solve_checked
-    from mechsym.equations import inverse as inverse_analysis
-    from mechsym.system import derive
+    from mechsym import derive
+    from mechsym.planar.dynamics import assemble, solve_checked
+    from mechsym.planar.equations import inverse as inverse_analysis
 
     system = derive(pasibot.build("foot", "unprimed"), backend="numpy")
     chunk = min(samples, 4096)
@@ -106,7 +106,7 @@ def bench_dense_lu(samples, repeat):
 def bench_kinematics(backend, samples, repeat):
     """(best seconds of System.kinematics at `samples` crank angles, the result)."""
     from mechanisms import pasibot
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(pasibot.build("foot", "unprimed"), backend=backend)
     theta = np.linspace(np.pi / 2, 1.5 * np.pi, samples)
@@ -118,8 +118,8 @@ def bench_rhs(backend, calls=1000):
     """Microseconds per right-hand side of the several-coordinate simulation (EquationsOfMotion.rhs) along a
     path of states 0.5 mrad apart (as an integrator's calls), and the values for the cross-check."""
     from mechanisms import pasibot
-    from mechsym.simulate import EquationsOfMotion
-    from mechsym.system import derive
+    from mechsym import derive
+    from mechsym.planar.simulate import EquationsOfMotion
 
     system = derive(pasibot.build("foot", "unprimed"), backend=backend)
     ode = EquationsOfMotion(system, np.array([2.0]))

@@ -62,7 +62,7 @@ def main():
           f"(ratio {watched / bare:.3f}; {1e9 * (watched - bare) / nfev:.0f} ns per call)")
 
     from mechanisms import fourbar
-    from mechsym.system import derive
+    from mechsym import derive
 
     c_sys, np_sys = derive(fourbar.build(), backend="c"), derive(fourbar.build(), backend="numpy")
     if c_sys.backend.name != "c":

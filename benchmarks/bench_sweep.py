@@ -126,8 +126,8 @@ def main():
     ts, _ = timed(lambda: sweep(find("fourbar"), {"density": np.linspace(1, 2, m)}, SetBySet(fb)))
     tg, _ = timed(lambda: sweep(find("fourbar"), {"l_crank": np.linspace(0.04, 0.06, m // 50), "density": np.linspace(1, 2, 50)},
                                 fb))
+    from mechsym import derive
     from mechsym.app.registry import load_mechanism
-    from mechsym.system import derive
 
     system = derive(load_mechanism("fourbar"), "c")
     theta = 2 * np.pi * np.arange(360) / 360
@@ -157,10 +157,10 @@ def geometry_sweep(m):
     """ms per set of a four-bar inverse sweep where every set changes the geometry (l_crank x l_rocker, one
     density each): all sets in one compiled call (ms_inverse_sets) against one call per set, and a
     hand-written loop of System.inverse, in the same run; the figures must agree to 1e-13."""
+    from mechsym import derive
     from mechsym.app.registry import find, load_mechanism
     from mechsym.studies.analyses import InverseOptions
     from mechsym.studies.sweep import TableStudy, grid, sweep
-    from mechsym.system import derive
 
     fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
     k = max(int(round(np.sqrt(m))), 2)
@@ -173,7 +173,7 @@ def geometry_sweep(m):
     th, _ = timed(lambda: [system.inverse(theta, [3.0], params=p) for p in sets])
     a, b = (np.column_stack([t[n] for n in fb.names]) for t in (batched, one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     from mechsym.studies.sweep import compiled_inverse, compiled_start
 

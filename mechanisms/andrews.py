@@ -21,7 +21,7 @@ m (a^2 + b^2) + I, its centre of mass is placed at (a, b) in the body's frame (w
 motion depends on that placement; the pivots' reactions do). The coordinate is beta, at rest at
 beta0 = -0.0617138900142764 (the test set's consistent initial values; all speeds zero).
 """
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 BETA0 = -0.0617138900142764496358948458001
 # The test set's initial angles (beta, Theta, gamma, Phi, delta, Omega, epsilon): the assembly's guesses.

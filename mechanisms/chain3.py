@@ -21,7 +21,7 @@ import numpy as np
 
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.core.output import save_animation, save_figure
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 K, D, MU = 1e6, 2000.0, 0.5
 CONTACT_POINTS = {"A": ("link1", "A"), "B": ("link2", "B"), "C": ("link3", "C")}
@@ -49,7 +49,7 @@ def build() -> Mechanism:
 def model(params=None, mu=MU, stiffness=K, damping=D, backend=None):
     """(system, contact points at A, B, C, ground). backend "c": generated C (compiled once, cached), whose
     simulation tracks each state in one call."""
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(build(), backend=backend)
     return system, ContactPoints(system, CONTACT_POINTS, params), GroundContact(stiffness, damping, mu)

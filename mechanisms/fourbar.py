@@ -4,8 +4,8 @@ The coupler point C traces a nearly straight line over part of the turn. SI unit
 uniform slender rod. theta is the angle of A->P; the driving torque acts on the crank, its reaction on
 the ground.
 """
-from mechsym.constraints import cross2
-from mechsym.model import Mechanism
+from mechsym.planar.constraints import cross2
+from mechsym.planar.model import Mechanism
 
 
 def build() -> Mechanism:

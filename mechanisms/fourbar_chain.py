@@ -12,7 +12,7 @@ dyad of coupler i and crank i may turn about its coincident ends, so the paralle
 other branches (a bifurcation; the mobility jumps from 1 to N+1 there). The motion stays on the
 parallelogram branch, on which every crank keeps the angle theta.
 """
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 N_LOOPS = 2  # the loops of the shipped model; build(n) declares any other count
 

@@ -39,9 +39,9 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
-from mechsym.constraints import cross2
 from mechsym.core.errors import InputError
-from mechsym.model import Mechanism
+from mechsym.planar.constraints import cross2
+from mechsym.planar.model import Mechanism
 from mechsym.studies import samples
 
 R = sp.Rational
@@ -180,7 +180,7 @@ def step_window(k):
 @lru_cache(maxsize=None)
 def system(frame: str = "foot", support: str = "unprimed", backend=None):
     """The derived System of one build (derived once per process)."""
-    from mechsym.system import derive
+    from mechsym import derive
 
     return derive(build(frame, support), backend=backend)
 

@@ -65,7 +65,7 @@ def run(args) -> int:
     from mechanisms import pasibot_study as st
     from mechsym.core.errors import InputError
     from mechsym.core.output import announce
-    from mechsym.stickslip import check_friction
+    from mechsym.planar.stickslip import check_friction
 
     from mechsym.app.options import run_options, write_outputs
     from mechsym.core.output import ANIMATION, CSV, FIGURE, FOLDER, check_outputs

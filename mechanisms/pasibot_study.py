@@ -6,7 +6,7 @@
 * `start_torque`: the smallest constant torque for which the crank, from rest at pi/2, reaches 3pi/2 before
   its speed returns to zero (bisection on simulations with terminal events).
 * `SlipModel` / `slip_run`: the supporting foot may slide (section 7): the Coulomb stick and slip modes of
-  each support leg's prismatic foot-ground joint (mechsym.stickslip), joined by the support changes, for an
+  each support leg's prismatic foot-ground joint (mechsym.planar.stickslip), joined by the support changes, for an
   imposed crank speed (inverse) or an imposed torque (forward). The motor work and the friction
   dissipation ride along as states for the energy balance.
 * `min_friction`: the smallest mu (mu_s = mu_k) for which no slip occurs, by bisection on slip runs.
@@ -26,14 +26,14 @@ import numpy as np
 
 from mechanisms import pasibot as pb
 from mechsym.core import hybrid
-from mechsym.dynamics import energies
-from mechsym.equations import Analysis
 from mechsym.core.errors import InputError
 from mechsym.core.progress import bar, bisection_steps
 from mechsym.core.results import RunResult, Table
-from mechsym.simulate import EquationsOfMotion
 from mechsym.core.timegrid import run_options, uniform_grid
-from mechsym.stickslip import StickSlip, check_friction, sliding
+from mechsym.planar.dynamics import energies
+from mechsym.planar.equations import Analysis
+from mechsym.planar.simulate import EquationsOfMotion
+from mechsym.planar.stickslip import StickSlip, check_friction, sliding
 
 OTHER = {"unprimed": "primed", "primed": "unprimed"}
 
@@ -191,7 +191,7 @@ class SlipResult(RunResult):
 
 class SlipModel:
     """The biped whose supporting foot may slide: modes "LEG/stick", "LEG/slip+", "LEG/slip-", the
-    stick/slip of each leg's sliding build (mechsym.stickslip) joined by the support changes.
+    stick/slip of each leg's sliding build (mechsym.planar.stickslip) joined by the support changes.
 
     State y = [theta8, omega8, x1, x1d, motor work, friction dissipation]. x1 is the ground x of the
     supporting ankle. Crank speed imposed (`omega`, inverse dynamics: T8 unknown) or torque imposed

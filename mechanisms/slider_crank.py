@@ -3,7 +3,7 @@
 SI units; crank and rod are uniform slender rods, the slider a point mass at its pin. theta is the crank
 angle; the driving torque acts on the crank, its reaction on the ground.
 """
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 
 def build() -> Mechanism:

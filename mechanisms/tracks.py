@@ -1,6 +1,6 @@
 """The shipped track profiles, by name: the chapter's bump, a rounded step, a washboard and a ramp.
 
-`load(spec)` finds them by name (mechsym.track.load_track with this module's SHIPPED), and takes a CSV file
+`load(spec)` finds them by name (mechsym.planar.track.load_track with this module's SHIPPED), and takes a CSV file
 or an expression in x as well: what `--track` accepts on the command line.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.track import X, Track, load_track
+from mechsym.planar.track import X, Track, load_track
 
 
 def bump(height=0.1, centre=4.0) -> Track:

@@ -17,17 +17,17 @@ coordinates (their torques tau_r, tau_f act on the body resp. the front leg); `a
 (counter-clockwise on the wheel, reaction on the leg). `axle_r.fx, fy` is the chapter's Flw (leg on rear
 wheel); minus `axle_f.fx, fy` is its Fwl (front wheel on front leg).
 
-The wheels touch the track through rolling contacts (mechsym.rolling): ground force F t + N n at each
+The wheels touch the track through rolling contacts (mechsym.planar.rolling): ground force F t + N n at each
 contact, unknowns Fr, Nr (rear) and Ff, Nf (front). The chapter's assumption that both motors give the
 same torque is the tie M_r = M_f = M, which makes the quasi-static system determinate. The reported drive
 torque is -M (propulsive positive when moving +x). The analyses live in mechanisms/ugv_study.py (forces
 along a track) and mechanisms/ugv_optimize.py (optimised leg angles); the pose, the wheelbase and their
-derivatives come from this declaration through mechsym.stance.
+derivatives come from this declaration through mechsym.planar.stance.
 """
 from __future__ import annotations
 
-from mechsym.model import Mechanism
-from mechsym.rolling import RollingContact
+from mechsym.planar.model import Mechanism
+from mechsym.planar.rolling import RollingContact
 
 CHAPTER = {"L": 0.83, "l": 0.35, "m_wheel": 50.0, "m_leg": 20.0, "m_body": 300.0}
 ASSUMED = {"r": 0.30, "body_com": 0.5, "body_com_y": 0.0, "leg_com": 0.5}

@@ -1,9 +1,9 @@
 """The UGV analyses of the chapter (section 8) on the declaration of mechanisms/ugv.py.
 
-* `Vehicle`: the half-vehicle with parameter values, standing on the track (mechsym.stance: the pose, the
+* `Vehicle`: the half-vehicle with parameter values, standing on the track (mechsym.planar.stance: the pose, the
   wheelbase and every derivative by the leg angles come from the declaration): the geometric clearances,
   `place` (the position problem, vectorised over front contacts and angle pairs), `forces` (the quasi-static
-  ground forces and wheel torque from the closed form that mechsym.rolling derived from the per-body rows),
+  ground forces and wheel torque from the closed form that mechsym.planar.rolling derived from the per-body rows),
   `stage` (the per-stage quantities of the optimisation and their exact derivatives).
 * `torque_along`: forces and drive torque along a track for one angle pair, with slip and rollover reported
   as events (x where they happen), not exceptions.
@@ -25,8 +25,8 @@ import numpy as np
 
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
-from mechsym.rolling import ContactStatics
-from mechsym.stance import Stance, StancePose, finite_array
+from mechsym.planar.rolling import ContactStatics
+from mechsym.planar.stance import Stance, StancePose, finite_array
 
 from mechanisms import tracks
 
@@ -134,13 +134,13 @@ class Vehicle:
         return (out, rates) if derivatives else out
 
     def prepare(self, track, x_lo, x_hi):
-        """Check the track where the wheels will go (mechsym.stance.Stance.prepare)."""
+        """Check the track where the wheels will go (mechsym.planar.stance.Stance.prepare)."""
         self.stance.prepare(track, self.r, x_lo, x_hi)
 
     def place(self, track, x_front, phi_r, phi_f, paired=False, guess=None) -> Pose:
         """The position problem. x_front (M,); phi_r, phi_f (P,) angle pairs: shapes (M, P). paired=True:
         phi_r, phi_f (M,), one pair per front contact: shapes (M,). `guess`: nearby rear contacts (a
-        continuation), see mechsym.rolling.rear_contact."""
+        continuation), see mechsym.planar.rolling.rear_contact."""
         return self.stance.place(self.p, tracks.load(track), x_front, (phi_r, phi_f), paired, guess, pose_type=Pose)
 
     def forces(self, pose: Pose, names=("Fr", "Nr", "Ff", "Nf", "torque")) -> dict:
@@ -166,7 +166,7 @@ class Vehicle:
         wheel rotations relative to the legs th_r, th_f (from x0), the clearances c_wheels, c_rear, c_front,
         the grip ratios gr = Fr/Nr, gf = Ff/Nf and the angles phi_r, phi_f. With `derivatives`, also their
         exact derivatives by the sample's own phi_r and by its own phi_f at a fixed front contact (from the
-        declaration: mechsym.stance). Returns (values, d/dphi_r, d/dphi_f), dicts with the same keys (the
+        declaration: mechsym.planar.stance). Returns (values, d/dphi_r, d/dphi_f), dicts with the same keys (the
         derivatives None without `derivatives`)."""
         f, rates = self.stance.forces(pose, FORCES, derivatives, x0)
         spins = self.stance.output_values(pose, x0)
@@ -206,8 +206,8 @@ def front_positions(x_from, x_to, samples):
 
 
 def check_friction(mu):
-    """mu as a float: positive and at most mechsym.stickslip.MAX_MU."""
-    from mechsym.stickslip import MAX_MU
+    """mu as a float: positive and at most mechsym.planar.stickslip.MAX_MU."""
+    from mechsym.planar.stickslip import MAX_MU
 
     if not (np.isfinite(mu) and mu > 0):
         raise InputError(f"friction coefficient mu = {mu} must be positive")

@@ -21,9 +21,9 @@ from mechsym.core import __version__  # noqa: F401 (mechsym.__version__)
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
 
 _LAZY = {
-    "derive": "mechsym.system",
-    "System": "mechsym.system",
-    "Mechanism": "mechsym.model",
+    "derive": "mechsym.core.derived",
+    "System": "mechsym.planar.system",
+    "Mechanism": "mechsym.planar.model",
     "FloatingBody": "mechsym.spatial.floating",
     "Tree": "mechsym.spatial.declare",
     "read_urdf": "mechsym.spatial.urdf",

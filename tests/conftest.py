@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def fourbar():
     from mechanisms import fourbar
-    from mechsym.system import derive
+    from mechsym import derive
 
     return derive(fourbar.build(), backend="numpy")
 
@@ -34,7 +34,7 @@ def fourbar():
 @pytest.fixture(scope="session")
 def slider_crank():
     from mechanisms import slider_crank
-    from mechsym.system import derive
+    from mechsym import derive
 
     return derive(slider_crank.build(), backend="numpy")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mechanisms import andrews
-from mechsym.system import derive
+from mechsym import derive
 from oracles import andrews_testset as testset
 from reference import andrews_dop853
 

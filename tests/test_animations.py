@@ -70,8 +70,8 @@ def check_kinematics(frames, table, mech):
 def test_kinematics_animation(tmp_path, animated, monkeypatch):
     """`mechsym kinematics fourbar`: frame k draws every link through its declared points at sample k of the
     CSV, the point paths are the CSV's columns, and the links keep their shape."""
+    from mechsym import derive
     from mechsym.core import plotting
-    from mechsym.system import derive
     from mechanisms import fourbar
 
     out, gif = tmp_path / "k.csv", tmp_path / "k.gif"

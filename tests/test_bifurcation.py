@@ -11,9 +11,9 @@ import pytest
 
 from conftest import agree
 from mechanisms.fourbar_chain import build
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.core.errors import InputError
-from mechsym.system import derive
 
 sys.path.insert(0, str(Path(__file__).parent))
 from oracles.parallelogram_chain import ChainMotion  # noqa: E402

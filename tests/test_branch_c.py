@@ -10,10 +10,10 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, pasibot, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.model import Mechanism
-from mechsym.simulate import simulate
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
+from mechsym.planar.simulate import simulate
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 
@@ -102,7 +102,7 @@ def test_c_and_numpy_inverse_follow_the_branch_at_coarse_samples(kites, n, inert
 def _kernels(c, theta):
     """(failed, status, q) of the C kinematics sweep (sample by sample), the inverse batch and its columns
     variant along theta from the reference's branch."""
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     lib, solver = c.functions, c.solver()
     q0 = solver.sweep(theta[:1, None]).q[0]
@@ -155,7 +155,7 @@ def test_c_parameter_sets_follow_the_branch(kites):
     ms_inverse does from the Python solver's start (the same halved steps): the same unknowns for the set as
     the single call."""
     numpy, c = kites
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     solver = c.solver()
     theta = np.linspace(0.0, 2 * np.pi, 229, endpoint=False)

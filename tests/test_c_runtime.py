@@ -9,10 +9,10 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend, c_runtime, constants, keys
 from mechsym.codegen.c_source import generate
 from mechsym.codegen.export import CFLAGS, export
-from mechsym.system import derive
 
 RUNTIME = Path(c_backend.__file__).resolve().parent / "runtime"
 

@@ -7,10 +7,10 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.core.runner import StepRejected
-from mechsym.simulate import ConfigurationTracker, CTracker, simulate, tracker
-from mechsym.system import derive
+from mechsym.planar.simulate import ConfigurationTracker, CTracker, simulate, tracker
 from test_branch_c import kite
 from test_simulate import double_pendulum
 
@@ -116,7 +116,7 @@ def test_a_walk_that_stops_is_a_rejected_step_named_as_on_numpy(spy):
 def test_several_coordinates_still_hand_over(spy, monkeypatch):
     """advance is one-coordinate: on the double pendulum a state ms_track does not settle goes to
     ConfigurationTracker (no walk), with the numpy route's values."""
-    from mechsym.simulate import EquationsOfMotion
+    from mechsym.planar.simulate import EquationsOfMotion
 
     num, c = EquationsOfMotion(double_pendulum("numpy"), [0.3, 1.0]), EquationsOfMotion(double_pendulum("c"), [0.3, 1.0])
     assert isinstance(c.tracker, CTracker) and c.tracker.walk is None
@@ -131,7 +131,7 @@ def test_several_coordinates_still_hand_over(spy, monkeypatch):
 def test_ms_walk_refuses_a_target_it_cannot_step_to():
     """ms_walk returns status 1, q untouched, for a non-finite target or one more than 10^6 steps away
     (its step count would overflow), and reaches a target within reach as the numpy sweep does."""
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     s = derive(fourbar.build(), "c")
     solver = s.solver()

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.system import derive
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ def test_a_joint_type_whose_rows_change_gets_its_own_library(tmp_path, monkeypat
     generated code differs, so the library of the first must not serve the second."""
     import re
 
-    from mechsym.model import Mechanism
+    from mechsym.planar.model import Mechanism
 
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
     blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "joints.md").read_text(), re.S)

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend, keys
-from mechsym.system import derive
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
@@ -127,7 +127,7 @@ def test_forward_in_c_matches_solve_ivp(pair):
 def test_events_located_in_c_as_by_solve_ivp(pair):
     """A terminal event (omega rising through 0) and a non-terminal one (theta crossing -0.4 either way):
     the C integrator finds the same events at the same times as scipy's solve_ivp."""
-    from mechsym.dynamics import Crossing
+    from mechsym.planar.dynamics import Crossing
 
     num, c = pair
     events = [Crossing("theta", -0.4), Crossing("omega", 0.0, direction=1, terminal=True)]
@@ -151,7 +151,7 @@ def test_events_located_in_c_as_by_solve_ivp(pair):
 def test_c_forward_conserves_energy(pair):
     """Zero torque, no damping, from rest at crank angle 0 for 2 s: the Dormand-Prince run in C keeps
     the total energy to 1e-8 of the peak kinetic energy."""
-    from mechsym.dynamics import energies
+    from mechsym.planar.dynamics import energies
 
     num, c = pair
     table = c.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-10, atol=1e-10)
@@ -218,7 +218,7 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
 
 
 def test_two_processes_racing_on_one_entry(tmp_path):
-    code = ("import sys; from mechanisms import slider_crank; from mechsym.system import derive; "
+    code = ("import sys; from mechanisms import slider_crank; from mechsym import derive; "
             "s = derive(slider_crank.build(), 'c'); assert s.backend.name == 'c'; "
             "print(s.inverse([0.0, 1.0], 2.0)['torque'][1])")
     env = dict(os.environ, MECHSYM_CACHE=str(tmp_path), PYTHONPATH=os.getcwd())
@@ -311,8 +311,8 @@ def test_cache_hit_derives_no_symbolic_jacobian():
 
 def test_parameter_expressions_evaluate_as_sympy_subs():
     """size_scale and tree_guess evaluate parameter expressions by xreplace: the same numbers as subs."""
-    from mechsym.kinematics import size_scale, tree_guess
-    from mechsym.model import numeric_subs
+    from mechsym.planar.kinematics import size_scale, tree_guess
+    from mechsym.planar.model import numeric_subs
 
     num = derive(fourbar.build(), backend="numpy")
     con, mech = num.constraints, num.mechanism

@@ -7,9 +7,9 @@ import sympy as sp
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend, numpy_backend, spec as codegen_spec
 from mechsym.codegen.c_source import generate, render
-from mechsym.system import derive
 
 MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
 
@@ -290,8 +290,8 @@ def test_vector_function_is_the_rendering_of_a_one_function_spec():
 def test_analysis_rows_and_columns_run_on_the_system_backend(backend, tmp_path, monkeypatch):
     """An analysis's extra columns and rows are a spec loaded on the mechanism's backend (C when it runs on
     C), each against sympy's substitution of the spec's expressions."""
-    from mechsym.dynamics import analysis_functions
-    from mechsym.equations import Analysis
+    from mechsym.planar.dynamics import analysis_functions
+    from mechsym.planar.equations import Analysis
 
     if backend == "c" and c_backend.compiler() is None:
         pytest.skip("no C compiler")

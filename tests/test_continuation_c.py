@@ -1,5 +1,5 @@
 """The C continuation takes the numpy continuation's decisions (runtime/ms_kernels.h advance beside
-mechsym.kinematics.Solver._refine): a step that Newton cannot complete from its prediction, or that changes
+mechsym.planar.kinematics.Solver._refine): a step that Newton cannot complete from its prediction, or that changes
 the sign of det Phi_q or of a declared branch condition, is halved down to the same floor (1e-6 of the
 coordinate's scale), and only there does the continuation stop, handing back the angles and configurations
 from which the Python side raises numpy's error (Solver.stopped). Every case below is answered by the C
@@ -10,12 +10,12 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar
-from mechsym import dynamics
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.codegen.constants import Status
 from mechsym.core.errors import AssemblyError, SingularError
-from mechsym.kinematics import STEP, STEP_FLOOR, Solver
-from mechsym.system import derive
+from mechsym.planar import dynamics
+from mechsym.planar.kinematics import STEP, STEP_FLOOR, Solver
 from test_branch_c import kite
 from test_continuation import _closed_form_m, _kite
 
@@ -82,7 +82,7 @@ def test_the_c_kernel_retries_only_the_failing_interval(kites):
     """The kernel's own answer at coarse samples (halved steps across theta = pi) equals its answer at
     samples fine enough that no step is halved, at the same angles."""
     _, c = kites
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     lib, solver = c.functions, c.solver()
     coarse = np.linspace(0.0, 2 * np.pi, 64, endpoint=False)
@@ -153,7 +153,7 @@ def test_the_c_route_names_a_change_point_as_numpy(n, numpy_route):
 def test_the_kernels_stop_at_the_same_sample():
     """The sequential sweep, the inverse batch on lanes and its columns variant stop at the same sample past
     the no-gap kite's change point, with the same status and the same failure record."""
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     c = derive(kite(gap=0.0), "c")
     lib, solver = c.functions, c.solver()

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
-from mechsym.model import Mechanism
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
 
 
 def test_all_problems_reported_together():
@@ -134,7 +134,7 @@ def test_top_level_api():
     import sys
 
     import mechsym
-    from mechsym.system import derive as system_derive
+    from mechsym.core.derived import derive as system_derive
 
     assert mechsym.derive is system_derive and {"derive", "Mechanism", "FloatingBody"} <= set(dir(mechsym))
     s = mechsym.derive(pendulum(lambda m: m.no_gravity()), backend="numpy")

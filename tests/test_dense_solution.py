@@ -7,13 +7,13 @@ from scipy.integrate import solve_ivp
 from scipy.special import ellipj, ellipk
 
 from conftest import agree
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.core.budget import limit_memory
 from mechsym.core.errors import InputError
 from mechsym.core.results import DenseSolution
-from mechsym.dynamics import Crossing, energies
-from mechsym.model import Mechanism
-from mechsym.system import derive
+from mechsym.planar.dynamics import Crossing, energies
+from mechsym.planar.model import Mechanism
 
 needs_cc = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 

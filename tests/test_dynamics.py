@@ -5,8 +5,8 @@ import pytest
 import sympy as sp
 
 from conftest import agree
-from mechsym.dynamics import energies, forward_reactions, reduced
-from mechsym.equations import inverse as inverse_analysis, symbolic_system
+from mechsym.planar.dynamics import energies, forward_reactions, reduced
+from mechsym.planar.equations import inverse as inverse_analysis, symbolic_system
 
 MODELS = ["fourbar", "slider_crank"]
 N = 512
@@ -110,7 +110,7 @@ def test_forward_newton_euler_matches_reduced_form(fourbar):
 
 def test_general_solve_agrees_with_inverse_and_forward(slider_crank):
     """The several-coordinate solver reproduces the one-coordinate routes (inverse and forward)."""
-    from mechsym.equations import forward as forward_analysis
+    from mechsym.planar.equations import forward as forward_analysis
 
     theta = THETA[::16]
     omega, alpha = 2.5, -3.0
@@ -127,7 +127,7 @@ def test_point_force_and_body_torque_by_virtual_work():
     motor torque equals dV/dtheta minus the loads' generalised force F . dC/dtheta + tau dphi/dtheta,
     with the derivatives taken spectrally from the positions (no Newton-Euler row involved)."""
     from mechanisms import fourbar as model
-    from mechsym.system import derive
+    from mechsym import derive
 
     m = model.build()
     fx, fy, tau = 0.3, -1.2, 0.05
@@ -152,8 +152,8 @@ def test_extended_analysis_extra_unknown_and_row():
     into U) and an extra row ties the motor torque to zero; F is then what holds the linkage at speed,
     F dCy/dtheta = 1/2 M' omega^2 + G0 from the reduced form without F."""
     from mechanisms import fourbar as model
-    from mechsym.equations import Analysis
-    from mechsym.system import derive
+    from mechsym import derive
+    from mechsym.planar.equations import Analysis
 
     m = model.build()
     f = m.parameter("F", 0.0, "N", "vertical force at C", positive=False)
@@ -173,8 +173,8 @@ def test_extended_analysis_extra_unknown_and_row():
 def test_scotch_yoke_slot_and_prismatic_in_closed_form():
     """A crank whose pin P runs in the vertical slot of a yoke that slides along x: x_yoke = l cos(theta).
     Torque, slot force and guide force against the closed forms from Lagrange and Newton."""
-    from mechsym.model import Mechanism
-    from mechsym.system import derive
+    from mechsym import derive
+    from mechsym.planar.model import Mechanism
 
     m = Mechanism("scotch-yoke")
     length = m.parameter("l", 0.08, "m")
@@ -205,7 +205,7 @@ def test_scotch_yoke_slot_and_prismatic_in_closed_form():
 def test_forward_event_at_the_turning_point(name, request):
     """From rest at crank angle 0 the mechanism swings back; the rising zero of omega (terminal) is found,
     and a run that simply ends at the event time ends there with omega = 0 and the starting energy."""
-    from mechsym.dynamics import Crossing
+    from mechsym.planar.dynamics import Crossing
 
     system = request.getfixturevalue(name)
     table = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-11, atol=1e-11,
@@ -252,12 +252,12 @@ def test_solve_through_the_factorisation_matches_dense_assembly(backend, monkeyp
     unknown, extra rows, a known force) against the dense assembly and LAPACK solve of the same A; and the
     free crank whose torque an extra row fixes to 0.2 N m accelerates as the forward analysis under 0.2 N m."""
     from mechanisms import fourbar as model
-    from mechsym import dynamics
+    from mechsym import derive
     from mechsym.codegen import c_backend
-    from mechsym.dynamics import solve_at
-    from mechsym.equations import Analysis, forward as forward_analysis
-    from mechsym.kinematics import Kinematics
-    from mechsym.system import derive
+    from mechsym.planar import dynamics
+    from mechsym.planar.dynamics import solve_at
+    from mechsym.planar.equations import Analysis, forward as forward_analysis
+    from mechsym.planar.kinematics import Kinematics
 
     if backend == "c" and c_backend.compiler() is None:
         pytest.skip("no C compiler")

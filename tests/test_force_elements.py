@@ -9,12 +9,12 @@ import sympy as sp
 from scipy.optimize import brentq
 
 from mechanisms import fourbar
+from mechsym import derive
 from mechsym.app.cli import main
 from mechsym.core.errors import InputError, ModelError
-from mechsym.dynamics import energies
-from mechsym.equations import inverse as inverse_analysis
-from mechsym.forces import LENGTH, RATE, TIME
-from mechsym.system import derive
+from mechsym.core.forces import LENGTH, RATE, TIME
+from mechsym.planar.dynamics import energies
+from mechsym.planar.equations import inverse as inverse_analysis
 
 E = (0.02, 0.2)          # the spring's ground point
 K, L0, C = 40.0, 0.05, 0.02
@@ -253,7 +253,7 @@ def test_command_line_columns_parameters_and_equations(tmp_path, capsys):
 def test_simulate_carries_the_elements_as_forward_does(backend):
     """simulate (any number of coordinates; C tracker rows on C) and forward (the reduced form) integrate the
     spring-damper's loads alike: the same motion to the integration tolerance."""
-    from mechsym.simulate import simulate
+    from mechsym.planar.simulate import simulate
 
     system = sprung(damping=C, backend=backend)
     ours = simulate(system, [0.3], [8.0], 0.5, dt=0.05, rtol=1e-11, atol=1e-11, forces={"torque": 0.0})

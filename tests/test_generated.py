@@ -12,9 +12,9 @@ import pytest
 import sympy
 
 from conftest import agree, example_blocks
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.codegen.export import CFLAGS, c_name, export, export_files
-from mechsym.system import derive
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = {"fourbar": "mechanisms.fourbar", "slider-crank": "mechanisms.slider_crank", "pasibot": "mechanisms.pasibot"}
@@ -111,7 +111,7 @@ def test_reference_configuration_does_not_depend_on_round_off(model, monkeypatch
     about 1e-15 between machines): the export with the solution perturbed by 1e-14 of each coordinate's
     scale is byte for byte the export without."""
     name, system, folder = model
-    from mechsym import kinematics
+    from mechsym.planar import kinematics
     clean = export_files(system)
     original = kinematics.Solver.sweep
 

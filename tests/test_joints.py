@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from conftest import agree
+from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.core.errors import ModelError
-from mechsym.model import Mechanism
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "joints.md"
 

@@ -9,11 +9,11 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend, c_lanes, c_runtime, keys
 from mechsym.codegen.c_source import generate
 from mechsym.core.errors import InputError
-from mechsym.kinematics import STEP_TOL
-from mechsym.system import derive
+from mechsym.planar.kinematics import STEP_TOL
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}

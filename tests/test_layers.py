@@ -11,10 +11,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The layers, lowest first: a module of mechsym belongs to the first whose package contains it. "mechsym"
-# holds the planar modules, spatial and contact (not yet in layers of their own); the package itself
-# (mechsym/__init__.py, the public API, and __main__) sits on top of them all.
-LAYERS = ("mechsym.core", "mechsym.codegen", "mechsym", "mechsym.studies", "mechsym.app")
+# The layers, lowest first: a module of mechsym belongs to the most specific package that contains it.
+# "mechsym.planar" holds the planar mechanisms (declaration, kinematics, dynamics, runs, rolling contact);
+# "mechsym" holds spatial, contact and the free body (not yet in layers of their own), which use the planar
+# layer; the package itself (mechsym/__init__.py, the public API, and __main__) sits on top of them all.
+LAYERS = ("mechsym.core", "mechsym.codegen", "mechsym.planar", "mechsym", "mechsym.studies", "mechsym.app")
 TOP = {"mechsym", "mechsym.__main__"}
 
 # What only the application may reach: the shipped models.
@@ -90,21 +91,26 @@ def test_every_import_stays_in_its_layer_or_below():
 
 def test_the_check_finds_an_upward_import(tmp_path, monkeypatch):
     """The scan is not vacuous: an upward import inside a function, a relative one, one through `from
-    mechsym import x`, a study reaching the command line, and a library module or a study importing a
-    shipped model are each found; the application importing them is not."""
+    mechsym import x`, the planar layer reaching the spatial one, a study reaching the command line, and a
+    library module or a study importing a shipped model are each found; the application importing them and
+    spatial importing the planar layer are not."""
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     for rel, text in {
         "mechsym/__init__.py": "",
-        "mechsym/kinematics.py": "",
-        "mechsym/model.py": "from mechanisms import fourbar\nfrom mechsym.codegen import spec\n",
+        "mechsym/planar/__init__.py": "",
+        "mechsym/planar/kinematics.py": "",
+        "mechsym/planar/model.py": "from mechanisms import fourbar\nfrom mechsym.codegen import spec\n",
+        "mechsym/planar/system.py": "def f():\n    from mechsym.spatial.system import TreeSystem\n",
+        "mechsym/spatial/__init__.py": "",
+        "mechsym/spatial/system.py": "from mechsym.planar.model import Mechanism\n",
         "mechsym/core/__init__.py": "",
         "mechsym/core/errors.py": "",
-        "mechsym/core/results.py": "def f():\n    from mechsym.kinematics import Solver\n",
+        "mechsym/core/results.py": "def f():\n    from mechsym.planar.kinematics import Solver\n",
         "mechsym/codegen/__init__.py": "",
-        "mechsym/codegen/spec.py": "from ..core import errors\nfrom .. import kinematics\n",
-        "mechsym/codegen/sparse_plan.py": "from mechsym import kinematics\nfrom mechsym.core.errors import X\n",
+        "mechsym/codegen/spec.py": "from ..core import errors\nfrom ..planar import kinematics\n",
+        "mechsym/codegen/sparse_plan.py": "from mechsym import planar\nfrom mechsym.core.errors import X\n",
         "mechsym/studies/__init__.py": "",
-        "mechsym/studies/sweep.py": ("from mechsym.kinematics import Solver\n"
+        "mechsym/studies/sweep.py": ("from mechsym.planar.kinematics import Solver\n"
                                      "def f():\n    from mechsym.app.cli import build_parser\n"
                                      "    import importlib\n    importlib.import_module('mechanisms.pasibot')\n"),
         "mechsym/app/__init__.py": "",
@@ -115,10 +121,11 @@ def test_the_check_finds_an_upward_import(tmp_path, monkeypatch):
         (tmp_path / rel).write_text(text)
     found = sorted(o.split(": ", 1)[1] for o in offences(tmp_path))
     assert found == [
-        "mechsym.codegen.sparse_plan imports mechsym.kinematics (a layer above mechsym.codegen)",
-        "mechsym.codegen.spec imports mechsym.kinematics (a layer above mechsym.codegen)",
-        "mechsym.core.results imports mechsym.kinematics (a layer above mechsym.core)",
-        "mechsym.model imports mechanisms (the shipped models, outside the application)",
+        "mechsym.codegen.sparse_plan imports mechsym.planar (a layer above mechsym.codegen)",
+        "mechsym.codegen.spec imports mechsym.planar.kinematics (a layer above mechsym.codegen)",
+        "mechsym.core.results imports mechsym.planar.kinematics (a layer above mechsym.core)",
+        "mechsym.planar.model imports mechanisms (the shipped models, outside the application)",
+        "mechsym.planar.system imports mechsym.spatial.system (a layer above mechsym.planar)",
         "mechsym.studies.sweep imports mechanisms.pasibot (the shipped models, outside the application)",
         "mechsym.studies.sweep imports mechsym.app.cli (a layer above mechsym.studies)",
     ]

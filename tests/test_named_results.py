@@ -2,7 +2,7 @@
 layout and the kinematics table against the slider-crank's closed-form geometry."""
 import numpy as np
 
-from mechsym.dynamics import energies
+from mechsym.planar.dynamics import energies
 
 
 def test_reduced_fields_against_energy(fourbar):

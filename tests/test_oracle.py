@@ -55,8 +55,8 @@ def test_forward_trajectory(case, torque):
 def c_systems():
     """Both mechanisms on the C backend (compiled once per module, or taken from the cache)."""
     from mechanisms import fourbar, slider_crank
+    from mechsym import derive
     from mechsym.codegen import c_backend
-    from mechsym.system import derive
 
     if c_backend.compiler() is None:
         pytest.skip("no C compiler")

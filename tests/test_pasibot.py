@@ -10,7 +10,7 @@ from conftest import agree
 from mechanisms import pasibot as pb
 from mechanisms import pasibot_study as st
 from mechsym.codegen import c_backend
-from mechsym.dynamics import energies, reduced
+from mechsym.planar.dynamics import energies, reduced
 
 L8 = 0.030
 needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
@@ -122,7 +122,7 @@ def test_landing_foot_has_zero_velocity(foot):
 
 
 def test_the_69_unknowns(foot):
-    from mechsym.equations import inverse
+    from mechsym.planar.equations import inverse
 
     names = inverse(foot.mechanism).unknown_names(foot.constraints)
     assert len(names) == 69 and len(set(names)) == 69
@@ -147,7 +147,7 @@ def test_T8_equals_virtual_power(foot):
 
 
 def test_each_body_balances_when_substituted_back(foot):
-    from mechsym.equations import inverse, symbolic_system
+    from mechsym.planar.equations import inverse, symbolic_system
 
     a, u, c = symbolic_system(foot.equations, inverse(foot.mechanism))
     con = foot.constraints
@@ -307,7 +307,7 @@ def test_support_change_hands_the_configuration_over(monkeypatch):
     frame (the rigid motion taking the landing foot to its own frame): that is the configuration its own
     continuation finds, to rounding, in the foot and the slide builds; a forward run through two support
     changes runs the continuation only at its start."""
-    from mechsym.kinematics import Solver
+    from mechsym.planar.kinematics import Solver
 
     theta = 1.5 * np.pi
     src, dst = pb.system("foot", "unprimed"), pb.system("foot", "primed")

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from mechsym import derive
 from mechsym.core.errors import ModelError
-from mechsym.model import Mechanism
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
 
 
 def triangles(vertices, rho):

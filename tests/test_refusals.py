@@ -5,10 +5,10 @@ import warnings
 import pytest
 
 from mechanisms import fourbar
+from mechsym import derive
 from mechsym.app import cli
 from mechsym.codegen import c_backend
 from mechsym.core.errors import InputError
-from mechsym.system import derive
 
 
 def test_the_command_line_keeps_runtime_warnings(capsys):

@@ -213,7 +213,7 @@ def test_c_call_restores_the_python_handler(fourbar):
     """After a long C call, SIGINT is Python's again (the call put back the handler it replaced)."""
     import numpy as np
 
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(fourbar.mechanism, backend="c")
     system.inverse(np.linspace(0, 6, 50), [1.0], 0.0, {})
@@ -230,7 +230,7 @@ def test_ctrl_c_ends_a_long_continuation_inside_one_c_call(fourbar):
 
     import numpy as np
 
-    from mechsym.system import derive
+    from mechsym import derive
 
     system = derive(fourbar.mechanism, backend="c")
     system.kinematics_table(np.array([0.0, 0.1]))                 # compiled and loaded beforehand
@@ -300,7 +300,7 @@ def test_periodic_coordinate_starts_one_period_away():
     continuation walked all the way (an independent route), and theta0 = 1e4 rad is fast; 1e17 rad,
     whose rounding is 16 rad, is refused."""
     from mechanisms import fourbar
-    from mechsym.system import derive
+    from mechsym import derive
 
     target = 0.3 + 6 * np.pi
     walked = derive(fourbar.build(), backend="numpy").kinematics_table(np.linspace(0.0, target, 400))
@@ -397,7 +397,7 @@ def test_a_table_with_nan_is_never_written(tmp_path):
     ("0.1*y*x", "uses 'y', which is not allowed"),
 ])
 def test_track_expressions_are_parsed_by_an_allow_list(text, message):
-    from mechsym.track import load_track
+    from mechsym.planar.track import load_track
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("+", r"\+")
                        .replace("*", r"\*")):
@@ -406,7 +406,7 @@ def test_track_expressions_are_parsed_by_an_allow_list(text, message):
 
 def test_track_expression_within_the_limits_keeps_exact_derivatives():
     """An allowed expression: its derivatives (sympy) against the closed form (an independent route)."""
-    from mechsym.track import load_track
+    from mechsym.planar.track import load_track
 
     x = np.linspace(0, 3, 7)
     f, d1, d2 = load_track("0.05*sin(2*x)^2 + 0.01*x").eval(x)
@@ -416,7 +416,7 @@ def test_track_expression_within_the_limits_keeps_exact_derivatives():
 
 
 def test_track_files_out_of_order_or_empty_are_refused(tmp_path):
-    from mechsym.track import load_track
+    from mechsym.planar.track import load_track
 
     rows = "x,y\n0,0\n1,0.1\n2,0.2\n1.5,0.1\n3,0\n4,0\n"
     (tmp_path / "order.csv").write_text(rows)
@@ -433,7 +433,7 @@ def test_track_files_out_of_order_or_empty_are_refused(tmp_path):
 
 # -- smaller items ------------------------------------------------------------------------------------
 FIVEBAR = '''
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 
 def build():
@@ -531,9 +531,9 @@ def test_a_collapsing_step_size_ends_with_an_error_not_an_exhausted_machine():
     reached once that output would pass the memory limit, on the hybrid runner and on a forward run alike,
     and runs normally within the limit."""
     from mechanisms import fourbar
+    from mechsym import derive
     from mechsym.core import hybrid
     from mechsym.core.budget import limit_memory
-    from mechsym.system import derive
 
     stiff = hybrid.Mode("stiff", lambda t, y: -1e7 * (y - np.cos(t)), ())
     with limit_memory(1_000_000), pytest.raises(InputError, match=r"hybrid run: the integration stalled at t = .* s: "

@@ -81,7 +81,7 @@ def test_run_result_sorts_events_and_is_a_table(tmp_path):
 def test_forward_and_simulate_return_run_results_that_agree(fourbar):
     """The one-coordinate forward run and the general simulate integrate the same motion: both RunResults
     with their nfev and dense solutions, agreeing on the grid and through the dense outputs."""
-    from mechsym.simulate import simulate
+    from mechsym.planar.simulate import simulate
 
     a = fourbar.forward(0.05, 0.3, 1.0, 0.5, dt=0.01, rtol=1e-10, params=None)
     b = simulate(fourbar, [0.3], [1.0], 0.5, dt=0.01, rtol=1e-10, forces={"torque": 0.05})
@@ -95,7 +95,7 @@ def test_forward_and_simulate_return_run_results_that_agree(fourbar):
 
 
 def test_simulate_events_are_named_and_carry_the_state(fourbar):
-    from mechsym.simulate import simulate
+    from mechsym.planar.simulate import simulate
 
     def turning(t, y):
         return y[1]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import agree
-from mechsym.kinematics import STEP_TOL
+from mechsym.planar.kinematics import STEP_TOL
 
 
 @pytest.mark.parametrize("name", ["fourbar", "slider_crank"])

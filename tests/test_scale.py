@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from conftest import agree
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.model import Mechanism
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
 
 
 def _slider_driven(factor):

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 
 from conftest import agree
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.dynamics import energies
-from mechsym.model import Mechanism
-from mechsym.simulate import CTracker, EquationsOfMotion, simulate
-from mechsym.system import derive
+from mechsym.planar.dynamics import energies
+from mechsym.planar.model import Mechanism
+from mechsym.planar.simulate import CTracker, EquationsOfMotion, simulate
 
 BACKENDS = ["numpy", pytest.param("c", marks=pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler"))]
 
@@ -97,7 +97,7 @@ def test_dense_factor_solves_as_numpy(fourbar, count):
     """The numpy backend's dense factorisation (LAPACK LU per sample for a few samples, as in a right-hand
     side; the batched inverse for many) against numpy.linalg.solve: Phi_q x = b and Phi_q^T y = c, one and
     several right-hand sides; a singular sample (a zero row, or NaN) gives NaN in its own solution only."""
-    from mechsym.kinematics import DenseFactor
+    from mechsym.planar.kinematics import DenseFactor
 
     rng = np.random.default_rng(8)
     n = fourbar.constraints.n

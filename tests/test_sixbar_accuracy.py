@@ -6,8 +6,8 @@ import pytest
 import sympy as sp
 
 from mechanisms import fourbar
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.system import derive
 
 
 def sixbar():

@@ -6,9 +6,9 @@ import pytest
 
 from mechanisms import pasibot as pb
 from mechanisms import fourbar
+from mechsym import derive
 from mechsym.codegen import c_backend, sparse_plan
-from mechsym.kinematics import Solver
-from mechsym.system import derive
+from mechsym.planar.kinematics import Solver
 
 needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 

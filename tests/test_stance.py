@@ -1,4 +1,4 @@
-"""mechsym.stance on the UGV declaration: the wheelbase against Eq. 39 written by hand, and the refusals.
+"""mechsym.planar.stance on the UGV declaration: the wheelbase against Eq. 39 written by hand, and the refusals.
 (The poses against the declaration's rows, and the derivatives by complex step: tests/test_ugv.py.)"""
 from types import SimpleNamespace
 
@@ -7,8 +7,8 @@ import pytest
 
 from mechanisms import ugv
 from mechsym.core.errors import InputError, ModelError
-from mechsym.rolling import ContactStatics
-from mechsym.stance import Stance
+from mechsym.planar.rolling import ContactStatics
+from mechsym.planar.stance import Stance
 
 
 @pytest.fixture(scope="module")

@@ -1,16 +1,16 @@
-"""mechsym.stickslip on a model other than PASIBOT: a cart on the floor (prismatic joint, Coulomb friction)
+"""mechsym.planar.stickslip on a model other than PASIBOT: a cart on the floor (prismatic joint, Coulomb friction)
 carrying an arm that turns at a constant speed. Its stick/slip run is checked against the closed forms of
 the cart's horizontal and vertical balance, Coulomb's law at every switch, and the energy balance; and a
 hybrid run whose right-hand side cannot be evaluated at a trial state rejects the step instead of failing."""
 import numpy as np
 import pytest
 
+from mechsym import derive
 from mechsym.core import hybrid
 from mechsym.core.errors import InputError
 from mechsym.core.runner import StepRejected
-from mechsym.model import Mechanism
-from mechsym.stickslip import StickSlip, sliding
-from mechsym.system import derive
+from mechsym.planar.model import Mechanism
+from mechsym.planar.stickslip import StickSlip, sliding
 
 M_CART, RHO, R, G, OMEGA = 1.0, 2.0, 0.2, 9.81, 10.0
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from mechsym.app.cli import main
+from mechsym.app.registry import find
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
-from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
 from mechsym.studies.sweep import ModelRef, Reduction, TableStudy, axis, grid, sweep
 
@@ -375,7 +375,7 @@ def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkey
     C: its figures equal the set-by-set route's (every set started by the Python solver: its own tree
     guess, Gauss-Newton, the lattice continuation) to 1e-12, a set that cannot assemble carries the same
     message, and the Python solver assembled nothing for the sets that succeed."""
-    from mechsym.kinematics import Solver
+    from mechsym.planar.kinematics import Solver
 
     study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=72), reductions)
     model = find(name)

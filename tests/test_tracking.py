@@ -8,9 +8,9 @@ import pytest
 
 from conftest import agree
 from mechanisms import fourbar, slider_crank
+from mechsym import derive
 from mechsym.codegen import c_backend
-from mechsym.simulate import simulate
-from mechsym.system import derive
+from mechsym.planar.simulate import simulate
 
 HAS_CC = c_backend.compiler() is not None
 
@@ -138,7 +138,7 @@ def test_tracking_checks_the_branch_by_the_sign_of_det_phi_q():
     """Where no branch condition is declared, the tracker refuses a state where det Phi_q changed sign:
     the configuration jumped to the other assembly branch."""
     from mechsym.core.runner import StepRejected
-    from mechsym.simulate import ConfigurationTracker
+    from mechsym.planar.simulate import ConfigurationTracker
 
     s = derive(_without_branches(), backend="numpy")
     solver = s.solver()

@@ -7,11 +7,11 @@ import pytest
 from mechanisms import ugv_optimize as uo
 from mechanisms import ugv_study as us
 from mechsym.app.cli import main
-from mechsym.core.results import read_csv
 from mechsym.core.errors import InputError, ModelError
+from mechsym.core.results import read_csv
 from mechanisms import tracks
 from mechanisms.tracks import bump
-from mechsym.track import X, Track
+from mechsym.planar.track import X, Track
 
 DEG = math.pi / 180
 G = 9.81
@@ -209,7 +209,7 @@ def test_bad_input(vehicle, tmp_path):
 
 def test_contact_statics_errors():
     from mechanisms import ugv
-    from mechsym.rolling import ContactStatics
+    from mechsym.planar.rolling import ContactStatics
 
     mech = ugv.build()
     with pytest.raises(InputError, match="16 unknowns .* for 15 equilibrium rows"):
@@ -296,7 +296,7 @@ def test_minimax_refinement(vehicle):
 
 def _complex_stage(vehicle, track, x, pr, pf, x_rear):
     """The stage quantities at complex leg angles (for the complex step), written from docs/ugv.md apart from
-    mechsym.stance: Eq. 39 for the wheelbase, the rear contact by Newton in complex arithmetic from the real
+    mechsym.planar.stance: Eq. 39 for the wheelbase, the rear contact by Newton in complex arithmetic from the real
     solution x_rear, psi = angle(W_f - W_r) - gamma, the wheel angles beta - s/r - leg angle with the arc
     length integrated from x_rear along the complex segment, the clearances from the legs' end points, and
     the forces from the compiled closed form at the complex body angles."""
@@ -340,7 +340,7 @@ def _complex_stage(vehicle, track, x, pr, pf, x_rear):
 
 @pytest.mark.parametrize("track", ["bump", "0.05*sin(2*x) + 0.02*x"])
 def test_stage_derivatives_by_complex_step(vehicle, track):
-    """Vehicle.stage's derivatives by each sample's own leg angles (mechsym.stance: the closure of the
+    """Vehicle.stage's derivatives by each sample's own leg angles (mechsym.planar.stance: the closure of the
     declaration differentiated implicitly and symbolically, the closed-form forces by their exact partials)
     against the complex step of an independent complex-arithmetic evaluation, step 1e-30 (no cancellation:
     exact to rounding)."""

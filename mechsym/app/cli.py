@@ -196,10 +196,10 @@ def _check_explicit_backend(argv):
 def run(args) -> int:
     """Carry out one parsed command; returns its exit code."""
     from mechsym.app import registry, warm
+    from mechsym.core.derived import derive
     from mechsym.core.output import stdout_stream
     from mechsym.studies.analyses import analyse
     from mechsym.studies.sweep_warm import watch
-    from mechsym.system import derive
 
     if args.command == "sweep":
         from mechsym.app.sweep_cli import run as run_sweep

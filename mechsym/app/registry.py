@@ -54,7 +54,7 @@ class Model:
 
     def __call__(self):
         """The Mechanism: the module's `build()` (or its module-level `mechanism`)."""
-        from mechsym.model import Mechanism  # here: finding a model and its warm start need no sympy
+        from mechsym.planar.model import Mechanism  # here: finding a model and its warm start need no sympy
 
         if self.module:
             module, where = importlib.import_module(self.module), f"model '{self.source}'"

@@ -79,8 +79,8 @@ def record(args, system, table):
 
 
 def _record(args, system, table):
-    from mechsym.dynamics import inverse_memory
-    from mechsym.kinematics import STEP_TOL, SUSPECT
+    from mechsym.planar.dynamics import inverse_memory
+    from mechsym.planar.kinematics import STEP_TOL, SUSPECT
 
     path = manifest_path(args.model)
     if path is None:
@@ -125,7 +125,7 @@ def _run(args):
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
     lib = c_backend.CLibrary(compiled)
-    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.dynamics.inverse
+    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.planar.dynamics.inverse
         weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
     inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
     if lib.meta.get("lanes"):

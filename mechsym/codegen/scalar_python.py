@@ -157,7 +157,7 @@ def source(spec) -> str:
 
 class ScalarTracker:
     """tracker(params, col_scale, tol) -> track(q, theta, thetad) with the C library's tracker interface
-    (status, q, J (nq, k), a0, applied, factor = None), for mechsym.simulate.CTracker on the numpy backend."""
+    (status, q, J (nq, k), a0, applied, factor = None), for mechsym.planar.simulate.CTracker on the numpy backend."""
 
     backend = "numpy"
 

@@ -1,6 +1,6 @@
 """The codegen spec: what generated code computes, independent of any backend.
 
-For a derived planar System, `mechsym.planar_spec.generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
+For a derived planar System, `mechsym.planar.spec.generate(system)` returns a `Spec`: named `Function`s (named input groups of symbols, output
 expressions) and the `SparseJacobian` of Phi_q (its pattern, the varying entries as the function
 `jac_values`, and the static elimination plan of mechsym.codegen.sparse_plan). Each backend is a
 printer of the same spec:
@@ -20,7 +20,7 @@ on either backend.
 
 So every backend evaluates the same expressions and the same elimination. The runtime algorithms that
 loop sample after sample (ms_inverse's continuation, ms_ode, ms_forward's DOP853, ms_track) exist in C
-only: on numpy the same jobs are done by vectorised numpy (mechsym.kinematics.Solver's two-pass sweep,
+only: on numpy the same jobs are done by vectorised numpy (mechsym.planar.kinematics.Solver's two-pass sweep,
 scipy's DOP853 with the same coefficients and error control) or by the scalar tracker, since a
 per-sample loop in Python would be the slow path numpy is there to avoid.
 """

@@ -1,6 +1,6 @@
 """Ground-contact points on any derived model: spatial_v2's gcPosVel, Fpt and gcFD roles, generated.
 
-Declare points as (body, coordinates in the body frame) on a planar `System` (mechsym.system.derive of a
+Declare points as (body, coordinates in the body frame) on a planar `System` (mechsym.derive of a
 Mechanism; coordinates in the declaration's body frame, or the name of a declared point) or on a
 `FloatingSystem` (mechsym.spatial.floating; body frame with its origin at the centre of mass). Then
 
@@ -8,7 +8,7 @@ Mechanism; coordinates in the declaration's body frame, or the name of a declare
   coordinate last (gcPosVel's output, split);
 * `generalised_forces(q, f)` -> Q: the generalised forces of point forces f (nd x np) on the model's
   speeds, Q = sum_i J_i^T f_i (what Fpt followed by gcFD feeds to the dynamics);
-* `load(ground, states=None)`: a load callable (t, q, qd, s) -> (Q, du/dt) for `mechsym.simulate` /
+* `load(ground, states=None)`: a load callable (t, q, qd, s) -> (Q, du/dt) for `mechsym.planar.simulate` /
   `FloatingSystem.ode`, in which the tangential deflections u ride along as extra states (s = u.ravel(),
   u of shape (nd-1) x np as in spatial_v2) and ONE evaluation of the law covers all points (with
   `states`, the law's formulas in held states: `laws_in_states`, used by mechsym.contact.run);
@@ -115,8 +115,8 @@ class _FloatingModel:
 
 
 def _model(system, params):
+    from mechsym.planar.system import System
     from mechsym.spatial.floating import FloatingSystem
-    from mechsym.system import System
 
     if isinstance(system, FloatingSystem):
         return _FloatingModel(system, params)

@@ -217,9 +217,7 @@ def _check_backend(backend, points, method, hold_states):
     over its own equations, on the backend it was derived with)."""
     from mechsym.codegen.backend import resolve
 
-    if backend is None and _c_run_refusal(points, method, hold_states):
-        backend = "numpy"
-    chosen = resolve(backend)
+    chosen = resolve(backend, default="numpy" if _c_run_refusal(points, method, hold_states) else None)
     chosen.route(compiled=_check_c_run, python=lambda *args: None)(points, method, hold_states)
     return chosen
 
@@ -297,8 +295,8 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning); None, the default: C where a
     compiler is present and the C route covers the run, numpy otherwise."""
+    from mechsym.planar.simulate import EquationsOfMotion
     from mechsym.spatial.floating import LAYOUT, FloatingSystem
-    from mechsym.simulate import EquationsOfMotion
 
     if not isinstance(points, ContactPoints):
         raise InputError(f"points must be ContactPoints, got {type(points).__name__}")

@@ -12,7 +12,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["DerivedSystem", "ParametersInUse"]
+from mechsym.core.errors import InputError
+from mechsym.core.parameters import Declaration
+
+__all__ = ["DerivedSystem", "ParametersInUse", "derive"]
 
 
 @runtime_checkable
@@ -58,6 +61,23 @@ class DerivedSystem(Protocol):
     def flops(self) -> dict:
         """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
         prints them: the same on every backend)."""
+
+
+def derive(declaration, backend=None, *, contact_frames=()):
+    """Check a declaration, derive everything symbolic and bind the generated code: the one entry point for
+    every kind of model, each returning a system that follows DerivedSystem.
+
+    A `Mechanism` gives its planar `System`; a `mechsym.spatial.floating.FloatingBody` its `FloatingSystem` (a free
+    3-D rigid body); a `mechsym.spatial.Tree` (or a URDF read by `mechsym.read_urdf`) its
+    `mechsym.spatial.TreeSystem`, with the Jacobians and biases of `contact_frames` among its contact
+    terms. backend: "c" (generated C, compiled once into the cache), "numpy", a
+    mechsym.codegen.backend.Backend, or None: C where a compiler is present, numpy otherwise; "c" without
+    a compiler falls back to numpy with a warning. Each declaration knows its own system
+    (`Declaration.derived`), so this layer names none of them."""
+    if not isinstance(declaration, Declaration):
+        raise InputError(f"cannot derive a {type(declaration).__name__}: a Mechanism, a FloatingBody or a Tree "
+                         "(mechsym.read_urdf reads one)")
+    return declaration.derived(backend, contact_frames)
 
 
 class ParametersInUse:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mechsym.core.errors import InputError
+
 # Units whose quantities are positive unless a declaration says otherwise: lengths, masses, inertias and
 # densities (per length, area and volume).
 POSITIVE_UNITS = ("m", "kg", "kg m^2", "kg/m", "kg/m^2", "kg/m^3")
@@ -84,6 +86,16 @@ class Declaration:
 
         self.gravity_magnitude = sp.sympify(magnitude)
         self.gravity = tuple(sp.Integer(d) * self.gravity_magnitude for d in self.DOWN)
+
+    def derived(self, backend=None, contact_frames=()):
+        """This declaration derived and bound to generated code on `backend`: what mechsym.derive returns for
+        it. Only a tree has contact frames; a kind of declaration gives its system through `_system`."""
+        if contact_frames:
+            raise InputError(f"contact_frames name frames of a tree; a {type(self).__name__} has none")
+        return self._system(backend)
+
+    def _system(self, backend):
+        raise NotImplementedError(f"{type(self).__name__} has no derived system")
 
     def _drop_default_gravity(self):
         if self._default_gravity is not None:

@@ -31,8 +31,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
+from mechsym.core.forces import TIME, ElementDeclaration
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
-from mechsym.forces import TIME, ElementDeclaration
 from mechsym.spatial.joints import Joint, Revolute
 
 __all__ = ["Tree", "rpy_matrix", "inertia_violation"]
@@ -72,7 +72,7 @@ class Tree(ElementDeclaration, Declaration):
     """A tree of rigid bodies. Bodies are added parent first; `body(...)` returns the body's name.
     Parameters (each a run-time symbol of the generated code) and gravity follow
     mechsym.core.parameters.Declaration; `check()` reports a bad default or a name declared twice.
-    Force elements (mechsym.forces.ElementDeclaration: spring, damper, ...) join two ends (body, frame):
+    Force elements (mechsym.core.forces.ElementDeclaration: spring, damper, ...) join two ends (body, frame):
     a frame fixed on the body, the body's own name for its origin; their laws are of the element's
     measure and rate and the parameters (mechsym.spatial.elements)."""
 
@@ -82,9 +82,16 @@ class Tree(ElementDeclaration, Declaration):
         self.name = name
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
-        self.elements = []            # force elements (mechsym.forces)
+        self.elements = []            # force elements (mechsym.core.forces)
         self._joint_names = set()
         self._init_parameters()
+
+    def derived(self, backend=None, contact_frames=()):
+        """This tree's TreeSystem (what mechsym.derive returns for it), with the Jacobians and biases of
+        `contact_frames` among its contact terms."""
+        from mechsym.spatial.system import TreeSystem
+
+        return TreeSystem(self, contact_frames, backend)
 
     def _value(self, value, what):
         if isinstance(value, str):

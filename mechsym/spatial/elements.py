@@ -1,4 +1,4 @@
-"""Force elements on a tree (the classes of mechsym.forces): their generalised forces and columns written
+"""Force elements on a tree (the classes of mechsym.core.forces): their generalised forces and columns written
 over a Derivation's symbols, for the tree's generated functions (mechsym.spatial.system).
 
 An end of a line element is a frame (a body's own name is its origin); its position and velocity are the
@@ -13,13 +13,13 @@ from dataclasses import replace
 
 import sympy as sp
 
-from mechsym.forces import JointTorque, PointLoad
+from mechsym.core.forces import JointTorque, PointLoad
 
 __all__ = ["TreeGeometry", "element_terms"]
 
 
 class TreeGeometry:
-    """The named quantities of a tree (mechsym.forces.Geometry) over a Derivation's q, v and p."""
+    """The named quantities of a tree (mechsym.core.forces.Geometry) over a Derivation's q, v and p."""
 
     def __init__(self, d):
         self.d = d

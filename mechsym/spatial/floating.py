@@ -92,6 +92,9 @@ class FloatingBody(Declaration):
     def __post_init__(self):
         self._init_parameters()
 
+    def _system(self, backend):
+        return FloatingSystem(self, backend)
+
     def body(self, mass, inertia, points=None):
         """Mass and centroidal inertia in the body frame: a 3x3 matrix, or (Ixx, Iyy, Izz) for principal
         axes along the body axes. `points` maps names to (x, y, z) in the body frame (origin at the CoM)."""
@@ -406,7 +409,7 @@ class FloatingSystem(ParametersInUse):
         return np.moveaxis(out.reshape(shape + (13,)), -1, 0)
 
     def ode(self, params=None, load=None, n_states=0):
-        """The ODE with extra states (the interface of mechsym.simulate.EquationsOfMotion): `rhs(t, y)`
+        """The ODE with extra states (the interface of mechsym.planar.simulate.EquationsOfMotion): `rhs(t, y)`
         for y = [13 body states, extra states] and `coordinates(y)` -> (coordinates (7), speeds (6))."""
         return FloatingODE(self, self.params(params), load, n_states)
 

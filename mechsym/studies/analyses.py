@@ -138,7 +138,7 @@ def analyse(opts, system, params=None, hook=None, backend=None):
     if opts.command == "inverse" and opts.quasi_static:
         table.columns.pop("omega", None)
     if opts.command == "kinematics" and opts.omega is not None:
-        from mechsym.rates import coefficients_to_rates
+        from mechsym.planar.rates import coefficients_to_rates
 
         table = coefficients_to_rates(table, opts.omega, opts.alpha)
     return table, drawn
@@ -147,8 +147,8 @@ def analyse(opts, system, params=None, hook=None, backend=None):
 def _check_memory(system, opts):
     """The memory of inverse or kinematics over `samples`, refused before the samples are made."""
     from mechsym.core.budget import check_memory
-    from mechsym.dynamics import inverse_memory
-    from mechsym.kinematics import sweep_memory
+    from mechsym.planar.dynamics import inverse_memory
+    from mechsym.planar.kinematics import sweep_memory
 
     name, n = system.mechanism.name, opts.samples
     if opts.command == "inverse":

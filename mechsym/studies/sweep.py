@@ -193,8 +193,8 @@ class TableStudy:
 def _inverse_batch(system, args, sets, reductions):
     """TableStudy.batch for the inverse analysis (see there): per set its figures or its exception."""
     from mechsym.core.parameters import apply_overrides
-    from mechsym.dynamics import analysis_functions
-    from mechsym.equations import inverse as inverse_analysis
+    from mechsym.planar.dynamics import analysis_functions
+    from mechsym.planar.equations import inverse as inverse_analysis
 
     mech = system.mechanism
     analysis = inverse_analysis(mech, not args.quasi_static)
@@ -320,7 +320,7 @@ def compiled_inverse(lib, start: CompiledStart, theta, params):
 def compiled_start(system) -> CompiledStart | None:
     """The CompiledStart of a derived one-coordinate system (Solver.reference of the default parameters);
     None where the reference does not assemble."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
+    from mechsym.planar.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
 
     solver = system.solver()
     try:
@@ -368,8 +368,8 @@ class ModelRef:
         if key not in _SYSTEMS:
             import warnings
 
+            from mechsym.core.derived import derive
             from mechsym.studies.sweep_warm import watch
-            from mechsym.system import derive
 
             with watch() as read:  # the files the build reads, for a worker's warm start (sweep_warm)
                 mech = self.source()
@@ -481,7 +481,7 @@ def sweep(model, sets, study, *, backend=None, executor=None, workers=None, chun
     if isinstance(model, str):
         raise InputError(f"model '{model}': give its build function (a name is found by "
                          "mechsym.app.registry.find), or a derived System")
-    derived = sys.modules.get("mechsym.system")  # (not imported for a warm start: it loads sympy)
+    derived = sys.modules.get("mechsym.planar.system")  # (not imported for a warm start: it loads sympy)
     if derived is not None and isinstance(model, derived.System):
         if parallel:
             raise InputError("a derived System does not travel to workers: pass the model's build function")

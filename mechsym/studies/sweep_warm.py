@@ -169,8 +169,8 @@ def _record(path, ref, study, system, read):
     lib = system.functions
     if not lib.meta.get("square"):
         return
-    from mechsym.dynamics import analysis_functions
-    from mechsym.equations import inverse as inverse_analysis
+    from mechsym.planar.dynamics import analysis_functions
+    from mechsym.planar.equations import inverse as inverse_analysis
 
     analysis = inverse_analysis(system.mechanism, not study.analysis.quasi_static)
     if analysis.free or analysis.extra_rows or analysis.extra_unknowns:

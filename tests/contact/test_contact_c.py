@@ -73,7 +73,7 @@ def test_library_is_served_from_the_cache_without_generating(disc, tmp_path, mon
 
 def test_refusals(disc):
     from mechanisms import chain3, polydisc
-    from mechsym.system import derive
+    from mechsym import derive
 
     system, points, ground = disc
     y0 = polydisc.initial_state(system)

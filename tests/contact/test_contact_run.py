@@ -5,12 +5,12 @@ import pytest
 from mechsym.codegen import c_backend
 from mechsym.contact import (NO_CONTACT, SLIP, STICK, ContactPoints, GroundContact, gcontact,
                              simulate_contact, static_penetration)
+from mechsym import derive
 from mechsym.contact.points import classify, contact_signals
 from mechsym.contact.spatial_v2 import _laws
 from mechsym.core.errors import InputError
 from mechsym.core.quaternion import about as quat_about
 from mechsym.spatial.floating import FloatingBody
-from mechsym import derive
 
 K, D = 1e6, 2000.0
 A, B, C = 0.1, 0.06, 0.04  # half sizes of the box
@@ -168,7 +168,7 @@ def motion(run, y):
     system = run.points.system
     if run.points.nd == 3:
         return y[:, :7], y[:, 7:13], system.energy(y[:, :13].T, system.params()).sum(axis=0)
-    from mechsym.dynamics import energies
+    from mechsym.planar.dynamics import energies
 
     k = len(system.coordinate_names)
     kin = system.kinematics(y[:, :k])
@@ -313,10 +313,10 @@ def test_chain_energy_lost_is_the_work_of_the_ground(chain_run):
 
 
 def test_plain_simulate_with_the_contact_load_agrees():
-    """mechsym.simulate with ContactPoints.load (the law evaluated directly, no events) follows the same
+    """mechsym.planar.simulate with ContactPoints.load (the law evaluated directly, no events) follows the same
     motion as the event runner with held states."""
     from mechanisms import chain3
-    from mechsym.simulate import simulate
+    from mechsym.planar.simulate import simulate
 
     system, points, ground = chain3.model()
     plain = simulate(system, [0, 0, 0], [0, 0, 0], 0.6, rtol=1e-9, load=points.load(ground), state0=np.zeros(3),

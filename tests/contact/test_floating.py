@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
+from mechsym import derive
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.quaternion import about as quat_about, rotation_matrix
 from mechsym.spatial.floating import FloatingBody, FloatingSystem
-from mechsym.system import derive
 
 INERTIA = (0.1, 0.2, 0.25)
 

@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from mechsym.core.errors import ModelError
-from mechsym.model import Mechanism
+from mechsym.planar.model import Mechanism
 
 
 @dataclass(frozen=True)

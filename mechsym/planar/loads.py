@@ -14,7 +14,7 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.forces import TIME
+from mechsym.core.forces import TIME
 
 
 class LoadFunctions:
@@ -72,7 +72,7 @@ class LoadFunctions:
 
 def _timed(system):
     """Names of the force elements and loads whose value depends on the time."""
-    from mechsym.model import describe_load, load_values
+    from mechsym.planar.model import describe_load, load_values
 
     mech = system.mechanism
     out = {f"{e.kind} '{e.name}'" for e, *_, force in system.equations.elements if TIME in force.free_symbols}

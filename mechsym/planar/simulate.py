@@ -21,8 +21,8 @@ from mechsym.core.errors import AssemblyError, InputError, SingularError
 from mechsym.core.results import RunResult
 from mechsym.core.runner import StepRejected, integrate, result
 from mechsym.core.timegrid import run_options
-from mechsym.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
-from mechsym.loads import moving
+from mechsym.planar.kinematics import CHORD_TOL, MAX_ITER, SUSPECT, TOL
+from mechsym.planar.loads import moving
 
 
 # A Newton correction larger than this (relative to the coordinate scales) is far beyond any prediction
@@ -291,7 +291,7 @@ class CTracker:
     instead."""
 
     def __init__(self, solver, library, theta0, q0=None):
-        from mechsym.kinematics import STEP_TOL
+        from mechsym.planar.kinematics import STEP_TOL
 
         self.solver, self.fallback = solver, ConfigurationTracker(solver, theta0, q0)
         self.theta, self.q, self.jq = self.fallback.theta, self.fallback.q, self.fallback.jq
@@ -383,7 +383,7 @@ class CTracker:
         s = self.solver
         key = tuple(rows)
         if key not in self._row_calls:
-            from mechsym.kinematics import STEP_TOL
+            from mechsym.planar.kinematics import STEP_TOL
 
             self._row_calls[key] = self.library.track_rows(s.params, s.col_scale, STEP_TOL, key)
         th = np.atleast_1d(np.asarray(theta, float))
@@ -473,7 +473,7 @@ class EquationsOfMotion:
         self.tracker = tracker(system, self.solver, theta0, q0)
         self.mass = system.mass(self.solver.params)
         self.coord_forces = _force_functions(system, forces or {})
-        self.motion = moving(system)  # the declared loads of velocity or time (mechsym.loads)
+        self.motion = moving(system)  # the declared loads of velocity or time (mechsym.planar.loads)
         nj = system.constraints.n_joint_rows
         self._drive_rows = tuple(range(nj, nj + self.k))
 

@@ -19,8 +19,8 @@ from functools import cached_property
 import sympy as sp
 
 from mechsym.core.errors import ModelError
-from mechsym.model import Mechanism
-from mechsym.topology import Topology
+from mechsym.planar.model import Mechanism
+from mechsym.planar.topology import Topology
 
 
 def rot(angle):

@@ -4,8 +4,8 @@ With q'' the accelerations of the absolute coordinates, the Newton-Euler rows re
 
     Phi_q^T lambda + grad d^T tau + Q(q) = M qdd,      qdd = J thetadd + a0(q, qd),
 
-where J = dq/dtheta and a0 solves Phi_q a0 = -gamma (mechsym.kinematics). An `Analysis`
-(mechsym.equations) picks the unknown columns; everything known goes to C. For one coordinate the
+where J = dq/dtheta and a0 solves Phi_q a0 = -gamma (mechsym.planar.kinematics). An `Analysis`
+(mechsym.planar.equations) picks the unknown columns; everything known goes to C. For one coordinate the
 unknowns are linear in (thetadd, thetad^2, loads): `inverse` solves A once per angle for three
 right-hand sides and combines them for every speed.
 """
@@ -25,9 +25,9 @@ from mechsym.core.budget import check_memory
 from mechsym.core.errors import InputError, SingularError
 from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
 from mechsym.core.timegrid import run_options
-from mechsym.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.kinematics import Kinematics, _solve, sweep_memory
-from mechsym.loads import moving
+from mechsym.planar.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
+from mechsym.planar.kinematics import Kinematics, _solve, sweep_memory
+from mechsym.planar.loads import moving
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -411,7 +411,7 @@ def _inverse_c(system, theta, params, kernel):
     call for the whole batch. Where the kernel's continuation stops (a limit position, a dead point, a
     change of branch: the numpy continuation's decisions), the error Solver.stopped names; None where it
     failed before its continuation (the numpy route then names that)."""
-    from mechsym.kinematics import STEP_TOL, SUSPECT
+    from mechsym.planar.kinematics import STEP_TOL, SUSPECT
 
     solver = system.solver(params)
     q0 = _start(solver, theta[0])
@@ -498,7 +498,7 @@ def ode(system, theta, omega, torque=0.0, params=None):
 
 def _ode_c(system, theta, omega, torque, params):
     """(f, jac) of `ode` in one compiled call, (None, None) where it failed before its continuation."""
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     solver = system.solver(params)
     t0, q0 = solver._start(theta[:1])  # the sweep's start, so that a first state on a bridge is bridged too
@@ -543,7 +543,7 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
 
     torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
     functions, numpy route only). method: solve_ivp's method on the numpy route; the implicit ones
-    (Radau, BDF, LSODA) get the exact Jacobian (mechsym.dynamics.reduced_ode) and need a constant
+    (Radau, BDF, LSODA) get the exact Jacobian (mechsym.planar.dynamics.reduced_ode) and need a constant
     torque. On the C backend with a constant torque the whole run (reduced-form right-hand side, DOP853
     with scipy's coefficients and error control, dense output, event location) happens in C, and a
     `method` other than DOP853 is refused; otherwise scipy's solve_ivp integrates the reduced form with
@@ -608,7 +608,7 @@ def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None
 
 
 def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
-    from mechsym.kinematics import STEP_TOL
+    from mechsym.planar.kinematics import STEP_TOL
 
     if method != "DOP853":
         raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
@@ -638,7 +638,7 @@ def _event_name(event) -> str:
 
 def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
     from mechsym.core.runner import integrate, rejecting
-    from mechsym.simulate import ConfigurationTracker
+    from mechsym.planar.simulate import ConfigurationTracker
 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     implicit = method in ("Radau", "BDF", "LSODA")
@@ -650,7 +650,7 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
     tracker = ConfigurationTracker(solver, [theta0], q0, bridging=not implicit)  # (the implicit ones take Phi_q)
     scalar = None if implicit or loads is not None else getattr(system, "scalar_tracker", None)
     if scalar is not None:                       # one state per call on floats (the C tracker's interface)
-        from mechsym.simulate import CTracker, one_coordinate_rhs
+        from mechsym.planar.simulate import CTracker, one_coordinate_rhs
 
         rhs = one_coordinate_rhs(CTracker(solver, scalar, [theta0], q0), mass, force,
                                  lambda q: system.applied(q, solver.params))

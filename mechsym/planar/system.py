@@ -1,6 +1,6 @@
 """A derived mechanism: the declaration carried through topology, constraints and equations, compiled.
 
-`derive(mechanism)` is the one entry point; the `System` it returns answers every analysis for any
+`mechsym.derive(mechanism)` gives the `System`, which answers every analysis for any
 parameter values (parameters are arguments of the generated code, so changing one does not re-derive).
 """
 from __future__ import annotations
@@ -10,17 +10,17 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from mechsym import dynamics
 from mechsym.codegen.backend import resolve
-from mechsym.constraints import derive_constraints
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunResult, Table
-from mechsym.equations import derive_equations, latex_names, reduced_form, symbolic_system
-from mechsym.kinematics import KinematicFunctions, Solver
-from mechsym.model import Mechanism
-from mechsym.simulate import simulate as simulate_mechanism
-from mechsym.topology import analyse
+from mechsym.planar import dynamics
+from mechsym.planar.constraints import derive_constraints
+from mechsym.planar.equations import derive_equations, latex_names, reduced_form, symbolic_system
+from mechsym.planar.kinematics import KinematicFunctions, Solver
+from mechsym.planar.model import Mechanism
+from mechsym.planar.simulate import simulate as simulate_mechanism
+from mechsym.planar.topology import analyse
 
 
 SCALAR_MAX = 24  # coordinates up to which a simulation state is solved on floats (System.scalar_tracker)
@@ -50,16 +50,16 @@ class System(ParametersInUse):
 
     @cached_property
     def spec(self):
-        """The codegen spec of this mechanism (mechsym.planar_spec): what every backend renders."""
-        from mechsym.planar_spec import generate
+        """The codegen spec of this mechanism (mechsym.planar.spec): what every backend renders."""
+        from mechsym.planar.spec import generate
 
         return generate(self)
 
     @cached_property
     def loads(self):
-        """The loads of velocity or time and the force elements' columns (mechsym.loads.LoadFunctions), or
+        """The loads of velocity or time and the force elements' columns (mechsym.planar.loads.LoadFunctions), or
         None when the mechanism has neither."""
-        from mechsym.loads import LoadFunctions
+        from mechsym.planar.loads import LoadFunctions
 
         eqs = self.equations
         return LoadFunctions(self) if eqs.moving_loads or eqs.elements else None
@@ -190,7 +190,7 @@ class System(ParametersInUse):
     # -- analyses -----------------------------------------------------------------------------------
     def kinematics(self, theta, params=None, start=None):
         """Positions and exact derivatives at the samples `theta` (N,) or (N, k), in their order: a
-        `mechsym.kinematics.Kinematics` with named fields. q (N, n): per moving body, in the order of
+        `mechsym.planar.kinematics.Kinematics` with named fields. q (N, n): per moving body, in the order of
         `self.constraints.bodies`, its centre of mass x, y [m] and angle [rad] (q[:, 3i:3i+3]); dq
         (N, n, k): dq/dtheta per coordinate; ddq (N, n): d2q/dtheta2 (one coordinate; None otherwise);
         theta (N, k); jac (N, n, n) the constraint Jacobian; params the parameter vector.
@@ -227,7 +227,7 @@ class System(ParametersInUse):
             cols.update({n: element_cols[n] for n in keep if n in element_cols})
             units.update({n: self.loads.units[n] for n in keep if n in element_cols})
         if rates or omega is not None:
-            from mechsym.rates import rate_columns
+            from mechsym.planar.rates import rate_columns
 
             rate_cols, rate_units = rate_columns(self, kin, cols, omega, alpha)
             cols.update(rate_cols)
@@ -235,15 +235,15 @@ class System(ParametersInUse):
         return Table(cols, units, f"{self.mechanism.name}: kinematics")
 
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
-        """Driving forces and every reaction with the motion imposed; see mechsym.dynamics.inverse."""
+        """Driving forces and every reaction with the motion imposed; see mechsym.planar.dynamics.inverse."""
         return dynamics.inverse(self, theta, omega, alpha, params, inertia)
 
     def solve(self, theta, thetad, analysis, thetadd=None, forces=None, params=None) -> dict:
-        """Any analysis at N states (several coordinates); see mechsym.dynamics.solve."""
+        """Any analysis at N states (several coordinates); see mechsym.planar.dynamics.solve."""
         return dynamics.solve(self, theta, thetad, analysis, thetadd, forces, params)
 
     def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
-        """Motion under given driving forces; see mechsym.dynamics.forward."""
+        """Motion under given driving forces; see mechsym.planar.dynamics.forward."""
         return dynamics.forward(self, torque, theta0, omega0, t_end, **options)
 
     @property
@@ -254,7 +254,7 @@ class System(ParametersInUse):
     def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853",
                  **options) -> RunResult:
         """Motion from state0 = [coordinates, rates] under the declared loads and `options` (forces, load,
-        extra states, events); see mechsym.simulate.simulate."""
+        extra states, events); see mechsym.planar.simulate.simulate."""
         state0 = np.asarray(state0, float)
         k = len(self.coordinate_names)
         if state0.shape != (2 * k,):
@@ -264,19 +264,19 @@ class System(ParametersInUse):
                                   **options)
 
     def reduced(self, kin):
-        """Lagrange reduced form at solved kinematics: a `mechsym.dynamics.Reduced` (M, half_dM, G), each
-        (N,), unpacking as a tuple; see mechsym.dynamics.reduced."""
+        """Lagrange reduced form at solved kinematics: a `mechsym.planar.dynamics.Reduced` (M, half_dM, G), each
+        (N,), unpacking as a tuple; see mechsym.planar.dynamics.reduced."""
         return dynamics.reduced(self, kin)
 
     def ode(self, theta, omega, torque=0.0, params=None):
-        """The reduced ODE's right-hand side and exact Jacobian; see mechsym.dynamics.ode."""
+        """The reduced ODE's right-hand side and exact Jacobian; see mechsym.planar.dynamics.ode."""
         return dynamics.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
     def _repr_latex_(self, max_rows=24):
         """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
         larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""
-        from mechsym.equations import inverse as inverse_analysis
+        from mechsym.planar.equations import inverse as inverse_analysis
 
         a, u, c = symbolic_system(self.equations, inverse_analysis(self.mechanism))
         name = self.mechanism.name.replace("_", r"\_")
@@ -289,7 +289,7 @@ class System(ParametersInUse):
 
     def equations_text(self, latex=False, analysis=None) -> str:
         """The A U = C system and the reduced form, as text or LaTeX."""
-        from mechsym.equations import inverse as inverse_analysis
+        from mechsym.planar.equations import inverse as inverse_analysis
 
         analysis = analysis or inverse_analysis(self.mechanism)
         a, u, c = symbolic_system(self.equations, analysis)
@@ -320,32 +320,6 @@ class System(ParametersInUse):
                 out.append(f"1/2 M' = {sp.sstr(half_dm)}")
                 out.append(f"G = {sp.sstr(g_term)}")
         return "\n".join(out)
-
-
-def derive(declaration, backend=None, *, contact_frames=()):
-    """Check a declaration, derive everything symbolic and bind the generated code: the one entry point for
-    every kind of model, each returning a system that follows mechsym.core.derived.DerivedSystem.
-
-    A `Mechanism` gives its planar `System`; a `mechsym.spatial.floating.FloatingBody` its `FloatingSystem` (a free
-    3-D rigid body); a `mechsym.spatial.Tree` (or a URDF read by `mechsym.read_urdf`) its
-    `mechsym.spatial.TreeSystem`, with the Jacobians and biases of `contact_frames` among its contact
-    terms. backend: "c" (generated C, compiled once into the cache), "numpy", a
-    mechsym.codegen.backend.Backend, or None: C where a compiler is present, numpy otherwise; "c" without
-    a compiler falls back to numpy with a warning."""
-    from mechsym.spatial.floating import FloatingBody, FloatingSystem
-    from mechsym.spatial.declare import Tree
-    from mechsym.spatial.system import TreeSystem
-
-    if isinstance(declaration, Tree):
-        return TreeSystem(declaration, contact_frames, backend)
-    if contact_frames:
-        raise InputError(f"contact_frames name frames of a tree; a {type(declaration).__name__} has none")
-    if isinstance(declaration, FloatingBody):
-        return FloatingSystem(declaration, backend)
-    if isinstance(declaration, Mechanism):
-        return System(declaration, backend)
-    raise InputError(f"cannot derive a {type(declaration).__name__}: a Mechanism, a FloatingBody or a Tree "
-                     "(mechsym.read_urdf reads one)")
 
 
 def _bound(cache, size=64):

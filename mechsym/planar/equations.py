@@ -4,7 +4,7 @@ Per moving body b, three rows (force x, force y, moment about the centre of mass
 
     sum of joint reactions + sum of generalised-coordinate forces + applied loads = m_b a_b, I_b alpha_b
 
-The reaction columns are the gradients of the joint constraints (see mechsym.constraints), so A is
+The reaction columns are the gradients of the joint constraints (see mechsym.planar.constraints), so A is
 sparse with constant +-1 entries in the force rows and moment arms in the moment rows, as in the
 chapter's hand-written systems. An `Analysis` says which symbols are unknown: reactions always; for each
 generalised coordinate either its force (motion imposed) or its acceleration (force given); optionally
@@ -17,10 +17,10 @@ from functools import cached_property
 
 import sympy as sp
 
-from mechsym.constraints import Constraints, cross2, point_position
 from mechsym.core.errors import InputError
-from mechsym.forces import TIME, JointTorque, PointLoad
-from mechsym.model import BodyTorque, PointForce
+from mechsym.core.forces import TIME, JointTorque, PointLoad
+from mechsym.planar.constraints import Constraints, cross2, point_position
+from mechsym.planar.model import BodyTorque, PointForce
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Equations:
 
 class PlanarGeometry:
     """The named quantities of a mechanism as exact expressions in its coordinates q and velocities qd
-    (mechsym.forces.Geometry): what a load's or a force element's symbols stand for."""
+    (mechsym.core.forces.Geometry): what a load's or a force element's symbols stand for."""
 
     def __init__(self, con: Constraints):
         self.con = con

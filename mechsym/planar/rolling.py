@@ -1,7 +1,7 @@
 """Wheels rolling on a track: the contact force, quasi-static equilibrium in closed form, and the position problem.
 
 A `RollingContact` is a wheel (a circle of radius r about a named point of a body) touching a track curve
-of the fixed body (mechsym.track). At the contact, with beta the track's slope angle there,
+of the fixed body (mechsym.planar.track). At the contact, with beta the track's slope angle there,
 
     t = (cos beta, sin beta),  n = (-sin beta, cos beta),  contact point P = centre - r n,
 
@@ -10,7 +10,7 @@ normal force. Its generalised force on the wheel's coordinates (x, y of the cent
 (f_x, f_y, (P - com) x f): for a wheel whose centre of mass is at its centre the moment is r F.
 
 `ContactStatics` writes the quasi-static Newton-Euler rows of every moving body exactly as the dynamics
-does (mechsym.constraints, mechsym.equations: joint reactions and coordinate forces as the gradient
+does (mechsym.planar.constraints, mechsym.planar.equations: joint reactions and coordinate forces as the gradient
 columns of the constraint rows, gravity and loads as applied forces), adds the contact columns, and lets
 `ties` (rows linear in the unknowns, = 0) close the system, e.g. two motor torques tied equal. It then
 eliminates in closed form, once, symbolically: pivots on the constant (+-1) entries first (the pin
@@ -36,10 +36,10 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import VectorFunction
-from mechsym.constraints import cross2, derive_constraints, point_position
 from mechsym.core.errors import InputError, ModelError, SingularError
-from mechsym.equations import derive_equations
-from mechsym.model import Mechanism
+from mechsym.planar.constraints import cross2, derive_constraints, point_position
+from mechsym.planar.equations import derive_equations
+from mechsym.planar.model import Mechanism
 
 
 @dataclass(frozen=True)

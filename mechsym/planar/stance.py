@@ -8,13 +8,13 @@ of body angles), then the rest, linear in the positions. Every body coordinate, 
 other coordinate (a wheel's spin on its leg) is then an expression of those arguments.
 
 Standing on the track: the lead wheel's centre is on the offset curve at the given contact x_lead, the
-trailing wheel's at the contact x_trail behind it (mechsym.rolling.rear_contact) at the distance |d| that
+trailing wheel's at the contact x_trail behind it (mechsym.planar.rolling.rear_contact) at the distance |d| that
 the declaration sets between the two centres (d(inputs), in the reference body's frame); psi turns d onto
 W(x_lead) - W(x_trail). The wheels roll without slip: a wheel's angle is beta - s/r (s the arc length from
 x0). Derivatives by the inputs at a fixed lead contact: the closure rot(psi) d(inputs) = W(x_lead) -
 W(x_trail) differentiated implicitly, symbolically (the track enters through W'(x_trail), exact); then
 every coordinate by the chain rule, with d theta_trail / d x_trail = -|W'| / r and d beta / dx = f'' / (1 +
-f'^2) from rolling; the contact forces (mechsym.rolling.ContactStatics) by their exact partials.
+f'^2) from rolling; the contact forces (mechsym.planar.rolling.ContactStatics) by their exact partials.
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import VectorFunction
-from mechsym.constraints import point_position, rot
 from mechsym.core.errors import InputError, ModelError
-from mechsym.rolling import rear_contact
-from mechsym.track import load_track
+from mechsym.planar.constraints import point_position, rot
+from mechsym.planar.rolling import rear_contact
+from mechsym.planar.track import load_track
 
 
 def at_rest(reference):
@@ -89,7 +89,7 @@ class StancePose:
 
 
 class Stance:
-    """The configuration of a mechanism on the two rolling contacts of `statics` (mechsym.rolling), with the
+    """The configuration of a mechanism on the two rolling contacts of `statics` (mechsym.planar.rolling), with the
     body `reference` as the free body and the coordinates named `inputs` imposed; `lead` names the contact
     whose position is given (default the last), the other trails behind it."""
 

@@ -20,10 +20,10 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen.constants import BRIDGE_DROP, BRIDGE_RES, CHORD_TOL, MAX_STEP, STEP, STEP_FLOOR
-from mechsym.constraints import Constraints
 from mechsym.core.budget import check_memory
 from mechsym.core.errors import AssemblyError, InputError, ModelError, SingularError
-from mechsym.model import numeric_subs
+from mechsym.planar.constraints import Constraints
+from mechsym.planar.model import numeric_subs
 
 TOL = 1e-12  # residual tolerance, relative to the mechanism's size
 STEP_TOL = 1e-10  # Newton stops after a step this small (relative): the next error is below rounding

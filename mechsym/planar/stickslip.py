@@ -16,7 +16,7 @@ to zero (lift-off: the run ends, there being no flight phase). The driven coordi
 
 The state is y = [theta, theta', x, x', motor work, friction dissipation]: the last two ride along for an
 energy balance. The configuration is followed state by state by the project's tracker
-(mechsym.simulate.tracker); a trial state it cannot reach rejects the integrator's step.
+(mechsym.planar.simulate.tracker); a trial state it cannot reach rejects the integrator's step.
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.dynamics import energies, solve_at
-from mechsym.equations import Analysis
-from mechsym.kinematics import Kinematics, size_scale
-from mechsym.simulate import CTracker, tracker
+from mechsym.planar.dynamics import energies, solve_at
+from mechsym.planar.equations import Analysis
+from mechsym.planar.kinematics import Kinematics, size_scale
+from mechsym.planar.simulate import CTracker, tracker
 
 CONTACTS = ("stick", "slip+", "slip-")  # slip+: the joint slides towards +x (friction -mu_k fn)
 COLUMNS = ("T", "friction", "fn", "m", "thetadd", "xdd")  # what `unknowns` adds to every solution

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
+from mechsym.core.forces import TIME, ElementDeclaration
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
-from mechsym.forces import TIME, ElementDeclaration
 
 Vec2 = tuple  # a pair of sympy expressions
 
@@ -48,7 +48,7 @@ class JointType:
     multipliers (the reactions, one per row, in the rows' order), `angle_rows` which of the rows are angles
     (the others are lengths), and, if it can be a generalised coordinate, `drive(placed)` the relative
     motion it drives with its `drive_unit` ("rad" or "m"). `placed` gives the bodies' symbolic placement
-    (mechsym.constraints.Placement). `problems()` lists what is wrong in the joint itself; `relative_angle`
+    (mechsym.planar.constraints.Placement). `problems()` lists what is wrong in the joint itself; `relative_angle`
     is the fixed angle of body2 relative to body1 if the joint holds one (None if the angle is free)."""
 
     constraint_count = 0
@@ -277,6 +277,11 @@ class Mechanism(ElementDeclaration, Declaration):
     def __post_init__(self):
         self._init_parameters()
 
+    def _system(self, backend):
+        from mechsym.planar.system import System
+
+        return System(self, backend)
+
     # -- bodies -------------------------------------------------------------------------------------
     def body(self, name, mass=0, inertia=0, com=(0, 0), points=None, guess=0.0, fixed=False):
         """Declare a rigid body; returns its name.
@@ -345,7 +350,7 @@ class Mechanism(ElementDeclaration, Declaration):
     def add_joint(self, joint: JointType) -> str:
         """Declare a joint of any type (a JointType); revolute(), prismatic(), slot() and weld() call this."""
         if not isinstance(joint, JointType):
-            raise InputError(f"mechanism '{self.name}': {joint!r} is not a joint (a mechsym.model.JointType)")
+            raise InputError(f"mechanism '{self.name}': {joint!r} is not a joint (a mechsym.planar.model.JointType)")
         return self._joint(joint)
 
     def plate(self, name, corners, density, points=None, guess=0.0):
@@ -383,7 +388,7 @@ class Mechanism(ElementDeclaration, Declaration):
     def force(self, body, point, fx, fy):
         """A force (fx, fy) [N], components in the fixed frame, applied at the named point of `body`: numbers
         or expressions in the parameters, the named quantities (`position`, `velocity`, `angle`, `rate`)
-        and the time `mechsym.forces.TIME`."""
+        and the time `mechsym.core.forces.TIME`."""
         self.loads.append(PointForce(body, point, _vec((fx, fy))))
 
     def torque(self, body, value):
@@ -496,7 +501,7 @@ class Mechanism(ElementDeclaration, Declaration):
             if stray:
                 problems.append(f"{describe_load(load)} uses {sorted(map(str, stray))}, which are neither parameters "
                                 "nor named quantities (write a load with the parameters, the mechanism's position(), "
-                                "velocity(), angle() and rate() and mechsym.forces.TIME)")
+                                "velocity(), angle() and rate() and mechsym.core.forces.TIME)")
         problems += self.element_problems({b.name: set(b.points) for b in self.bodies.values()},
                                           {j.name for j in self.joints.values() if isinstance(j, Revolute)},
                                           symbols | set(self.quantities))
