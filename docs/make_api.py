@@ -58,6 +58,7 @@ MODULES = [
     ("mechsym.planar.stance", "A mechanism standing on two rolling contacts"),
     ("mechsym.studies.optimize", "Staged optimisation"),
     ("mechsym.spatial.floating", "Free 3-D rigid bodies"),
+    ("mechsym.spatial.floating_loads", "A free body under generated loads"),
     ("mechsym.core.freejoint", "The free joint of a floating body"),
     ("mechsym.core.quaternion", "Quaternions"),
     ("mechsym.contact.spatial_v2", "Compliant ground contact (spatial_v2)"),

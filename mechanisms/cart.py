@@ -103,7 +103,7 @@ def system():
 def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS, the quaternion qw..qz and the heading, and the integrator's stats."""
     from mechanisms.disc import columns
-    from mechsym.spatial.floating import BodyTorque
+    from mechsym.spatial.floating_loads import BodyTorque
 
     cart.check()
     sys3 = system()

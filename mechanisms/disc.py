@@ -7,7 +7,7 @@ m g / k, tilted about the world y axis by `tilt` (a positive tilt lowers the axl
 given velocity and angular velocity (world frame). `torque` T is the body-fixed torque -T about the axle
 (positive T drives towards +y).
 
-Integration: the right-hand side and its exact Jacobian are generated together in C (mechsym.spatial.floating's
+Integration: the right-hand side and its exact Jacobian are generated together in C (mechsym.spatial.floating_loads'
 LoadedODE) and handed to scipy's BDF (the friction regularisation makes the problem stiff);
 rtol = atol = 1e-9 by default (docs/conventions.md).
 
@@ -133,7 +133,7 @@ def system(*declaration):
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
     from mechsym.core.quaternion import about as quat_about
-    from mechsym.spatial.floating import BodyTorque
+    from mechsym.spatial.floating_loads import BodyTorque
 
     disc.check()
     sys3 = system()

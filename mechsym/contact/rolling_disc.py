@@ -398,7 +398,7 @@ class RollingDisc:
         except InputError as exc:
             raise InputError(f"{what}: {exc}") from None
 
-    # -- the load protocol of mechsym.spatial.floating.LoadedODE ----------------------------------------------
+    # -- the load protocol of mechsym.spatial.floating_loads.LoadedODE ----------------------------------------------
     def parameters(self) -> dict:
         """The run-time parameters of the generated code (axis and normal unit)."""
         out = dict(radius=self.radius, stiffness=self.stiffness, damping=self.damping, zone=self.zone,

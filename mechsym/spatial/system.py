@@ -32,7 +32,6 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
-from mechsym.core.results import RunResult
 from mechsym.spatial import run
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
@@ -125,14 +124,10 @@ class TreeSystem(ParametersInUse):
         """The state `simulate` integrates: the coordinates, then the speeds."""
         return [*self.coordinate_names, *self.speed_names]
 
-    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853",
-                 torque=None) -> RunResult:
-        """Motion from state0 = [q, v] under torque(t, q, v) (zero if None); see mechsym.spatial.run."""
-        state0 = np.asarray(state0, float)
-        if state0.shape != (self.nq + self.nv,):
-            raise InputError(f"tree '{self.tree.name}': state0 needs {self.nq + self.nv} values (q, then v), "
-                             f"got shape {state0.shape}")
-        return run.simulate(self, state0[:self.nq], state0[self.nq:], t_end, dt, rtol, atol, torque, params, method)
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853", torque=None):
+        """Motion from state0 = [q, v] under torque(t, q, v) (zero if None), a RunResult; see mechsym.spatial.run."""
+        q0, v0 = np.split(np.atleast_1d(np.asarray(state0, float)), [self.nq])
+        return run.simulate(self, q0, v0, t_end, dt, rtol, atol, torque, params, method)
 
     def check_integrable(self, what):
         """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar

@@ -127,21 +127,21 @@ def test_bad_states_and_parameters(system):
 def test_loaded_body_is_served_from_the_shared_c_cache(tmp_path, monkeypatch):
     """The body under loads goes through the C backend's public cache: a later process (memory cleared,
     building made impossible) loads the same entry as it is, and C agrees with the numpy program."""
-    from mechsym.spatial import floating
+    from mechsym.spatial import floating_loads
     from mechsym.codegen import c_backend
-    from mechsym.spatial.floating import BodyTorque
+    from mechsym.spatial.floating_loads import BodyTorque
 
     if c_backend.compiler() is None:
         pytest.skip("no C compiler")
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
-    monkeypatch.setattr(floating, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     body = derive(brick(), backend="numpy")
     y = body.initial_state((0, 0, 1), quat_xyzw=quat_about((1, 2, 0), 0.4), velocity=(0.3, 0, 0), omega=(1, -2, 3))
     first = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))])
     rates, jac = first.rates(y), first.jacobians(y)
     (entry,) = tmp_path.glob("floating-brick-*")
     stamp = (entry / "lib.so").stat().st_mtime_ns
-    monkeypatch.setattr(floating, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     monkeypatch.setattr(c_backend, "_LOADED", {})
     monkeypatch.setattr(c_backend, "write_entry", None)
     again = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))])

@@ -504,7 +504,8 @@ def test_reference_step_is_converged(name):
 
 from mechsym.contact.rolling_disc import RollingDisc  # noqa: E402
 from mechsym import derive  # noqa: E402
-from mechsym.spatial.floating import K_STAB, BodyTorque, FloatingBody  # noqa: E402
+from mechsym.spatial.floating import K_STAB, FloatingBody  # noqa: E402
+from mechsym.spatial.floating_loads import BodyTorque  # noqa: E402
 
 BODY_VALUES = dict(mass=1.3, Ixx=0.021, Iyy=0.012, Izz=0.014, Ixy=0.002)
 DRIVE = (-0.5, 0.2, 0.1)
@@ -764,15 +765,15 @@ def test_trail_velocity_is_the_derivative_of_the_contact_point():
 
 
 def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tmp_path, monkeypatch):
-    from mechsym.spatial import floating
+    from mechsym.spatial import floating_loads
 
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
-    monkeypatch.setattr(floating, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     y = body.initial_state((0, 0, 1), quat_xyzw=(0.1, 0.2, 0.3, 1), omega=(1, 2, 3))
     first = body.loaded([BodyTorque("drive", DRIVE)])
     rates = first.rates(y, first.params(BODY_VALUES))
     (entry,) = tmp_path.glob("floating-*")
-    monkeypatch.setattr(floating, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     other = body.loaded([BodyTorque("drive", (1.0, 2.0, 3.0))])        # values are run-time parameters
     assert sorted(tmp_path.glob("floating-*")) == [entry]
     np.testing.assert_array_equal(other.rates(y, first.params(BODY_VALUES)), rates)
@@ -782,7 +783,7 @@ def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tm
     cut = entry / "cut.so"                              # a truncated library (a new file: the old is mapped)
     cut.write_bytes(lib.read_bytes()[:1000])
     os.replace(cut, lib)
-    monkeypatch.setattr(floating, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     again = body.loaded([BodyTorque("drive", DRIVE)])
     assert lib.stat().st_size > 1000
     np.testing.assert_array_equal(again.rates(y, again.params(BODY_VALUES)), rates)
