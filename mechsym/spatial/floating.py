@@ -198,12 +198,17 @@ def bias(mass, inertia, gravity, R, velocity, omega, linear="world"):
 
 
 def _times(M, x, transpose=False):
-    """M x (or M^T x) by components, for numbers and sympy alike."""
-    return [sum((M[j, i] if transpose else M[i, j]) * x[j] for j in range(3)) for i in range(3)]
+    """M x (or M^T x): sympy's matrix product for a sympy M, numpy's for numbers."""
+    if isinstance(M, sp.MatrixBase):
+        return list((M.T if transpose else M) * sp.Matrix(x))
+    return (np.transpose(M) if transpose else np.asarray(M)) @ np.asarray(x, float)
 
 
 def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    """a x b: sympy's cross product where either holds sympy expressions, numpy's for numbers."""
+    if any(isinstance(c, sp.Basic) for c in (*a, *b)):
+        return list(sp.Matrix(a).cross(sp.Matrix(b)))
+    return np.cross(a, b)
 
 
 def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
