@@ -261,10 +261,13 @@ def test_derive_refuses_what_it_cannot_derive():
 
 
 def test_every_kind_of_system_simulates_through_the_one_interface():
-    """The runner entry point of DerivedSystem, `simulate(state0, t_end, ...)` on each kind, against an
+    """The runner entry point of RunnableSystem, `simulate(state0, t_end, ...)` on each kind, against an
     independent value: the planar fourbar against its reduced one-coordinate forward run (another
     formulation and integrator route), the brick's free flight against the closed form (a parabola, the spin
     about a principal axis constant), the arm swinging under gravity against its energy (constant)."""
+    from mechsym.core.derived import RunnableSystem
+
+    assert all(isinstance(make()[0], RunnableSystem) for make in (_planar, _floating, _tree))
     system = _planar()[0]
     theta0 = 0.3
     run = system.simulate([theta0, 2.0], 0.4, rtol=1e-11, atol=1e-11)

@@ -3,8 +3,8 @@
 `mechsym.derive(declaration)` returns a planar `System` (a Mechanism), a `FloatingSystem` (a FloatingBody)
 or a `TreeSystem` (a Tree); each follows `DerivedSystem`, and code that runs or studies any of them
 (runners, sweeps, contact, the command line) relies on these members only (the parameters, the names, the
-backend, a simulation from a state), reaching for a kind's own entry points (a tree's mass matrix, a
-mechanism's kinematics) where the job is that kind's.
+backend; `RunnableSystem` adds a simulation from a state), reaching for a kind's own entry points (a
+tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 from mechsym.core.errors import InputError
 from mechsym.core.parameters import Declaration
 
-__all__ = ["DerivedSystem", "ParametersInUse", "derive"]
+__all__ = ["DerivedSystem", "RunnableSystem", "ParametersInUse", "derive"]
 
 
 @runtime_checkable
@@ -48,6 +48,17 @@ class DerivedSystem(Protocol):
         """The parameter vector in use."""
 
     @property
+    def flops(self) -> dict:
+        """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
+        prints them: the same on every backend)."""
+
+
+@runtime_checkable
+class RunnableSystem(DerivedSystem, Protocol):
+    """A derived system that runs forward in time: the runner entry point a study needs besides the
+    parameters and names (a planar System, a FloatingSystem, a TreeSystem; a spatial LoopSystem not yet)."""
+
+    @property
     def state_names(self) -> list[str]:
         """The names of the state `simulate` integrates, in the order of `state0`."""
 
@@ -56,11 +67,6 @@ class DerivedSystem(Protocol):
         t_end/1000), integrated by the runner skeleton (mechsym.core.runner) with scipy's `method` to the
         tolerances rtol and atol; `options` are the kind's own (a planar model's forces, a body's load, a
         tree's torque)."""
-
-    @property
-    def flops(self) -> dict:
-        """Arithmetic operations per sample of generated functions, name -> count (as the codegen spec
-        prints them: the same on every backend)."""
 
 
 def derive(declaration, backend=None, *, contact_frames=()):
