@@ -44,7 +44,7 @@ class Program:
         if expr.is_Atom:
             return expr
         grad = {}
-        for a in expr.free_symbols:
+        for a in sorted(expr.free_symbols, key=sp.default_sort_key):  # (a set: its order follows the hash seed)
             da = self.grad.get(a)
             if da:
                 d = expr.diff(a)
@@ -68,7 +68,7 @@ class Program:
     def _assign(self, symbol, expr, grad):
         self.values.append((symbol, expr))
         held = {}
-        for i, g in grad.items():
+        for i, g in sorted(grad.items()):  # temporaries numbered in state order, the same in every process
             g = sp.sympify(g)
             if g == 0:
                 continue
