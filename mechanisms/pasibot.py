@@ -2,8 +2,8 @@
 
 Two legs of eleven links each, a shared double crank 8 and the hip 13: 24 bodies, 33 pins, two pins in
 slots, one degree of freedom. Every length is a multiple of the crank length l8; the table below is the
-reconstruction of ../shared/reference/pasibot_ugv_spec.md (section 2), and the values marked ASSUMED are
-its calibrations (section 3: the chapter gives no masses and no l8).
+reconstruction of the chapter's geometry, and the values marked ASSUMED are its calibrations (the
+chapter gives no masses and no l8).
 
 Names. Bodies carry the chapter's numbers ("1" foot ... "12" tibia-parallel bar, "8" crank, "13" hip); the
 primed leg's links carry the suffix "_f" ("7_f" is link 7'). Points: A, B, D on the hip, and P, M, C, F, K,

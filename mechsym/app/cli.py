@@ -15,6 +15,7 @@ import threading
 from mechsym.app.options import (Parser, add_max_memory, analysis_options, animation_group, backend_group,
                                  check_command_outputs, forward_options, inverse_options, kinematics_options,
                                  output_group, param, plot_group, run_options, urdf_options, write_outputs)
+from mechsym.core import __version__
 from mechsym.core.errors import InputError
 from mechsym.studies.analyses import ANALYSES
 
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (generic, sweep and the shipped models' own)."""
     parser = Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"mechsym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def model_command(name, help_text, evaluates=True):
