@@ -212,7 +212,7 @@ def _merge(parts, n, order):
             if table is not None:
                 col[order[leg]] = table[name]
         cols[name] = col
-    return Table(cols, dict(first.units), first.title)
+    return Table(cols, dict(first.units), first.title, first.sweep)
 
 
 def _table(sys, theta8, params):

@@ -275,8 +275,7 @@ def _output(args, table, system):
     coord = system.coordinate_names[0]
     drawings = []
     if args.command == "inverse":
-        groups = "omega" if "omega" in table else None
-        drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force], groups=groups)))
+        drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force])))
     elif args.command == "kinematics":
         from mechsym.core.plotting import animate_kinematics, draw_kinematics
 
