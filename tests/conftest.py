@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# what a test reads on stderr holds on a cold compiled cache too: no progress and no compile notice, unless
+# the test asks for them (tests/test_progress.py)
+os.environ.setdefault("MECHSYM_PROGRESS", "0")
 
 
 SLOW_TIMEOUT = 1800  # seconds a slow-marked test may take before it fails (pyproject's `timeout` for the rest)
