@@ -17,6 +17,7 @@ from mechsym.app.options import (Parser, add_max_memory, analysis_options, anima
                                  output_group, param, plot_group, run_options, urdf_options, write_outputs)
 from mechsym.core import __version__
 from mechsym.core.errors import InputError
+from mechsym.core.parameters import params_text
 from mechsym.studies.analyses import ANALYSES
 
 
@@ -231,7 +232,7 @@ def run(args) -> int:
         values = mech.resolve_parameters(params)
         data = _params_json(mech, values)
         with stdout_stream() as out:
-            print(json.dumps(data, indent=2) if args.json else _params_text(data), file=out)
+            print(json.dumps(data, indent=2) if args.json else params_text(data), file=out)
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
@@ -287,20 +288,6 @@ def _output(args, table, system):
             table = Table({n: table[n] for n in ("t", coord, "omega")}, table.units, table.title)
     write_outputs(table, args.out, drawings=drawings, stdout=True)
     return 0
-
-
-def _params_text(data):
-    """`params` without --json: the same content as lines to read."""
-    lines = [f"model {data['model']}", "parameters:"]
-    width = max((len(n) for n in data["parameters"]), default=0)
-    lines += [f"  {n:<{width}} = {v:.10g} {data['units'].get(n) or ''}".rstrip() for n, v in data["parameters"].items()]
-    lines.append("bodies:")
-    for name, b in data["bodies"].items():
-        com = ", ".join(f"{c:.6g}" for c in b["com"])
-        lines.append(f"  {name}: mass {b['mass']:.6g} kg, inertia {b['inertia']:.6g} kg m^2, centre of mass ({com}) m")
-    lines.append("coordinates:")
-    lines += [f"  {c['name']} ({c['unit']}) at joint {c['joint']}, force {c['force']}" for c in data["coordinates"]]
-    return "\n".join(lines)
 
 
 def _params_json(mech, values):
