@@ -39,7 +39,8 @@ from mechsym.codegen.constants import STEP
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.studies.analyses import ANALYSES, analyse
-from mechsym.studies.figures import Reduction, geometry_parameters, inverse_figures, negative_mass
+from mechsym.studies.figures import (Reduction, figure_names, geometry_parameters, inverse_figures, negative_mass,
+                                     reduce_table, speeds_apart)
 
 MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
 SHARED_MIN = 16  # sets sharing one geometry share its kinematic solution from this many on; fewer go, each
@@ -163,13 +164,18 @@ class TableStudy:
         return self.analysis.command
 
     @property
+    def speeds(self) -> tuple:
+        """The speeds reported apart (an inverse at two or more speeds: one figure per speed), or ()."""
+        return speeds_apart(self.analysis.omega, self.analysis.quasi_static) if self.command == "inverse" else ()
+
+    @property
     def names(self) -> list:
-        """The figures' column names, in order."""
-        return [r.name for r in self.reductions]
+        """The figures' column names, in order: FUNC_COLUMN, or FUNC_COLUMN@omega=W per speed."""
+        return figure_names(self.reductions, self.speeds)
 
     def __call__(self, system, params) -> dict:
         table, _ = analyse(self.analysis, system, dict(params), self.hook, system.backend)
-        return {r.name: r(table) for r in self.reductions}
+        return reduce_table(table, self.reductions, self.speeds)
 
     def batch(self, system, sets):
         """The figures (or the exception) of every set at once, or None where only set by set works.
