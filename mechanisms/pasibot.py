@@ -299,7 +299,7 @@ def torque_curve(omegas, samples=360, params=None, backend=None):
     (inverse_table: the support switched each step, no slip). One row per speed; with it, the inverse
     table it reduces (T8 over the turn, one block per speed)."""
     from mechsym.core.results import Table
-    from mechsym.studies.figures import Reduction
+    from mechsym.studies import Reduction
 
     omegas = np.atleast_1d(np.asarray(omegas, float))
     theta8 = 2 * np.pi * np.arange(samples) / samples

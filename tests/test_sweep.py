@@ -79,7 +79,7 @@ def test_csv_round_trip_with_empty_figures(serial, tmp_path):
     serial.to_csv(path)
     lines = path.read_text().splitlines()
     assert lines[0] == "density,l_crank,absmax_torque,rms_torque,final_B.fx,status,message"
-    assert lines[3].startswith("1,1.5,,,,error,") and "nan" not in path.read_text().lower()
+    assert lines[3].startswith("1.0,1.5,,,,error,") and "nan" not in path.read_text().lower()
     back = read_csv(path)
     assert np.array_equal(figures(back), figures(serial), equal_nan=True)
     assert list(back["message"]) == list(serial["message"])
