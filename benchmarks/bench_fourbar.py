@@ -234,7 +234,7 @@ def main():
     row(f"mechsym C, no dense solution kept ({bare().nfev} rhs)", t_run, None, ref_cython,
         note=f"   error {error(bare()['theta']):.1e}")
     # simulate: solve_ivp's DOP853 (as PyDy's routes) over a right-hand side that tracks the configuration,
-    # on C one ms_track_rows call per state (CTracker; ms_walk where a stage lies far from the last state)
+    # on C one ms_track_rows call per state (CompiledTracker; ms_walk where a stage lies far from the last state)
     from mechsym.planar.simulate import simulate
 
     sim = lambda: simulate(c, [0.0], [0.0], T_END, dt=T_END / 200, rtol=RTOL)  # noqa: E731

@@ -12,9 +12,9 @@ Printed:
 3. Pinocchio (its Python bindings) per state for the same quantities: crba, nonLinearEffects,
    computeJointJacobians + getFrameJacobian (LOCAL_WORLD_ALIGNED) for the four feet, and
    forwardKinematics(q, v, 0) + getFrameClassicalAcceleration for the four foot biases; each call
-   separately and the sum. The same in C++ (benchmarks/pinocchio_hyq.cpp, header-only Pinocchio at -O3,
-   the flags of mechsym's C) when Eigen's headers are found (the bench extra's cmeel-eigen, or
-   EIGEN_INCLUDE); otherwise the line says why not. Building it takes a few minutes; --no-cpp skips it.
+   separately and the sum. The same in C++ (benchmarks/pinocchio_loop.cpp, header-only Pinocchio at -O3
+   -march=native, built by benchmarks/pinocchio_cpp.py) when Eigen's headers are found (the bench extra's
+   cmeel-eigen, or EIGEN_INCLUDE); otherwise the line says why not. Building it takes a few minutes; --no-cpp skips it.
 4. The agreement of the two on the timed states (max difference, norm-wise).
 Times are the best of --repeat.
 """
@@ -31,6 +31,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import pinocchio_cpp  # noqa: E402
 from timing import best_time as best  # noqa: E402
 
 FEET = ("lf_foot", "lh_foot", "rf_foot", "rh_foot")
@@ -116,40 +117,40 @@ def main():
         print(f"  pinocchio total for the same quantities:                     {total * 1e6:8.3f} us")
         print(f"ratio Pinocchio (Python) / mechsym batched: {total / batched:.1f}; / mechsym single: "
               f"{total / single:.2f}")
-        eigen = _eigen()
-        if args.no_cpp or eigen is None:
-            print("C++ loop over Pinocchio: not built (" + ("--no-cpp" if args.no_cpp else
-                  "Eigen's headers not found: pip install cmeel-eigen, or set EIGEN_INCLUDE") + ")")
+        run_cpp = "--no-cpp"
+        if not args.no_cpp:
+            try:
+                run_cpp = pinocchio_cpp.runner(pinocchio_cpp.build(cache), model, n, cache, FEET)
+            except RuntimeError as exc:
+                run_cpp = str(exc)
+        if isinstance(run_cpp, str):
+            print(f"C++ loop over Pinocchio: not built ({run_cpp})")
         else:
-            run_cpp = _pinocchio_cpp(model, eigen, n, cache)
-            if isinstance(run_cpp, str):
-                print(f"C++ loop over Pinocchio: {run_cpp}")
-            else:
-                # the machine is shared: C++ and mechsym alternate, and each keeps its best round
-                fn, size = system._c_function("contact")
-                out, acc = np.empty((n, size)), np.zeros((n, model.nv))
-                qc, vc, p = np.ascontiguousarray(q), np.ascontiguousarray(v), system.param_values
+            # the machine is shared: C++ and mechsym alternate, and each keeps its best round
+            fn, size = system._c_function("contact")
+            out, acc = np.empty((n, size)), np.zeros((n, model.nv))
+            qc, vc, p = np.ascontiguousarray(q), np.ascontiguousarray(v), system.param_values
 
-                def c_alone():
-                    fn(n, qc.ctypes.data, vc.ctypes.data, acc.ctypes.data, p.ctypes.data, out.ctypes.data)
+            def c_alone():
+                fn(n, qc.ctypes.data, vc.ctypes.data, acc.ctypes.data, p.ctypes.data, out.ctypes.data)
 
-                cpp, ours, ours_alone = None, [], []
-                for _ in range(args.rounds):
-                    times = run_cpp()
-                    cpp = times if cpp is None else [min(a, b) for a, b in zip(cpp, times)]
-                    ours.append(best(lambda: system.contact_terms(q, v), args.repeat) / n * 1e6)
-                    ours_alone.append(best(c_alone, args.repeat) / n * 1e6)
-                labels = ("crba", "nonLinearEffects", "computeJointJacobians + 4 getFrameJacobian",
-                          "forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration")
-                print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3), per state over {n} states, "
-                      f"best of {args.rounds} rounds alternating with mechsym:")
-                for label, t in zip(labels, cpp):
-                    print(f"  pinocchio {label:58s} {t:8.3f} us")
-                print(f"  pinocchio C++ total for the same quantities:                 {sum(cpp):8.3f} us")
-                print(f"mechsym C batched in the same rounds: {min(ours):.3f} us per state (contact_terms), "
-                      f"{min(ours_alone):.3f} us (the generated function into a preallocated array)")
-                print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / min(ours):.2f} "
-                      f"(preallocated: {sum(cpp) / min(ours_alone):.2f})")
+            cpp, ours, ours_alone = None, [], []
+            for _ in range(args.rounds):
+                times = run_cpp()
+                cpp = times if cpp is None else [min(a, b) for a, b in zip(cpp, times)]
+                ours.append(best(lambda: system.contact_terms(q, v), args.repeat) / n * 1e6)
+                ours_alone.append(best(c_alone, args.repeat) / n * 1e6)
+            labels = ("crba", "nonLinearEffects", "computeJointJacobians + 4 getFrameJacobian",
+                      "forwardKinematics(q, v, 0) + 4 getFrameClassicalAcceleration")
+            print(f"Pinocchio {pin.__version__} in C++ (header-only, -O3 -march=native), per state over {n} states, "
+                  f"best of {args.rounds} rounds alternating with mechsym:")
+            for label, t in zip(labels, cpp):
+                print(f"  pinocchio {label:58s} {t:8.3f} us")
+            print(f"  pinocchio C++ total for the same quantities:                 {sum(cpp):8.3f} us")
+            print(f"mechsym C batched in the same rounds: {min(ours):.3f} us per state (contact_terms), "
+                  f"{min(ours_alone):.3f} us (the generated function into a preallocated array)")
+            print(f"ratio Pinocchio (C++) / mechsym batched: {sum(cpp) / min(ours):.2f} "
+                  f"(preallocated: {sum(cpp) / min(ours_alone):.2f})")
 
         # 4. agreement on a few of the timed states
         k = 50
@@ -169,46 +170,6 @@ def main():
                 ap = pin.getFrameClassicalAcceleration(model, data, f, W).vector
                 err = max(err, np.abs(J[i, c] - Jp).max() / np.abs(Jp).max(), np.abs(jb[i, c] - ap).max() / np.abs(ap).max())
         print(f"agreement with Pinocchio on {k} timed states (largest norm-wise difference): {err:.2e}")
-
-
-def _eigen():
-    """The folder holding Eigen/Core, or None."""
-    site = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
-                        "site-packages", "cmeel.prefix", "include")
-    for p in (os.environ.get("EIGEN_INCLUDE"), os.path.join(site, "eigen3"), "/usr/include/eigen3",
-              "/usr/local/include/eigen3"):
-        if p and os.path.exists(os.path.join(p, "Eigen", "Core")):
-            return p
-    return None
-
-
-def _pinocchio_cpp(model, eigen, n, folder):
-    """A function running benchmarks/pinocchio_hyq.cpp (built into `folder`) and returning its per-state
-    microseconds (crba, nle, jacobians, biases), or a string saying why it could not be built."""
-    import pinocchio as pin
-
-    prefix = os.path.join(sys.prefix, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}",
-                          "site-packages", "cmeel.prefix")
-    binary = os.path.join(folder, "hyq.bin")
-    model.saveToBinary(binary)
-    exe = os.path.join(folder, "pinocchio_hyq")
-    defines = ["-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS", "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
-               "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_FUSION_INVOKE_MAX_ARITY=12", "-DNDEBUG"]
-    cmd = ["c++", "-O3", "-std=c++17", *defines, f"-I{prefix}/include", f"-I{eigen}",
-           os.path.join(ROOT, "benchmarks", "pinocchio_hyq.cpp"), "-o", exe, f"-L{prefix}/lib",
-           "-lpinocchio_default", "-lboost_serialization", f"-Wl,-rpath,{prefix}/lib"]
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = [line for line in proc.stderr.splitlines() if "error" in line][:1]
-        return f"not built with Pinocchio {pin.__version__} ({last[0] if last else 'compiler failed'})"
-    print(f"(C++ loop over Pinocchio built in {time.perf_counter() - t:.0f} s)")
-
-    def run():
-        out = subprocess.run([exe, binary, str(n)], capture_output=True, text=True, check=True).stdout
-        return [float(x) for x in out.split()]
-
-    return run
 
 
 if __name__ == "__main__":

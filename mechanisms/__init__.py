@@ -23,8 +23,12 @@ REGISTRY = {
         "polydisc": "mechanisms.polydisc",
         "ugv": "mechanisms.ugv_cli",
     },
-    # spatial trees (mechsym.spatial): `mechsym params NAME` and `mechsym export NAME`
+    # spatial trees (mechsym.spatial): `mechsym params NAME` and `mechsym export NAME`; those with closed
+    # loops (Tree.close): `mechsym params|kinematics|inverse|forward NAME`
     "trees": {
+        "bricard": "mechanisms.bricard",
+        "governor": "mechanisms.governor",
+        "rssr": "mechanisms.rssr",
         "hyq": "mechanisms.hyq",
     },
     # model studies for `mechsym sweep STUDY MODEL` (mechsym.studies.sweep)

@@ -140,7 +140,7 @@ class Vehicle:
     def place(self, track, x_front, phi_r, phi_f, paired=False, guess=None) -> Pose:
         """The position problem. x_front (M,); phi_r, phi_f (P,) angle pairs: shapes (M, P). paired=True:
         phi_r, phi_f (M,), one pair per front contact: shapes (M,). `guess`: nearby rear contacts (a
-        continuation), see mechsym.planar.rolling.rear_contact."""
+        continuation), see mechsym.planar.wheels.rear_contact."""
         return self.stance.place(self.p, tracks.load(track), x_front, (phi_r, phi_f), paired, guess, pose_type=Pose)
 
     def forces(self, pose: Pose, names=("Fr", "Nr", "Ff", "Nf", "torque")) -> dict:

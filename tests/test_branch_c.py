@@ -180,7 +180,7 @@ def test_c_forward_does_not_continue_on_the_other_branch(kites):
 
 
 def test_c_tracker_keeps_the_branch(kites):
-    """simulate on C (CTracker: one ms_track call per state, a state far from its prediction checked by the
+    """simulate on C (CompiledTracker: one ms_track call per state, a state far from its prediction checked by the
     sign of det Phi_q) through the near change point follows the numpy route's tracker: the same
     motion (another branch has another inertia)."""
     numpy, c = kites

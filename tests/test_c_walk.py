@@ -10,7 +10,8 @@ from mechanisms import fourbar, slider_crank
 from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.core.runner import StepRejected
-from mechsym.planar.simulate import ConfigurationTracker, CTracker, simulate, tracker
+from mechsym.planar.simulate import simulate
+from mechsym.planar.tracking import CompiledTracker, ConfigurationTracker, tracker
 from test_branch_c import kite
 from test_simulate import double_pendulum
 
@@ -19,9 +20,9 @@ pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compi
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Counts of ConfigurationTracker.state calls (hand-overs from CTracker) and of CTracker's walks."""
+    """Counts of ConfigurationTracker.state calls (hand-overs from CompiledTracker) and of CompiledTracker's walks."""
     count = {"at": 0, "walk": 0}
-    state, walked = ConfigurationTracker.state, CTracker._walked
+    state, walked = ConfigurationTracker.state, CompiledTracker._walked
 
     def counting_at(self, theta, thetad):
         count["at"] += 1
@@ -32,7 +33,7 @@ def spy(monkeypatch):
         return walked(self, *args)
 
     monkeypatch.setattr(ConfigurationTracker, "state", counting_at)
-    monkeypatch.setattr(CTracker, "_walked", counting_walk)
+    monkeypatch.setattr(CompiledTracker, "_walked", counting_walk)
     return count
 
 
@@ -94,7 +95,7 @@ def test_a_walk_that_stops_is_a_rejected_step_named_as_on_numpy(spy):
         s = derive(kite(0.0), backend)
         trackers.append(tracker(s, s.solver(), [2.0]))
     num, c = trackers
-    assert isinstance(c, CTracker)
+    assert isinstance(c, CompiledTracker)
     spy["at"] = 0
     q_num, q_c = num.state([2.9], [1.0])[0], c.state([2.9], [1.0])[0]
     assert agree(q_c, q_num, 1e-12)
@@ -115,7 +116,7 @@ def test_several_coordinates_still_hand_over(spy, monkeypatch):
     from mechsym.planar.simulate import EquationsOfMotion
 
     num, c = EquationsOfMotion(double_pendulum("numpy"), [0.3, 1.0]), EquationsOfMotion(double_pendulum("c"), [0.3, 1.0])
-    assert isinstance(c.tracker, CTracker) and c.tracker.walk is None
+    assert isinstance(c.tracker, CompiledTracker) and c.tracker.walk is None
     track = c.tracker.track
     monkeypatch.setattr(c.tracker, "track", lambda *args: (1,) + track(*args)[1:])
     y = np.array([0.35, 0.95, 0.2, -0.1])

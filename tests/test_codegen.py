@@ -126,7 +126,7 @@ def test_forward_in_c_matches_solve_ivp(pair):
 def test_events_located_in_c_as_by_solve_ivp(pair):
     """A terminal event (omega rising through 0) and a non-terminal one (theta crossing -0.4 either way):
     the C integrator finds the same events at the same times as scipy's solve_ivp."""
-    from mechsym.planar.dynamics import Crossing
+    from mechsym.planar.forward import Crossing
 
     num, c = pair
     events = [Crossing("theta", -0.4), Crossing("omega", 0.0, direction=1, terminal=True)]

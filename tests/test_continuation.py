@@ -10,7 +10,7 @@ from mechanisms import fourbar
 from mechsym import derive
 from mechsym.core.errors import AssemblyError
 from mechsym.planar.constraints import cross2
-from mechsym.planar.kinematics import STEP, STEP_FLOOR
+from mechsym.codegen.constants import STEP, STEP_FLOOR
 from test_branch_c import kite
 
 
@@ -104,7 +104,7 @@ def test_the_tracker_walks_past_a_near_change_point(kite_system):
     point its fixed steps landed on the other branch and the state was rejected ('det Phi_q changed
     sign'), which ends a run of an implicit integrator. A step that fails or leaves the branch is now
     retried in halves as the sweep's are: the tracker reaches the state, equal to the sweep's there."""
-    from mechsym.planar.simulate import ConfigurationTracker
+    from mechsym.planar.tracking import ConfigurationTracker
 
     solver = kite_system.solver()
     tracker = ConfigurationTracker(solver, [2.0])

@@ -1,5 +1,5 @@
 """The C continuation takes the numpy continuation's decisions (runtime/ms_kernels.h advance beside
-mechsym.planar.kinematics.Solver._refine): a step that Newton cannot complete from its prediction, or that changes
+mechsym.planar.solver.Solver._refine): a step that Newton cannot complete from its prediction, or that changes
 the sign of det Phi_q or of a declared branch condition, is halved down to the same floor (1e-6 of the
 coordinate's scale), and only there does the continuation stop, handing back the angles and configurations
 from which the Python side raises numpy's error (Solver.stopped). Every case below is answered by the C
@@ -15,7 +15,8 @@ from mechsym.codegen import c_backend
 from mechsym.codegen.constants import Status
 from mechsym.core.errors import AssemblyError, SingularError
 from mechsym.planar import dynamics
-from mechsym.planar.kinematics import STEP, STEP_FLOOR, Solver
+from mechsym.codegen.constants import STEP, STEP_FLOOR
+from mechsym.planar.solver import Solver
 from test_branch_c import kite
 from test_continuation import _closed_form_m, _kite
 

@@ -12,7 +12,8 @@ from mechsym.codegen import c_backend
 from mechsym.core.budget import limit_memory
 from mechsym.core.errors import InputError
 from mechsym.core.results import DenseSolution
-from mechsym.planar.dynamics import Crossing, energies
+from mechsym.planar.dynamics import energies
+from mechsym.planar.forward import Crossing
 from mechsym.planar.model import Mechanism
 
 needs_cc = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")

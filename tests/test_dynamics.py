@@ -5,7 +5,9 @@ import pytest
 import sympy as sp
 
 from conftest import agree
-from mechsym.planar.dynamics import energies, forward_reactions, reduced
+from mechsym.planar.dynamics import energies
+from mechsym.planar.forward import forward_reactions
+from mechsym.planar.reduced import reduced
 from mechsym.planar.equations import inverse as inverse_analysis, symbolic_system
 
 MODELS = ["fourbar", "slider_crank"]
@@ -205,7 +207,7 @@ def test_scotch_yoke_slot_and_prismatic_in_closed_form():
 def test_forward_event_at_the_turning_point(name, request):
     """From rest at crank angle 0 the mechanism swings back; the rising zero of omega (terminal) is found,
     and a run that simply ends at the event time ends there with omega = 0 and the starting energy."""
-    from mechsym.planar.dynamics import Crossing
+    from mechsym.planar.forward import Crossing
 
     system = request.getfixturevalue(name)
     table = system.forward(0.0, 0.0, 0.0, 2.0, rtol=1e-11, atol=1e-11,

@@ -111,9 +111,9 @@ def test_reference_configuration_does_not_depend_on_round_off(model, monkeypatch
     about 1e-15 between machines): the export with the solution perturbed by 1e-14 of each coordinate's
     scale is byte for byte the export without."""
     name, system, folder = model
-    from mechsym.planar import kinematics
+    from mechsym.planar import solver
     clean = export_files(system)
-    original = kinematics.Solver.sweep
+    original = solver.Solver.sweep
 
     def noisy(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
@@ -121,7 +121,7 @@ def test_reference_configuration_does_not_depend_on_round_off(model, monkeypatch
         result.q[...] += 1e-14 * self.col_scale * rng.uniform(-1, 1, result.q.shape)
         return result
 
-    monkeypatch.setattr(kinematics.Solver, "sweep", noisy)
+    monkeypatch.setattr(solver.Solver, "sweep", noisy)
     noisy_files = export_files(system)
     header = f"{c_name(system.mechanism.name)}.h"
     assert noisy_files[header] == clean[header]

@@ -10,7 +10,8 @@ from conftest import agree
 from mechanisms import pasibot as pb
 from mechanisms import pasibot_study as st
 from mechsym.codegen import c_backend
-from mechsym.planar.dynamics import energies, reduced
+from mechsym.planar.dynamics import energies
+from mechsym.planar.reduced import reduced
 
 L8 = 0.030
 needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
@@ -307,7 +308,7 @@ def test_support_change_hands_the_configuration_over(monkeypatch):
     frame (the rigid motion taking the landing foot to its own frame): that is the configuration its own
     continuation finds, to rounding, in the foot and the slide builds; a forward run through two support
     changes runs the continuation only at its start."""
-    from mechsym.planar.kinematics import Solver
+    from mechsym.planar.solver import Solver
 
     theta = 1.5 * np.pi
     src, dst = pb.system("foot", "unprimed"), pb.system("foot", "primed")

@@ -579,7 +579,7 @@ def test_every_solve_ivp_call_is_watched():
     root = Path(__file__).resolve().parent.parent / "mechsym"
     callers = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.py")
                if re.search(r"\bsolve_ivp\(", p.read_text())}
-    assert {"planar/simulate.py", "core/hybrid.py", "rigid3d.py", "planar/dynamics.py",
+    assert {"planar/simulate.py", "core/hybrid.py", "rigid3d.py", "planar/forward.py",
             "spatial/run.py"} <= set(callers)
     for name, text in callers.items():
         assert "CallBudget(" in text, name

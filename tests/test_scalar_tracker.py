@@ -11,7 +11,7 @@ from mechsym.planar.kinematics import STEP_TOL
 def test_state_matches_batched_kinematics(name, request):
     system = request.getfixturevalue(name)
     solver = system.solver()
-    track = system.scalar_tracker.tracker(solver.params, solver.col_scale, STEP_TOL)
+    track = system.state_step(floats=True).tracker(solver.params, solver.col_scale, STEP_TOL)
     theta = np.linspace(0.1, 2 * np.pi - 0.1, 37)
     kin = system.kinematics(theta)
     omega = 2.5
@@ -27,7 +27,7 @@ def test_state_matches_batched_kinematics(name, request):
 
 def test_singular_or_unreachable_is_a_status(fourbar):
     solver = fourbar.solver()
-    track = fourbar.scalar_tracker.tracker(solver.params, solver.col_scale, STEP_TOL, maxit=3)
+    track = fourbar.state_step(floats=True).tracker(solver.params, solver.col_scale, STEP_TOL, maxit=3)
     q = fourbar.kinematics([0.5]).q[0]
     status = track(q + 1e3, [0.5], [0.0])[0]
     assert status in (1, 2)

@@ -7,7 +7,8 @@ from mechsym import derive
 from mechsym.codegen import c_backend
 from mechsym.planar.dynamics import energies
 from mechsym.planar.model import Mechanism
-from mechsym.planar.simulate import CTracker, EquationsOfMotion, simulate
+from mechsym.planar.simulate import EquationsOfMotion, simulate
+from mechsym.planar.tracking import CompiledTracker
 
 BACKENDS = ["numpy", pytest.param("c", marks=pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler"))]
 
@@ -79,7 +80,7 @@ def test_c_right_hand_side_agrees_with_numpy(monkeypatch):
     path = np.cumsum(rng.normal(scale=0.05, size=(60, 2)), axis=0) + [0.3, 1.0]
     states = np.column_stack([path, rng.normal(size=(60, 2))])
     a, b = EquationsOfMotion(num, path[0]), EquationsOfMotion(c, path[0])
-    assert isinstance(b.tracker, CTracker)
+    assert isinstance(b.tracker, CompiledTracker)
     fa = np.array([a.rhs(0.0, y) for y in states])
     fb = np.array([b.rhs(0.0, y) for y in states])
     assert agree(fb, fa, 1e-12)

@@ -8,7 +8,7 @@ from mechanisms import pasibot as pb
 from mechanisms import fourbar
 from mechsym import derive
 from mechsym.codegen import c_backend, sparse_plan
-from mechsym.planar.kinematics import Solver
+from mechsym.planar.solver import Solver
 
 needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 

@@ -375,7 +375,7 @@ def test_sets_start_in_the_compiled_call_as_the_python_solver_starts_them(monkey
     C: its figures equal the set-by-set route's (every set started by the Python solver: its own tree
     guess, Gauss-Newton, the lattice continuation) to 1e-12, a set that cannot assemble carries the same
     message, and the Python solver assembled nothing for the sets that succeed."""
-    from mechsym.planar.kinematics import Solver
+    from mechsym.planar.solver import Solver
 
     study = TableStudy(InverseOptions(omega=[2.0, 4.0], alpha=1.5, samples=72), reductions)
     model = find(name)

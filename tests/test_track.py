@@ -1,4 +1,4 @@
-"""Tracks (mechsym.planar.track) and the rear-wheel position problem (mechsym.planar.rolling.rear_contact)."""
+"""Tracks (mechsym.planar.track) and the rear-wheel position problem (mechsym.planar.wheels.rear_contact)."""
 import math
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.planar.rolling import rear_contact
+from mechsym.planar.wheels import rear_contact
 from mechanisms.tracks import SHIPPED, bump, load, ramp, step, washboard
 from mechsym.planar.track import X, Track, load_track
 
@@ -84,7 +84,7 @@ def test_offset_curve_and_rolling(tmp_path):
     assert t.arc_length(x)[-1] == pytest.approx(ref, rel=1e-10)
     assert np.allclose(t.arc_length_from(x, 0.0), t.arc_length(x), atol=1e-12)
     # a wheel rolling without slip turns by beta - s/r: its rate is -|W'|/r
-    from mechsym.planar.rolling import wheel_rotation
+    from mechsym.planar.wheels import wheel_rotation
 
     theta = wheel_rotation(t, r, x)
     dtheta = fd(lambda s: t.slope(s) - t.arc_length_from(s, 0.0) / r, x)

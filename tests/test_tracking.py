@@ -138,7 +138,7 @@ def test_tracking_checks_the_branch_by_the_sign_of_det_phi_q():
     """Where no branch condition is declared, the tracker refuses a state where det Phi_q changed sign:
     the configuration jumped to the other assembly branch."""
     from mechsym.core.runner import StepRejected
-    from mechsym.planar.simulate import ConfigurationTracker
+    from mechsym.planar.tracking import ConfigurationTracker
 
     s = derive(_without_branches(), backend="numpy")
     solver = s.solver()

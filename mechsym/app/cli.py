@@ -213,6 +213,9 @@ def run(args) -> int:
         return commands[args.command].run(args)
     _check_outputs(args)
     tree = registry.tree(args.model)
+    loops = _closed_loops(tree)
+    if loops is not None:  # a spatial closed-loop mechanism: params, kinematics, inverse, forward
+        return _loop_command(args, loops)
     if tree is not None:  # a spatial tree: params and export
         from mechsym.spatial.export import tree_command
 
@@ -253,6 +256,59 @@ def run(args) -> int:
     if args.command == "inverse" and not args.quasi_static:
         warm.record(args, system, table)  # what a warm repeat of this command needs
     return _output(args, table, system)
+
+
+def _closed_loops(tree):
+    """The declaration of a shipped spatial model whose loops are closed (Tree.close), else None."""
+    if tree is None or tree.endswith(".urdf"):
+        return None
+    import importlib
+
+    declared = importlib.import_module(tree).build()
+    return declared if declared.closures else None
+
+
+def _loop_command(args, tree) -> int:
+    """`params`, `kinematics`, `inverse` and `forward` of a spatial closed-loop mechanism (one driven
+    coordinate; mechsym.spatial.loop_tables)."""
+    from mechsym.core.output import stdout_stream
+    from mechsym.spatial import loop_tables
+    from mechsym.spatial.export import tree_json
+    from mechsym.spatial.loop_kinematics import LoopSolver
+    from mechsym.spatial.loops import LoopSystem
+    from mechsym.studies.analyses import samples
+
+    if args.command not in ("params", "kinematics", "inverse", "forward"):
+        raise InputError(f"model '{args.model}' is a spatial closed-loop mechanism: `mechsym {args.command}` is not "
+                         f"available for it (params, kinematics, inverse, forward are)")
+    params = dict(args.param)
+    system = LoopSystem(tree, backend=getattr(args, "backend", "numpy"))
+    solver = LoopSolver(system, params)
+    if args.command == "params":
+        data = loop_tables.params_json(solver, tree_json(system.tree, tree.resolve_parameters(params)))
+        with stdout_stream() as out:
+            print(json.dumps(data, indent=2), file=out)
+        return 0
+    opts = analysis_options(args)
+    coordinate = loop_tables.one_drive(solver)
+    if args.command == "kinematics":
+        if opts.frame is not None or getattr(args, "animate", None):
+            raise InputError(f"model '{args.model}': kinematics of a spatial mechanism is in the world frame, "
+                             f"without --frame or --animate")
+        table = loop_tables.kinematics(solver, samples(opts), opts.omega, opts.alpha)
+        y = [coordinate]
+    elif args.command == "inverse":
+        if not opts.quasi_static and not opts.omega:
+            raise InputError("inverse needs --omega (or --quasi-static)")
+        table = loop_tables.inverse(solver, samples(opts), opts.omega or (), opts.alpha, opts.quasi_static)
+        y = [system.force_names[0]]
+    else:
+        table = loop_tables.forward(solver, opts.torque, opts.theta0, opts.omega0, opts.t_end, opts.dt, opts.rtol,
+                                    opts.atol, opts.all)
+        y = [coordinate]
+    x = "t" if args.command == "forward" else coordinate
+    write_outputs(table, args.out, drawings=[(args.plot, lambda p: table.plot(p, x, y))], stdout=True)
+    return 0
 
 
 def _check_outputs(args):

@@ -118,24 +118,17 @@ def _run(args):
     if q0 is None or compiled is None:
         return None
     from mechsym.core.budget import check_memory
-    from mechsym.core.results import Table, speed_columns
+    from mechsym.core.results import Table
+    from mechsym.planar.inverse_kernel import compiled_columns, flagged, speed_weights
 
     n, omegas = args.samples, np.asarray(args.omega, float)
     check_memory(f"inverse of '{m['name']}' at {n} samples x {len(omegas)} speed{'s' * (len(omegas) > 1)}",
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
-    lib = c_backend.CLibrary(compiled)
-    with np.errstate(over="ignore", invalid="ignore"):  # as mechsym.planar.dynamics.inverse
-        weights = np.stack([np.full_like(omegas, args.alpha), omegas**2, np.ones_like(omegas)], axis=1)
-    inputs = (theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"])
-    if lib.meta.get("lanes"):
-        failed, _, coef, branch, columns, _ = lib.inverse_columns(*inputs, coef=weights, hmax=m["hmax"])
-        columns = columns.reshape(len(m["names"]), -1)
-    else:
-        failed, _, _, coef, branch, basis, _ = lib.inverse(*inputs, hmax=m["hmax"])
-        with np.errstate(over="ignore", invalid="ignore"):
-            columns = speed_columns(basis, weights)
-    if failed >= 0 or (coef * m["coord_scale"] > m["suspect"]).any() or (branch <= 0).any():
+    failed, coef, branch, columns, _ = compiled_columns(
+        c_backend.CLibrary(compiled), theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"],
+        m["hmax"], speed_weights(omegas, args.alpha))
+    if failed >= 0 or flagged(coef, branch, m["coord_scale"], m["suspect"]).any():
         return None  # the full route names the sample and the reason
     cols = {m["coordinate"]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
     cols.update(zip(m["names"], columns))

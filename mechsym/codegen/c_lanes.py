@@ -18,8 +18,14 @@ The block layout and MS_SIN_COS are the runtime file ms_lanes.h, the block drive
 ms_blocks.h; this module prints the model's lane functions between them. Built for the cache with MS_SIMD
 defined (-fopenmp-simd: `#pragma omp simd` on the lane loops); an export compiles the same text as plain
 C99 without it.
+
+A spec of straight-line functions (a tree's) gets the same layout in its batched entry points
+(mechsym.codegen.c_source.render_straight): `LaneBody` turns one sample's printed C into the body of a loop
+over the lanes of a block.
 """
 from __future__ import annotations
+
+import re
 
 import sympy as sp
 
@@ -53,6 +59,60 @@ def lane_function(name, args, exprs, printer, out="out", at=None, constants=()) 
     lines += [f"    {out}[V({k})] = {printer(e)};" for k, e in zip(at, reduced)]
     lines += ["  }", "}"]
     return "\n".join(lines) + "\n"
+
+
+_ELEMENT = re.compile(r"\b([A-Za-z_]\w*)\[(\d+)\]")
+
+
+def on_lane(text: str, per_lane) -> str:
+    """One sample's C text on lane l of a block: each element g[i] of an array g named in `per_lane` (a
+    per-sample input group, a per-sample workspace) written g[V(i)]."""
+    return _ELEMENT.sub(lambda m: f"{m.group(1)}[V({m.group(2)})]" if m.group(1) in per_lane else m.group(0), text)
+
+
+class LaneBody:
+    """The lines of one loop over the lanes of a block, printed from one sample's expressions: the arrays
+    named in `per_lane` indexed by lane (`on_lane`), and each sine and cosine through MS_SIN_COS, both for
+    one argument at once, declared before the first line that uses them. An argument beyond MS_TRIG_MAX
+    (or not finite) sets `wide`: the caller then evaluates that block by its per-sample route (libm's sin
+    and cos)."""
+
+    def __init__(self, per_lane, printer):
+        self.per_lane, self.printer = frozenset(per_lane), printer
+        self.trig = {}                     # argument -> its number in this body
+        self.lines = []
+
+    def value(self, expr, scalar=None) -> str:
+        """The lane text of `expr` (in C names); `scalar`, if given, is its one-sample text, reused where
+        expr has no sine or cosine."""
+        calls = expr.atoms(sp.sin, sp.cos) if expr.has(sp.sin, sp.cos) else ()
+        if not calls:
+            return on_lane(self.printer(expr) if scalar is None else scalar, self.per_lane)
+        sub = {}
+        for call in sorted(calls, key=sp.default_sort_key):
+            arg = call.args[0]
+            if arg not in self.trig:
+                n = self.trig[arg] = len(self.trig)
+                self.lines += [f"const double ms_x{n} = {self.value(arg)};", f"double ms_sn{n}, ms_cs{n};",
+                               f"MS_SIN_COS(ms_x{n}, ms_sn{n}, ms_cs{n});",
+                               f"wide |= !(fabs(ms_x{n}) <= MS_TRIG_MAX);"]
+            sub[call] = sp.Symbol(f"ms_{'sn' if isinstance(call, sp.sin) else 'cs'}{self.trig[arg]}", real=True)
+        return on_lane(self.printer(expr.xreplace(sub)), self.per_lane)
+
+    def let(self, name, expr, scalar=None):
+        """const double name = expr, on every lane."""
+        value = self.value(expr, scalar)
+        self.lines.append(f"const double {name} = {value};")
+
+    def store(self, target, expr, scalar=None):
+        """target = expr (target in lane form, e.g. out[V(3)])."""
+        value = self.value(expr, scalar)
+        self.lines.append(f"{target} = {value};")
+
+    def loop(self, indent="  ") -> list:
+        """The loop over the lanes (the caller declares `int wide = 0;` before it)."""
+        return ([f"{indent}MS_SIMD_LOOP_WIDE", f"{indent}for (int l = 0; l < MS_LANES; ++l) {{"]
+                + [f"{indent}  {line}" for line in self.lines] + [f"{indent}}}"])
 
 
 def trig_function(n_angles) -> str:

@@ -64,10 +64,10 @@ def body_size(spec) -> int:
     return sum(len(f.shared_temporaries()[1]) for f in spec.functions.values())
 
 
-def plan(spec) -> Plan | None:
-    """The parts of a large spec's functions (more than SPEC_SIZE body temporaries in all), or None for a
-    smaller one, whose functions are printed whole."""
-    if body_size(spec) <= SPEC_SIZE:
+def plan(spec, whole=None) -> Plan | None:
+    """The parts of a large spec's functions (more than `whole`, by default SPEC_SIZE, body temporaries in
+    all), or None for a smaller one, whose functions are printed whole."""
+    if body_size(spec) <= (SPEC_SIZE if whole is None else whole):
         return None
     bodies = {name: len(f.shared_temporaries()[1]) for name, f in spec.functions.items()}
     split = [f for f in spec.functions.values() if bodies[f.name] > WHOLE]

@@ -58,7 +58,7 @@ def compile_spec(name, key, make_spec) -> "CFunctions":
         from mechsym.codegen.c_source import render_straight
 
         spec = make_spec()
-        return render_straight(spec, PREFIX), layout(spec)
+        return render_straight(spec, PREFIX, lanes=spec.lanes), layout(spec)
 
     return CFunctions(c_backend.build_source(name, key, generate))
 

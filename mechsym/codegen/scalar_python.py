@@ -156,8 +156,9 @@ def source(spec) -> str:
 
 
 class ScalarTracker:
-    """tracker(params, col_scale, tol) -> track(q, theta, thetad) with the C library's tracker interface
-    (status, q, J (nq, k), a0, applied, factor = None), for mechsym.planar.simulate.CTracker on the numpy backend."""
+    """The numpy backend's one-state step with the C library's interface (tracker, walker, track_rows), for
+    mechsym.planar.tracking.CompiledTracker: tracker(params, col_scale, tol) -> track(q, theta, thetad) ->
+    (status, q, J (nq, k), a0, applied, factor = None), and track.raw the same on floats."""
 
     backend = "numpy"
 
@@ -192,6 +193,10 @@ class ScalarTracker:
 
     def walker(self, params, col_scale, tol, hmax, maxit=30):
         """None: no walk on floats (CLibrary.walker continues to a state in C); a state that one Newton solve
-        cannot settle goes to the careful numpy route (simulate.ConfigurationTracker)."""
+        cannot settle goes to the careful numpy route (mechsym.planar.tracking.ConfigurationTracker)."""
+        return None
+
+    def track_rows(self, params, col_scale, tol, rows, maxit=30):
+        """None: no row entry on floats (CLibrary.track_rows); the tracker's `state` answers instead."""
         return None
 

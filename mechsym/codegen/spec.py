@@ -20,7 +20,7 @@ on either backend.
 
 So every backend evaluates the same expressions and the same elimination. The runtime algorithms that
 loop sample after sample (ms_inverse's continuation, ms_ode, ms_forward's DOP853, ms_track) exist in C
-only: on numpy the same jobs are done by vectorised numpy (mechsym.planar.kinematics.Solver's two-pass sweep,
+only: on numpy the same jobs are done by vectorised numpy (mechsym.planar.solver.Solver's two-pass sweep,
 scipy's DOP853 with the same coefficients and error control) or by the scalar tracker, since a
 per-sample loop in Python would be the slow path numpy is there to avoid.
 """
@@ -120,6 +120,7 @@ class Spec:
     functions: dict
     jacobian: SparseJacobian | None
     angles: tuple = field(default=())
+    lanes: tuple = ()      # the functions whose compiled batched entry points evaluate blocks of samples on SIMD lanes
 
 
 def shared_program(items, assignments, prefix="x", pieces=None) -> dict:

@@ -1,4 +1,4 @@
-"""Numeric dynamics: A U = C assembled and solved in batches, the reduced form, and forward simulation.
+"""Numeric dynamics: A U = C assembled and solved in batches, and the inverse analysis built on it.
 
 With q'' the accelerations of the absolute coordinates, the Newton-Euler rows read
 
@@ -7,27 +7,26 @@ With q'' the accelerations of the absolute coordinates, the Newton-Euler rows re
 where J = dq/dtheta and a0 solves Phi_q a0 = -gamma (mechsym.planar.kinematics). An `Analysis`
 (mechsym.planar.equations) picks the unknown columns; everything known goes to C. For one coordinate the
 unknowns are linear in (thetadd, thetad^2, loads): `inverse` solves A once per angle for three
-right-hand sides and combines them for every speed.
+right-hand sides and combines them for every speed. The reduced form is mechsym.planar.reduced's, forward
+runs mechsym.planar.forward's.
 """
 from __future__ import annotations
 
-import functools
 import weakref
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
 
 from mechsym.codegen import c_backend
 from mechsym.codegen.backend import resolve
-from mechsym.core.budget import CallBudget, check_memory
+from mechsym.core.budget import check_memory
 from mechsym.core.errors import InputError, SingularError
-from mechsym.core.results import RunEvent, RunResult, Table, speed_columns
-from mechsym.core.timegrid import run_options
-from mechsym.planar.equations import Analysis, forward as forward_analysis, inverse as inverse_analysis
-from mechsym.planar.kinematics import Kinematics, _solve, sweep_memory
+from mechsym.core.results import Table, speed_columns
+from mechsym.planar.equations import Analysis, inverse as inverse_analysis
+from mechsym.planar.inverse_kernel import compiled_columns, flagged, speed_weights
+from mechsym.planar.kinematics import STEP_TOL, SUSPECT, Kinematics, _solve, sweep_memory
 from mechsym.planar.loads import moving
+
 
 def chunk_size(system) -> int:
     """Samples per batch: dense (chunk, n, n) arrays stay near 160 MB, and small mechanisms get large
@@ -297,18 +296,16 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
     system.solver(params).reference()  # a wrong mobility is reported as such, before the analysis's count
     names = analysis_functions(system, analysis).names
     # every speed from the same three solves: U = alpha U_a + omega^2 U_w + U_s, speed by speed
-    with np.errstate(over="ignore", invalid="ignore"):
-        coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (S, 3)
+    coef = speed_weights(omegas, alpha)  # (S, 3)
     cols = {system.coordinate_names[0]: np.tile(theta, len(omegas)), "omega": np.repeat(omegas, len(theta))}
-    basis = columns = None
+    columns = None
     speeds = moving(system) is not None  # loads of the velocities: one more solve per speed, on numpy
     if not (analysis.extra_rows or analysis.extra_unknowns or analysis.free or speeds):
-        batch = system.backend.route(compiled=_inverse_batch, python=_no_batch)
-        basis, columns = batch(system, theta, params, analysis, coef)
-    if columns is None:
-        if basis is None:  # the numpy route, also where the compiled batch stopped: it names the failure
-            basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
-                     else _inverse_basis(system, theta, params, analysis))
+        batch = system.backend.route(compiled=_inverse_batch, python=lambda *args: None)  # (numpy: below)
+        columns = batch(system, theta, params, speed_weights(omegas, alpha, analysis.inertia))
+    if columns is None:  # the numpy route, also where the compiled batch stopped: it names the failure
+        basis = (_inverse_basis(system, theta, params, analysis, omegas) if speeds
+                 else _inverse_basis(system, theta, params, analysis))
         with np.errstate(over="ignore", invalid="ignore"):
             columns = speed_columns(basis[:, :, :3], coef)
             if speeds:  # the unknowns of the loads of velocity, speed by speed
@@ -343,12 +340,6 @@ def inverse_memory(system, n, speeds) -> int:
     solutions per sample and the table (each unknown per sample and speed, and its CSV copy)."""
     m = len(system.constraints.rows) + 1
     return sweep_memory(len(system.constraints.q), n) + 8 * n * 3 * m + 8 * 2 * n * speeds * (m + 2)
-
-
-def forward_memory(rows, width) -> int:
-    """Bytes of a time run written at `rows` time points with `width` values kept per point (the grid,
-    the states, the columns and their CSV copy)."""
-    return 8 * rows * (width + 8)
 
 
 def _inverse_basis(system, theta, params, analysis, omegas=()):
@@ -387,328 +378,28 @@ def _start(solver, theta0):
     return starts[key].copy()
 
 
-def _inverse_batch(system, theta, params, analysis, coef):
-    """(basis, None) or (None, columns) of the inverse analysis from the compiled batch, (None, None) where
-    it failed before its continuation."""
-    lib = system.functions
-    if lib.meta.get("lanes"):  # the columns straight from the kernel, no per-sample basis stored
-        weights = coef * ([1.0, 1.0, 1.0] if analysis.inertia else [0.0, 0.0, 1.0])
-        return None, _inverse_c(system, theta, params, functools.partial(lib.inverse_columns, coef=weights))
-    basis = _inverse_c(system, theta, params, lib.inverse)
-    if basis is not None and not analysis.inertia:
-        basis[:, :, :2] = 0.0
-    return basis, None
+def _inverse_batch(system, theta, params, weights):
+    """The columns (m, S N) of the inverse analysis from one compiled call (compiled_columns). Where the
+    kernel's continuation stops (a limit position, a dead point, a change of branch: the numpy
+    continuation's decisions), the error Solver.stopped names; where a sample is flagged, the numpy sweep
+    names it; None where the call failed before its continuation (the numpy route then names that)."""
+    solver = system.solver(params)
+    failed, coef, branch, columns, stop = compiled_columns(system.functions, theta, solver.params,
+                                                           _start(solver, theta[0]), solver.col_scale, STEP_TOL,
+                                                           solver.step[0], weights)
+    if stop is not None:
+        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
+    if failed >= 0:
+        return None
+    bad = flagged(coef, branch, solver.coord_scale[0], SUSPECT)
+    if bad.any():  # rare: let the numpy route name the sample and the reason (dead point, branch)
+        solver.sweep(theta[: int(np.flatnonzero(bad)[0]) + 1, None])
+    return columns
 
 
 def _no_batch(*args):
     """No compiled batch: the numpy route does the whole job."""
     return None, None
-
-
-def _inverse_c(system, theta, params, kernel):
-    """The basis (N, m, 3) or the columns (m, S, N) from the compiled kernel (CLibrary.inverse or
-    inverse_columns): continuation, Newton, coefficients and the transposed sparse solves all run in C, one
-    call for the whole batch. Where the kernel's continuation stops (a limit position, a dead point, a
-    change of branch: the numpy continuation's decisions), the error Solver.stopped names; None where it
-    failed before its continuation (the numpy route then names that)."""
-    from mechsym.planar.kinematics import STEP_TOL, SUSPECT
-
-    solver = system.solver(params)
-    q0 = _start(solver, theta[0])
-    failed, status, *_, coef, branch, u, stop = kernel(theta, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                       hmax=solver.step[0])
-    if stop is not None:
-        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
-    if failed >= 0:
-        return None
-    coef = coef * solver.coord_scale[0]  # relative to the coordinate scales, as Solver.coefficient_size
-    if (coef > SUSPECT).any() or (branch <= 0).any():
-        # rare: let the numpy route name the sample and the reason (dead point, branch)
-        first = int(np.flatnonzero((coef > SUSPECT) | (branch <= 0))[0])
-        solver.sweep(theta[: first + 1, None])
-    return u
-
-
-class Reduced(NamedTuple):
-    """The reduced form M thetadd + 1/2 M' thetad^2 + G = T at N samples, each an (N,) array: M the
-    generalised inertia [kg m^2, or kg for a sliding coordinate], half_dM = 1/2 dM/dtheta, G the
-    generalised force of gravity and the loads [N m or N]. Unpacks as (M, half_dM, G)."""
-
-    M: np.ndarray
-    half_dM: np.ndarray
-    G: np.ndarray
-
-
-def reduced(system, kin: Kinematics) -> Reduced:
-    """Reduced (Lagrange, virtual-power) form of a one-coordinate mechanism at solved kinematics:
-    M(theta), 1/2 M'(theta) and G(theta) with M thetadd + 1/2 M' thetad^2 + G = T (a `Reduced`). Uses
-    only the kinematic coefficients and the mass matrix: no reaction enters, so it checks the
-    Newton-Euler route. G is that of the loads of position alone (gravity, springs); a damper's or an
-    actuator's generalised force is -J^T Q(q, q', t) of `System.loads` (docs/force-elements.md)."""
-    mass = system.mass(kin.params)
-    d1 = kin.dq[:, :, 0]
-    big_m = np.einsum("ni,i,ni->n", d1, mass, d1)
-    half_dm = np.einsum("ni,i,ni->n", d1, mass, kin.ddq)
-    g = -np.einsum("ni,in->n", d1, system.applied(kin.q.T, kin.params))
-    return Reduced(big_m, half_dm, g)
-
-
-def reduced_ode(system, kin: Kinematics, omega, torque):
-    """The reduced ODE y' = f(y), y = (theta, omega), of a one-coordinate mechanism under a constant
-    torque at solved kinematics: f (N, 2) and its exact Jacobian df/dy (N, 2, 2). The theta derivatives
-    of M, 1/2 M' and G need the third-order coefficients q3, solved from Phi_q q3 = -gamma3(q, q', q'')
-    (symbolic derivatives of the constraints; no finite differences)."""
-    p, q = kin.params, kin.q.T
-    omega = np.broadcast_to(np.asarray(omega, float), (len(kin.q),))
-    mass = system.mass(p)
-    d1, d2 = kin.dq[:, :, 0], kin.ddq
-    rhs3 = -system.gamma3(q, d1.T, d2.T, p).T
-    d3 = kin.factor.solve(rhs3) if kin.factor is not None else _solve(kin.jac, rhs3)
-    big_m, half_dm, g = reduced(system, kin)
-    applied = system.applied(q, p)
-    d_half_dm = np.einsum("i,ni->n", mass, d2 * d2 + d1 * d3)
-    d_g = -system.applied_rate(q, d1.T, p)[0] - np.einsum("in,ni->n", applied, d2)
-    thetadd = (torque - half_dm * omega**2 - g) / big_m
-    f = np.stack([omega, thetadd], axis=1)
-    jac = np.zeros((len(omega), 2, 2))
-    jac[:, 0, 1] = 1.0
-    jac[:, 1, 0] = (-d_half_dm * omega**2 - d_g - 2 * half_dm * thetadd) / big_m
-    jac[:, 1, 1] = -2 * half_dm * omega / big_m
-    return f, jac
-
-
-def ode(system, theta, omega, torque=0.0, params=None):
-    """Right-hand side f (N, 2) and exact Jacobian (N, 2, 2) of the reduced ODE at the states
-    (theta[i], omega[i]) under a constant torque (a linearisation, or an implicit integrator's Jacobian)."""
-    if len(system.coordinate_names) != 1:
-        raise InputError("ode() is the reduced form of a one-coordinate mechanism")
-    if moving(system) is not None:
-        raise InputError(f"mechanism '{system.mechanism.name}': ode() gives the reduced ODE under loads of position "
-                         "alone; a load depends on the velocities or the time (integrate it with forward())")
-    theta = np.asarray(theta, float).ravel()
-    omega = np.broadcast_to(np.asarray(omega, float), theta.shape)
-    _finite(theta, "theta")
-    _finite(omega, "omega")
-    _finite(np.atleast_1d(torque), "torque")
-    f, jac = system.backend.route(compiled=_ode_c, python=_no_batch)(system, theta, omega, torque, params)
-    if f is not None:
-        return f, jac
-    return reduced_ode(system, system.kinematics(theta, params), omega, torque)  # names the failure
-
-
-def _ode_c(system, theta, omega, torque, params):
-    """(f, jac) of `ode` in one compiled call, (None, None) where it failed before its continuation."""
-    from mechsym.planar.kinematics import STEP_TOL
-
-    solver = system.solver(params)
-    t0, q0 = solver._start(theta[:1])  # the sweep's start, so that a first state on a bridge is bridged too
-    failed, _, f, jac, stop = system.functions.ode(np.concatenate([t0, theta]), np.concatenate([omega[:1], omega]),
-                                                   torque, solver.params, q0, solver.col_scale, STEP_TOL,
-                                                   hmax=solver.step[0])
-    if stop is not None:
-        solver.stopped(stop.theta_a, stop.q_a, stop.theta_b, stop.q_b, stop.converged)
-    return (f[1:], jac[1:]) if failed < 0 else (None, None)
-
-
-@dataclass(frozen=True)
-class Crossing:
-    """An event of a forward run: the coordinate ("theta") or its speed ("omega") crossing `value`
-    (direction +1 rising, -1 falling, 0 either); `terminal` stops the run there."""
-
-    variable: str
-    value: float
-    direction: int = 0
-    terminal: bool = False
-
-    @property
-    def component(self) -> int:
-        """The state component it watches: 0 the coordinate, 1 its speed."""
-        return 1 if self.variable == "omega" else 0
-
-    def as_solve_ivp(self):
-        """The event as a scipy.integrate.solve_ivp event function."""
-        def event(t, y):
-            return y[self.component] - self.value
-
-        event.terminal, event.direction = self.terminal, self.direction
-        return event
-
-
-MAX_TRAVEL = 1e12  # rad: beyond this a coordinate keeps no useful digits of its motion
-
-
-def forward(system, torque, theta0, omega0, t_end, dt=None, rtol=1e-9, atol=None, params=None,
-            events=(), method="DOP853", reactions=False, dense_output=True) -> RunResult:
-    """Integrate a one-coordinate mechanism under a driving force.
-
-    torque: a constant, or a callable f(t, theta, omega). events: Crossing objects (or solve_ivp event
-    functions, numpy route only). method: solve_ivp's method on the numpy route; the implicit ones
-    (Radau, BDF, LSODA) get the exact Jacobian (mechsym.planar.dynamics.reduced_ode) and need a constant
-    torque. On the C backend with a constant torque the whole run (reduced-form right-hand side, DOP853
-    with scipy's coefficients and error control, dense output, event location) happens in C, and a
-    `method` other than DOP853 is refused; otherwise scipy's solve_ivp integrates the reduced form with
-    the configuration tracked between calls (a trial stage it cannot reach is a rejected step). Either way
-    the result is sampled on the uniform grid 0, dt, ..., t_end (or up to a terminal event) from the
-    dense output. Returns a RunResult: its events (RunEvent: t, the event's name, the state [coordinate,
-    speed], from the dense output on either route) in time order, nfev, the dense solution over (coordinate,
-    speed) on either route (scipy's OdeSolution; on C a results.DenseSolution of the same interpolant), status
-    "stopped" where a terminal event ended the run. dense_output=False keeps no solution (None): on C every
-    step then makes its dense output only where a grid point or an event needs it. reactions=True adds every
-    reaction from the forward Newton-Euler system along the grid (and its thetadd: an independent check).
-    """
-    if len(system.coordinate_names) != 1:
-        raise InputError("forward() integrates one coordinate")
-    opts = run_options(t_end, dt, rtol, atol, arrays={"theta0": theta0, "omega0": omega0})
-    t_end, rtol, atol = opts.t_end, opts.rtol, opts.atol
-    width = 8 + (2 * len(system.constraints.rows) if reactions else 0)
-    check_memory(f"forward dynamics of '{system.mechanism.name}' at {opts.points:.6g} time points",
-                 forward_memory(opts.points, width))
-    events = list(events or ())
-    grid = opts.grid()
-    solver = system.solver(params)
-    q0 = solver.sweep(np.array([[theta0]])).q[0]
-    if omega0 == 0:
-        solver.check_start_at_rest(np.array([theta0]), q0)
-    loads = moving(system)  # loads of velocity or time: the tracked route with them in its right-hand side
-    if not callable(torque) and loads is None:  # a torque or speed too large to represent is no dead point
-        with np.errstate(all="ignore"):
-            rate = ode(system, np.array([theta0]), np.array([omega0]), float(torque), params)[0][0]
-        with np.errstate(all="ignore"):
-            travel = abs(omega0) * t_end + 0.5 * abs(rate[1]) * t_end**2
-        if not (np.all(np.isfinite(rate)) and travel <= MAX_TRAVEL):
-            raise InputError(f"mechanism '{system.mechanism.name}': torque {float(torque):.6g} and omega0 {omega0:.6g} "
-                             f"give the acceleration {rate[1]:.6g} at the start, a travel of about {travel:.3g} rad "
-                             f"in {t_end:.6g} s: too large to represent (at most {MAX_TRAVEL:.0e} rad)")
-    # a constant torque, loads of position alone and Crossing events: the whole run in one compiled call where
-    # the backend has one
-    whole = not callable(torque) and loads is None and all(isinstance(e, Crossing) for e in events)
-    run = system.backend.route(compiled=_forward_c, python=_forward_ivp) if whole else _forward_ivp
-    y, hits, nfev, solution = run(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events,
-                                  method, dense_output)
-    grid = grid[: len(y)]
-    stopped = [e for e in hits if getattr(events[e[1]], "terminal", False)]
-    name = system.coordinate_names[0]
-    if callable(torque):
-        tau = np.array([torque(t, a, b) for t, a, b in zip(grid, y[:, 0], y[:, 1])])
-    else:
-        tau = np.full_like(grid, float(torque))
-    cols = {"t": grid, name: y[:, 0], "omega": y[:, 1], system.mechanism.coordinates[0].force or "force": tau}
-    run_events = [RunEvent(t, _event_name(events[i]), state) for t, i, state in hits]
-    table = RunResult(cols, {"t": "s", name: "rad", "omega": "rad/s"}, f"{system.mechanism.name}: forward dynamics",
-                      events=run_events, nfev=nfev, solution=solution, status="stopped" if stopped else "done",
-                      message=f"stopped by {_event_name(events[stopped[0][1]])} at t = {stopped[0][0]:.9g}"
-                      if stopped else "")
-    if reactions:
-        table.columns.update(forward_reactions(system, grid, y[:, 0], y[:, 1], tau, params))
-    if system.loads is not None and len(grid):
-        kin = system.kinematics(y[:, 0], params)
-        table.columns.update(system.loads.columns(kin.q, kin.dq[:, :, 0] * y[:, 1:2], grid, kin.params))
-        table.units.update(system.loads.units)
-    return table
-
-
-def _forward_c(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
-    from mechsym.planar.kinematics import STEP_TOL
-
-    if method != "DOP853":
-        raise InputError(f"the C backend integrates with DOP853 only, not method '{method}'; use the numpy backend "
-                         "for scipy's other methods")
-    spec = [(e.component, e.value, e.direction, e.terminal) for e in events]
-    y, hits, nfev, status, solution = system.functions.forward(float(torque), theta0, omega0, t_end, grid, rtol, atol,
-                                                             solver.params, q0, solver.col_scale, STEP_TOL, spec,
-                                                             hmax=solver.step[0], dense=dense,
-                                                             what=f"the forward run of '{system.mechanism.name}'")
-    if status:
-        reason = {1: "the loops could not be closed", 2: "the mechanism reached a dead point",
-                  3: "the step size fell below its limit", 4: "a declared branch condition would not hold",
-                  6: "det Phi_q would change sign (another assembly branch)"}.get(status, f"status {status}")
-        t_fail = grid[len(y) - 1] if len(y) else 0.0
-        raise InputError(f"mechanism '{system.mechanism.name}': integration stopped after t = {t_fail:.6g}: {reason} "
-                         f"(near {system.coordinate_names[0]} = {y[-1, 0] if len(y) else theta0:.6g})")
-    return y, sorted(((float(t), int(i), np.array(s)) for t, i, s in hits), key=lambda hit: hit[:2]), nfev, solution
-
-
-def _event_name(event) -> str:
-    """An event's name in a run's result: 'omega = 0 falling' for a Crossing, else the function's name."""
-    if isinstance(event, Crossing):
-        way = {1: " rising", -1: " falling"}.get(event.direction, "")
-        return f"{event.variable} = {event.value:g}{way}"
-    return getattr(event, "__name__", type(event).__name__)
-
-
-def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
-    from scipy.integrate import solve_ivp
-
-    from mechsym.core.runner import rejecting
-    from mechsym.planar.simulate import ConfigurationTracker
-
-    force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
-    implicit = method in ("Radau", "BDF", "LSODA")
-    loads = moving(system)
-    if implicit and (callable(torque) or loads is not None):
-        raise InputError(f"method {method} needs the exact Jacobian of the right-hand side, known for a constant "
-                         "torque and loads of position alone; use an explicit method (DOP853, RK45)")
-    mass = system.mass(solver.params)
-    tracker = ConfigurationTracker(solver, [theta0], q0, bridging=not implicit)  # (the implicit ones take Phi_q)
-    scalar = None if implicit or loads is not None else getattr(system, "scalar_tracker", None)
-    if scalar is not None:                       # one state per call on floats (the C tracker's interface)
-        from mechsym.planar.simulate import CTracker, one_coordinate_rhs
-
-        rhs = one_coordinate_rhs(CTracker(solver, scalar, [theta0], q0), mass, force,
-                                 lambda q: system.applied(q, solver.params))
-
-    def solved(theta):
-        """Configuration, its factorisation and the coefficients dq, ddq at theta, tracked from the last
-        solved state (StepRejected if it cannot be reached)."""
-        q, fac, jq = tracker.at([theta])
-        ddq = fac.solve(-system.gamma(q, jq[:, 0], solver.params)[None])[0]
-        return q, fac, jq[:, 0], ddq
-
-    def tracked_rhs(t, y):
-        q, jq, a0, _ = tracker.state([y[0]], [y[1]])
-        d1 = jq[:, 0]
-        big_m = d1 @ (mass * d1)
-        rest = d1 @ (mass * a0) - d1 @ system.applied(q, solver.params)
-        if loads is not None:
-            rest -= d1 @ loads.motion(q, d1 * y[1], t, solver.params)[0]
-        return np.array([y[1], (force(t, y[0], y[1]) - rest) / big_m])
-
-    def jacobian(t, y):
-        q, fac, d1, ddq = solved(y[0])
-        kin = Kinematics(np.array([[y[0]]]), q[None], d1[None, :, None], ddq[None], None, solver.params,
-                         jac_fn=solver.f.jac)
-        kin.factor = fac
-        return reduced_ode(system, kin, y[1], float(torque))[1][0]
-
-    name = system.coordinate_names[0]
-    fun = rejecting(rhs if scalar is not None else tracked_rhs, method, lambda y: f"{name} = {y[0]:.6g}")
-    funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
-    counted = CallBudget(2, f"forward run of '{system.mechanism.name}'", t_end, method).wrap(fun)
-    sol = solve_ivp(counted, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
-                    dense_output=True, events=funcs or None,
-                    **({"jac": rejecting(jacobian, method, lambda y: f"{name} = {y[0]:.6g}")} if implicit else {}))
-    if sol.status < 0:
-        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: "
-                         f"{fun.failure or sol.message}")
-    grid = grid[grid <= sol.t[-1]]
-    hits = sorted(((float(t), i, np.array(y)) for i, (ts, ys) in enumerate(zip(sol.t_events or [], sol.y_events or []))
-                   for t, y in zip(ts, ys)), key=lambda hit: hit[:2])
-    return sol.sol(grid).T, hits, sol.nfev, sol.sol if dense else None
-
-
-def forward_reactions(system, t, theta, omega, tau, params=None) -> dict:
-    """Reactions and the acceleration from the forward Newton-Euler system A U = C along a trajectory."""
-    analysis = forward_analysis(system.mechanism)
-    kin = system.kinematics(theta, params)
-    mass = system.mass(kin.params)
-    applied = system.applied(kin.q.T, kin.params).T
-    driver = kin.jac[:, system.constraints.n_joint_rows, :]
-    rhs = mass * kin.ddq * omega[:, None] ** 2 - applied - driver * tau[:, None]
-    if moving(system) is not None:
-        rhs = rhs - system.loads.motion(kin.q, kin.dq[:, :, 0] * omega[:, None], t, kin.params)
-    a, c = assemble(system, kin, analysis, omega[:, None], [rhs])
-    u = solve_checked(system, a, c, theta)[:, :, 0]
-    return {n: u[:, i] for i, n in enumerate(analysis.unknown_names(system.constraints))}
 
 
 def energies(system, kin: Kinematics, thetad):

@@ -13,7 +13,8 @@ from mechsym.codegen.sparse_plan import jacobian_pattern, plan
 from mechsym.codegen.spec import Function, SparseJacobian, Spec
 from mechsym.core.budget import limit_memory
 from mechsym.core.errors import InputError
-from mechsym.planar.kinematics import KinematicFunctions, Solver, _point_symbols
+from mechsym.planar.kinematics import _point_symbols, KinematicFunctions
+from mechsym.planar.solver import Solver
 
 __all__ = ["generate", "solved_jacobians"]
 

@@ -8,7 +8,7 @@ of body angles), then the rest, linear in the positions. Every body coordinate, 
 other coordinate (a wheel's spin on its leg) is then an expression of those arguments.
 
 Standing on the track: the lead wheel's centre is on the offset curve at the given contact x_lead, the
-trailing wheel's at the contact x_trail behind it (mechsym.planar.rolling.rear_contact) at the distance |d| that
+trailing wheel's at the contact x_trail behind it (mechsym.planar.wheels.rear_contact) at the distance |d| that
 the declaration sets between the two centres (d(inputs), in the reference body's frame); psi turns d onto
 W(x_lead) - W(x_trail). The wheels roll without slip: a wheel's angle is beta - s/r (s the arc length from
 x0). Derivatives by the inputs at a fixed lead contact: the closure rot(psi) d(inputs) = W(x_lead) -
@@ -27,7 +27,7 @@ import sympy as sp
 from mechsym.codegen import VectorFunction
 from mechsym.core.errors import InputError, ModelError
 from mechsym.planar.constraints import point_position, rot
-from mechsym.planar.rolling import rear_contact
+from mechsym.planar.wheels import rear_contact
 from mechsym.planar.track import load_track
 
 

@@ -16,7 +16,7 @@ to zero (lift-off: the run ends, there being no flight phase). The driven coordi
 
 The state is y = [theta, theta', x, x', motor work, friction dissipation]: the last two ride along for an
 energy balance. The configuration is followed state by state by the project's tracker
-(mechsym.planar.simulate.tracker); a trial state it cannot reach rejects the integrator's step.
+(mechsym.planar.tracking.tracker); a trial state it cannot reach rejects the integrator's step.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from mechsym.core.errors import InputError
 from mechsym.planar.dynamics import energies, solve_at
 from mechsym.planar.equations import Analysis
 from mechsym.planar.kinematics import Kinematics, size_scale
-from mechsym.planar.simulate import CTracker, tracker
+from mechsym.planar.tracking import tracker
 
 CONTACTS = ("stick", "slip+", "slip-")  # slip+: the joint slides towards +x (friction -mu_k fn)
 COLUMNS = ("T", "friction", "fn", "m", "thetadd", "xdd")  # what `unknowns` adds to every solution
@@ -156,11 +156,9 @@ class StickSlip:
 
     def quick(self, contact, t, y):
         """COLUMNS at one state (floats) from one ms_track_rows call on the C backend: each needed unknown is
-        base + coef . (theta'', x'') (CTracker.rows), so the contact's A U = C reduces to the one or two
-        accelerations it frees, solved in closed form. None on numpy, or where the tracker needs its
-        careful route (`solve` then answers)."""
-        if not isinstance(self.tracker, CTracker):
-            return None
+        base + coef . (theta'', x'') (the tracker's `rows`), so the contact's A U = C reduces to the one or two
+        accelerations it frees, solved in closed form. None where the tracker has no row entry (numpy) or
+        needs its careful route (`solve` then answers)."""
         got = self.tracker.rows(y[[0, 2]], y[[1, 3]], self._rows)
         if got is None:
             return None

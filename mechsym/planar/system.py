@@ -14,15 +14,16 @@ from mechsym.codegen.backend import resolve
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
-from mechsym.planar import dynamics
+from mechsym.planar import dynamics, forward, reduced
 from mechsym.planar.constraints import derive_constraints
 from mechsym.planar.equations import derive_equations, latex_names, reduced_form, symbolic_system
-from mechsym.planar.kinematics import KinematicFunctions, Solver
+from mechsym.planar.kinematics import KinematicFunctions
+from mechsym.planar.solver import Solver
 from mechsym.planar.model import Mechanism
 from mechsym.planar.topology import analyse
 
 
-SCALAR_MAX = 24  # coordinates up to which a simulation state is solved on floats (System.scalar_tracker)
+SCALAR_MAX = 24  # coordinates up to which a simulation state is solved on floats (System.state_step)
 
 
 class System(ParametersInUse):
@@ -74,18 +75,22 @@ class System(ParametersInUse):
         """q' . (dQ/dq) q' as a function of (q, q', p): the C library's, or rendered with numpy on first use."""
         return self.functions.applied_rate
 
+    def state_step(self, floats=False):
+        """The generated one-state step of a run's configuration tracker (mechsym.planar.tracking): the
+        compiled library (ms_track, ms_walk, ms_track_rows) where Phi_q is square; on the numpy backend, for
+        a caller that runs on floats (`floats`: a one-coordinate forward run), the step's rendering on floats
+        (mechsym.codegen.scalar_python.ScalarTracker) where Phi_q is square and small (at most SCALAR_MAX
+        coordinates: the fourbar's 9 run 8x faster on floats than through numpy, PASIBOT's 69 slower). None
+        otherwise: the tracker then solves each state with numpy."""
+        return self.backend.route(compiled=lambda: self.functions if self.functions.meta["square"] else None,
+                                  python=lambda: self._scalar_step if floats else None)()
+
     @cached_property
-    def scalar_tracker(self):
-        """The tracker of one state on floats (mechsym.codegen.scalar_python) for the numpy backend's
-        one-coordinate forward runs, when Phi_q is square and small (at most SCALAR_MAX coordinates: the
-        fourbar's 9 run 8x faster on floats than through numpy, PASIBOT's 69 slower); None on the C backend
-        (its ms_track does that job) and otherwise."""
-        con = self.constraints
-        if len(con.rows) != con.n or con.n > SCALAR_MAX:
-            return None
+    def _scalar_step(self):
         from mechsym.codegen.scalar_python import ScalarTracker
 
-        return self.backend.route(compiled=lambda: None, python=lambda: ScalarTracker(self.spec))()
+        con = self.constraints
+        return ScalarTracker(self.spec) if len(con.rows) == con.n and con.n <= SCALAR_MAX else None
 
     # -- parameters (mechsym.core.derived.DerivedSystem) --------------------------------------------
     @property
@@ -244,17 +249,17 @@ class System(ParametersInUse):
         return dynamics.solve(self, theta, thetad, analysis, thetadd, forces, params)
 
     def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
-        """Motion under given driving forces; see mechsym.planar.dynamics.forward."""
-        return dynamics.forward(self, torque, theta0, omega0, t_end, **options)
+        """Motion under given driving forces; see mechsym.planar.forward.forward."""
+        return forward.forward(self, torque, theta0, omega0, t_end, **options)
 
     def reduced(self, kin):
-        """Lagrange reduced form at solved kinematics: a `mechsym.planar.dynamics.Reduced` (M, half_dM, G), each
-        (N,), unpacking as a tuple; see mechsym.planar.dynamics.reduced."""
-        return dynamics.reduced(self, kin)
+        """Lagrange reduced form at solved kinematics: a `mechsym.planar.reduced.Reduced` (M, half_dM, G), each
+        (N,), unpacking as a tuple; see mechsym.planar.reduced.reduced."""
+        return reduced.reduced(self, kin)
 
     def ode(self, theta, omega, torque=0.0, params=None):
-        """The reduced ODE's right-hand side and exact Jacobian; see mechsym.planar.dynamics.ode."""
-        return dynamics.ode(self, theta, omega, torque, params)
+        """The reduced ODE's right-hand side and exact Jacobian; see mechsym.planar.reduced.ode."""
+        return reduced.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
     def _repr_latex_(self, max_rows=24):

@@ -4,12 +4,15 @@
     system = mechsym.derive(tree, contact_frames=("foot",))
     system.mass_matrix(q), system.bias(q, v), system.frame_jacobian(q, "foot"), ...
 
-See docs/trees.md.
+A tree whose loops are closed by joints between frames (`Tree.close`) derives as a `LoopSystem`
+(mechsym.spatial.loops; docs/spatial-loops.md). See docs/trees.md.
 """
 from mechsym.spatial.declare import Tree
-from mechsym.spatial.joints import Fixed, Free, Joint, Mimic, Planar, Prismatic, Revolute, Screw, Translation
+from mechsym.spatial.joints import (Cylindrical, Fixed, Free, Joint, Mimic, Planar, Prismatic, Revolute, Screw,
+                                    Spherical, Translation, Universal)
+from mechsym.spatial.loops import LoopSystem
 from mechsym.spatial.system import TreeSystem
 from mechsym.spatial.urdf import read_urdf
 
-__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
-           "TreeSystem", "read_urdf"]
+__all__ = ["Tree", "Joint", "Revolute", "Prismatic", "Cylindrical", "Spherical", "Universal", "Fixed", "Free", "Mimic",
+           "Planar", "Screw", "Translation", "TreeSystem", "LoopSystem", "read_urdf"]

@@ -15,6 +15,8 @@ problems together. Conventions (those of URDF and Pinocchio):
   may also attach the first moving body to a fixed root (a URDF's "world" link and its floating joint);
 * a joint may mimic another (`Mimic`: its coordinate is ratio * the other's + offset), checked by
   `check_mimics` (a missing or fixed joint, a cycle);
+* loops are closed by joints between two frames of two bodies (`close`: the tree is then the spanning tree of
+  a closed-loop mechanism, mechsym.spatial.loops), and joint coordinates may be driven (`drive`);
 * parameters and gravity follow the protocol of every declaration (mechsym.core.parameters.Declaration):
   gravity is the parameter g (default 9.81 m/s^2) along -z of the world frame (`gravity_down`,
   `no_gravity`).
@@ -52,6 +54,23 @@ class BodyDecl:
 
 
 @dataclass(frozen=True)
+class Closure:
+    """A loop-closing joint: `joint` between frame `frame_a` (on the first body) and `frame_b` (on the
+    second), named `loop` in messages."""
+    loop: str
+    frame_a: str
+    frame_b: str
+    joint: object
+
+
+@dataclass(frozen=True)
+class Drive:
+    """A driven joint coordinate and the name of its generalised force (torque or force)."""
+    coordinate: str
+    force: str
+
+
+@dataclass(frozen=True)
 class FrameDecl:
     name: str
     body: str
@@ -83,12 +102,21 @@ class Tree(ElementDeclaration, Declaration):
         self.bodies = {}              # name -> BodyDecl, in declaration order
         self.frames = {}              # name -> FrameDecl (extra frames; every body is a frame too)
         self.elements = []            # force elements (mechsym.core.forces)
+        self.closures = {}            # loop name -> Closure (a closed-loop mechanism's cut joints)
+        self.drives = []              # Drive: the driven coordinates, in order
         self._joint_names = set()
         self._init_parameters()
 
     def derived(self, backend=None, contact_frames=()):
         """This tree's TreeSystem (what mechsym.derive returns for it), with the Jacobians and biases of
-        `contact_frames` among its contact terms."""
+        `contact_frames` among its contact terms; with closed loops (`close`), its LoopSystem
+        (mechsym.spatial.loops)."""
+        if self.closures:
+            if contact_frames:
+                raise InputError(f"tree '{self.name}': contact frames on a closed-loop mechanism are not supported")
+            from mechsym.spatial.loops import LoopSystem
+
+            return LoopSystem(self, backend)
         from mechsym.spatial.system import TreeSystem
 
         return TreeSystem(self, contact_frames, backend)
@@ -141,6 +169,10 @@ class Tree(ElementDeclaration, Declaration):
                 raise InputError(f"tree '{self.name}': {where} needs a joint to '{parent}' (Revolute, Prismatic, "
                                  f"Fixed or another mechsym.spatial.Joint that is not root-only; a root-only joint "
                                  f"attaches only the root, or the first moving body to a fixed root), got {joint!r}")
+            if not joint.tree_joint:
+                raise InputError(f"tree '{self.name}': {where}: joint '{joint.name}' ({type(joint).__name__}) closes "
+                                 f"loops only (Tree.close); in the tree, use two Revolute joints with a massless "
+                                 f"body between them")
         if joint is not None:
             if joint.name in self._joint_names:
                 raise InputError(f"tree '{self.name}': joint '{joint.name}' declared twice")
@@ -174,6 +206,46 @@ class Tree(ElementDeclaration, Declaration):
         self.frames[name] = FrameDecl(name, body, self._vec3(xyz, f"frame '{name}' xyz"),
                                       rpy_matrix(self._numbers(rpy, f"frame '{name}' rpy")))
         return name
+
+    def close(self, loop, frame_a, frame_b, joint) -> str:
+        """Close a loop by `joint` (a mechsym.spatial.Joint with `closure_rows`) between frame `frame_a` of one
+        body (the joint's first body) and frame `frame_b` of another (its second): at the assembled
+        configuration the two frames coincide up to the joint's own motion (a body's name is its frame)."""
+        where = f"tree '{self.name}': loop '{loop}'"
+        if loop in self.closures:
+            raise InputError(f"{where} declared twice")
+        if not isinstance(joint, Joint) or joint.root_only or joint.mimic is not None:
+            raise InputError(f"{where} needs a closing joint (Revolute, Prismatic, Cylindrical, Universal, "
+                             f"Spherical or Fixed), got {joint!r}")
+        if joint.name in self._joint_names:
+            raise InputError(f"{where}: joint '{joint.name}' declared twice")
+        joint = joint.checked(where)
+        try:
+            joint.closure_rows()
+        except NotImplementedError:
+            raise InputError(f"{where}: joint '{joint.name}' ({type(joint).__name__}) cannot close a loop") from None
+        bodies = []
+        for f in (frame_a, frame_b):
+            if f in self.bodies:
+                bodies.append(f)
+            elif f in self.frames:
+                bodies.append(self.frames[f].body)
+            else:
+                raise InputError(f"{where}: joint '{joint.name}': unknown frame '{f}'")
+        if bodies[0] == bodies[1]:
+            raise InputError(f"{where}: joint '{joint.name}' joins frames '{frame_a}' and '{frame_b}' of one body "
+                             f"'{bodies[0]}' (a closure joins two bodies)")
+        self.closures[loop] = Closure(loop, frame_a, frame_b, joint)
+        self._joint_names.add(joint.name)
+        return loop
+
+    def drive(self, coordinate, force="torque") -> str:
+        """Drive the joint coordinate `coordinate` (a tree joint's, by its name in q: the joint's name for one
+        coordinate); `force` names its generalised force in results."""
+        if any(d.coordinate == coordinate for d in self.drives):
+            raise InputError(f"tree '{self.name}': coordinate '{coordinate}' driven twice")
+        self.drives.append(Drive(coordinate, force))
+        return coordinate
 
     def _numbers(self, values, what):
         try:

@@ -28,192 +28,25 @@ a mimic joint's included (its coordinate is ratio * q_j + offset of the joint j 
 v_j), and each result is taken to q and v by the constant map G of those ratios: H = G^T H_joints G, forces
 G^T tau, Jacobians J G, C = G^T C_joints G (Pinocchio's JointModelMimic gives the same).
 
-The Coriolis matrix is Pinocchio's factorisation C = sum_i J_i^T (I_i dJ_i + B_i J_i), world frame, with
-B(I, v) x = 1/2 [v x* (I x) - I (v x x) + x x* (I v)], summed as pinocchio's computeCoriolisMatrix does:
-with composites over subtrees (Yc, Bc), the rows of joint i are J_i^T (Yc_c dJ_c + Bc_c J_c) for the
-columns c of i's subtree and (Yc_i J_i)^T dJ_j + J_i^T Bc_i J_j for its ancestors' columns j. Then
-C v + g = bias and dH/dt - 2 C is skew-symmetric.
+The stages: the moving bodies and frames (mechsym.spatial.merge), the straight-line program and its
+spatial algebra (mechsym.spatial.straight), the recursions (this module), the frame and centre-of-mass
+terms (mechsym.spatial.frame_terms) and the Coriolis matrix (mechsym.spatial.coriolis).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import sympy as sp
 
-from mechsym.core.errors import ModelError
+from mechsym.spatial.coriolis import CoriolisTerm
 from mechsym.spatial.declare import Tree
+from mechsym.spatial.frame_terms import FrameTerms
 from mechsym.spatial.joints import exact
+from mechsym.spatial.merge import merge
+from mechsym.spatial.straight import ONE, ZERO, Straight, _add, _cross, _dot, _mm, _mtv, _mv
 
 __all__ = ["Straight", "Derivation", "merge"]
 
-ZERO = sp.Integer(0)
-ONE = sp.Integer(1)
 
-
-class Straight:
-    """A straight-line program: assignments x_k = expression over inputs and earlier temporaries."""
-
-    def __init__(self):
-        self.assignments = []                    # (symbol, expression)
-        self.index = {}                          # symbol -> position
-        self.pieces = []                         # the piece of each assignment (`cut`)
-        self.piece = 0
-
-    def cut(self):
-        """Start a new piece of the program (one body's step of a recursion): the C printer prints pieces as
-        functions of their own, shared by every function that needs them (mechsym.codegen.c_parts)."""
-        self.piece += 1
-
-    def let(self, expr):
-        """A temporary x_k assigned `expr` (an atom or a negated atom is returned as it is)."""
-        expr = sp.sympify(expr)
-        if expr.is_Atom or (expr.is_Mul and len(expr.args) == 2 and expr.args[0] == -1 and expr.args[1].is_Atom):
-            return expr
-        s = sp.Symbol(f"x{len(self.assignments)}", real=True)
-        self.index[s] = len(self.assignments)
-        self.assignments.append((s, expr))
-        self.pieces.append(self.piece)
-        return s
-
-    def vec(self, exprs):
-        """`let` of each expression of a list."""
-        return [self.let(e) for e in exprs]
-
-
-def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
-def _mv(R, v):
-    return [R[i][0] * v[0] + R[i][1] * v[1] + R[i][2] * v[2] for i in range(3)]
-
-
-def _mtv(R, v):
-    return [R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2] for i in range(3)]
-
-
-def _mm(A, B):
-    return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)] for i in range(3)]
-
-
-def _add(a, b):
-    return [x + y for x, y in zip(a, b)]
-
-
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@dataclass
-class Link:
-    """A moving body of the merged tree (fixed joints folded into their parent)."""
-
-    name: str              # the body the joint moves
-    joint: object          # a mechsym.spatial.joints.Joint with coordinates
-    parent: int            # index of the parent moving body, -1 for the world
-    R_place: list          # 3x3 numbers: the joint frame in the parent's frame at q = 0
-    p_place: list          # 3 expressions
-    mass: sp.Expr
-    h: list                # first moment m c about the body origin (body frame)
-    Io: list               # 3x3 inertia about the body origin (body frame)
-    iq: int = 0            # first index among the joints' coordinates (a mimic joint's included)
-    iv: int = 0            # first index among the joints' speeds (likewise)
-    nq: int = 0            # the joint's coordinates and speeds (a mimic joint: one each)
-    nv: int = 0
-
-
-@dataclass
-class FramePlace:
-    name: str
-    link: int              # moving body it is fixed on (-1: the world)
-    R: list                # 3x3 numbers
-    p: list                # 3 expressions
-
-
-def merge(tree: Tree, inertia=True):
-    """The moving bodies in Pinocchio's depth-first order (children in declaration order), every named
-    frame (bodies, joints and declared frames) as a placement on one of them, and the sizes of q and v (a
-    mimic joint has no coordinate of its own: the joints' coordinates number more, see `Link.iq`)."""
-    tree.check()
-    children = {name: [] for name in tree.bodies}
-    for b in tree.bodies.values():
-        if b.parent is not None:
-            children[b.parent].append(b.name)
-    root = tree.root
-    links, frames = [], {}
-    attach = {}            # declared body -> (link index, R numeric 3x3, p exprs)
-
-    def inertia_terms(b, R, p):
-        """(m, m c', Io') of declared body b placed at (R, p) in its moving body's frame."""
-        m = b.mass
-        c = _add(_mv(R, list(b.com)), p)
-        Rn = sp.Matrix(R)
-        Ic = Rn * b.inertia * Rn.T
-        cc = sum(ci * ci for ci in c)
-        Io = [[Ic[i, j] + m * ((cc if i == j else 0) - c[i] * c[j]) for j in range(3)] for i in range(3)]
-        return m, [m * ci for ci in c], Io
-
-    def add_mass(k, b, R, p):
-        if k < 0 or not inertia:             # (the structure alone: names, frames and sizes)
-            return
-        m, h, Io = inertia_terms(b, R, p)
-        link = links[k]
-        link.mass = link.mass + m
-        link.h = _add(link.h, h)
-        link.Io = [[link.Io[i][j] + Io[i][j] for j in range(3)] for i in range(3)]
-
-    def visit(name):
-        b = tree.bodies[name]
-        eye = [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
-        if b.parent is None:
-            if b.joint is not None:              # a root joint (the floating base's)
-                links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
-                attach[name] = (0, eye, [ZERO] * 3)
-                add_mass(0, b, eye, [ZERO] * 3)
-                if b.joint.name not in tree.bodies:
-                    frames[b.joint.name] = FramePlace(b.joint.name, 0, eye, [ZERO] * 3)
-            else:
-                attach[name] = (-1, eye, [ZERO] * 3)
-        else:
-            k, Rp, pp = attach[b.parent]
-            Rj = [[exact(x) for x in row] for row in np.asarray(b.origin_R)]
-            R = _mm(Rp, Rj)
-            p = _add(_mv(Rp, list(b.origin_xyz)), pp)
-            if b.joint.merges_into_parent:
-                attach[name] = (k, R, p)
-                add_mass(k, b, R, p)
-            else:
-                links.append(Link(name, b.joint, k, R, p, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
-                attach[name] = (len(links) - 1, eye, [ZERO] * 3)
-                add_mass(len(links) - 1, b, eye, [ZERO] * 3)
-            k2, R2, p2 = attach[name]
-            if b.joint.name not in tree.bodies:       # a joint named like a link: the name is the link's
-                frames[b.joint.name] = FramePlace(b.joint.name, k2, R2, p2)
-        k, R, p = attach[name]
-        frames[name] = FramePlace(name, k, R, p)
-
-    stack = [root.name]
-    while stack:                                  # depth first, iteratively (a long chain is fine)
-        name = stack.pop()
-        visit(name)
-        stack.extend(reversed(children[name]))
-    for f in tree.frames.values():
-        k, Rb, pb = attach[f.body]
-        Rf = [[exact(x) for x in row] for row in np.asarray(f.R)]
-        frames[f.name] = FramePlace(f.name, k, _mm(Rb, Rf), _add(_mv(Rb, list(f.xyz)), pb))
-    iq = iv = 0
-    for link in links:
-        link.nq, link.nv = (1, 1) if link.joint.mimic is not None else (link.joint.nq, link.joint.nv)
-        link.iq, link.iv = iq, iv
-        iq += link.nq
-        iv += link.nv
-    if not links:
-        raise ModelError(tree.name, ["no moving joint: nothing to derive"])
-    return links, frames, sum(lk.joint.nq for lk in links), sum(lk.joint.nv for lk in links)
-
-
-class Derivation:
+class Derivation(FrameTerms, CoriolisTerm):
     """The symbolic quantities of a tree over the inputs q[i], v[i], a[i] (accelerations or torques) and
     parameters p[i]: the building blocks the renderer assembles into generated functions."""
 
@@ -495,21 +328,11 @@ class Derivation:
         return H
 
     def _axes(self, k):
-        """World joint columns of moving body k (mechsym.spatial.joints.Screw or Translation), one per speed."""
-        return self.links[k].joint.world_columns(self.R0[k], self.p0[k], self.s.vec)
-
-    def frame_pose(self, name):
-        """(world rotation 3x3, world origin 3) of a named frame."""
-        f = self.frames[name]
-        if f.link < 0:
-            return f.R, f.p
-        R0, p0 = self.R0[f.link], self.p0[f.link]
-        key = ("pose", name)
+        """World joint columns of moving body k (mechsym.spatial.joints.Screw or Translation), one per speed,
+        made once: every frame Jacobian on the chain, the centre of mass and the Coriolis terms share them."""
+        key = ("axes", k)
         if key not in self._cache:
-            self.s.cut()
-            o = self.s.vec(_add(p0, _mv(R0, f.p)))
-            R = [[self.s.let(e) for e in row] for row in _mm(R0, f.R)]
-            self._cache[key] = (R, o)
+            self._cache[key] = self.links[k].joint.world_columns(self.R0[k], self.p0[k], self.s.vec)
         return self._cache[key]
 
     def _subtree_columns(self, k):
@@ -530,184 +353,4 @@ class Derivation:
             out.append(k)
             k = self.links[k].parent
         return out[::-1]
-
-    def frame_jacobian(self, name):
-        """6 x nv world-aligned Jacobian of a frame's origin (linear rows first)."""
-        f = self.frames[name]
-        J = [[ZERO] * len(self.vj) for _ in range(6)]
-        if f.link < 0:
-            return self._reduced_columns(J)
-        _, o = self.frame_pose(name)
-        self.s.cut()
-        for k in self.ancestors(f.link):
-            for c, column in enumerate(self._axes(k)):
-                col = self.links[k].iv + c
-                lin, ang = column.at(o, self.s.vec)
-                for i in range(3):
-                    J[i][col], J[3 + i][col] = lin[i], ang[i]
-        return self._reduced_columns(J)
-
-    def frame_bias(self, name):
-        """The classical acceleration of the frame origin at zero joint accelerations (world), then the
-        angular acceleration (world): the bias J-dot v of the frame."""
-        f = self.frames[name]
-        if f.link < 0:
-            return [ZERO] * 6
-        zero = [ZERO] * len(self.vj)
-        vl, va = self.velocities(self.vj)[f.link]
-        al, aa = self.accelerations(self.vj, zero)[f.link]     # shared with the bias: gravity included,
-        r = f.p                                              # which adds exactly (0, 0, g) in the world
-        self.s.cut()
-        vp = self.s.vec(_add(vl, _cross(va, r)))
-        lin = _add(_add(al, _cross(aa, r)), _cross(va, vp))
-        R0 = self.R0[f.link]
-        world = _mv(R0, self.s.vec(lin))
-        return self.s.vec(world[:2] + [world[2] - self.g]) + self.s.vec(_mv(R0, aa))
-
-    def _moments(self):
-        """World first moments m_i c_i and masses of the moving bodies, and their subtree sums."""
-        if "moments" in self._cache:
-            return self._cache["moments"]
-        self.s.cut()
-        L = self.s.let
-        mc = [[L(e) for e in _add([lk.mass * x for x in self.p0[k]], _mv(self.R0[k], lk.h))]
-              for k, lk in enumerate(self.links)]
-        sub_m = [lk.mass for lk in self.links]
-        sub_c = [list(x) for x in mc]
-        for k in reversed(range(len(self.links))):
-            sub_m[k] = L(sub_m[k])
-            sub_c[k] = [L(e) for e in sub_c[k]]
-            par = self.links[k].parent
-            if par >= 0:
-                sub_m[par] = sub_m[par] + sub_m[k]
-                sub_c[par] = _add(sub_c[par], sub_c[k])
-        total = L(sum((lk.mass for lk in self.links), ZERO))
-        self._cache["moments"] = (mc, sub_m, sub_c, total)
-        return self._cache["moments"]
-
-    def com(self):
-        """Centre of mass (3) and its Jacobian (3 x nv), world frame."""
-        mc, sub_m, sub_c, total = self._moments()
-        self.s.cut()
-        inv = self.s.let(1 / total)
-        com = [self.s.let(sum((c[i] for c in mc), ZERO) * inv) for i in range(3)]
-        J = [[ZERO] * len(self.vj) for _ in range(3)]
-        for k, link in enumerate(self.links):
-            for c, column in enumerate(self._axes(k)):
-                col = column.com_column(sub_m[k], sub_c[k], inv, self.s.vec)
-                for i in range(3):
-                    J[i][link.iv + c] = col[i]
-        return com, self._reduced_columns(J)
-
-    def energies(self):
-        """Kinetic energy (sum of 1/2 v_i . I_i v_i, independent of H) and potential energy g sum m_i z_i."""
-        vel = self.velocities(self.vj)
-        self.s.cut()
-        T = ZERO
-        for k, link in enumerate(self.links):
-            vl, va = vel[k]
-            hl, ha = self._inertia_times(link, vl, va)
-            T = T + self.s.let((_dot(vl, hl) + _dot(va, ha)) / 2)
-        mc, _, _, _ = self._moments()
-        V = self.g * sum((c[2] for c in mc), ZERO)
-        return [self.s.let(T), self.s.let(V)]
-
-    def coriolis(self):
-        """Pinocchio's Coriolis matrix C(q, v) (nv x nv) in the world frame (see the module docstring)."""
-        if "C" in self._cache:
-            return self._cache["C"]
-        L = self.s.let
-        vel = self.velocities(self.vj)
-        nj = len(self.vj)
-        C = [[ZERO] * nj for _ in range(nj)]
-        world_v, cols, dcols = [], [], []
-        for k, link in enumerate(self.links):
-            R0, p0 = self.R0[k], self.p0[k]
-            vl, va = vel[k]
-            w = [L(e) for e in _mv(R0, va)]                         # world spatial velocity at the origin
-            wl = [L(e) for e in _add(_mv(R0, vl), _cross(p0, w))]
-            world_v.append((wl, w))
-            cs, ds = [], []
-            for column in self._axes(k):
-                cl, ca = column.at_origin(L)
-                cs.append((cl, ca))
-                dl = [L(e) for e in _add(_cross(w, cl), _cross(wl, ca))]
-                da = [L(e) for e in _cross(w, ca)]
-                ds.append((dl, da))
-            cols.append(cs)
-            dcols.append(ds)
-        # world-frame spatial inertias at the world origin (m, h, Iw) and the matrices B_k, then their
-        # subtree sums (composites are plain sums in the world frame), as Pinocchio's backward pass
-        Y, Bm = [], []
-        for k, link in enumerate(self.links):
-            m = link.mass
-            R0, p0 = self.R0[k], self.p0[k]
-            h = [L(e) for e in _add(_mv(R0, link.h), [m * x for x in p0])]
-            RI = _mm(R0, link.Io)
-            Ir = [[sum(RI[i][n] * R0[j][n] for n in range(3)) for j in range(3)] for i in range(3)]
-            c0 = _mv(R0, link.h)        # inertia about the world origin from the one about the body origin
-            px = [[0, -p0[2], p0[1]], [p0[2], 0, -p0[0]], [-p0[1], p0[0], 0]]
-            cx = [[0, -c0[2], c0[1]], [c0[2], 0, -c0[0]], [-c0[1], c0[0], 0]]
-            pp, pc, cp = _mm(px, px), _mm(px, cx), _mm(cx, px)
-            Iw = [[L(Ir[i][j] - m * pp[i][j] - pc[i][j] - cp[i][j]) if j >= i else None for j in range(3)]
-                  for i in range(3)]
-            Iw = [[Iw[min(i, j)][max(i, j)] for j in range(3)] for i in range(3)]
-            vl, va = world_v[k]
-            Yk = (m, h, Iw)
-            ml, ma = [[L(e) for e in x] for x in _inertia_apply(Yk, vl, va)]          # momentum I v
-            cols6 = []
-            for e in range(6):                                  # B applied to the six unit motions
-                lin = [ONE if e == i else ZERO for i in range(3)]
-                ang = [ONE if e == 3 + i else ZERO for i in range(3)]
-                il, ia = _inertia_apply(Yk, lin, ang)
-                t1 = (_cross(va, il), _add(_cross(va, ia), _cross(vl, il)))        # v x* (I x)
-                xl, xa = _add(_cross(va, lin), _cross(vl, ang)), _cross(va, ang)   # v x x
-                t2 = _inertia_apply(Yk, xl, xa)                                    # I (v x x)
-                t3 = (_cross(ang, ml), _add(_cross(ang, ma), _cross(lin, ml)))     # x x* (I v)
-                cols6.append([(a - b + c) / 2 for a, b, c in zip(t1[0] + t1[1], t2[0] + t2[1], t3[0] + t3[1])])
-            Y.append(Yk)
-            Bm.append([[cols6[c][r] for c in range(6)] for r in range(6)])
-        F = {}                                                  # column -> Yc dJ + Bc J of its body's subtree
-        for k in reversed(range(len(self.links))):
-            m, h, Iw = Y[k]
-            Yk = (L(m), [L(e) for e in h], [[L(e) for e in row] for row in Iw])
-            Bk = [[L(e) for e in row] for row in Bm[k]]
-            own = [(self.links[k].iv + c, cols[k][c], dcols[k][c]) for c in range(len(cols[k]))]
-            for idx, (cl, ca), (dl, da) in own:
-                il, ia = _inertia_apply(Yk, dl, da)
-                x = cl + ca
-                F[idx] = [L(a + sum(Bk[r][n] * x[n] for n in range(6))) for r, a in enumerate(il + ia)]
-            sub = [c for c in F if c in self._subtree_columns(k)]
-            for r, (rl, ra), _ in own:
-                row = rl + ra
-                for c in sub:
-                    C[r][c] = _dot6(row, F[c])
-                yr = [L(e) for e in sum(_inertia_apply(Yk, rl, ra), [])]         # Yc J_r
-                rb = [L(sum(row[n] * Bk[n][c] for n in range(6))) for c in range(6)]   # J_r^T Bc
-                for j in self.ancestors(k)[:-1]:
-                    for c in range(len(cols[j])):
-                        jl, ja = cols[j][c]
-                        dl, da = dcols[j][c]
-                        C[r][self.links[j].iv + c] = _dot6(yr, dl + da) + _dot6(rb, jl + ja)
-            par = self.links[k].parent
-            if par >= 0:
-                pm, ph, pI = Y[par]
-                Y[par] = (pm + Yk[0], _add(ph, Yk[1]), [[pI[i][j] + Yk[2][i][j] for j in range(3)] for i in range(3)])
-                Bm[par] = [[Bm[par][i][j] + Bk[i][j] for j in range(6)] for i in range(6)]
-        C = [[L(e) for e in row] for row in C]
-        if self._G is not None:                                 # G^T C G
-            CG = self._reduced_columns(C)
-            C = [list(row) for row in zip(*self._reduced_columns([list(col) for col in zip(*CG)]))]
-        self._cache["C"] = C
-        return C
-
-
-def _inertia_apply(Y, lin, ang):
-    """A spatial inertia (m, h, Io) times a motion (lin, ang): (m lin + ang x h, h x lin + Io ang)."""
-    m, h, Io = Y
-    return _add([m * x for x in lin], _cross(ang, h)), _add(_cross(h, lin), _mv(Io, ang))
-
-
-def _dot6(a, b):
-    return sum((x * y for x, y in zip(a, b)), ZERO)
 

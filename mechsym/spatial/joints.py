@@ -15,9 +15,17 @@ read only these):
   `merges_into_parent`: rigid, the child is folded into its parent (no coordinates); `limits`;
   `mimic`: None, or (joint, ratio, offset): its one coordinate is ratio * that joint's + offset, so it has no
   coordinate of its own (`Mimic`); `rates_are_speeds`: dq/dt = v for its coordinates (mechsym.spatial.manifold
-  integrates a tree whose joints all have it, the floating base aside).
+  integrates a tree whose joints all have it, the floating base aside);
+* `integrate(q, dv)`: the coordinates moved by the speeds dv (numeric, (..., nq) and (..., nv)): q + dv
+  where the rates are the speeds, the quaternion's exponential map for a `Spherical` joint;
+* `closure_rows()`: the joint as a loop closure between two frames a (first body) and b (second body),
+  (mechsym.spatial.loops): its position rows, each ("along", e), e . R_a^T (o_b - o_a) = 0 (the origins
+  apart along no direction e of frame a), or ("perp", e_a, e_b), (R_a e_a) . (R_b e_b) = 0 (two axes
+  kept perpendicular); `tree_joint`: whether the recursions can move a body by it (a universal joint's
+  motion subspace turns with its first angle: it closes loops only).
 
-A joint's `axis` is given in the child frame; the child frame's origin lies on it.
+A joint's `axis` is given in the child frame (a closure's: in frame b, and equally in frame a when the loop
+is closed at zero relative motion); the child frame's origin lies on it.
 """
 from __future__ import annotations
 
@@ -28,15 +36,16 @@ import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import Q_NAMES, rotation
+from mechsym.core.freejoint import Q_NAMES, FreeJoint, rotation
 
-__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Fixed", "Free", "Mimic", "Planar", "Screw", "Translation",
-           "exact", "unit_axis",
-           "rotation_about"]
+__all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Cylindrical", "Spherical", "Universal", "Fixed", "Free",
+           "Mimic", "Planar", "Screw", "Translation", "exact", "unit_axis", "rotation_about", "normal_pair"]
 
 ZERO3 = (sp.Integer(0),) * 3
 EYE = [[sp.Integer(int(i == j)) for j in range(3)] for i in range(3)]
 BASE_SPEEDS = ("vx", "vy", "vz", "wx", "wy", "wz")
+AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+POINT_ROWS = tuple(("along", e) for e in AXES)      # the origins of frames a and b coincide
 
 
 def exact(x, tol=1e-14):
@@ -66,6 +75,19 @@ def unit_axis(axis, where) -> tuple:
     if n < 1e-12:
         raise InputError(f"{where} has a zero axis")
     return tuple(axis / n)
+
+
+def normal_pair(u) -> tuple:
+    """Two unit vectors n1, n2 with (n1, n2, u) a right-handed orthonormal basis (u a unit vector): the
+    coordinate axes for a coordinate axis u, so that the rows fold."""
+    u = np.asarray(u, float)
+    k = int(np.argmin(np.abs(u)))
+    helper = np.zeros(3)
+    helper[k] = 1.0
+    n1 = np.cross(helper, u)
+    n1 /= np.linalg.norm(n1)
+    n2 = np.cross(u, n1)
+    return tuple(float(exact(c)) for c in n1), tuple(float(exact(c)) for c in n2)
 
 
 def _cross(a, b):
@@ -130,6 +152,7 @@ class Joint:
     limits = None
     mimic = None
     rates_are_speeds = True
+    tree_joint = True
 
     def checked(self, where) -> "Joint":
         """This joint normalised (a unit axis), or an InputError naming `where` and what is wrong."""
@@ -159,6 +182,14 @@ class Joint:
     def unit_axis(self):
         """The axis as exact sympy numbers."""
         return [exact(c) for c in self.axis]
+
+    def integrate(self, q, dv):
+        """The coordinates q (..., nq) moved by the speeds dv (..., nv): q + dv (rates are speeds)."""
+        return np.asarray(q, float) + np.asarray(dv, float)
+
+    def closure_rows(self) -> tuple:
+        """Its rows as a loop closure (see the module docstring)."""
+        raise NotImplementedError(f"joint '{self.name}' ({type(self).__name__}) cannot close a loop")
 
 
 @dataclass(frozen=True)
@@ -192,6 +223,11 @@ class Revolute(AxisJoint):
         """One Screw of pitch 0: the axis in the world (R0 u) through the joint origin p0."""
         return [Screw(vec(_world(R0, self.unit_axis())), p0)]
 
+    def closure_rows(self):
+        """The origins coincide (3 rows), the axis keeps its direction (2)."""
+        n1, n2 = normal_pair(self.axis)
+        return POINT_ROWS + (("perp", n1, self.axis), ("perp", n2, self.axis))
+
 
 @dataclass(frozen=True)
 class Prismatic(AxisJoint):
@@ -209,6 +245,124 @@ class Prismatic(AxisJoint):
         """One Translation along the axis in the world (R0 u)."""
         return [Translation(vec(_world(R0, self.unit_axis())))]
 
+    def closure_rows(self):
+        """The origins apart along the axis only (2 rows), no relative rotation (3)."""
+        n1, n2 = normal_pair(self.axis)
+        return (("along", n1), ("along", n2), ("perp", n1, self.axis), ("perp", n2, self.axis), ("perp", n1, n2))
+
+
+@dataclass(frozen=True)
+class Cylindrical(AxisJoint):
+    """A slide along and a turn about the unit `axis` of the child frame: coordinates JOINT.slide (m) and
+    JOINT.angle (rad), speeds their rates; `limits` informative."""
+
+    nq = 2
+    nv = 2
+
+    def coordinate_names(self):
+        """JOINT.slide, JOINT.angle."""
+        return [f"{self.name}.slide", f"{self.name}.angle"]
+
+    speed_names = coordinate_names
+
+    def subspace(self):
+        """The translation along and the rotation about the axis (child frame)."""
+        u = self.unit_axis()
+        return [(u, list(ZERO3)), (list(ZERO3), u)]
+
+    def motion(self, q, let):
+        """The rotation by q[1] about the axis and the translation q[0] along it (they commute)."""
+        c, s = let(sp.cos(q[1])), let(sp.sin(q[1]))
+        u = self.unit_axis()
+        return rotation_about(u, c, s), [x * q[0] for x in u]
+
+    def world_columns(self, R0, p0, vec):
+        """A Translation along and a Screw of pitch 0 about the axis in the world."""
+        u = vec(_world(R0, self.unit_axis()))
+        return [Translation(u), Screw(u, p0)]
+
+    def closure_rows(self):
+        """The origins apart along the axis only (2 rows), the axis keeps its direction (2)."""
+        n1, n2 = normal_pair(self.axis)
+        return (("along", n1), ("along", n2), ("perp", n1, self.axis), ("perp", n2, self.axis))
+
+
+@dataclass(frozen=True)
+class Spherical(Joint):
+    """A ball joint: its configuration the unit quaternion (x, y, z, w) of the child frame in the joint
+    frame (mechsym.core.freejoint's quaternion, scalar last), its speeds the child's angular velocity
+    relative to the parent, in the child frame (the free joint's angular part): coordinates JOINT.qx ...
+    JOINT.qw, speeds JOINT.wx, JOINT.wy, JOINT.wz."""
+
+    name: str
+    nq = 4
+    nv = 3
+    rates_are_speeds = False
+    _ROTATION = FreeJoint("world")
+
+    def coordinate_names(self):
+        """JOINT.qx, JOINT.qy, JOINT.qz, JOINT.qw."""
+        return [f"{self.name}.{c}" for c in Q_NAMES[3:]]
+
+    def speed_names(self):
+        """JOINT.wx, JOINT.wy, JOINT.wz."""
+        return [f"{self.name}.{c}" for c in BASE_SPEEDS[3:]]
+
+    def subspace(self):
+        """Rotations about the child frame's x, y and z."""
+        return [(list(ZERO3), [sp.Integer(int(i == k)) for i in range(3)]) for k in range(3)]
+
+    def motion(self, q, let):
+        """The rotation of the quaternion q/|q|, no translation."""
+        R = rotation(q[:4], let)
+        return [[R[i, j] for j in range(3)] for i in range(3)], list(ZERO3)
+
+    def world_columns(self, R0, p0, vec):
+        """Hinges about the child frame's axes (columns of R0) through its origin."""
+        return [Screw([R0[i][c] for i in range(3)], p0) for c in range(3)]
+
+    def integrate(self, q, dv):
+        """The quaternion turned by the rotation vector dv (child frame): q (x) exp(dv), unit norm."""
+        q, dv = np.asarray(q, float), np.asarray(dv, float)
+        shape = np.broadcast_shapes(q.shape[:-1], dv.shape[:-1])
+        pose = np.zeros(shape + (7,))
+        pose[..., 3:] = q
+        twist = np.zeros(shape + (6,))
+        twist[..., 3:] = dv
+        return self._ROTATION.integrate(pose, twist)[..., 3:]
+
+    def closure_rows(self):
+        """The origins coincide (3 rows)."""
+        return POINT_ROWS
+
+
+@dataclass(frozen=True)
+class Universal(Joint):
+    """A cross (Hooke's) joint: turns about `axis` (fixed on the first body, in frame a) and `axis2` (fixed
+    on the second body, in frame b), perpendicular when the closure is declared. It closes loops only
+    (`tree_joint` False: its motion subspace turns with the first angle); in a tree, declare two Revolute
+    joints with a massless cross between them."""
+
+    name: str
+    axis: tuple = (1.0, 0.0, 0.0)
+    axis2: tuple = (0.0, 1.0, 0.0)
+    nq = 2
+    nv = 2
+    tree_joint = False
+
+    def checked(self, where):
+        """Unit axes, perpendicular."""
+        a = unit_axis(self.axis, f"{where}: joint '{self.name}'")
+        b = unit_axis(self.axis2, f"{where}: joint '{self.name}' second")
+        if abs(float(np.dot(a, b))) > 1e-9:
+            raise InputError(f"{where}: joint '{self.name}': the universal joint's axes {a} and {b} are not "
+                             f"perpendicular")
+        return dataclasses.replace(self, axis=a, axis2=b)
+
+    def closure_rows(self):
+        """The origins coincide (3 rows), the two axes stay perpendicular (1)."""
+        return POINT_ROWS + (("perp", self.axis, self.axis2),)
+
 
 @dataclass(frozen=True)
 class Fixed(Joint):
@@ -218,6 +372,11 @@ class Fixed(Joint):
     nq = 0
     nv = 0
     merges_into_parent = True
+
+    def closure_rows(self):
+        """The origins coincide (3 rows), no relative rotation (3)."""
+        x, y, z = AXES
+        return POINT_ROWS + (("perp", x, y), ("perp", y, z), ("perp", z, x))
 
 
 @dataclass(frozen=True)
@@ -245,6 +404,10 @@ class Free(Joint):
         """Six columns, translations along x, y, z then rotations about them (body frame)."""
         e = [[sp.Integer(int(i == j)) for i in range(3)] for j in range(3)]
         return [(e[k], list(ZERO3)) for k in range(3)] + [(list(ZERO3), e[k]) for k in range(3)]
+
+    def integrate(self, q, dv):
+        """Pinocchio's integrate of the free flyer (mechsym.core.freejoint.FreeJoint("local"))."""
+        return FreeJoint("local").integrate(q, dv)
 
     def motion(self, q, let):
         """At q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""

@@ -38,6 +38,11 @@ from mechsym.spatial.elements import element_terms
 __all__ = ["TreeSystem", "check_size"]
 
 QUAT_TOL = 1e-6
+# the functions whose batched entry points run 8 states per block on SIMD lanes (mechsym.codegen.c_lanes): the
+# dynamics; the frames, poses, centre of mass, energies and Coriolis matrix keep the per-state loop alone (the
+# lanes' code costs the compiler about as much again: UR5's library 0.9 s of compiler time without lanes,
+# 2.3 s with)
+LANES = ("mass", "bias", "gravity", "inverse", "forward", "contact")
 _METHODS = {"mass": "mass_matrix", "elements": "element_columns", "poses": "frame_position/frame_rotation",
             "contact": "contact_terms", "energy": "kinetic_energy/potential_energy", "com": "com/com_jacobian"}
 
@@ -172,7 +177,8 @@ class TreeSystem(ParametersInUse):
             else:
                 raise ValueError(f"tree '{self.tree.name}': no function group {group!r} (main, coriolis, all)")
             self._specs[group] = Spec(f"tree {self.tree.name} {group}", {"nq": self.nq, "nv": self.nv,
-                                                                         "npar": len(self.param_names)}, functions, None)
+                                                                         "npar": len(self.param_names)}, functions, None,
+                                      lanes=LANES)
         return self._specs[group]
 
     def _main_items(self, d):

@@ -9,9 +9,9 @@ returned on the uniform grid of the steps (from its centre's position).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from .exudyn_fixed_step import solve_fixed_step
 
 
 def run_chain(n_loops, h, t_end=20.0, rho_inf=0.9, length=1.0, mass=1.0, g=9.81):
@@ -52,19 +52,7 @@ def run_chain(n_loops, h, t_end=20.0, rho_inf=0.9, length=1.0, mass=1.0, g=9.81)
     sensor = mbs.AddSensor(SensorBody(bodyNumber=cranks[0], storeInternal=True,
                                       outputVariableType=exu.OutputVariableType.Position))
     mbs.Assemble()
-    settings = exu.SimulationSettings()
-    steps = int(round(t_end / h))
-    settings.timeIntegration.numberOfSteps = steps
-    settings.timeIntegration.endTime = t_end
-    settings.timeIntegration.generalizedAlpha.spectralRadius = rho_inf
-    settings.timeIntegration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = h
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    settings.linearSolver.ignoreSingularJacobian = True  # the aligned position: the mobility jumps
-    start = time.process_time()
-    ok = mbs.SolveDynamic(settings)
-    cpu = time.process_time() - start
+    ok, cpu = solve_fixed_step(mbs, h, t_end, rho_inf, exu.LinearSolverType.EigenSparse)
     if not ok:
         raise RuntimeError(f"Exudyn's solver failed (N = {n_loops}, h = {h:g})")
     data = mbs.GetSensorStoredData(sensor)

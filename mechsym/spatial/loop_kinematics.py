@@ -1,0 +1,280 @@
+"""The kinematics of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem) in its joint
+coordinates: assembly, the mobility, continuation along the driven coordinates with the branch kept, and
+exact velocities and accelerations.
+
+The driven coordinates theta (k of them, `Tree.drive`) join the closure rows into the system
+A(q) = [J; E^T] (E: the driven speeds' columns), of rank nv where the drives match the mobility; with
+redundant rows it has more rows than columns but is consistent, and every solve below is A's
+pseudo-inverse (which rows are redundant changes along Bricard's motion, so no fixed choice of rows would
+do):
+
+  positions       phi(q) = 0, q_E = theta           Newton in the other speeds: q <- q (+) (-J_D^+ phi)
+  velocities      A v = [0; theta']                 q' = dq/dtheta = A^-1 [0; I]
+  accelerations   A dv/dt = [-gamma_R(q, v); theta'']
+
+so nothing is differenced. A sweep continues over nodes at most a continuation step apart (0.1 rad, or a
+tenth of the mechanism's size along a length: mechsym.codegen.constants.STEP) from a second-order
+prediction (q (+) (q' h + q'' h^2 / 2)); a step is kept when Newton converges, moved the prediction by less
+than a fifth of the step and, where A is square (no redundant row), kept the sign of det A of the start
+(the branch); else it is halved, down to
+STEP_FLOOR of the step, where the continuation stops with the dead point or change of branch named. Every
+sample is then corrected at once (batched Newton from its node's prediction) and checked the same way.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
+from mechsym.core.errors import AssemblyError, InputError, SingularError
+
+__all__ = ["LoopSolver", "LoopKinematics"]
+
+TOL = 1e-12              # residual tolerance relative to the mechanism's size (angles: absolute)
+SINGULAR = 1e8           # condition number of the scaled A beyond which a configuration is a dead point
+MAX_ITER = 30
+RCOND = 1e-10            # singular values of A below RCOND times the largest: redundant rows
+
+
+def solve(A, b):
+    """x = A^+ b for A (N, m, n), b (N, m) or (N, m, j): the solution of a consistent system with redundant rows."""
+    x = np.linalg.pinv(A, rcond=RCOND) @ (b[..., None] if b.ndim == 2 else b)
+    return x[..., 0] if b.ndim == 2 else x
+
+
+def condition(A):
+    """sigma_1 / sigma_n of A (N, m, n), m >= n: the condition number of its column space."""
+    s = np.linalg.svd(A, compute_uv=False)
+    with np.errstate(divide="ignore"):
+        return s[:, 0] / s[:, A.shape[2] - 1]
+
+
+class LoopKinematics:
+    """Positions and exact derivatives at N samples: theta (N, k), q (N, nq), dq (N, nv, k) = dv/dtheta',
+    ddq (N, nv) (one driven coordinate: the acceleration at unit speed, zero theta'')."""
+
+    def __init__(self, theta, q, dq, ddq):
+        self.theta, self.q, self.dq, self.ddq = theta, q, dq, ddq
+
+    def velocities(self, thetad):
+        """v (N, nv) at driven speeds thetad (N, k) or broadcastable."""
+        return np.einsum("nik,nk->ni", self.dq, np.broadcast_to(thetad, self.theta.shape))
+
+
+class LoopSolver:
+    """Newton on the closure rows and drives of one LoopSystem at fixed parameter values."""
+
+    def __init__(self, system, params=None):
+        self.s = system
+        self.p = system.params(params)
+        # the tree's entry points at this parameter vector: None where it is the tree's own (the fast entries)
+        self.tree_p = None if np.array_equal(self.p, system.tree.params()) else self.p
+        self.scale = system.size(self.p)
+        self.col = system._column_scale(self.scale)
+        self.rows = system._row_scale(self.scale)
+        self.max_step = MAX_STEP * self.col
+        self.k = len(system.drive_v)
+        self.theta_scale = self.col[system.drive_v] if self.k else np.ones(0)
+        self.sign = None
+
+    # -- the square system --------------------------------------------------------------------------------
+    def residual(self, q, theta):
+        """[phi(q), q_E - theta] (N, rows + k) and A (N, rows + k, nv)."""
+        s = self.s
+        phi, J, _ = s.closure(q, params=self.p)
+        E = np.zeros((len(q), self.k, s.nv))
+        E[:, np.arange(self.k), s.drive_v] = 1.0
+        r = np.concatenate([phi, q[:, s.drive_q] - theta], axis=1)
+        return r, np.concatenate([J, E], axis=1)
+
+    def scaled(self, A):
+        """A with rows and columns in units of the mechanism's size (dimensionless)."""
+        rows = np.concatenate([self.rows, self.theta_scale])
+        return A * self.col[None, None, :] / rows[None, :, None]
+
+    def newton(self, q, theta):
+        """Batched Newton from q (N, nq) at theta (N, k): the driven coordinates set to theta, the others
+        moved by J_D^+ phi (J_D: J without the driven columns; the pseudo-inverse, since with redundant rows
+        a residual off the solutions need not lie in J's range). (q, converged (N,), the largest correction
+        relative to the coordinate scales (N,))."""
+        s = self.s
+        q = np.array(q, float)
+        moved = np.max(np.abs(q[:, s.drive_q] - theta) / self.theta_scale, axis=1) if self.k else np.zeros(len(q))
+        q[:, s.drive_q] = theta
+        free = np.setdiff1d(np.arange(s.nv), s.drive_v)
+        active = np.ones(len(q), bool)
+        converged = np.zeros(len(q), bool)
+        for _ in range(MAX_ITER):
+            idx = np.flatnonzero(active)
+            if idx.size == 0:
+                break
+            phi, J, _ = s.closure(q[idx], params=self.p)
+            step = np.zeros((len(idx), s.nv))
+            with np.errstate(all="ignore"):
+                step[:, free] = solve(J[:, :, free], phi)
+            step = np.clip(np.nan_to_num(step), -self.max_step, self.max_step)
+            q[idx] = s.integrate(q[idx], -step)
+            size = np.max(np.abs(step) / self.col, axis=1)
+            moved[idx] += size
+            small = size < 1e-13
+            if small.any():
+                done = idx[small]
+                phi, _, _ = s.closure(q[done], params=self.p)
+                converged[done] = np.all(np.abs(phi) <= TOL * self.rows, axis=1)
+                active[done] = False
+        return q, converged, moved
+
+    def determinant_sign(self, q):
+        """sign det A at each q (N, nq): the branch, where A is square (else zeros: no sign to keep)."""
+        _, A = self.residual(q, np.zeros((len(q), self.k)))
+        if A.shape[1] != A.shape[2]:
+            return np.zeros(len(q))
+        return np.sign(np.linalg.det(self.scaled(A)))
+
+    # -- assembly -----------------------------------------------------------------------------------------
+    def close(self, guess=None) -> np.ndarray:
+        """q with the loops closed from `guess` (default zero joint motion) by Gauss-Newton on every closure
+        row (least change), where the rank of J gives the mobility and the redundant rows."""
+        s = self.s
+        q = s.neutral() if guess is None else np.array(guess, float)
+        if q.shape != (s.nq,) or not np.all(np.isfinite(q)):
+            raise InputError(f"mechanism '{s.name}': a configuration needs {s.nq} finite coordinates, got shape "
+                             f"{q.shape}")
+        for _ in range(200):
+            phi, J, _ = s.closure(q[None], params=self.p)
+            step = np.linalg.lstsq(J[0], phi[0], rcond=None)[0]
+            q = s.integrate(q, -np.clip(step, -self.max_step, self.max_step))
+            if np.max(np.abs(step) / self.col) < 1e-14:
+                break
+        phi, _, _ = s.closure(q[None], params=self.p)
+        self._closed(phi[0], None, q)
+        s.check_mobility(q, self.scale, driven=False)
+        return q
+
+    def assemble(self, theta, guess=None) -> np.ndarray:
+        """q at the driven values theta (k,), from `guess` (q, default zero joint motion): the loops closed
+        first (`close`), the mobility checked against the drives, then the drives added."""
+        s = self.s
+        theta = np.atleast_1d(np.asarray(theta, float))
+        if theta.shape != (self.k,) or not np.all(np.isfinite(theta)):
+            raise InputError(f"mechanism '{s.name}': {self.k} finite driven value(s) needed, got {theta.tolist()}")
+        q = self.close(guess)
+        s.check_mobility(q, self.scale)
+        out, ok, _ = self.newton(q[None], theta[None])
+        r, _ = self.residual(out, theta[None])
+        if not ok[0]:
+            self._closed(s.closure(out, params=self.p)[0][0], theta, out[0])
+            raise AssemblyError(f"mechanism '{s.name}' cannot reach {self._names(theta)}: the drives do not "
+                                f"converge (residual {np.abs(r).max():.3g}); {s.loops_text()}")
+        self.check_dead_points(out, theta[None])
+        self.sign = self.determinant_sign(out)[0]
+        return out[0]
+
+    def _closed(self, phi, theta, q):
+        """An AssemblyError naming the loop whose rows stay open."""
+        bad = np.abs(phi) / self.rows
+        if bad.max() > 1e3 * TOL:
+            i = int(np.argmax(bad))
+            at = "" if theta is None else f" at {self._names(theta)}"
+            raise AssemblyError(f"mechanism '{self.s.name}' cannot assemble{at}: "
+                                f"{self.s.describe_row(i)} does not close (residual {bad.max():.3g})")
+
+    def _names(self, theta):
+        names = [d.coordinate for d in self.s.declaration.drives]
+        return ", ".join(f"{n}={t:.6g}" for n, t in zip(names, np.atleast_1d(theta))) or "no drive"
+
+    def check_dead_points(self, q, theta):
+        """A SingularError naming the first sample whose A is singular (a dead point of the drives)."""
+        _, A = self.residual(q, theta)
+        cond = condition(self.scaled(A))
+        bad = ~(cond < SINGULAR)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise SingularError(f"mechanism '{self.s.name}' is at a dead point at {self._names(theta[i])}: the "
+                                f"drives and closure rows are singular (condition number {cond[i]:.3g})")
+
+    # -- derivatives ---------------------------------------------------------------------------------------
+    def derivatives(self, q, second=True):
+        """(q' (N, nv, k), q'' (N, nv) for one driven coordinate, else None) at solved q (N, nq)."""
+        s = self.s
+        _, A = self.residual(q, np.zeros((len(q), self.k)))
+        rhs = np.zeros((len(q), s.nrows + self.k, self.k))
+        rhs[:, s.nrows:, :] = np.eye(self.k)
+        dq = solve(A, rhs)
+        ddq = None
+        if second and self.k == 1:
+            ddq = self.accelerations(q, dq[:, :, 0], np.zeros((len(q), 1)), A)
+        return dq, ddq
+
+    def velocities(self, q, thetad):
+        """v (N, nv) at solved q for the driven speeds thetad (N, k)."""
+        s = self.s
+        _, A = self.residual(q, np.zeros((len(q), self.k)))
+        rhs = np.zeros((len(q), s.nrows + self.k))
+        rhs[:, s.nrows:] = thetad
+        return solve(A, rhs)
+
+    def accelerations(self, q, v, thetadd, A=None):
+        """dv/dt (N, nv) at q, v for the driven accelerations thetadd (N, k): A dv/dt = [-gamma; thetadd]."""
+        _, J, gamma = self.s.closure(q, v, params=self.p)
+        if A is None:
+            _, A = self.residual(q, np.zeros((len(q), self.k)))
+        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k))], axis=1))
+
+    # -- continuation ----------------------------------------------------------------------------------------
+    def sweep(self, theta, start=None) -> LoopKinematics:
+        """Kinematics at the samples theta (N, k) (or (N,) for one drive), continued along their order from the
+        assembly at theta[0] (from `start`, a guess of q there)."""
+        theta = np.asarray(theta, float)
+        theta = theta.reshape(len(theta), -1) if theta.ndim == 1 else theta
+        if theta.ndim != 2 or theta.shape[1] != self.k or len(theta) == 0 or not np.all(np.isfinite(theta)):
+            raise InputError(f"mechanism '{self.s.name}': driven values must be finite, shape (N, {self.k})")
+        q0 = self.assemble(theta[0], start)
+        dist = np.concatenate([[0.0], np.cumsum(np.max(np.abs(np.diff(theta, axis=0)) / self.theta_scale, axis=1))])
+        bucket = np.floor(dist / STEP).astype(int)
+        nodes = np.flatnonzero(np.diff(bucket, prepend=-1))          # first sample of each step-long stretch
+        node_q = [q0]
+        for a, b in zip(nodes[:-1], nodes[1:]):
+            node_q.append(self._continue(theta[a], node_q[-1], theta[b]))
+        node_q = np.array(node_q)
+        owner = np.searchsorted(nodes, np.arange(len(theta)), side="right") - 1
+        dq, ddq = self.derivatives(node_q)
+        h = theta - theta[nodes][owner]
+        pred = self._predict(node_q[owner], dq[owner], ddq[owner] if ddq is not None else None, h)
+        q, ok, moved = self.newton(pred, theta)
+        ok &= self.determinant_sign(q) == self.sign
+        if not ok.all():
+            i = int(np.argmin(ok))
+            raise SingularError(f"mechanism '{self.s.name}': the branch of the assembly is lost at "
+                                f"{self._names(theta[i])} (a dead point or a change of branch)")
+        self.check_dead_points(q, theta)
+        dq, ddq = self.derivatives(q)
+        return LoopKinematics(theta, q, dq, ddq)
+
+    def _predict(self, q, dq, ddq, h):
+        """q (+) (q' h + q'' h^2 / 2) (second order for one drive)."""
+        dv = np.einsum("nik,nk->ni", dq, h)
+        if ddq is not None:
+            dv = dv + 0.5 * ddq * h ** 2
+        return self.s.integrate(q, dv)
+
+    def _continue(self, theta_a, q_a, theta_b):
+        """q at theta_b continued from the solved (theta_a, q_a) in steps halved where they fail."""
+        t0, q = np.array(theta_a, float), q_a
+        left, h = 1.0, 1.0
+        span = theta_b - theta_a
+        while left > 0:
+            h = min(h, left)
+            t1 = theta_b - (left - h) * span
+            dq, ddq = self.derivatives(q[None])
+            pred = self._predict(q[None], dq, ddq, (t1 - t0)[None])
+            new, ok, moved = self.newton(pred, t1[None])
+            step_size = np.max(np.abs(t1 - t0) / self.theta_scale)
+            if ok[0] and moved[0] <= 0.2 * max(step_size, 1e-12) + 1e-9 and self.determinant_sign(new)[0] == self.sign:
+                t0, q, left = t1, new[0], left - h
+                h = min(2 * h, 1.0)
+                continue
+            h /= 2
+            if h * np.max(np.abs(span) / self.theta_scale) < STEP_FLOOR * STEP:
+                raise SingularError(f"mechanism '{self.s.name}': the continuation stops near {self._names(t0)} "
+                                    f"(a dead point or a change of branch of {self.s.loops_text()})")
+        return q
