@@ -363,7 +363,7 @@ class FloatingSystem(ParametersInUse):
         return self.backend.route(compiled=self._compiled_accelerations, python=lambda *a: self.rate(*a))(y[:13], gen, p)
 
     def _compiled_accelerations(self, y, gen, p):
-        from mechsym.codegen.c_backend import _ptr
+        from mechsym.codegen.c_library import _ptr
 
         shape = np.broadcast_shapes(y.shape[1:], gen.shape[1:])
         ys = np.ascontiguousarray(np.moveaxis(np.broadcast_to(y[:13], (13,) + shape), 0, -1).reshape(-1, 13))

@@ -51,8 +51,8 @@ def test_source_digest_covers_the_runtime(tmp_path):
 def test_amalgamation_inlines_each_runtime_file_once(fourbar_system):
     source, _ = generate(fourbar_system)
     used = c_runtime.used(source)
-    assert used == ["ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_kernels.h",
-                    "ms_blocks.h", "ms_dop853.h", "ms_batch.h"]
+    assert used == ["ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_newton.h",
+                    "ms_continuation.h", "ms_kernels.h", "ms_blocks.h", "ms_dop853.h", "ms_sets.h", "ms_batch.h"]
     whole = c_runtime.amalgamate(source)
     assert c_runtime.used(whole) == []
     for name in used:

@@ -11,6 +11,7 @@ from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
 from mechsym.codegen import c_backend, c_lanes, c_runtime
+from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.c_source import generate
 from mechsym.core.errors import InputError
 from mechsym.planar.kinematics import STEP_TOL
@@ -21,7 +22,7 @@ MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
 
 def _compile(tmp_path, name, source, meta):
     c_backend.write_entry(tmp_path / name, source, meta)
-    return c_backend.CLibrary(c_backend.Compiled(ctypes.CDLL(str(tmp_path / name / "lib.so")), meta, tmp_path / name))
+    return CLibrary(c_backend.Compiled(ctypes.CDLL(str(tmp_path / name / "lib.so")), meta, tmp_path / name))
 
 
 def _libraries(num, tmp):

@@ -5,7 +5,7 @@ from mechsym.app.cli import main
 from mechsym.core.progress import bar, bisection_steps
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import TableStudy, sweep
+from mechsym.studies import TableStudy, sweep
 
 
 def test_silent_without_a_terminal(capsys, monkeypatch):

@@ -12,7 +12,8 @@ from mechsym.app.registry import find
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import ModelRef, Reduction, TableStudy, axis, grid, sweep
+from mechsym.studies import Reduction, TableStudy, axis, grid, sweep
+from mechsym.studies.sweep import ModelRef
 
 FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
 
@@ -97,7 +98,7 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        from mechsym.studies.sweep import _width
+        from mechsym.studies.sweep_run import executor_width as _width
 
         assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
         table = sweep(FOURBAR, SETS, STUDY, executor=client.get_executor(), chunk=2)

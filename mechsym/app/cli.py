@@ -63,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     from mechsym.app.sweep_cli import configure as configure_sweep
 
     configure_sweep(sub.add_parser("sweep", help="one analysis or model study over a grid of parameter values"))
+    from mechsym.app import view_cli
+
+    view = sub.add_parser("view", help=view_cli.HELP)
+    view.add_argument("--debug", action="store_true", help="show tracebacks")
+    view_cli.configure(view)
 
     # commands that belong to one shipped model (the registry's commands: name -> module with HELP,
     # configure(parser) and run(args) -> exit code)
@@ -208,6 +213,10 @@ def run(args) -> int:
         from mechsym.app.sweep_cli import run as run_sweep
 
         return run_sweep(args)
+    if args.command == "view":
+        from mechsym.app.view_cli import run as run_view
+
+        return run_view(args)
     commands = registry.commands()
     if args.command in commands:
         return commands[args.command].run(args)

@@ -83,7 +83,7 @@ class CBackend(Backend):
         return callables.compile_spec(name, key, make_spec)
 
     def mechanism(self, system):
-        """The mechanism's compiled library (mechsym.codegen.c_backend.CLibrary), from the cache."""
+        """The mechanism's compiled library (mechsym.codegen.c_library.CLibrary), from the cache."""
         return c_backend.build(system)
 
     def route(self, compiled, python):

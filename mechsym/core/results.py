@@ -148,6 +148,11 @@ class RunResult(Table):
     def __post_init__(self):
         self.events = sorted(self.events, key=lambda e: e.t)
 
+    def view(self, system, path=None, **options):
+        """The run replayed in the browser by the system that made it (`system.view(path, table=self,
+        ...)`: a planar System's linkage, a TreeSystem's bodies with the contact forces; docs/view.md)."""
+        return system.view(path, self, **options)
+
     def events_named(self, name) -> list:
         """The events called `name`, in time order."""
         return [e for e in self.events if e.name == name]

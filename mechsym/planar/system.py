@@ -205,14 +205,15 @@ class System(ParametersInUse):
             theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
-    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0) -> Table:
+    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0, kin=None) -> Table:
         """Body angles and centres of mass, and every named point, per sample (fixed frame).
 
         rates=True (one coordinate) adds the exact velocity and acceleration coefficients of each column
         c: "c'" = dc/dtheta and "c''" = d2c/dtheta2; with `omega` (rad/s) and `alpha` (rad/s^2) the
         rates themselves instead: per body BODY.vx, BODY.vy, BODY.omega, BODY.ax, BODY.ay, BODY.alpha
-        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay."""
-        kin = self.kinematics(theta, params)
+        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay. `kin`: the kinematics
+        at theta already solved with these parameters (a sweep's compiled call of many sets), else solved here."""
+        kin = self.kinematics(theta, params) if kin is None else kin
         cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
         units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
         for i, b in enumerate(self.constraints.bodies):
@@ -262,6 +263,28 @@ class System(ParametersInUse):
         return reduced.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
+    def view(self, path=None, table=None, positions=None, columns=None, trace=None, samples=360, params=None,
+             frames=None):
+        """An interactive view in the browser (a plotly Figure, shown inline in a notebook; written to the
+        self-contained HTML file `path` if given): the linkage through the rows of `table` (a run or inverse
+        table with the driven coordinate; default the kinematics over one revolution in `samples` steps)
+        with its `columns` beside it (mechsym.core.view.mechanism_view, docs/view.md). `positions`: the
+        points at those rows (default: the table's own where it has them, else the kinematics there)."""
+        from mechsym.core.view import mechanism_view, write_html
+
+        if table is None:
+            table = self.kinematics_table(2 * np.pi * np.arange(samples) / samples, params)
+        coord = self.coordinate_names[0]
+        if coord not in table:
+            raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{self.mechanism.name}')")
+        if positions is None:
+            has_points = all(f"{p}.x" in table for p in self.kin.point_names)
+            positions = table if has_points else self.kinematics_table(table[coord], params)
+        fig = mechanism_view(self, table, positions, columns, trace, frames)
+        if path is not None:
+            write_html(fig, path)
+        return fig
+
     def _repr_latex_(self, max_rows=24):
         """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
         larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""

@@ -460,6 +460,19 @@ class TreeSystem(ParametersInUse):
         rest = out[..., nv * nv + nv:].reshape(lead + (nc, 6 * nv + 6))
         return H, b, rest[..., :6 * nv].reshape(lead + (nc, 6, nv)), rest[..., 6 * nv:]
 
+    def view(self, path=None, table=None, urdf=None, params=None, axes=False, frames=None):
+        """An interactive 3-D view in the browser (a plotly Figure, shown inline in a notebook; written to the
+        self-contained HTML file `path` if given): the tree through the rows of the run `table` (columns
+        named as `coordinate_names`; default the neutral pose), its links as the visual meshes of the URDF
+        file `urdf` where it has them, the contact forces of the run as arrows
+        (mechsym.core.view.tree_figure, docs/view.md)."""
+        from mechsym.core.view import tree_figure, write_html
+
+        fig = tree_figure(self, table, urdf, params, axes, frames)
+        if path is not None:
+            write_html(fig, path)
+        return fig
+
     @property
     def flops(self) -> dict:
         """Arithmetic operations per state of the generated contact, mass and bias functions."""

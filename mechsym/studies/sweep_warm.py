@@ -11,7 +11,7 @@ observed while it ran, a data file or a module it imported), each with its SHA-2
 before using the manifest, so a change to any of them makes it unused.
 
 A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
-(mechsym.studies.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
+(mechsym.studies.sweep_sets.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
 the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
 and every set of a manifest that does not apply to the full route, which derives the model.
 """
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from mechsym.codegen import c_backend
+from mechsym.codegen.c_library import CLibrary
 from mechsym.studies.figures import inverse_figures, negative_mass
 
 VERSION = 4
@@ -167,7 +168,7 @@ def _nothing(*args):
 def _record(path, ref, study, system, read):
     from dataclasses import asdict
 
-    from mechsym.studies.sweep import compiled_start
+    from mechsym.studies.sweep_sets import compiled_start
 
     lib = system.functions
     if not lib.meta.get("square"):
@@ -248,7 +249,7 @@ def _compiled_manifest(ref):
     if m is None:
         return None
     compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)
-    return None if compiled is None else (m, c_backend.CLibrary(compiled))
+    return None if compiled is None else (m, CLibrary(compiled))
 
 
 def batch(ref, study, sets):
@@ -257,7 +258,7 @@ def batch(ref, study, sets):
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.studies.sweep import CompiledStart, compiled_inverse
+    from mechsym.studies.sweep_sets import CompiledStart, compiled_inverse
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
         return None
