@@ -163,7 +163,6 @@ def geometry_sweep(m):
     from mechsym.app.registry import find, load_mechanism
     from mechsym.studies.analyses import InverseOptions
     from mechsym.studies import TableStudy, grid, sweep
-    from mechsym.planar.system import derive
 
     fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
     k = max(int(round(np.sqrt(m))), 2)

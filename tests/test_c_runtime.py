@@ -10,7 +10,7 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
-from mechsym.codegen import c_backend, c_runtime, constants
+from mechsym.codegen import c_backend, c_runtime, constants, keys
 from mechsym.codegen.c_source import generate
 from mechsym.codegen.export import CFLAGS, export
 
@@ -38,14 +38,14 @@ def test_source_digest_covers_the_runtime(tmp_path):
     """Editing any runtime file changes the digest the cache key is built from (package_source)."""
     tree = tmp_path / "mechsym"
     shutil.copytree(RUNTIME.parent.parent, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    assert c_backend.source_digest(tree) == c_backend.package_source()
+    assert keys.source_digest(tree) == keys.package_source()
     for name in [*(p.name for p in RUNTIME.glob("*.[ch]")), "../constants.py"]:
         path = tree / "codegen" / "runtime" / name
         original = path.read_text()
         path.write_text(original + "/* edited */\n")
-        assert c_backend.source_digest(tree) != c_backend.package_source(), name
+        assert keys.source_digest(tree) != keys.package_source(), name
         path.write_text(original)
-    assert c_backend.source_digest(tree) == c_backend.package_source()
+    assert keys.source_digest(tree) == keys.package_source()
 
 
 def test_amalgamation_inlines_each_runtime_file_once(fourbar_system):

@@ -155,7 +155,7 @@ def test_planar_and_3d_parameters_share_one_rule(unit):
     on a 3-D body and in a 3-D tree alike (the first two declared different unit sets: a planar density
     per area and a 3-D density per length were let through negative; a tree admitted any default and
     override); `nonnegative` is understood by all three."""
-    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial.floating import FloatingBody
     from mechsym.spatial import Tree
 
     planar, body, tree = Mechanism("p"), FloatingBody("b"), Tree("t")
@@ -178,7 +178,7 @@ def test_gravity_is_a_direction_times_a_magnitude_in_every_declaration():
     parameter that gravity_down replaces and no_gravity removes; a second 'g' is reported with a hint."""
     import sympy as sp
 
-    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial.floating import FloatingBody
     from mechsym.spatial import Tree
 
     for make, down, axis in ((lambda: Mechanism("p"), (0, -1), "-y"), (lambda: FloatingBody("b"), (0, 0, -1), "-z"),

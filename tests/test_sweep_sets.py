@@ -59,7 +59,7 @@ def same_rows(batched, one_by_one, names, tol=1e-12):
                                                                        "final:rocker.alpha")),
 ])
 def test_a_kinematics_sweep_is_one_compiled_call_equal_to_the_set_by_set_route(monkeypatch, options, reductions):
-    from mechsym.planar.kinematics import Solver
+    from mechsym.planar.solver import Solver
 
     study = TableStudy(options, reductions)
     calls = counted_calls(monkeypatch, ["ms_kinematics_sets", "ms_kinematics"])

@@ -4,7 +4,7 @@ After a run of the generic inverse command on the C backend at the default param
 what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
 the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
-source, the source of every module of mechsym (c_backend.package_source) and the CPU's features (the
+source, the source of every module of mechsym (mechsym.codegen.keys.package_source) and the CPU's features (the
 library it names is built for them), and it keeps the SHA-256 of
 every other file the model's build read (mechsym.studies.sweep_warm.watch), so any change to one of them makes it
 unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the

@@ -2,16 +2,14 @@
 
 The cache is keyed by construction, never by a hand-kept list of what the code depends on:
 
-- An entry `NAME-KEY/` (source.c, lib.so, meta.json) is named by `content_key` of the generated source
-  it was built from, the compiler, its flags and the machine: whatever the generated code depends on is
+- An entry `NAME-KEY/` (source.c, lib.so, meta.json) is named by the cache key (mechsym.codegen.keys) of
+  the generated source it was built from, the compiler, its flags and the machine: whatever the generated code depends on is
   in its text. meta.json records the SHA-256 of source.c and of lib.so, checked on every load, so a
   truncated or corrupted entry is rebuilt (in place, when an index names it) rather than loaded.
 - An index `index/NAME-LOOKUP` names the entry that a request produced before, so that a warm start
   loads the library without generating (and, for a planar mechanism, without deriving) anything.
-  LOOKUP is the caller's key; a planar mechanism's (`cache_key`) is a hash of its whole declaration walked
-  generically (`fingerprint`: every attribute of every object, dicts in their order, sympy expressions by
-  srepr, a class defined outside mechsym also by its code, `class_code`), the options, the source of
-  every module of mechsym and of its C runtime (mechsym/codegen/runtime) and the version of sympy: everything the generation reads. A generated source is compiled as its
+  LOOKUP is the caller's key, by the same function; a planar mechanism's is the cache key of its whole
+  declaration walked generically (keys.fingerprint), the options, the source of every module of mechsym and of its C runtime (mechsym/codegen/runtime) and the version of sympy: everything the generation reads. A generated source is compiled as its
   amalgamation with the C runtime (c_runtime.amalgamate), so the entry's content key covers the runtime
   too. The entry an index names must still hold the content recorded for it.
 
@@ -23,7 +21,6 @@ private temporary one.
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import errno
 import functools
 import hashlib
@@ -33,17 +30,14 @@ import platform
 import shutil
 import signal
 import subprocess
-import sys
-import sysconfig
 import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from mechsym.codegen import c_parts, c_runtime
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError
 from mechsym.core.progress import notice
 
@@ -86,84 +80,6 @@ def compiler() -> str | None:
     return None
 
 
-def fingerprint(obj) -> str:
-    """A canonical text of a declaration, by construction: every attribute of every object reached from
-    `obj` (sorted by name; dicts and sequences in their order, which generated code follows), sympy
-    objects by srepr (names and assumptions). An object this cannot describe is a TypeError, so that a
-    caller never keys on a partial description."""
-    import sympy as sp
-
-    def walk(x):
-        if x is None or isinstance(x, (bool, int, str)):
-            return repr(x)
-        if isinstance(x, float):
-            return float.hex(x)
-        if isinstance(x, (sp.Basic, sp.MatrixBase)):
-            return sp.srepr(x)
-        if isinstance(x, dict):
-            return "{" + ", ".join(f"{walk(k)}: {walk(v)}" for k, v in x.items()) + "}"
-        if isinstance(x, (list, tuple)):
-            return f"{type(x).__name__}(" + ", ".join(walk(v) for v in x) + ")"
-        if isinstance(x, (set, frozenset)):
-            return "set(" + ", ".join(sorted(walk(v) for v in x)) + ")"
-        if isinstance(x, np.ndarray):
-            return f"array({x.dtype}, {x.shape}, {x.tobytes().hex()})"
-        if isinstance(x, np.generic):
-            return walk(x.item())
-        fields = vars(x) if hasattr(x, "__dict__") else (
-            {f.name: getattr(x, f.name) for f in dataclasses.fields(x)} if dataclasses.is_dataclass(x) else None)
-        if fields is None or callable(x):
-            raise TypeError(f"cannot fingerprint a {type(x).__qualname__}")
-        cls = type(x)
-        return f"{cls.__module__}.{cls.__qualname__}{class_code(cls)}(" + ", ".join(
-            f"{k}={walk(v)}" for k, v in sorted(fields.items())) + ")"
-
-    return walk(obj)
-
-
-@functools.lru_cache(maxsize=None)
-def class_code(cls) -> str:
-    """What a class defined outside mechsym does, for `fingerprint` (mechsym's own classes are covered by
-    `package_source`): a digest of the text of its module's file where there is one, and of every class
-    attribute of it and its bases outside mechsym, functions by their compiled code (bytecode, constants,
-    names; not their file or line), so that a joint type whose `rows` change under the same name and fields
-    gets another key even when it was declared without a file (exec, a notebook)."""
-    import inspect
-    import sys
-
-    outside = [k for k in cls.__mro__ if not k.__module__.split(".")[0] in ("mechsym", "builtins")]
-    if not outside:
-        return ""
-
-    def code(c):
-        consts = ", ".join(code(v) if hasattr(v, "co_code") else repr(v) for v in c.co_consts)
-        return f"code({c.co_code.hex()}; {consts}; {c.co_names}; {c.co_varnames}; {c.co_freevars})"
-
-    def attribute(v):
-        v = getattr(v, "__func__", v)  # staticmethod, classmethod
-        if isinstance(v, property):
-            return "property(" + ", ".join(attribute(f) for f in (v.fget, v.fset, v.fdel) if f) + ")"
-        if hasattr(v, "__code__"):
-            return code(v.__code__) + repr(getattr(v, "__defaults__", None))
-        if callable(v) or hasattr(v, "__get__"):  # a builtin method or descriptor: no code of its own
-            return type(v).__name__
-        try:
-            return fingerprint(v)
-        except TypeError:  # an object without a canonical text (its repr may hold an address)
-            return type(v).__qualname__
-
-    parts = []
-    for k in outside:
-        module = sys.modules.get(k.__module__)
-        try:
-            parts.append(hashlib.sha256(Path(inspect.getsourcefile(module)).read_bytes()).hexdigest())
-        except (TypeError, OSError):
-            pass  # no file (exec, an interactive session): the class's own code below
-        parts += [f"{name}={attribute(v)}" for name, v in sorted(vars(k).items())
-                  if name not in ("__dict__", "__weakref__", "__module__", "__doc__")]
-    return "{" + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16] + "}"
-
-
 @functools.lru_cache(maxsize=1)
 def cpu_features() -> str:
     """The CPU's model and instruction-set features (Linux's /proc/cpuinfo; elsewhere what platform names):
@@ -178,21 +94,6 @@ def cpu_features() -> str:
     except OSError:
         pass
     return f"{platform.processor()} {platform.machine()} {platform.platform()}"
-
-
-@functools.lru_cache(maxsize=1)
-def package_source() -> str:
-    """A SHA-256 of the source of every module of mechsym and of its C runtime (the generator, everything it
-    calls and the C it includes): `source_digest` of the installed package."""
-    return source_digest(Path(__file__).resolve().parent.parent)
-
-
-def source_digest(root: Path) -> str:
-    """A SHA-256 of every .py, .c and .h file under `root` (names and bytes, in sorted order)."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".c", ".h") and p.is_file()):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def portable() -> bool:
@@ -219,34 +120,6 @@ def build_target() -> str:
     return " ".join(flags) + ("\n" + cpu_features() if "-march=native" in flags else "")
 
 
-def content_key(*parts, python=False) -> str:
-    """A cache key of `parts` (texts) together with what every compiled entry depends on: the compiler
-    command and flags, the machine and, for a native build, its CPU features (`build_target`), and the
-    version of sympy that prints the code; with `python`, for a Python extension module, also the ABI it is
-    built for (`python_abi`)."""
-    import sympy
-
-    h = hashlib.sha256()
-    for part in (*parts, build_target(), compiler() or "", platform.machine(), f"sympy {sympy.__version__}",
-                 *((python_abi(),) if python else ())):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:32]
-
-
-def python_abi() -> str:
-    """What a Python extension module is built for: the interpreter's version, implementation and extension
-    suffix (its ABI), and the version of numpy whose C API it includes."""
-    return (f"{sys.implementation.cache_tag} {sys.version} {sysconfig.get_config_var('EXT_SUFFIX')} "
-            f"numpy {np.__version__}")
-
-
-def cache_key(mech, options=None) -> str:
-    """The lookup key of a planar mechanism's library: its whole declaration (`fingerprint`), the options
-    and the source of mechsym."""
-    return content_key(fingerprint(mech), json.dumps(options or {}, sort_keys=True), package_source())
-
-
 @dataclass(frozen=True)
 class Compiled:
     """A loaded cache entry: the library, the metadata it was generated with, and its folder."""
@@ -268,14 +141,15 @@ def build(system, options=None, directory: Path | None = None):
 
         return render(system.spec)
 
-    return CLibrary(build_source(mech.name, cache_key(mech, options), generate, directory))
+    key = cache_key(mech, json.dumps(options or {}, sort_keys=True), package_source())  # what generate reads
+    return CLibrary(build_source(mech.name, key, generate, directory))
 
 
 def build_source(name: str, key: str, generate, directory: Path | None = None, python=False) -> Compiled:
     """Any generated C, cached: the entry that the index `NAME-key` of the cache folder (or `directory`)
     names, loaded if intact; else `generate()` -> (source, metadata) runs, and the entry named by the
     source's own content key is loaded or compiled, and indexed under `key`. `key` must change with
-    everything `generate` reads (see `cache_key`). A Python extension module (`python`: its content key
+    everything `generate` reads (see `build`). A Python extension module (`python`: its content key
     holds the Python ABI) names the folders of the headers it includes in the metadata's "include". Raises
     CompilerMissing when there is no compiler to build with."""
     root = _writable(directory or cache_dir())
@@ -295,7 +169,7 @@ def build_source(name: str, key: str, generate, directory: Path | None = None, p
     # a damaged entry the index names is repaired in place (a generator whose printing varies between
     # runs would otherwise leave it behind); else the entry is named by its content: the source and the
     # metadata it is loaded with (one source may be loaded under two layouts)
-    content = content_key(source, json.dumps(meta, sort_keys=True), python=python)
+    content = cache_key(source, json.dumps(meta, sort_keys=True), python=python)
     entry = named if named is not None and named.is_dir() else root / f"{_safe(name)}-{content}"
     compiled = _load(entry)
     with _cache_writes(root):

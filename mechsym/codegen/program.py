@@ -123,7 +123,7 @@ class Program:
 def load(name, key, make_program, backend=None):
     """The functions of the Program `make_program()` (called only when nothing is cached), loaded from its
     spec by mechsym.codegen.callables: compiled C from the cache entry NAME-KEY (`key` from
-    c_backend.content_key of everything the program depends on), or the numpy rendering for backend "numpy"
+    mechsym.codegen.keys.cache_key of everything the program depends on), or the numpy rendering for backend "numpy"
     or, with a warning, when no compiler exists. A `LoadedProgram`."""
     from mechsym.codegen import callables
 

@@ -13,13 +13,14 @@ import sympy as sp
 from mechsym.codegen.backend import resolve
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
-from mechsym.core.results import Table
+from mechsym.core.results import RunResult, Table
 from mechsym.planar import dynamics, forward, reduced
 from mechsym.planar.constraints import derive_constraints
 from mechsym.planar.equations import derive_equations, latex_names, reduced_form, symbolic_system
 from mechsym.planar.kinematics import KinematicFunctions
 from mechsym.planar.solver import Solver
 from mechsym.planar.model import Mechanism
+from mechsym.planar.simulate import simulate as simulate_mechanism
 from mechsym.planar.topology import analyse
 
 
@@ -252,6 +253,23 @@ class System(ParametersInUse):
     def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
         """Motion under given driving forces; see mechsym.planar.forward.forward."""
         return forward.forward(self, torque, theta0, omega0, t_end, **options)
+
+    @property
+    def state_names(self) -> list:
+        """The state `simulate` integrates: each coordinate, then its rate NAMEd."""
+        return [*self.coordinate_names, *(f"{n}d" for n in self.coordinate_names)]
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853",
+                 **options) -> RunResult:
+        """Motion from state0 = [coordinates, rates] under the declared loads and `options` (forces, load,
+        extra states, events); see mechsym.planar.simulate.simulate."""
+        state0 = np.asarray(state0, float)
+        k = len(self.coordinate_names)
+        if state0.shape != (2 * k,):
+            raise InputError(f"state0 of mechanism '{self.mechanism.name}' must have {2 * k} values "
+                             f"({', '.join(self.state_names)}), got shape {state0.shape}")
+        return simulate_mechanism(self, state0[:k], state0[k:], t_end, dt, rtol, atol, params, method=method,
+                                  **options)
 
     def reduced(self, kin):
         """Lagrange reduced form at solved kinematics: a `mechsym.planar.reduced.Reduced` (M, half_dM, G), each

@@ -27,10 +27,12 @@ import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend, c_extension
+from mechsym.codegen import c_extension
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
+from mechsym.spatial import run
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
 from mechsym.spatial.elements import element_terms
@@ -91,8 +93,7 @@ class TreeSystem(ParametersInUse):
         if group not in self._libs:
             # the lookup key of the cache's index, by construction: the whole declaration walked generically
             # and the source of every mechsym module (the entry itself is named by the source it holds)
-            key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
-                                        "contacts " + " ".join(self.contact_frames))
+            key = cache_key(self.tree, package_source(), group, "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
             self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]
@@ -122,6 +123,16 @@ class TreeSystem(ParametersInUse):
     def joint_names(self):
         """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
         return [link.joint.name for link in self.links if link.joint.nv]
+
+    @property
+    def state_names(self) -> list:
+        """The state `simulate` integrates: the coordinates, then the speeds."""
+        return [*self.coordinate_names, *self.speed_names]
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853", torque=None):
+        """Motion from state0 = [q, v] under torque(t, q, v) (zero if None), a RunResult; see mechsym.spatial.run."""
+        q0, v0 = np.split(np.atleast_1d(np.asarray(state0, float)), [self.nq])
+        return run.simulate(self, q0, v0, t_end, dt, rtol, atol, torque, params, method)
 
     def check_integrable(self, what):
         """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar

@@ -165,7 +165,7 @@ def forward_batch(system, args, sets, reductions):
     options, a start a whole period away from the reference."""
     from mechsym.codegen.c_sets import forward_sets
     from mechsym.core.timegrid import run_options
-    from mechsym.planar.dynamics import MAX_TRAVEL
+    from mechsym.planar.forward import MAX_TRAVEL
 
     lib = system.functions
     try:

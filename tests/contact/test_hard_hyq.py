@@ -7,7 +7,8 @@ pin = pytest.importorskip("pinocchio")
 erd = pytest.importorskip("example_robot_data")
 
 from mechanisms import hyq_contact  # noqa: E402
-from mechsym.contact.hard import contact_forces, impulse  # noqa: E402
+from mechsym.contact.hard_forces import contact_forces  # noqa: E402
+from mechsym.contact.hard_impulse import impulse  # noqa: E402
 
 G = 9.81
 
