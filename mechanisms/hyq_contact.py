@@ -62,7 +62,7 @@ def initial_state(scenario):
 
 def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol=None, kp=300.0, kd=10.0,
              route="auto"):
-    """(HardRun, table with CONTRACTS' columns) of a scenario (route: simulate_hard's)."""
+    """(HardRun, table with docs/conventions.md's columns) of a scenario (route: simulate_hard's)."""
     from mechsym.contact.hard_run import pd_hold, simulate_hard
     from mechsym.core.results import Table
 

@@ -261,7 +261,9 @@ def test_full_disk_is_an_error_naming_the_file(tmp_path, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(np, "savetxt", full)
+    from mechsym.core import results
+
+    monkeypatch.setattr(results, "write_csv", full)
     with pytest.raises(InputError, match="cannot write .*a.csv.*No space left"):
         Table({"t": np.arange(3.0)}).to_csv(path)
     assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]

@@ -39,6 +39,7 @@ from pathlib import Path
 from mechsym.codegen import c_parts, c_runtime
 from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError
+from mechsym.core.progress import notice
 
 CFLAGS = ["-O3", "-std=c99", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
 # the cache builds for the CPU it runs on (its features are in every key): its vector instructions, and
@@ -162,6 +163,7 @@ def build_source(name: str, key: str, generate, directory: Path | None = None, p
         return compiled
     if compiler() is None:
         raise CompilerMissing("no C compiler found (set CC, or install gcc)")
+    notice("compile", f"compiling generated C for '{name}' (once: later runs load it from {root})")
     source, meta = generate()
     source = c_runtime.amalgamate(source)
     # a damaged entry the index names is repaired in place (a generator whose printing varies between

@@ -387,7 +387,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     unlocated = 0
     if audit or model_names is not None:  # the law on every output sample, in one vectorised call
         p, v = points.kinematics(q_all.T, qd_all.T)                       # (nd, np, N)
-        if model_names is not None:  # planar models report their contact points (CONTRACTS' POINT.x, .y)
+        if model_names is not None:  # planar models report their contact points (docs/conventions.md: POINT.x, .y)
             for j, name in enumerate(points.names):
                 cols[f"{name}.x"], cols[f"{name}.y"] = p[0, j], p[1, j]
         if audit:

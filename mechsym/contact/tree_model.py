@@ -17,7 +17,7 @@ BASE_V = ("vx", "vy", "vz", "wx", "wy", "wz")
 
 
 class TreeModel:
-    """`system`: a TreeSystem; `base`: the column prefix of a floating base (CONTRACTS: 'base')."""
+    """`system`: a TreeSystem; `base`: the column prefix of a floating base (docs/conventions.md: 'base')."""
 
     def __init__(self, system, base="base"):
         system.check_integrable("a contact run")

@@ -319,7 +319,7 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         parts = [system.loads.columns(kin.q, qd * w, None, kin.params) for w in omegas]
         cols.update({n: np.concatenate([part[n] for part in parts]) for n in system.loads.names})
         units.update(system.loads.units)
-    return Table(cols, units, f"{system.mechanism.name}: {analysis.name}")
+    return Table(cols, units, f"{system.mechanism.name}: {analysis.name}", sweep=("omega",) if inertia else ())
 
 
 def _check_result(system, cols, names):

@@ -241,7 +241,9 @@ class System(ParametersInUse):
         return Table(cols, units, f"{self.mechanism.name}: kinematics")
 
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
-        """Driving forces and every reaction with the motion imposed; see mechsym.planar.dynamics.inverse."""
+        """Driving forces and every reaction with the motion imposed; see mechsym.planar.dynamics.inverse. A
+        declaration valid on a window of its coordinate only (`Mechanism.valid_between`) warns outside it."""
+        self.mechanism.check_valid(theta)
         return dynamics.inverse(self, theta, omega, alpha, params, inertia)
 
     def solve(self, theta, thetad, analysis, thetadd=None, forces=None, params=None) -> dict:

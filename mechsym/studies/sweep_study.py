@@ -13,7 +13,8 @@ import numpy as np
 
 from mechsym.core.errors import InputError
 from mechsym.studies.analyses import ANALYSES, analyse
-from mechsym.studies.figures import Reduction, geometry_parameters, inverse_figures
+from mechsym.studies.figures import (Reduction, figure_names, geometry_parameters, inverse_figures, reduce_table,
+                                     speeds_apart)
 from mechsym.studies.sweep_sets import (SET_ERRORS, compiled_inverse, compiled_start, forward_batch, kinematics_batch,
                                         set_vectors)
 
@@ -51,13 +52,18 @@ class TableStudy:
         return self.analysis.command
 
     @property
+    def speeds(self) -> tuple:
+        """The speeds reported apart (an inverse at two or more speeds: one figure per speed), or ()."""
+        return speeds_apart(self.analysis.omega, self.analysis.quasi_static) if self.command == "inverse" else ()
+
+    @property
     def names(self) -> list:
-        """The figures' column names, in order."""
-        return [r.name for r in self.reductions]
+        """The figures' column names, in order: FUNC_COLUMN, or FUNC_COLUMN@omega=W per speed."""
+        return figure_names(self.reductions, self.speeds)
 
     def __call__(self, system, params) -> dict:
         table, _ = analyse(self.analysis, system, dict(params), self.hook, system.backend)
-        return {r.name: r(table) for r in self.reductions}
+        return reduce_table(table, self.reductions, self.speeds)
 
     def batch(self, system, sets):
         """The outcome of every set at once (its figures, its exception, or None for a set left to `__call__`),

@@ -78,7 +78,7 @@ def test_impulse_equals_pinocchio_impulse_dynamics(hyq):
 @pytest.mark.parametrize("scenario", ["drop", "tilted"])
 def test_scenarios_land_at_the_free_fall_instant(scenario, tmp_path):
     """The lowest foot falls freely from its height h along the plane's normal (n_z g t^2 / 2): drop lands
-    at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has CONTRACTS' columns and the impulses
+    at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has the columns of docs/conventions.md and the impulses
     of the timeline."""
     from mechsym.app.cli import main
     from mechsym.core.results import read_csv
