@@ -203,7 +203,7 @@ def tree_command(args, source) -> int:
         print(json.dumps(data, indent=2) if args.json else params_text(data))
         return 0
     if args.command == "export":
-        from mechsym.spatial.system import check_size
+        from mechsym.spatial.declare import check_size
 
         check_size(tree)
         system = _system(tree, contact_frames)

@@ -33,11 +33,11 @@ from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
 from mechsym.spatial import run
-from mechsym.spatial.declare import Tree
+from mechsym.spatial.declare import Tree, check_size
 from mechsym.spatial.derive import Derivation, merge
 from mechsym.spatial.elements import element_terms
 
-__all__ = ["TreeSystem", "check_size"]
+__all__ = ["TreeSystem"]
 
 QUAT_TOL = 1e-6
 # the functions whose batched entry points run 8 states per block on SIMD lanes (mechsym.codegen.c_lanes): the
@@ -472,11 +472,9 @@ class TreeSystem(ParametersInUse):
         return H, b, rest[..., :6 * nv].reshape(lead + (nc, 6, nv)), rest[..., 6 * nv:]
 
     def view(self, path=None, table=None, urdf=None, params=None, axes=False, frames=None):
-        """An interactive 3-D view in the browser (a plotly Figure, shown inline in a notebook; written to the
-        self-contained HTML file `path` if given): the tree through the rows of the run `table` (columns
-        named as `coordinate_names`; default the neutral pose), its links as the visual meshes of the URDF
-        file `urdf` where it has them, the contact forces of the run as arrows
-        (mechsym.core.view.tree_figure, docs/view.md)."""
+        """An interactive 3-D view (a plotly Figure; also the self-contained HTML file `path` if given) of the
+        tree through the run `table` (default the neutral pose), with the URDF `urdf`'s visual meshes and the
+        run's contact forces as arrows (mechsym.core.view.tree_figure, docs/view.md)."""
         from mechsym.core.view import tree_figure, write_html
 
         fig = tree_figure(self, table, urdf, params, axes, frames)
@@ -492,20 +490,6 @@ class TreeSystem(ParametersInUse):
         counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library("main").meta["functions"].items()},
                                     python=lambda: flops(self.spec("main")))()
         return {n: counts[n] for n in ("contact", "mass", "bias")}
-
-
-def check_size(tree: Tree):
-    """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
-    (mechsym.core.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
-    bodies' frames to the root."""
-    from mechsym.core.budget import check_tree
-
-    depth, moving = {}, 0
-    for b in tree.bodies.values():           # parents come first
-        own = 0 if b.joint is None else (1 if b.joint.mimic is not None else b.joint.nv)
-        depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
-        moving += depth[b.name] if own else 0
-    check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
 
 
 def _general_entry(name, general):
