@@ -34,7 +34,7 @@ import example_robot_data as erd  # noqa: E402
 import pinocchio as pin  # noqa: E402
 
 from mechanisms import hyq_contact  # noqa: E402
-from mechsym.contact.hard import contact_forces  # noqa: E402
+from mechsym.contact.hard_forces import contact_forces  # noqa: E402
 
 
 def per_state(n=2000):

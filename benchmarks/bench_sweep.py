@@ -4,7 +4,9 @@ same study function, in one run; and the figures docs/scaling.md uses (cost per 
 sweep, a worker's start-up, the cache entry a worker loads, the bytes per result row).
 
     python benchmarks/bench_sweep.py [--quick]
-    python benchmarks/bench_sweep.py --design [N [W ...]]   # only the design study: N sets on W workers
+    python benchmarks/bench_sweep.py --routes [M]  # one compiled call against set by set, M geometries
+    python benchmarks/bench_sweep.py --design [N [W ...]] [--analysis inverse|kinematics|forward]
+                                            # only the design study: N sets on W workers
 
 The machine's core count bounds the speed-up (2 cores: at most 2x).
 """
@@ -77,7 +79,7 @@ def main():
     from mechanisms.sweep_studies import StartTorque
     from mechsym.app.registry import find
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import TableStudy, sweep
+    from mechsym.studies import TableStudy, sweep
 
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; PASIBOT start torque (tol {TOL:g} N m) at {len(DENSITIES)} densities")
     study = Timed(StartTorque(tol=TOL))
@@ -160,7 +162,7 @@ def geometry_sweep(m):
     from mechsym import derive
     from mechsym.app.registry import find, load_mechanism
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import TableStudy, grid, sweep
+    from mechsym.studies import TableStudy, grid, sweep
 
     fb = TableStudy(InverseOptions(omega=[3.0]), ("absmax:torque", "rms:torque"))
     k = max(int(round(np.sqrt(m))), 2)
@@ -175,7 +177,7 @@ def geometry_sweep(m):
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
     from mechsym.planar.kinematics import STEP_TOL
 
-    from mechsym.studies.sweep import compiled_inverse, compiled_start
+    from mechsym.studies.sweep_sets import compiled_inverse, compiled_start
 
     params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
     start = compiled_start(system)
@@ -194,16 +196,40 @@ def geometry_sweep(m):
           f"{th / n * 1e3:.2f}")
 
 
+def set_routes(analysis, m):
+    """ms per set of the four-bar's STUDIES[analysis] over m geometries on one core, in the same run: every set
+    of a task in one compiled call (mechsym.studies.sweep_sets) against the set-by-set route (each set started
+    by the Python solver, one compiled run per set); the figures must agree to 1e-12 (a forward run to 1e-10:
+    its start, solved by another route, differs in its last bits, which the integration's steps amplify)."""
+    from mechsym.app.registry import find
+    from mechsym.studies import grid, sweep
+
+    study = STUDIES[analysis]()
+    k = max(int(round(np.sqrt(m))), 2)
+    sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, k))
+    sweep(find("fourbar"), sets[:2], study)
+    tb, batched = min((timed(lambda: sweep(find("fourbar"), sets, study)) for _ in range(2)), key=lambda r: r[0])
+    ts, one = min((timed(lambda: sweep(find("fourbar"), sets, SetBySet(study))) for _ in range(2)), key=lambda r: r[0])
+    a, b = (np.column_stack([t[n] for n in study.names]) for t in (batched, one))
+    differ = np.max(np.abs(a - b) / np.max(np.abs(b), axis=0))
+    assert differ <= (1e-10 if analysis == "forward" else 1e-12), f"the one-call figures differ by {differ:.2g}"
+    n = len(sets)
+    print(f"four-bar {analysis} sweep over {n} geometries on one core, ms per set (best of 2): one compiled call "
+          f"for the sets of a task {tb / n * 1e3:.3f}, set by set {ts / n * 1e3:.3f} ({ts / tb:.1f}x); figures "
+          f"agree to {differ:.2g}; load average {os.getloadavg()[0]:.1f}")
+
+
 CALLER = r"""
 import json, resource, sys, time
 import numpy as np
 from mechsym.app.registry import find
-from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import TableStudy, grid, sweep
+from mechsym.studies import TableStudy, grid, sweep
+sys.path.insert(0, "benchmarks")
+from bench_sweep import STUDIES
 
-n, workers, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+n, workers, out, analysis = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 k = int(round(n ** 0.5))
-study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
+study = STUDIES[analysis]()
 sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
 cpu, wall = time.process_time(), time.perf_counter()
 done = sweep(find("fourbar"), sets, study, workers=workers, out=out)
@@ -212,37 +238,82 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 """
 
 
-def design_study(n, workers=(1, 2)):
-    """The four-bar over n geometries (l_crank x l_rocker) x 360 angles, inverse dynamics reduced to the
-    absmax and rms of the torque, streamed to a CSV, warm cache: the kernel alone per set (ms_inverse_sets
-    on 2000 of the sets, each started from the reference assembly), then the whole sweep on 1 and 2 workers
-    in a fresh calling process beside the ideal (kernel time x sets / workers), with that process's peak
-    memory (ru_maxrss) and CPU per set. The files of 1 and 2 workers must be identical."""
+def _inverse_study():
+    from mechsym.studies import InverseOptions, TableStudy
+
+    return TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
+
+
+def _kinematics_study():
+    from mechsym.studies import KinematicsOptions, TableStudy
+
+    return TableStudy(KinematicsOptions(samples=360), ("max:coupler.angle", "ptp:rocker.angle", "absmax:C.y''"))
+
+
+def _forward_study():
+    from mechsym.studies import ForwardOptions, TableStudy
+
+    return TableStudy(ForwardOptions(torque=0.05, t_end=0.5), ("final:theta", "absmax:omega"))
+
+
+STUDIES = {"inverse": _inverse_study, "kinematics": _kinematics_study, "forward": _forward_study}
+
+
+def kernel_seconds(system, analysis, params):
+    """Seconds of the compiled calls of many sets alone (mechsym.codegen.c_sets, each set started from the
+    reference assembly in C) for the study STUDIES[analysis] at the parameter vectors params (S, npar)."""
+    from mechsym.codegen import c_sets
+    from mechsym.codegen.constants import STEP
+    from mechsym.core.timegrid import run_options
+    from mechsym.studies.sweep_sets import set_blocks, compiled_start
+
+    start, lib, args = compiled_start(system), system.functions, STUDIES[analysis]().analysis
+    theta = 2 * np.pi * np.arange(360) / 360
+
+    def run():
+        for lo, hi, ref, scale, coord, _ in set_blocks(start, params):
+            if analysis == "forward":
+                opts = run_options(args.t_end, args.dt, args.rtol, args.atol)
+                c_sets.forward_sets(lib, args.torque, args.theta0, args.omega0, opts.t_end, opts.grid(), opts.rtol,
+                                    opts.atol, params[lo:hi], ref, scale, STEP * coord, start.tol)
+            else:
+                fn = c_sets.inverse_sets if analysis == "inverse" else c_sets.kinematics_sets
+                fn(lib, theta, params[lo:hi], ref, scale, STEP * coord, start.tol)
+
+    return timed(run)[0]
+
+
+def design_study(n, workers=(1, 2), analysis="inverse"):
+    """The four-bar over n geometries (l_crank x l_rocker), the study STUDIES[analysis] (inverse dynamics at
+    360 angles reduced to the absmax and rms of the torque; kinematics at 360 angles; a forward run of 0.5 s),
+    streamed to a CSV, warm cache: the kernel alone per set (the compiled call of many sets on up to 2000 of
+    them, each started from the reference assembly), then the whole sweep on 1 and 2 workers in a fresh
+    calling process beside the ideal (kernel time x sets / workers), with that process's peak memory
+    (ru_maxrss) and CPU per set. The files of 1 and 2 workers must be identical."""
     import json
     import tempfile
 
     from mechsym.app.registry import find
     from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies.sweep import ModelRef, TableStudy, compiled_inverse, compiled_start, grid, sweep
+    from mechsym.studies import TableStudy, grid, sweep
+    from mechsym.studies.sweep import ModelRef
 
-    study = TableStudy(InverseOptions(omega=[3.0], samples=360), ("absmax:torque", "rms:torque"))
+    study = STUDIES[analysis]()
     k = int(round(n ** 0.5))
     sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
     sweep(find("fourbar"), sets[:4], study, workers=1)  # compiled, and the workers' manifest recorded: a warm cache
     system = ModelRef(find("fourbar")).system()
     pick = np.linspace(0, len(sets) - 1, min(2000, len(sets))).astype(int)
     params = np.array([system.params(sets[int(i)]) for i in pick])
-    theta, start = 2 * np.pi * np.arange(360) / 360, compiled_start(system)
-    kernel, _ = timed(lambda: sum(1 for _ in compiled_inverse(system.functions, start, theta, params)))
-    per_set = kernel / len(pick)
-    print(f"design study: four-bar, {len(sets)} geometries x 360 angles, inverse dynamics reduced to absmax and rms "
-          f"of the torque, streamed to CSV; load average {os.getloadavg()[0]:.1f} (uptime: {_uptime()})")
-    print(f"  the kernel alone (ms_inverse_sets, start included): {per_set * 1e3:.3f} ms per set")
+    per_set = min(kernel_seconds(system, analysis, params) for _ in range(3)) / len(pick)
+    print(f"design study: four-bar, {len(sets)} geometries, {analysis} ({', '.join(study.names)}), streamed to CSV; "
+          f"load average {os.getloadavg()[0]:.1f} (uptime: {_uptime()})")
+    print(f"  the kernel alone (ms_{analysis}_sets, start included, best of 3): {per_set * 1e3:.3f} ms per set")
     files = []
     with tempfile.TemporaryDirectory() as folder:
         for w in workers:
             out = Path(folder, f"w{w}.csv")
-            run = subprocess.run([sys.executable, "-c", CALLER, str(n), str(w), str(out)], cwd=ROOT, check=True,
+            run = subprocess.run([sys.executable, "-c", CALLER, str(n), str(w), str(out), analysis], cwd=ROOT, check=True,
                                  capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
             r = json.loads(run.stdout.splitlines()[-1])
             ideal = per_set * r["sets"] / w
@@ -262,9 +333,18 @@ def _uptime():
 
 
 if __name__ == "__main__":
-    if "--design" in sys.argv:  # only the design study: python benchmarks/bench_sweep.py --design [N [W ...]]
+    if "--routes" in sys.argv:  # only the batched against the set-by-set route: bench_sweep.py --routes [M]
         rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
-        design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2))
+        for name in STUDIES:
+            set_routes(name, rest[0] if rest else 400)
+    elif "--design" in sys.argv:  # only the design study: bench_sweep.py --design [N [W ...]] [--analysis NAME]
+        rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
+        name = sys.argv[sys.argv.index("--analysis") + 1] if "--analysis" in sys.argv else "inverse"
+        design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2), name)
     else:
         main()
+        for name in STUDIES:
+            set_routes(name, 100 if QUICK else 400)
         design_study(10_000 if QUICK else 100_000)
+        design_study(2_000 if QUICK else 20_000, analysis="kinematics")
+        design_study(400 if QUICK else 4_000, analysis="forward")

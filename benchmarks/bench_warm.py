@@ -56,7 +56,7 @@ SWEEP = f"""
 from concurrent.futures import ThreadPoolExecutor
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import TableStudy, grid, sweep
+from mechsym.studies import TableStudy, grid, sweep
 with ThreadPoolExecutor(1) as pool:
     sweep(find("fourbar"), grid(density=[1.0, 2.0]), {STUDY}, executor=pool)
 """
@@ -64,7 +64,8 @@ WORKER = f"""
 import sys
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import ModelRef, TableStudy, evaluate, grid
+from mechsym.studies import TableStudy, grid
+from mechsym.studies.sweep import ModelRef, evaluate
 ref = ModelRef(find("fourbar"))
 if sys.argv[1] == "derived":
     ref.system()

@@ -1,6 +1,6 @@
 """`mechsym cart`: a two-wheeled cart (a wheelset) rolling dynamically over the flat track z = 0.
 
-One floating rigid body (mechsym.rigid3d): an axle along the body x axis with two wheels of radius r at
+One floating rigid body (mechsym.spatial.floating): an axle along the body x axis with two wheels of radius r at
 x = -b ('left') and x = +b ('right'), its centre of mass midway; each wheel touches the ground through its
 own rolling-disc contact (mechsym.contact.rolling_disc.RollingDisc, Exudyn's penalty connector, here with
 rolling friction). A body-fixed torque -T about the axle drives it towards +y (as `mechsym disc`).
@@ -103,7 +103,7 @@ def system():
 def simulate(cart: Cart, t_end=6.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS, the quaternion qw..qz and the heading, and the integrator's stats."""
     from mechanisms.disc import columns
-    from mechsym.rigid3d import BodyTorque
+    from mechsym.spatial.floating_loads import BodyTorque
 
     cart.check()
     sys3 = system()

@@ -1,13 +1,13 @@
 """`mechsym disc`: a thin disc on the ground plane z = 0 with Exudyn's penalty rolling-disc contact.
 
-The disc is a floating rigid body (mechsym.rigid3d) with its axle along the body x axis, gravity 9.81 m/s^2
+The disc is a floating rigid body (mechsym.spatial.floating) with its axle along the body x axis, gravity 9.81 m/s^2
 along -z, and the connector mechsym.contact.rolling_disc.RollingDisc (Exudyn's
 ObjectConnectorRollingDiscPenalty). It starts with its centre above the origin at the static penetration
 m g / k, tilted about the world y axis by `tilt` (a positive tilt lowers the axle's +x end), with the
 given velocity and angular velocity (world frame). `torque` T is the body-fixed torque -T about the axle
 (positive T drives towards +y).
 
-Integration: the right-hand side and its exact Jacobian are generated together in C (mechsym.rigid3d's
+Integration: the right-hand side and its exact Jacobian are generated together in C (mechsym.spatial.floating_loads'
 LoadedODE) and handed to scipy's BDF (the friction regularisation makes the problem stiff);
 rtol = atol = 1e-9 by default (docs/conventions.md).
 
@@ -111,7 +111,7 @@ class Disc:
 def build(name="disc", doc=__doc__, mass=1.0, inertia=(0.02, 0.01, 0.01)):
     """A wheel (or wheelset) as a mechsym floating body: mass and principal inertias about body x (the
     axle), y, z are parameters, with these defaults (a run's values come from a `Disc` or a `Cart`)."""
-    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial.floating import FloatingBody
 
     b = FloatingBody(name, doc=doc)
     m = b.parameter("mass", mass, "kg", "mass")
@@ -132,8 +132,8 @@ def system(*declaration):
 
 def simulate(disc: Disc, t_end=1.0, dt=None, rtol=1e-9, atol=None, method="BDF", backend=None):
     """Simulate; a RunResult with COLUMNS and the quaternion qw..qz, and the integrator's stats."""
-    from mechsym.core.freejoint import quat_about
-    from mechsym.rigid3d import BodyTorque
+    from mechsym.core.quaternion import about as quat_about
+    from mechsym.spatial.floating_loads import BodyTorque
 
     disc.check()
     sys3 = system()
@@ -292,9 +292,9 @@ def plot(cols, path, prefixes=("",), title="disc on the ground (penalty rolling-
 def rims(cols, discs, k, n=48):
     """World points of each disc's rim, its axle stub and one spoke at sample k: discs are (centre, axis,
     radius) in the body frame. Returns a list of (rim (n+1, 3), spoke (2, 3)) and the axle polyline."""
-    from mechsym.core.freejoint import rotation
+    from mechsym.core.quaternion import rotation_matrix
 
-    rot = rotation([cols[c][k] for c in ("qx", "qy", "qz", "qw")])
+    rot = rotation_matrix([cols[c][k] for c in ("qx", "qy", "qz", "qw")])
     origin = np.array([cols[c][k] for c in ("x", "y", "z")])
     out, axle = [], []
     for centre, axis, radius in discs:

@@ -43,7 +43,7 @@ def robot():
 def initial_state(scenario):
     """(contacts, q0) of a scenario: 'drop' or 'tilted'."""
     from mechsym.contact.hard import Contact, HardContacts, Plane
-    from mechsym.core.freejoint import quat_about
+    from mechsym.core.quaternion import about as quat_about
 
     model, q_stand = robot()
     q = q_stand.copy()
@@ -62,7 +62,7 @@ def initial_state(scenario):
 
 def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol=None, kp=300.0, kd=10.0,
              route="auto"):
-    """(HardRun, table with CONTRACTS' columns) of a scenario (route: simulate_hard's)."""
+    """(HardRun, table with docs/conventions.md's columns) of a scenario (route: simulate_hard's)."""
     from mechsym.contact.hard_run import pd_hold, simulate_hard
     from mechsym.core.results import Table
 
@@ -74,7 +74,7 @@ def simulate(scenario="drop", mu=0.0, e=0.0, t_end=2.0, dt=None, rtol=1e-9, atol
     cols = {"t": t["t"]}
     cols.update({n: t[n] for n in model.q_names})
     q = np.column_stack([t[n] for n in model.q_names])
-    com = model.com(model.normalize(q))
+    com = model.com(model.normalise(q))
     cols.update({"com.x": com[:, 0], "com.y": com[:, 1], "com.z": com[:, 2]})
     for f in FEET:
         for c in ("fn", "ft1", "ft2", "impulse"):
@@ -175,7 +175,7 @@ def animate(result, path, frames=60, fps=20):
     model = result.contacts.model
     t = result["t"]
     k = frame_rows(len(t), frames)
-    q = model.normalize(np.column_stack([result[n] for n in model.q_names])[k])
+    q = model.normalise(np.column_stack([result[n] for n in model.q_names])[k])
     chain = {leg: [model.frame_position(q, f"{leg}_{part}") for part in ("hipassembly", "upperleg", "lowerleg", "foot")]
              for leg in LEGS}
     trunk = [chain[leg][0] for leg in ("lf", "rf", "rh", "lh", "lf")]

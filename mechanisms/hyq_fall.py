@@ -1,6 +1,6 @@
 """`mechsym hyq fall`: HyQ released from the standing pose with no ground, its joints held at the pose by
 a PD law tau = kp (q* - q) - kd qd (the base is free): the trunk falls at g while the legs keep their
-shape. Writes the CONTRACTS columns (base.*, joints, speeds, com.*) as CSV."""
+shape. Writes the columns of docs/conventions.md (base.*, joints, speeds, com.*) as CSV."""
 from __future__ import annotations
 
 import numpy as np

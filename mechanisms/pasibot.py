@@ -2,8 +2,8 @@
 
 Two legs of eleven links each, a shared double crank 8 and the hip 13: 24 bodies, 33 pins, two pins in
 slots, one degree of freedom. Every length is a multiple of the crank length l8; the table below is the
-reconstruction of ../shared/reference/pasibot_ugv_spec.md (section 2), and the values marked ASSUMED are
-its calibrations (section 3: the chapter gives no masses and no l8).
+reconstruction of the chapter's geometry, and the values marked ASSUMED are its calibrations (the
+chapter gives no masses and no l8).
 
 Names. Bodies carry the chapter's numbers ("1" foot ... "12" tibia-parallel bar, "8" crank, "13" hip); the
 primed leg's links carry the suffix "_f" ("7_f" is link 7'). Points: A, B, D on the hip, and P, M, C, F, K,
@@ -153,6 +153,11 @@ def build(frame: str = "foot", support: str = "unprimed") -> Mechanism:
         foot = "1" + LEGS[support]
         m.prismatic("j0_1" + LEGS[support], "0", "O", foot, "E" + LEGS[support], axis=(1, 0))
         m.coordinate("x1", "j0_1" + LEGS[support], force="friction", guess_at=0.0)
+    if frame == "foot":  # the supporting foot held on the ground: true for its own step of the gait only
+        low = math.pi / 2 if support == "unprimed" else 3 * math.pi / 2
+        m.valid_between(low, low + math.pi, f"the {support} foot is held on the ground for its step only; over "
+                        "a turn of walking use mechanisms.pasibot.inverse_table or torque_curve (`mechsym "
+                        "pasibot torque`, `mechsym inverse pasibot`), which switch the support each step")
     return m
 
 
@@ -212,7 +217,7 @@ def _merge(parts, n, order):
             if table is not None:
                 col[order[leg]] = table[name]
         cols[name] = col
-    return Table(cols, dict(first.units), first.title)
+    return Table(cols, dict(first.units), first.title, first.sweep)
 
 
 def _table(sys, theta8, params):
@@ -286,6 +291,25 @@ def inverse_table(theta8, omega, alpha=0.0, params=None, inertia=True, backend=N
     table.columns["support"] = np.tile((support_of(theta8) == "primed").astype(float), len(omegas))
     table.title = "pasibot: inverse dynamics (ground frame, no slip)"
     return table
+
+
+def torque_curve(omegas, samples=360, params=None, backend=None):
+    """The motor torque against the crank speed while walking: for each constant crank speed of `omegas`
+    [rad/s], the peak |T8|, the RMS and the mean of T8 [N m] over a turn of `samples` crank angles
+    (inverse_table: the support switched each step, no slip). One row per speed; with it, the inverse
+    table it reduces (T8 over the turn, one block per speed)."""
+    from mechsym.core.results import Table
+    from mechsym.studies import Reduction
+
+    omegas = np.atleast_1d(np.asarray(omegas, float))
+    theta8 = 2 * np.pi * np.arange(samples) / samples
+    table = inverse_table(theta8, omegas, params=params, backend=backend)
+    reductions = [Reduction.parse(f"{f}:T8") for f in ("absmax", "rms", "mean")]
+    cols = {"omega": omegas}
+    for r in reductions:
+        cols[r.name] = np.array([r(Table({"T8": table["T8"][table["omega"] == w]})) for w in omegas])
+    units = {"omega": "rad/s", **{r.name: "N m" for r in reductions}}
+    return Table(cols, units, "pasibot: motor torque against crank speed (walking, no slip)"), table
 
 
 # --- the generic commands (`mechsym kinematics|inverse|forward pasibot`) --------------------------------

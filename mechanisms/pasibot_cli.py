@@ -1,6 +1,7 @@
 """`mechsym pasibot ...`: the chapter's PASIBOT studies from the command line.
 
     mechsym pasibot figures --out DIR [--only 11,13]    Figures 11-14, 17-19 (PNG + CSV each)
+    mechsym pasibot torque --omega 1 --omega 3          motor torque against crank speed, walking (CSV)
     mechsym pasibot start-torque                        last line: start_torque_Nm=VALUE
     mechsym pasibot min-friction --omega 3              last line: min_friction=VALUE
     mechsym pasibot slip --mu-s 0.05 --omega 3 --out slip.csv   one slip simulation (or --torque T)
@@ -32,6 +33,13 @@ def configure(parser):
     p = study("figures", "regenerate Figures 11, 12, 13, 14, 17, 18, 19 (PNG with a CSV beside each)")
     output_group(p, help="output folder", required=True)
     p.add_argument("--only", help="comma-separated figure numbers (default: all)")
+
+    p = study("torque", "the motor torque T8 against the crank speed while walking (support switched each step)")
+    p.add_argument("--omega", type=number, action="append", required=True,
+                   help="constant crank speed [rad/s]; repeat for several")
+    p.add_argument("--samples", type=positive_int, default=360, help="crank angles over the turn")
+    output_group(p, help="CSV: omega, absmax_T8, rms_T8, mean_T8, one row per speed (default: stdout)")
+    plot_group(p, help="PNG/SVG of T8 over the turn, one line per speed")
 
     p = study("start-torque", "smallest constant torque that starts the biped from rest at theta8 = pi/2")
     p.add_argument("--tol", type=number, default=1e-5, help="bisection tolerance [N m]")
@@ -72,7 +80,7 @@ def run(args) -> int:
 
     if args.study == "figures":
         check_outputs(("--out", args.out, FOLDER))
-    elif args.study == "slip":
+    elif args.study in ("slip", "torque"):
         check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     elif args.study == "animate":
         check_outputs(("--out", args.out, ANIMATION))
@@ -81,6 +89,10 @@ def run(args) -> int:
     if args.study == "figures":
         only = [s.strip() for s in args.only.split(",")] if args.only else None
         figs.figures(args.out, only, params, backend=args.backend)
+    elif args.study == "torque":
+        curve, table = pb.torque_curve(args.omega, args.samples, params, backend=args.backend)
+        write_outputs(curve, args.out, stdout=True,
+                      drawings=[(args.plot, lambda p: table.plot(p, "theta8", ["T8"], title=curve.title))])
     elif args.study == "start-torque":
         if not args.tol > 0:
             raise InputError(f"--tol must be positive, got {args.tol}")

@@ -24,8 +24,8 @@ import sympy as sp
 from mechsym.contact import ContactPoints, GroundContact
 from mechsym.core.errors import InputError
 from mechsym.core.output import save_animation, save_figure
-from mechsym.core.freejoint import quat_about, rotation
-from mechsym.rigid3d import FloatingBody
+from mechsym.core.quaternion import about as quat_about, rotation_matrix
+from mechsym.spatial.floating import FloatingBody
 from mechsym import derive
 
 K, D, MU = 1e6, 2000.0, 0.1
@@ -129,7 +129,7 @@ def run(args) -> int:
 def axis_angles(table):
     """Tilt (the disc axis's elevation above the ground plane: 0 upright) and heading (the yaw of the
     axis from +y, positive about +z), in radians, per sample: the wobble."""
-    axis = rotation(np.stack([table[c] for c in ("qx", "qy", "qz", "qw")], axis=-1))[..., 1].T
+    axis = rotation_matrix(np.stack([table[c] for c in ("qx", "qy", "qz", "qw")], axis=-1))[..., 1].T
     return np.arcsin(np.clip(axis[2], -1.0, 1.0)), np.arctan2(-axis[0], axis[1])
 
 
@@ -197,7 +197,7 @@ def animate(run, path, frames=150, fps=25):
     def frame(j):
         i = k[j]
         centre = np.array([tab["x"][i], tab["y"][i], tab["z"][i]])
-        pts = rotation([tab[c][i] for c in ("qx", "qy", "qz", "qw")]) @ local + centre[:, None]
+        pts = rotation_matrix([tab[c][i] for c in ("qx", "qy", "qz", "qw")]) @ local + centre[:, None]
         for f, sl in zip(faces, (slice(0, n), slice(n, 2 * n))):
             loop = np.concatenate([pts[:, sl], pts[:, sl][:, :1]], axis=1)
             f.set_data(loop[0], loop[1])

@@ -85,9 +85,9 @@ def _not_a_linkage(options, params, backend):
     from mechsym.core.errors import InputError
 
     raise InputError(f"model 'ugv' stands on rolling contacts on a track, not on joints to the ground: "
-                     f"'{options.command}' does not apply; use `mechsym ugv torque|sweep|optimize|animate|equations`")
+                     f"'{options.command}' does not apply; use `mechsym ugv torque|sweep|optimize|animate|view|equations`")
 
 
 # generic commands this model answers itself (mechsym.app.registry.Model.hooks): all but `params` point to
 # `mechsym ugv`
-CLI_HOOKS = {name: _not_a_linkage for name in ("inverse", "forward", "kinematics", "equations", "export")}
+CLI_HOOKS = {name: _not_a_linkage for name in ("inverse", "forward", "kinematics", "equations", "export", "view")}

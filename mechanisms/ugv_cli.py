@@ -61,16 +61,19 @@ def configure(parser):
     p.add_argument("--latex", action="store_true")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
-    p = sub.add_parser("animate", help="GIF/MP4 of the vehicle along a track")
-    output_group(p, help="output .gif or .mp4", required=True)
-    common(p, 81)
-    p.add_argument("--phi-r", type=angle, default=math.radians(90), help="rear leg angle (constant)")
-    p.add_argument("--phi-f", type=angle, default=math.radians(90), help="front leg angle (constant)")
-    p.add_argument("--schedule", help="CSV from `ugv optimize` (x_front, phi_r, phi_f): angles along the track")
-    p.add_argument("--criterion", choices=["torque-variation", "peak-torque", "energy", "grip"],
-                   help="optimise first and animate the optimal angles")
-    p.add_argument("--mu", type=number, default=0.6)
-    p.add_argument("--fps", type=positive_int, default=20)
+    for name, help_text, out in (("animate", "GIF/MP4 of the vehicle along a track", "output .gif or .mp4"),
+                                 ("view", "the vehicle along a track in the browser (one self-contained HTML "
+                                          "file: docs/view.md)", "output .html")):
+        p = sub.add_parser(name, help=help_text)
+        output_group(p, help=out, required=True)
+        common(p, 81)
+        p.add_argument("--phi-r", type=angle, default=math.radians(90), help="rear leg angle (constant)")
+        p.add_argument("--phi-f", type=angle, default=math.radians(90), help="front leg angle (constant)")
+        p.add_argument("--schedule", help="CSV from `ugv optimize` (x_front, phi_r, phi_f): angles along the track")
+        p.add_argument("--criterion", choices=["torque-variation", "peak-torque", "energy", "grip"],
+                       help=f"optimise first and {name} the optimal angles")
+        p.add_argument("--mu", type=number, default=0.6)
+    sub.choices["animate"].add_argument("--fps", type=positive_int, default=20)
 
 
 def run(args) -> int:
@@ -83,11 +86,11 @@ def run(args) -> int:
     from mechsym.core.results import Table
 
     from mechsym.app.options import write_outputs
-    from mechsym.core.output import ANIMATION, CSV, FIGURE, check_outputs
+    from mechsym.core.output import ANIMATION, CSV, FIGURE, PAGE, check_outputs
 
     cmd = args.ugv_command
-    if cmd == "animate":
-        check_outputs(("--out", args.out, ANIMATION))
+    if cmd in ("animate", "view"):
+        check_outputs(("--out", args.out, ANIMATION if cmd == "animate" else PAGE))
     elif cmd != "equations":
         check_outputs(("--out", args.out, CSV), ("--plot", args.plot, FIGURE))
     if cmd == "equations":
@@ -132,38 +135,57 @@ def run(args) -> int:
         print(f"{args.criterion} = {sched.value:.6g} (dynamic programming {sched.dp_value:.6g}"
               f"{', refined' if sched.refined else ''}; {const})")
         _report(sched.events)
-    elif cmd == "animate":
-        x = us.front_positions(args.x_from, args.x_to, args.samples)
-        pr, pf = args.phi_r, args.phi_f
-        if args.schedule and args.criterion:
-            raise InputError("give either --schedule or --criterion, not both")
-        if args.schedule:
-            from mechsym.core.results import read_csv
+    elif cmd in ("animate", "view"):
+        x, pr, pf = _angles_along(args, vehicle, limits)
+        if cmd == "view":
+            from mechsym.core.view import write_html
 
-            try:
-                sched = read_csv(args.schedule)
-                xs, sr, sf = sched["x_front"], sched["phi_r"], sched["phi_f"]
-            except (OSError, ValueError, KeyError) as exc:
-                raise InputError(f"schedule file '{args.schedule}' is not a CSV with x_front, phi_r, phi_f ({exc})") from None
-            x = x[(x >= xs.min()) & (x <= xs.max())]
-            if len(x) < 2:
-                raise InputError(f"schedule file '{args.schedule}' does not cover x = {args.x_from}..{args.x_to}")
-            lo, hi = us.check_limits(limits)
-            bad = (sr < lo - 1e-9) | (sr > hi + 1e-9) | (sf < lo - 1e-9) | (sf > hi + 1e-9) | ~np.isfinite(sr + sf)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise InputError(f"schedule file '{args.schedule}': leg angles ({sr[i]:.6g}, {sf[i]:.6g}) rad at "
-                                 f"x_front = {xs[i]:.6g} are outside the limits [{lo:.6g}, {hi:.6g}] rad")
-            pr, pf = np.interp(x, xs, sr), np.interp(x, xs, sf)
-        elif args.criterion:
-            sched = uo.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, limits=limits,
-                                vehicle=vehicle)
-            pr, pf = np.interp(x, sched.x, sched.phi_r), np.interp(x, sched.x, sched.phi_f)
-        else:
-            us.check_pair(vehicle, pr, pf, limits)
+            size = write_html(uf.view(args.track, x, pr, pf, vehicle), args.out)
+            announce(f"wrote {args.out} ({len(x)} positions, {size / 1e6:.1f} MB)")
+            return 0
         uf.animate(args.out, args.track, x, pr, pf, vehicle, fps=args.fps)
         announce(f"wrote {args.out} ({len(x)} frames)")
     return 0
+
+
+def _angles_along(args, vehicle, limits):
+    """(x_front, phi_r, phi_f) along the track of `ugv animate|view`: the constant pair, the --schedule's
+    angles, or the --criterion's optimal ones."""
+    import numpy as np
+
+    from mechanisms import ugv_optimize as uo
+    from mechanisms import ugv_study as us
+    from mechsym.core.errors import InputError
+
+    x = us.front_positions(args.x_from, args.x_to, args.samples)
+    pr, pf = args.phi_r, args.phi_f
+    if args.schedule and args.criterion:
+        raise InputError("give either --schedule or --criterion, not both")
+    if args.schedule:
+        from mechsym.core.results import read_csv
+
+        try:
+            sched = read_csv(args.schedule)
+            xs, sr, sf = sched["x_front"], sched["phi_r"], sched["phi_f"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise InputError(f"schedule file '{args.schedule}' is not a CSV with x_front, phi_r, phi_f ({exc})") from None
+        x = x[(x >= xs.min()) & (x <= xs.max())]
+        if len(x) < 2:
+            raise InputError(f"schedule file '{args.schedule}' does not cover x = {args.x_from}..{args.x_to}")
+        lo, hi = us.check_limits(limits)
+        bad = (sr < lo - 1e-9) | (sr > hi + 1e-9) | (sf < lo - 1e-9) | (sf > hi + 1e-9) | ~np.isfinite(sr + sf)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"schedule file '{args.schedule}': leg angles ({sr[i]:.6g}, {sf[i]:.6g}) rad at "
+                             f"x_front = {xs[i]:.6g} are outside the limits [{lo:.6g}, {hi:.6g}] rad")
+        pr, pf = np.interp(x, xs, sr), np.interp(x, xs, sf)
+    elif args.criterion:
+        sched = uo.optimize(args.track, args.criterion, args.mu, args.x_from, args.x_to, limits=limits,
+                            vehicle=vehicle)
+        pr, pf = np.interp(x, sched.x, sched.phi_r), np.interp(x, sched.x, sched.phi_f)
+    else:
+        us.check_pair(vehicle, pr, pf, limits)
+    return x, pr, pf
 
 
 def _report(events):

@@ -135,18 +135,24 @@ def _schedule_track(schedule):
     return getattr(schedule, "track", None) or tracks.load("bump")
 
 
+def _along(track, x, phi_r, phi_f, vehicle):
+    """(vehicle, track, x, phi_r, phi_f, pose) of the vehicle placed along the track at the front-contact
+    positions x (default 81 over 0..8 m), the leg angles constants or arrays along x."""
+    vehicle = vehicle or Vehicle()
+    track = tracks.load(track)
+    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
+    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
+    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
+    return vehicle, track, x, pr, pf, vehicle.place(track, x, pr, pf, paired=True)
+
+
 def animate(path, track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, fps=20):
     """A GIF (or MP4) of the vehicle along the track; phi_r, phi_f constants or arrays along x."""
     plt = _pyplot()
     from matplotlib import animation
     from matplotlib.patches import Circle
 
-    vehicle = vehicle or Vehicle()
-    track = tracks.load(track)
-    x = np.linspace(0.0, 8.0, 81) if x is None else np.asarray(x, float)
-    pr = np.broadcast_to(np.asarray(phi_r, float), x.shape).copy()
-    pf = np.broadcast_to(np.asarray(phi_f, float), x.shape).copy()
-    pose = vehicle.place(track, x, pr, pf, paired=True)
+    vehicle, track, x, pr, pf, pose = _along(track, x, phi_r, phi_f, vehicle)
     torque = vehicle.forces(pose)["torque"]
     pts = pose.points()
     lo, hi = _span(track, float(pose.x_rear.min()) - 0.6, float(x.max()) + 0.6)
@@ -218,3 +224,32 @@ def figures(out_dir, vehicle=None):
     x = np.linspace(0.0, 8.0, 61)
     animate(paths[3], "bump", x, np.interp(x, sched.x, sched.phi_r), np.interp(x, sched.x, sched.phi_f), vehicle)
     return paths
+
+
+def view(track="bump", x=None, phi_r=90 * DEG, phi_f=90 * DEG, vehicle=None, rim=24):
+    """The vehicle along the track in the browser (a plotly Figure: mechsym.core.view.linkage_figure): the
+    body, the legs and the wheels (rims of `rim` points, a spoke to the contact point) at the front-contact
+    position the slider chooses, the track traced under the two contacts; beside it the drive torque and
+    the normal forces against x_front. phi_r, phi_f: constants or arrays along x."""
+    from mechsym.core.results import Table
+    from mechsym.core.view import linkage_figure
+
+    vehicle, _, x, _, _, pose = _along(track, x, phi_r, phi_f, vehicle)
+    forces = vehicle.forces(pose, ("Nr", "Nf", "torque"))
+    pts = {k: (np.ravel(a), np.ravel(b)) for k, (a, b) in pose.points().items()}
+    columns, units = {"x_front": x}, {"x_front": "m", "torque": "N m", "Nr": "N", "Nf": "N"}
+    for name in ("Jr", "Jf", "Wr", "Wf", "T", "D", "C_body"):
+        columns[f"{name}.x"], columns[f"{name}.y"] = pts[name]
+    bodies = {"body": ["Jr", "C_body", "Jf"], "rear leg": ["Jr", "Wr"], "front leg": ["Jf", "Wf"],
+              "rear spoke": ["Wr", "T"], "front spoke": ["Wf", "D"]}
+    turn = 2 * np.pi * np.arange(rim) / rim
+    for wheel, end in (("Wr", "rear"), ("Wf", "front")):
+        names = [f"{end} rim {i}" for i in range(rim)]
+        for name, a in zip(names, turn):
+            columns[f"{name}.x"] = pts[wheel][0] + vehicle.r * np.cos(a)
+            columns[f"{name}.y"] = pts[wheel][1] + vehicle.r * np.sin(a)
+        bodies[f"{end} wheel"] = names
+    columns.update({n: np.ravel(forces[n]) for n in ("torque", "Nr", "Nf")})
+    table = Table(columns, units, f"ugv on the track '{track}'")
+    return linkage_figure(table, bodies, "x_front", columns=["torque", "Nr", "Nf"], trace=["T", "D"], units=units,
+                          title=table.title)

@@ -24,7 +24,7 @@ _LAZY = {
     "derive": "mechsym.core.derived",
     "System": "mechsym.planar.system",
     "Mechanism": "mechsym.planar.model",
-    "FloatingBody": "mechsym.rigid3d",
+    "FloatingBody": "mechsym.spatial.floating",
     "Tree": "mechsym.spatial.declare",
     "read_urdf": "mechsym.spatial.urdf",
     "load_mechanism": "mechsym.app.registry",

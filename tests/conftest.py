@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# what a test reads on stderr holds on a cold compiled cache too: no progress and no compile notice, unless
+# the test asks for them (tests/test_progress.py)
+os.environ.setdefault("MECHSYM_PROGRESS", "0")
 
 
 SLOW_TIMEOUT = 1800  # seconds a slow-marked test may take before it fails (pyproject's `timeout` for the rest)
@@ -181,3 +184,14 @@ def animated(monkeypatch):
 
     monkeypatch.setattr(animation.Animation, "save", recording)
     return saved
+
+
+def doc_blocks(page, language="python", section=None):
+    """The fenced code blocks of `language` on docs/PAGE (within the section `## SECTION` if given), as the
+    page shows them: the examples that the tests run from the page itself."""
+    import re
+
+    text = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", page)).read()
+    if section is not None:
+        text = text.split(f"\n## {section}")[1].split("\n## ")[0]
+    return re.findall(rf"```{language}\n(.*?)```", text, re.S)

@@ -155,6 +155,7 @@ def test_c_parameter_sets_follow_the_branch(kites):
     ms_inverse does from the Python solver's start (the same halved steps): the same unknowns for the set as
     the single call."""
     numpy, c = kites
+    from mechsym.codegen.c_sets import inverse_sets
     from mechsym.planar.kinematics import STEP_TOL
 
     solver = c.solver()
@@ -162,8 +163,8 @@ def test_c_parameter_sets_follow_the_branch(kites):
     q0 = solver.sweep(theta[:1, None]).q[0]
     theta_ref, q_ref = solver.reference()
     sign = 1 if np.linalg.det(c.kin.jac(q_ref, solver.params)) > 0 else -1
-    failed, status, _, _, _, u = c.functions.inverse_sets(theta, solver.params[None], (theta_ref[0], q_ref, sign),
-                                                        solver.col_scale[None], np.array([solver.step[0]]), STEP_TOL)
+    failed, status, _, _, _, u = inverse_sets(c.functions, theta, solver.params[None], (theta_ref[0], q_ref, sign),
+                                               solver.col_scale[None], np.array([solver.step[0]]), STEP_TOL)
     single = c.functions.inverse(theta, solver.params, q0, solver.col_scale, STEP_TOL, hmax=solver.step[0])
     assert failed[0] == single[0] == -1 and np.max(np.abs(u[0] - single[5])) <= 1e-9 * np.max(np.abs(single[5]))
 

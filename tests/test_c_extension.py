@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import agree
-from mechsym.codegen import c_backend, c_extension
+from mechsym.codegen import c_backend, c_extension, keys
 from mechsym.core.errors import InputError
 
 pin = pytest.importorskip("pinocchio")
@@ -161,11 +161,11 @@ def test_a_system_with_entries_is_freed(hyq):
 
 
 def test_the_extension_is_keyed_by_the_python_abi(monkeypatch):
-    key = c_backend.content_key("source", python=True)
-    assert key != c_backend.content_key("source")
-    monkeypatch.setattr(c_backend, "python_abi", lambda: "cpython-399 .cpython-399-x86_64-linux-gnu.so numpy 1.0")
-    assert c_backend.content_key("source", python=True) != key
-    assert c_backend.content_key("source") == c_backend.content_key("source", python=False)
+    key = keys.cache_key("source", python=True)
+    assert key != keys.cache_key("source")
+    monkeypatch.setattr(keys, "python_abi", lambda: "cpython-399 .cpython-399-x86_64-linux-gnu.so numpy 1.0")
+    assert keys.cache_key("source", python=True) != key
+    assert keys.cache_key("source") == keys.cache_key("source", python=False)
 
 
 def test_a_generated_function_by_address_with_zeros_for_missing_groups():
@@ -181,7 +181,7 @@ def test_a_generated_function_by_address_with_zeros_for_missing_groups():
     x, y, k = sp.symbols("x0:3"), sp.symbols("y0:2"), sp.symbols("k0:1")
     exprs = [x[0] * y[1] + k[0], x[1] - x[2] * y[0], x[2] ** 2, y[0] + y[1]]
     spec = Spec("ext", {}, {"f": Function("f", [("x", x), ("y", y), ("p", k)], exprs)}, None)
-    fns = compile_spec("ext-test", c_backend.content_key(sp.srepr(exprs)), lambda: spec)
+    fns = compile_spec("ext-test", keys.cache_key(sp.srepr(exprs)), lambda: spec)
     address = ctypes.cast(fns.address_function("f"), ctypes.c_void_p).value
     p = np.array([0.5])
     fallback = lambda *args: "fallback"

@@ -10,7 +10,7 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
-from mechsym.codegen import c_backend, c_runtime, constants
+from mechsym.codegen import c_backend, c_runtime, constants, keys
 from mechsym.codegen.c_source import generate
 from mechsym.codegen.export import CFLAGS, export
 
@@ -38,21 +38,21 @@ def test_source_digest_covers_the_runtime(tmp_path):
     """Editing any runtime file changes the digest the cache key is built from (package_source)."""
     tree = tmp_path / "mechsym"
     shutil.copytree(RUNTIME.parent.parent, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    assert c_backend.source_digest(tree) == c_backend.package_source()
+    assert keys.source_digest(tree) == keys.package_source()
     for name in [*(p.name for p in RUNTIME.glob("*.[ch]")), "../constants.py"]:
         path = tree / "codegen" / "runtime" / name
         original = path.read_text()
         path.write_text(original + "/* edited */\n")
-        assert c_backend.source_digest(tree) != c_backend.package_source(), name
+        assert keys.source_digest(tree) != keys.package_source(), name
         path.write_text(original)
-    assert c_backend.source_digest(tree) == c_backend.package_source()
+    assert keys.source_digest(tree) == keys.package_source()
 
 
 def test_amalgamation_inlines_each_runtime_file_once(fourbar_system):
     source, _ = generate(fourbar_system)
     used = c_runtime.used(source)
-    assert used == ["ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_kernels.h",
-                    "ms_blocks.h", "ms_dop853.h", "ms_batch.h"]
+    assert used == ["ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_newton.h",
+                    "ms_continuation.h", "ms_kernels.h", "ms_blocks.h", "ms_dop853.h", "ms_sets.h", "ms_batch.h"]
     whole = c_runtime.amalgamate(source)
     assert c_runtime.used(whole) == []
     for name in used:

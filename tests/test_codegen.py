@@ -1,5 +1,6 @@
 """C backend against the numpy backend; the cache. (The standalone export: tests/test_generated.py.)"""
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
-from mechsym.codegen import c_backend
+from mechsym.codegen import c_backend, keys
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
@@ -159,35 +160,38 @@ def test_c_forward_conserves_energy(pair):
     assert np.max(np.abs(ke + pe - ke[0] - pe[0])) < 1e-8 * ke.max()
 
 
+def planar_key(mech, options=None):
+    """The lookup key c_backend.build gives a planar mechanism's library."""
+    return keys.cache_key(mech, json.dumps(options or {}, sort_keys=True), keys.package_source())
+
+
 def test_cache_key_tracks_model_parameters_and_generator(monkeypatch):
-    base = c_backend.cache_key(fourbar.build())
-    assert base == c_backend.cache_key(fourbar.build())  # deterministic
+    base = planar_key(fourbar.build())
+    assert base == planar_key(fourbar.build())  # deterministic
     m = fourbar.build()
     m.parameter("extra", 1.0)
-    assert c_backend.cache_key(m) != base  # another parameter set
+    assert planar_key(m) != base  # another parameter set
     m = fourbar.build()
     m.torque("rocker", m.parameters["g"].symbol)
-    assert c_backend.cache_key(m) != base  # another model
+    assert planar_key(m) != base  # another model
     m = fourbar.build()
     m.bodies["coupler"].points["M"] = m.bodies["coupler"].points["M"]  # (same text, same order)
-    assert c_backend.cache_key(m) == base
+    assert planar_key(m) == base
     m.bodies["coupler"].points["N"] = m.bodies["coupler"].points.pop("M")
-    assert c_backend.cache_key(m) != base  # a renamed point
-    assert c_backend.cache_key(fourbar.build(), {"option": 1}) != base
-    import sympy
-
-    monkeypatch.setattr(sympy, "__version__", "0.0")  # another printer of the same expressions
-    assert c_backend.cache_key(fourbar.build()) != base
+    assert planar_key(m) != base  # a renamed point
+    assert planar_key(fourbar.build(), {"option": 1}) != base
+    monkeypatch.setattr(keys, "_sympy_version", lambda: "0.0")  # another printer of the same expressions
+    assert planar_key(fourbar.build()) != base
     monkeypatch.undo()
-    monkeypatch.setattr(c_backend, "package_source", lambda: "changed generator")
-    assert c_backend.cache_key(fourbar.build()) != base
+    monkeypatch.setattr(keys, "package_source", lambda: "changed generator")
+    assert planar_key(fourbar.build()) != base
 
 
 def test_fingerprint_refuses_what_it_cannot_describe():
     m = fourbar.build()
     m.loads.append(lambda q: q)
     with pytest.raises(TypeError, match="cannot fingerprint"):
-        c_backend.fingerprint(m)
+        keys.fingerprint(m)
 
 
 def _damage(path, data):

@@ -9,6 +9,7 @@ from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
 from mechsym.codegen import c_backend, numpy_backend, spec as codegen_spec
+from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.c_source import generate, render
 
 MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
@@ -76,7 +77,7 @@ def test_c_rendering_of_the_same_spec_agrees(system, tmp_path):
     """The C library built from the spec gives, function by function, what the numpy rendering gives
     (Phi_q through its pattern on both sides)."""
     rng = np.random.default_rng(2)
-    lib = c_backend.CLibrary(c_backend.build_source(system.mechanism.name, "spec-test", lambda: render(system.spec),
+    lib = CLibrary(c_backend.build_source(system.mechanism.name, "spec-test", lambda: render(system.spec),
                                                     tmp_path))
     rendered = numpy_backend.render(system.spec)
     for name, f in system.spec.functions.items():

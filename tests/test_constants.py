@@ -77,7 +77,7 @@ def test_the_c_integrators_control_their_steps_with_scipys_numbers():
 
 
 def test_lemke_in_python_and_in_c_takes_its_decisions_from_the_table():
-    """Lemke's method exists twice (mechsym.contact.lcp, runtime/hard_contact.c): its pivot tolerance, tie
+    """Lemke's method exists twice (mechsym.contact.lcp, runtime/hard_contact.c with ms_hard_lcp.h): its pivot tolerance, tie
     rule, pivot limit and scale floor are the table's in both, with no literal copy of them left (the two
     routes' forces are compared in tests/contact: test_hard_c.py)."""
     import inspect
@@ -86,7 +86,7 @@ def test_lemke_in_python_and_in_c_takes_its_decisions_from_the_table():
 
     assert inspect.signature(lcp.lemke).parameters["tol"].default == constants.LEMKE_PIVOT_TOL
     python = inspect.getsource(lcp)
-    c = (RUNTIME / "hard_contact.c").read_text()
+    c = "".join((RUNTIME / f).read_text() for f in ("hard_contact.c", "ms_hard_lcp.h", "ms_hard_terms.h"))
     for name in ("LEMKE_PIVOT_TOL", "LEMKE_TIE", "LEMKE_PIVOTS", "FLOOR"):
         assert re.search(rf"\b{name}\b", python) and f"MS_{name}" in c, name
     assert not re.search(r"1e-300|1e-13\b|50 \* \(n", python + c)

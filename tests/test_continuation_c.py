@@ -178,14 +178,14 @@ def test_the_kernels_stop_at_the_same_sample():
 
 def test_the_floor_is_numpys():
     """The C floor, relative to the largest step hmax, is the numpy floor relative to the coordinate's scale
-    divided by the continuation step, so both are 1e-6 of the scale: ms_kernels.h takes MS_STEP_FLOOR and
+    divided by the continuation step, so both are 1e-6 of the scale: ms_continuation.h takes MS_STEP_FLOOR and
     MS_STEP from the one table the numpy route takes STEP_FLOOR and STEP from (mechsym.codegen.constants,
     whose printed header tests/test_constants.py compiles and reads back)."""
     from importlib import resources
 
     from mechsym.codegen import constants
 
-    header = resources.files("mechsym.codegen").joinpath("runtime/ms_kernels.h").read_text()
+    header = resources.files("mechsym.codegen").joinpath("runtime/ms_continuation.h").read_text()
     assert "floor = MS_STEP_FLOOR / MS_STEP * hmax" in header
     assert (STEP_FLOOR, STEP) == (constants.STEP_FLOOR, constants.STEP) == (1e-6, 0.1)
 

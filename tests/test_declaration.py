@@ -110,7 +110,7 @@ def pendulum(gravity=None):
 
 
 def test_gravity_defaults_to_the_contract():
-    """CONTRACTS: 9.81 m/s^2 along -y unless a model says otherwise. The holding torque of a horizontal
+    """docs/conventions.md: 9.81 m/s^2 along -y unless a model says otherwise. The holding torque of a horizontal
     bar is m g L/2 by statics; the parameter g can be overridden; no_gravity() and gravity_down() change
     the default, and a second 'g' is reported with a hint."""
     s = derive(pendulum(), backend="numpy")
@@ -155,7 +155,7 @@ def test_planar_and_3d_parameters_share_one_rule(unit):
     on a 3-D body and in a 3-D tree alike (the first two declared different unit sets: a planar density
     per area and a 3-D density per length were let through negative; a tree admitted any default and
     override); `nonnegative` is understood by all three."""
-    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial.floating import FloatingBody
     from mechsym.spatial import Tree
 
     planar, body, tree = Mechanism("p"), FloatingBody("b"), Tree("t")
@@ -173,12 +173,12 @@ def test_planar_and_3d_parameters_share_one_rule(unit):
 
 
 def test_gravity_is_a_direction_times_a_magnitude_in_every_declaration():
-    """CONTRACTS: 9.81 m/s^2 along -y in the plane, along -z in 3-D. The planar mechanism, the 3-D body and
+    """docs/conventions.md: 9.81 m/s^2 along -y in the plane, along -z in 3-D. The planar mechanism, the 3-D body and
     the tree declare it by one protocol: the vector is the declaration's DOWN times the magnitude g, a
     parameter that gravity_down replaces and no_gravity removes; a second 'g' is reported with a hint."""
     import sympy as sp
 
-    from mechsym.rigid3d import FloatingBody
+    from mechsym.spatial.floating import FloatingBody
     from mechsym.spatial import Tree
 
     for make, down, axis in ((lambda: Mechanism("p"), (0, -1), "-y"), (lambda: FloatingBody("b"), (0, 0, -1), "-z"),

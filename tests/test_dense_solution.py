@@ -9,6 +9,8 @@ from scipy.special import ellipj, ellipk
 from conftest import agree
 from mechsym import derive
 from mechsym.codegen import c_backend
+from mechsym.codegen import c_library
+from mechsym.codegen.c_library import DENSE_BYTES
 from mechsym.core.budget import limit_memory
 from mechsym.core.errors import InputError
 from mechsym.core.results import DenseSolution
@@ -123,14 +125,14 @@ def test_record_beyond_the_first_buffer_and_under_the_memory_limit(pair, monkeyp
     num, c = pair
     full = c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10)
     steps = full.solution.n_segments
-    monkeypatch.setattr(c_backend, "DENSE_CHUNK", 8)
+    monkeypatch.setattr(c_library, "DENSE_CHUNK", 8)
     grown = c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10)
     assert steps > 8 and np.array_equal(grown.solution.ts, full.solution.ts)
     assert np.array_equal(grown.solution.F, full.solution.F)
-    with limit_memory(steps * c_backend.DENSE_BYTES // 2), \
+    with limit_memory(steps * DENSE_BYTES // 2), \
             pytest.raises(InputError, match=rf"dense output of the forward run of 'fourbar' \({steps} steps.*--max-memory"):
         c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10)
-    with limit_memory(steps * c_backend.DENSE_BYTES // 2):
+    with limit_memory(steps * DENSE_BYTES // 2):
         bare = c.forward(0.0, 0.0, 0.0, 2.0, dt=0.5, rtol=1e-10, atol=1e-10, dense_output=False)
     assert bare.solution is None and bare.nfev < full.nfev
     assert agree(bare["theta"], full["theta"], 1e-10)

@@ -79,8 +79,8 @@ def test_committed_export_compiles_and_reproduces_python(model, tmp_path):
 
 def test_export_never_overwrites_a_users_file(tmp_path, fourbar):
     first = export(fourbar, tmp_path)
-    runtime = {"ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_kernels.h",
-               "ms_blocks.h", "ms_dop853.h", "ms_batch.h"}
+    runtime = {"ms_prefix.h", "ms_prelude.h", "ms_constants.h", "ms_dense.h", "ms_lanes.h", "ms_newton.h",
+               "ms_continuation.h", "ms_kernels.h", "ms_blocks.h", "ms_dop853.h", "ms_sets.h", "ms_batch.h"}
     assert {p.name for p in first} == {"fourbar.h", "fourbar.c", "example.c", "Makefile"} | runtime
     assert export(fourbar, tmp_path) == []  # identical files: nothing to write, no --force needed
     (tmp_path / "example.c").write_text("/* my own controller */\n")

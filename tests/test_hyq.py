@@ -87,3 +87,26 @@ def test_fall_holds_the_pose_while_falling(tmp_path):
     out = tmp_path / "fall.csv"
     assert main(["hyq", "fall", "--t-end", "0.1", "--out", str(out)]) == 0
     assert out.read_text().splitlines()[0].startswith("t,base.x,base.y,base.z,base.qx")
+
+
+def test_params_text_without_json_holds_the_json_values(capsys):
+    """`params hyq` prints lines to read (as `params fourbar` does), JSON only with --json; every parameter
+    line carries the JSON's value and unit."""
+    assert main(["params", "hyq", "--param", "trunk.m=61.5"]) == 0
+    text = capsys.readouterr().out
+    assert main(["params", "hyq", "--param", "trunk.m=61.5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    lines = text.splitlines()
+    assert lines[:2] == ["model hyq", "parameters:"] and "bodies:" in lines and "coordinates:" in lines
+    shown = {}
+    for line in lines[2:lines.index("bodies:")]:
+        name, rest = (part.strip() for part in line.split("=", 1))
+        value, _, unit = rest.partition(" ")
+        shown[name] = (float(value), unit)
+    assert list(shown) == list(data["parameters"]) and shown["trunk.m"] == (61.5, "kg")
+    assert all(abs(v - data["parameters"][n]) <= 1e-9 * abs(data["parameters"][n]) and u == (data["units"][n] or "")
+               for n, (v, u) in shown.items())
+    assert f"  trunk: mass {data['bodies']['trunk']['mass']:.6g} kg" in text
+    assert lines[-1].startswith("frames: ") and set(hyq.FEET) <= set(lines[-1][len("frames: "):].split(", "))

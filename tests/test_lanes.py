@@ -10,7 +10,8 @@ import pytest
 from conftest import agree
 from mechanisms import fourbar, slider_crank
 from mechsym import derive
-from mechsym.codegen import c_backend, c_lanes, c_runtime
+from mechsym.codegen import c_backend, c_lanes, c_runtime, keys
+from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.c_source import generate
 from mechsym.core.errors import InputError
 from mechsym.planar.kinematics import STEP_TOL
@@ -21,7 +22,7 @@ MODELS = {"fourbar": fourbar, "slider-crank": slider_crank}
 
 def _compile(tmp_path, name, source, meta):
     c_backend.write_entry(tmp_path / name, source, meta)
-    return c_backend.CLibrary(c_backend.Compiled(ctypes.CDLL(str(tmp_path / name / "lib.so")), meta, tmp_path / name))
+    return CLibrary(c_backend.Compiled(ctypes.CDLL(str(tmp_path / name / "lib.so")), meta, tmp_path / name))
 
 
 def _libraries(num, tmp):
@@ -138,14 +139,14 @@ def test_cache_key_holds_the_cpu_features(monkeypatch):
     A portable build (MECHSYM_PORTABLE=1) is keyed by its flags alone, so that it serves every CPU and
     never mixes with a native entry."""
     monkeypatch.setenv("MECHSYM_PORTABLE", "0")
-    key = c_backend.content_key("source")
+    key = keys.cache_key("source")
     monkeypatch.setenv("MECHSYM_PORTABLE", "1")
-    portable = c_backend.content_key("source")
+    portable = keys.cache_key("source")
     assert "-march=native" not in c_backend.build_flags() and "-O2" in c_backend.build_flags()
     monkeypatch.setattr(c_backend, "cpu_features", lambda: "another CPU: avx512f")
-    assert c_backend.content_key("source") == portable
+    assert keys.cache_key("source") == portable
     monkeypatch.setenv("MECHSYM_PORTABLE", "0")
-    assert c_backend.content_key("source") not in (key, portable)
+    assert keys.cache_key("source") not in (key, portable)
     monkeypatch.setenv("MECHSYM_PORTABLE", "yes")
     with pytest.raises(InputError, match="MECHSYM_PORTABLE must be 0 or 1, got 'yes'"):
         c_backend.build_flags()

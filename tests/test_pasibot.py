@@ -592,3 +592,41 @@ def test_kinematics_rates_are_exact(hip):
         assert agree(t[col + "''"], spectral_derivative(t[col + "'"]), 1e-7), col
     ground = pb.kinematics_table(theta[:8], frame="ground")
     assert {"13.angle'", "1.x''", "1_f.y'"} <= set(ground.names)
+
+
+def test_torque_against_crank_speed_while_walking_and_the_held_foot_route_warns(capsys):
+    """`mechsym pasibot torque` (pasibot.torque_curve): per speed, the peak, RMS and mean of T8 over a turn
+    of walking, the reductions of that speed's rows of `mechsym inverse pasibot`; the mean is the average
+    power over omega, which vanishes over a period of the conservative gait (virtual work: PE and KE
+    return). The held-foot System over a whole turn warns and names the route to use; over its own step
+    it does not, and gives the walking table's torque there."""
+    import warnings
+
+    from mechsym.app.cli import main
+    from mechsym.core.results import read_csv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        curve, table = pb.torque_curve([1.0, 3.0], samples=720)
+    assert main(["pasibot", "torque", "--omega", "1", "--omega", "3", "--samples", "720"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "omega,absmax_T8,rms_T8,mean_T8" and len(printed) == 3
+    assert np.allclose(np.array([line.split(",") for line in printed[1:]], float),
+                       np.column_stack([curve[n] for n in curve.names]), rtol=1e-12, atol=0)
+    for k, w in enumerate((1.0, 3.0)):
+        t8 = table["T8"][table["omega"] == w]
+        assert len(t8) == 720 and curve["absmax_T8"][k] == np.max(np.abs(t8))
+        assert abs(curve["mean_T8"][k]) < 2e-3 * curve["rms_T8"][k]
+    assert 2.6 < curve["absmax_T8"][0] < 2.75          # docs/pasibot.md: about 2.67 N m at 1 rad/s
+
+    held = pb.system("foot", "unprimed")
+    turn = 2 * np.pi * np.arange(72) / 72
+    with pytest.warns(UserWarning, match=r"unprimed foot is held on the ground for its step only.*torque_curve"):
+        whole = held.inverse(turn, 1.0)
+    assert np.max(np.abs(whole["T8"])) > 2 * curve["absmax_T8"][0]   # what the warning is about
+    step = turn[(turn >= np.pi / 2) & (turn <= 1.5 * np.pi)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        own = held.inverse(step, 1.0)
+    walking = pb.inverse_table(step[:-1], 1.0)                   # 3 pi / 2 itself belongs to the next step
+    assert agree(own["T8"][:-1], walking["T8"], 1e-12)

@@ -261,7 +261,9 @@ def test_full_disk_is_an_error_naming_the_file(tmp_path, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(np, "savetxt", full)
+    from mechsym.core import results
+
+    monkeypatch.setattr(results, "write_csv", full)
     with pytest.raises(InputError, match="cannot write .*a.csv.*No space left"):
         Table({"t": np.arange(3.0)}).to_csv(path)
     assert path.read_text() == "good\n" and listing(tmp_path) == ["a.csv"]
@@ -478,6 +480,9 @@ def test_params_text_and_json_hold_the_same_values(capsys):
 
 
 def test_pasibot_slip_refuses_rtol_zero_and_figures_are_computed_once(capsys, tmp_path, monkeypatch):
+    """`pasibot slip --rtol 0` is refused; a figure listed three times is computed once. The figure is a stub
+    counting its calls: a figure computed three times writes the same file three times, so the files cannot
+    show the repetition (only its time), and the real figure takes minutes."""
     code, _, err = run(capsys, "pasibot", "slip", "--mu-s", "0.3", "--omega", "3", "--rtol", "0")
     assert code == 2 and "--rtol must be positive and finite, got 0.0" in err
     from mechanisms import pasibot_figures as st
@@ -572,12 +577,14 @@ def test_a_run_that_creeps_stops_within_seconds_naming_the_time():
 
 
 def test_every_solve_ivp_call_is_watched():
-    """Each module that calls scipy's solve_ivp passes its right-hand side through budget.CallBudget (the
-    one place that stops a creeping run), as many times as it calls solve_ivp's distinct runs."""
+    """scipy's solve_ivp is called in one place, the runner skeleton (mechsym.core.runner.integrate), whose
+    right-hand side goes through budget.CallBudget (the one place that stops a creeping run): a runner that
+    called solve_ivp itself would escape the watch. (A text check: which runs go through the skeleton is the
+    property, and a run's result cannot show it.)"""
     root = Path(__file__).resolve().parent.parent / "mechsym"
     callers = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.py")
                if re.search(r"\bsolve_ivp\(", p.read_text())}
-    assert {"planar/simulate.py", "core/hybrid.py", "rigid3d.py", "planar/forward.py",
-            "spatial/run.py"} <= set(callers)
-    for name, text in callers.items():
-        assert "CallBudget(" in text, name
+    assert set(callers) == {"core/runner.py"}
+    assert "CallBudget(" in callers["core/runner.py"]
+
+

@@ -194,6 +194,6 @@ def test_writer_writes_prints_and_draws(tmp_path, capsys):
     assert out == [f"wrote {tmp_path / 'o.csv'} (2 rows, 2 columns); note", f"wrote {tmp_path / 'p.png'}"]
     assert drawn == [tmp_path / "p.png"] and read_csv(tmp_path / "o.csv")["x"].tolist() == [1.0, -2.0]
     options.write_outputs(table, None, stdout=True)
-    assert capsys.readouterr().out.splitlines() == ["t,x", "0,1", "0.5,-2"]
+    assert capsys.readouterr().out.splitlines() == ["t,x", "0.0,1.0", "0.5,-2.0"]  # shortest round trip (repr)
     options.write_outputs(table, None, drawings=[(tmp_path / "q.png", drawn.append)], stdout=True)
     assert capsys.readouterr().out.splitlines() == [f"wrote {tmp_path / 'q.png'}"]  # a picture: no table on stdout

@@ -13,7 +13,7 @@ import pytest
 pm = pytest.importorskip("tests.oracles.spatial_loops.pinocchio_models")
 geometry = pytest.importorskip("tests.oracles.spatial_loops.geometry")
 
-from mechsym.core.freejoint import quat_about  # noqa: E402
+from mechsym.core.quaternion import about as quat_about  # noqa: E402
 from mechsym.spatial import Prismatic, Revolute, Spherical, Tree  # noqa: E402
 from mechsym.spatial import loop_dynamics as dyn  # noqa: E402
 from mechsym.spatial.loop_kinematics import LoopSolver  # noqa: E402
@@ -27,7 +27,7 @@ def _turn_gravity_down(gravity):
     axis = np.cross(g, down)
     if np.linalg.norm(axis) < 1e-12:
         return np.eye(3) if g @ down > 0 else np.diag([1.0, -1.0, -1.0])
-    from mechsym.core.freejoint import rotation
+    from mechsym.core.quaternion import rotation_matrix as rotation
 
     angle = np.arccos(np.clip(g @ down, -1, 1))
     return rotation(quat_about(axis, angle))

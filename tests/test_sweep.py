@@ -12,7 +12,8 @@ from mechsym.app.registry import find
 from mechsym.core.errors import InputError
 from mechsym.core.results import read_csv
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import ModelRef, Reduction, TableStudy, axis, grid, sweep
+from mechsym.studies import Reduction, TableStudy, axis, grid, sweep
+from mechsym.studies.sweep import ModelRef
 
 FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers
 
@@ -79,7 +80,7 @@ def test_csv_round_trip_with_empty_figures(serial, tmp_path):
     serial.to_csv(path)
     lines = path.read_text().splitlines()
     assert lines[0] == "density,l_crank,absmax_torque,rms_torque,final_B.fx,status,message"
-    assert lines[3].startswith("1,1.5,,,,error,") and "nan" not in path.read_text().lower()
+    assert lines[3].startswith("1.0,1.5,,,,error,") and "nan" not in path.read_text().lower()
     back = read_csv(path)
     assert np.array_equal(figures(back), figures(serial), equal_nan=True)
     assert list(back["message"]) == list(serial["message"])
@@ -97,7 +98,7 @@ def test_dask_cluster_equals_serial_and_survives_a_killed_worker(serial, tmp_pat
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=40) as cluster, distributed.Client(cluster) as client:
-        from mechsym.studies.sweep import _width
+        from mechsym.studies.sweep_run import executor_width as _width
 
         assert _width(client.get_executor()) == 2  # the default chunk sees the cluster's two threads
         table = sweep(FOURBAR, SETS, STUDY, executor=client.get_executor(), chunk=2)
@@ -408,3 +409,28 @@ def test_a_sweep_leaves_the_command_lines_warm_start_alone(tmp_path, monkeypatch
     assert len(list(tmp_path.glob("warm/inverse-fourbar-*.json"))) == 1
     with pytest.raises(InputError, match="give its build function"):
         sweep("fourbar", {"density": [1.0]}, STUDY)
+
+
+def test_an_inverse_sweep_at_two_speeds_gives_one_figure_per_speed(fourbar, tmp_path, capsys):
+    """Two --omega values: a figure per speed (FUNC_COLUMN@omega=W), each the figure of a sweep at that
+    speed alone, on the batched route and set by set; PASIBOT (its own inverse, through the command line)
+    as well, each speed's figure the reduction of that speed's rows of the inverse table."""
+    grid_ = {"l_crank": [0.04, 0.05]}
+    both = TableStudy(InverseOptions(omega=[3.0, 6.0], samples=36), ["absmax:torque", "rms:torque"])
+    assert both.names == ["absmax_torque@omega=3", "rms_torque@omega=3", "absmax_torque@omega=6", "rms_torque@omega=6"]
+    table = sweep(find("fourbar"), grid_, both)
+    for w in (3.0, 6.0):
+        alone = sweep(find("fourbar"), grid_, TableStudy(InverseOptions(omega=[w], samples=36), ["absmax:torque", "rms:torque"]))
+        for figure in ("absmax_torque", "rms_torque"):
+            assert np.allclose(table[f"{figure}@omega={w:g}"], alone[figure], rtol=1e-12, atol=0)
+        by_set = both(fourbar, {"l_crank": 0.05})
+        assert np.isclose(by_set[f"absmax_torque@omega={w:g}"], alone["absmax_torque"][1], rtol=1e-12, atol=0)
+    out = tmp_path / "pasibot.csv"
+    assert main(["sweep", "inverse", "pasibot", "--omega", "2", "--omega", "4", "--samples", "36",
+                 "--param", "g=9.81", "--reduce", "absmax:T8", "--out", str(out)]) == 0
+    figures = read_csv(out)
+    assert main(["inverse", "pasibot", "--omega", "2", "--omega", "4", "--samples", "36", "--out", str(tmp_path / "i.csv")]) == 0
+    inverse = read_csv(tmp_path / "i.csv")
+    for w in (2.0, 4.0):
+        rows = inverse["omega"] == w
+        assert np.isclose(figures[f"absmax_T8@omega={w:g}"][0], np.max(np.abs(inverse["T8"][rows])), rtol=1e-12, atol=0)

@@ -13,7 +13,8 @@ import pytest
 from mechsym.app.cli import main
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import Grid, TableStudy, grid, sweep
+from mechsym.studies import TableStudy, grid, sweep
+from mechsym.studies.sweep_grid import Grid
 
 ROOT = Path(__file__).resolve().parent.parent
 FOURBAR = find("fourbar")  # what `mechsym sweep ... fourbar` sends to the workers

@@ -15,7 +15,7 @@ import pytest
 from mechsym.app.registry import find
 from mechsym.codegen import c_backend
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import TableStudy, grid, sweep
+from mechsym.studies import TableStudy, grid, sweep
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,8 @@ WORKER = r"""
 import json, sys
 from mechsym.app.registry import find
 from mechsym.studies.analyses import InverseOptions
-from mechsym.studies.sweep import ModelRef, TableStudy, evaluate
+from mechsym.studies import TableStudy
+from mechsym.studies.sweep import ModelRef, evaluate
 spec = json.loads(sys.argv[1])
 ref = ModelRef(find(spec["model"]))
 if spec["route"] == "full":  # derived first: evaluate() then takes the full route

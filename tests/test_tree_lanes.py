@@ -7,6 +7,7 @@ import pytest
 
 from mechsym.codegen import c_backend, c_parts, callables, numpy_backend
 from mechsym.codegen.c_source import render_straight
+from mechsym.codegen.keys import cache_key
 from mechsym.spatial import read_urdf
 from mechsym.spatial.system import LANES, TreeSystem
 from test_trees import random_urdf
@@ -93,7 +94,7 @@ def test_a_tree_in_parts_on_lanes(tmp_path, monkeypatch):
     spec = system.spec("main")
     source = render_straight(spec, callables.PREFIX, lanes=spec.lanes)
     assert "int MS_FN(_lanes" in source and source.count(c_parts.UNIT) > 10
-    compiled = c_backend.build_source("lanes-parts", c_backend.content_key(source),
+    compiled = c_backend.build_source("lanes-parts", cache_key(source),
                                       lambda: (source, callables.layout(spec)), tmp_path)
     fns = callables.CFunctions(compiled)
     q, v, a = _states(system, N, 2)

@@ -5,7 +5,7 @@ dH/dt - 2C skew with dH/dt from the exact symbolic derivative of H."""
 import numpy as np
 import pytest
 
-from conftest import agree
+from conftest import agree, doc_blocks
 from mechsym.core.errors import InputError
 from mechsym.spatial import read_urdf
 from mechsym import derive
@@ -374,22 +374,10 @@ def test_three_link_chain_against_sympy_mechanics():
 
 
 def docs_arm():
-    """The arm of docs/trees.md, declared in Python as the page shows."""
-    from mechsym.spatial import Fixed, Revolute, Tree
-
-    arm = Tree("arm")
-    arm.parameter("l_upper", 0.4, "m")
-    arm.body("base")
-    arm.body("shoulder", "base", Revolute("shoulder_yaw", axis=(0, 0, 1)), xyz=(0, 0, 0.1),
-             mass=1.2, com=(0, 0, 0.05), inertia=(0.004, 0.004, 0.002, 0, 0, 0))
-    arm.body("upper_arm", "shoulder", Revolute("shoulder_pitch", axis=(0, 1, 0)), xyz=(0, 0, 0.1),
-             mass=2.0, com=(0.2, 0, 0), inertia=(0.002, 0.027, 0.027, 0, 0, 0))
-    arm.body("forearm", "upper_arm", Revolute("elbow", axis=(0, 1, 0)), xyz=("l_upper", 0, 0),
-             mass=1.0, com=(0.15, 0, 0), inertia=(0.0005, 0.0076, 0.0076, 0, 0, 0))
-    arm.body("tool", "forearm", Fixed("tool_mount"), xyz=(0.3, 0, 0), mass=0.3,
-             inertia=(0.0002, 0.0002, 0.0002, 0, 0, 0))
-    arm.frame("tip", "tool", xyz=(0.05, 0, 0))
-    return arm
+    """The arm of docs/trees.md, declared in Python by the page's own block."""
+    scope = {"__name__": "docs_trees"}
+    exec(doc_blocks("trees.md", section="Declaring a tree in Python")[0], scope)
+    return scope["arm"]
 
 
 def test_docs_arm_python_equals_urdf_and_pinocchio():

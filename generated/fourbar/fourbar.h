@@ -45,6 +45,22 @@ int fourbar_inverse(int n, const double *th, const double *p, const double *q0, 
 int fourbar_inverse_sets(int nsets, int n, const double *th, const double *P, double th_ref,
     const double *q_ref, int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit,
     double *start_coef, double *coef_max, double *branch_min, double *u_out, int *failed, int *status);
+/* _kinematics for nsets parameter sets in one call, each started as in _inverse_sets: its q, dq/dth and
+   d2q/dth2 start at q_out, dq_out, ddq_out + k*n*NQ, coef_max and branch_min at + k*n. */
+int fourbar_kinematics_sets(int nsets, int n, const double *th, const double *P, double th_ref,
+    const double *q_ref, int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit,
+    double *start_coef, double *q_out, double *dq_out, double *ddq_out, double *coef_max, double *branch_min,
+    int *failed, int *status);
+/* _forward (no dense record) for nsets parameter sets in one call, each started as in _inverse_sets and
+   integrated with its own step control and events: per set its start start_q (NQ), the right-hand side
+   there start_f (2), its states grid_y + k*n_grid*2, written[k] of them, nfev[k], n_events[k] events at
+   ev_t, ev_id + k*max_events and ev_y + 2*k*max_events, status[k]. Returns 0, or MS_INTERRUPTED. */
+int fourbar_forward_sets(int nsets, double torque, double th0, double om0, double t_end, const double *grid_t,
+    int n_grid, double rtol, double atol, const double *P, double th_ref, const double *q_ref, int ref_sign,
+    const double *SCALE, const double *HMAX, double tol, int maxit, int n_ev, const int *ev_comp,
+    const double *ev_value, const int *ev_dir, const int *ev_terminal, int max_events, double *ev_t, int *ev_id,
+    double *ev_y, int *n_events, double *start_coef, double *start_q, double *start_f, double *grid_y,
+    int *written, long *nfev, int *status);
 /* _inverse with U combined for nspeed speeds as it is computed: coef (nspeed x 3) holds alpha, omega^2, 1
    per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */
 int fourbar_inverse_columns(int n, const double *th, const double *p, const double *q0,

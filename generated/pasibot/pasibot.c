@@ -3667,7 +3667,10 @@ static void jac_slots(const double *q, const double *sc, const double *p, double
 
 #define MS_HAVE_LANES 0
 
+#include "ms_newton.h"
+#include "ms_continuation.h"
 #include "ms_kernels.h"
 #include "ms_blocks.h"
 #include "ms_dop853.h"
+#include "ms_sets.h"
 #include "ms_batch.h"

@@ -602,7 +602,10 @@ static void lu_det_sign_v(const double *restrict a, const double *restrict pv, d
   }
 }
 
+#include "ms_newton.h"
+#include "ms_continuation.h"
 #include "ms_kernels.h"
 #include "ms_blocks.h"
 #include "ms_dop853.h"
+#include "ms_sets.h"
 #include "ms_batch.h"

@@ -15,7 +15,9 @@ import threading
 from mechsym.app.options import (Parser, add_max_memory, analysis_options, animation_group, backend_group,
                                  check_command_outputs, forward_options, inverse_options, kinematics_options,
                                  output_group, param, plot_group, run_options, urdf_options, write_outputs)
+from mechsym.core import __version__
 from mechsym.core.errors import InputError
+from mechsym.core.parameters import params_text
 from mechsym.studies.analyses import ANALYSES
 
 
@@ -23,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command (generic, sweep and the shipped models' own)."""
     parser = Parser(prog="mechsym", description="Symbolic analysis of planar mechanisms.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"mechsym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     def model_command(name, help_text, evaluates=True):
@@ -60,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     from mechsym.app.sweep_cli import configure as configure_sweep
 
     configure_sweep(sub.add_parser("sweep", help="one analysis or model study over a grid of parameter values"))
+    from mechsym.app import view_cli
+
+    view = sub.add_parser("view", help=view_cli.HELP)
+    view.add_argument("--debug", action="store_true", help="show tracebacks")
+    view_cli.configure(view)
 
     # commands that belong to one shipped model (the registry's commands: name -> module with HELP,
     # configure(parser) and run(args) -> exit code)
@@ -205,6 +213,10 @@ def run(args) -> int:
         from mechsym.app.sweep_cli import run as run_sweep
 
         return run_sweep(args)
+    if args.command == "view":
+        from mechsym.app.view_cli import run as run_view
+
+        return run_view(args)
     commands = registry.commands()
     if args.command in commands:
         return commands[args.command].run(args)
@@ -232,7 +244,7 @@ def run(args) -> int:
         values = mech.resolve_parameters(params)
         data = _params_json(mech, values)
         with stdout_stream() as out:
-            print(json.dumps(data, indent=2) if args.json else _params_text(data), file=out)
+            print(json.dumps(data, indent=2) if args.json else params_text(data), file=out)
         return 0
     system = derive(mech, backend=getattr(args, "backend", "numpy"))  # params, equations, export: no evaluation
     system.params(params)  # validate before any work
@@ -329,8 +341,7 @@ def _output(args, table, system):
     coord = system.coordinate_names[0]
     drawings = []
     if args.command == "inverse":
-        groups = "omega" if "omega" in table else None
-        drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force], groups=groups)))
+        drawings.append((args.plot, lambda p: table.plot(p, coord, [mech.coordinates[0].force])))
     elif args.command == "kinematics":
         from mechsym.core.plotting import animate_kinematics, draw_kinematics
 
@@ -342,20 +353,6 @@ def _output(args, table, system):
             table = Table({n: table[n] for n in ("t", coord, "omega")}, table.units, table.title)
     write_outputs(table, args.out, drawings=drawings, stdout=True)
     return 0
-
-
-def _params_text(data):
-    """`params` without --json: the same content as lines to read."""
-    lines = [f"model {data['model']}", "parameters:"]
-    width = max((len(n) for n in data["parameters"]), default=0)
-    lines += [f"  {n:<{width}} = {v:.10g} {data['units'].get(n) or ''}".rstrip() for n, v in data["parameters"].items()]
-    lines.append("bodies:")
-    for name, b in data["bodies"].items():
-        com = ", ".join(f"{c:.6g}" for c in b["com"])
-        lines.append(f"  {name}: mass {b['mass']:.6g} kg, inertia {b['inertia']:.6g} kg m^2, centre of mass ({com}) m")
-    lines.append("coordinates:")
-    lines += [f"  {c['name']} ({c['unit']}) at joint {c['joint']}, force {c['force']}" for c in data["coordinates"]]
-    return "\n".join(lines)
 
 
 def _params_json(mech, values):

@@ -26,7 +26,7 @@ import numpy as np
 
 from mechsym.core.errors import InputError
 from mechsym.core.output import ANIMATION, CSV, FIGURE, announce, check_outputs, stdout_stream
-from mechsym.core.results import write_text_csv
+from mechsym.core.results import write_csv
 from mechsym.core.timegrid import CLI_NAMES, run_options as _run_options
 from mechsym.studies.analyses import OPTIONS, ForwardOptions, InverseOptions, KinematicsOptions
 
@@ -250,11 +250,7 @@ def write_outputs(table, out, note="", drawings=(), stdout=False):
         announce(f"wrote {out} ({len(table)} rows, {len(table.names)} columns){note}")
     elif stdout and not drawings:
         with stdout_stream() as fh:
-            if table.text_columns():
-                write_text_csv(fh, table.columns)
-            else:
-                np.savetxt(fh, np.column_stack(list(table.columns.values())), delimiter=",",
-                           header=",".join(table.names), comments="", fmt="%.17g")
+            write_csv(fh, table.columns)
         return
     for path, draw in drawings:
         draw(path)

@@ -9,7 +9,7 @@ from mechsym.app import registry
 from mechsym.app.options import (analysis_options, backend_group, forward_options, inverse_options,
                                  kinematics_options, output_group, plot_group, positive_int, write_outputs)
 from mechsym.core.errors import InputError
-from mechsym.studies.sweep import TableStudy, axis, plot, sweep
+from mechsym.studies import TableStudy, axis, plot, sweep
 
 GENERIC = ("inverse", "kinematics", "forward")
 

@@ -4,7 +4,7 @@ After a run of the generic inverse command on the C backend at the default param
 what a repeat of it needs besides the compiled library: the library's cache entry, the parameter vector,
 the scales and tolerances of the kinematic solver, the configuration the sweep found at the first sample,
 the unknowns' names and units and the sizes of the memory check. The manifest is keyed by the model file's
-source, the source of every module of mechsym (c_backend.package_source) and the CPU's features (the
+source, the source of every module of mechsym (mechsym.codegen.keys.package_source) and the CPU's features (the
 library it names is built for them), and it keeps the SHA-256 of
 every other file the model's build read (mechsym.studies.sweep_warm.watch), so any change to one of them makes it
 unused. The repeat loads the library (its SHA-256 checked as for any cache entry) and makes the
@@ -23,6 +23,7 @@ from mechsym.app import registry
 from mechsym.app.options import (Parser, add_max_memory, backend_group, check_command_outputs, inverse_options,
                                  output_group, param, plot_group, write_outputs)
 from mechsym.codegen import c_backend
+from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.backend import resolve
 from mechsym.studies.sweep_warm import keyed_path, load_manifest, update_manifest, watched
 
@@ -126,7 +127,7 @@ def _run(args):
                  m["memory"][0] * n + m["memory"][1] * n * len(omegas))
     theta = args.theta0 + 2 * math.pi * np.arange(n) / n
     failed, coef, branch, columns, _ = compiled_columns(
-        c_backend.CLibrary(compiled), theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"],
+        CLibrary(compiled), theta, np.array(m["params"]), np.array(q0), np.array(m["col_scale"]), m["tol"],
         m["hmax"], speed_weights(omegas, args.alpha))
     if failed >= 0 or flagged(coef, branch, m["coord_scale"], m["suspect"]).any():
         return None  # the full route names the sample and the reason

@@ -83,7 +83,7 @@ class CBackend(Backend):
         return callables.compile_spec(name, key, make_spec)
 
     def mechanism(self, system):
-        """The mechanism's compiled library (mechsym.codegen.c_backend.CLibrary), from the cache."""
+        """The mechanism's compiled library (mechsym.codegen.c_library.CLibrary), from the cache."""
         return c_backend.build(system)
 
     def route(self, compiled, python):
@@ -100,14 +100,15 @@ def default_backend() -> Backend:
     return _BACKENDS["c" if c_backend.compiler() is not None else "numpy"]
 
 
-def resolve(backend=None, quiet=False) -> Backend:
-    """The Backend for a name ("c", "numpy"), a Backend, or None (the default). "c" where no compiler exists
-    is numpy, with a warning unless `quiet` (a look ahead whose derivation warns later); an unknown name is
-    an InputError."""
+def resolve(backend=None, quiet=False, default=None) -> Backend:
+    """The Backend for a name ("c", "numpy"), a Backend, or None (the default: `default` where the caller
+    gives one, e.g. "numpy" for a run that has no compiled route, else C where a compiler is present). "c"
+    where no compiler exists is numpy, with a warning unless `quiet` (a look ahead whose derivation warns
+    later); an unknown name is an InputError."""
     if isinstance(backend, Backend):
         return backend
     if backend is None:
-        return default_backend()
+        return default_backend() if default is None else resolve(default, quiet)
     if backend not in _BACKENDS:
         raise InputError(f"unknown backend '{backend}' ({' or '.join(NAMES)})")
     if backend == "c" and c_backend.compiler() is None:

@@ -6,7 +6,7 @@
 
 A ctypes call converts every argument and the caller allocates in Python: 3 to 10 us a state, where a small
 tree's H takes a fraction of one. `ms_call` (mechsym/codegen/runtime/ms_python.c) is a small CPython extension module,
-compiled once per Python ABI into the C backend's content-keyed cache (content_key(..., python=True)), whose
+compiled once per Python ABI into the C backend's content-keyed cache (keys.cache_key(..., python=True)), whose
 Entry takes numpy arrays through numpy's C API and calls the generated function by its address (METH_FASTCALL,
 vectorcall). An input that is not a finite, C-contiguous float64 array of the right shape (or a base
 quaternion off the unit sphere) goes unchanged to `fallback`, the Python route, which converts it or raises
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mechsym.codegen import c_backend, c_runtime
+from mechsym.codegen.keys import cache_key
 
 __all__ = ["module", "entry"]
 
@@ -44,7 +45,7 @@ def module():
         return None
     source = c_runtime.source(SOURCE)
     meta = {"kind": "extension", "module": "ms_call", "include": [headers, np.get_include()]}
-    key = c_backend.content_key(source, repr(meta), python=True)
+    key = cache_key(source, repr(meta), python=True)
     try:
         compiled = c_backend.build_source("python-call", key, lambda: (source, meta), python=True)
     except (c_backend.CompilerMissing, RuntimeError) as exc:

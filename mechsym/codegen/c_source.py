@@ -35,8 +35,10 @@ The model's part (sizes, per-sample functions, the elimination of mechsym.codege
 here; the rest is the C runtime, real C files in mechsym/codegen/runtime/ that the source includes
 (mechsym.codegen.c_runtime): ms_prefix.h (the MS_FN macro), ms_prelude.h (includes, SIGINT), ms_constants.h
 (the numbers and status codes shared with Python, printed from mechsym.codegen.constants), ms_dense.h,
-ms_kernels.h (tracker, inverse, ODE), ms_lanes.h and ms_blocks.h (the inverse batch in blocks of samples,
-with the lane functions of mechsym.codegen.c_lanes), ms_dop853.h (forward) and ms_batch.h. Entry points are written
+ms_newton.h (Newton, one continuation step), ms_continuation.h (the continuation, bridges), ms_kernels.h
+(tracker, inverse, kinematics, ODE), ms_lanes.h and ms_blocks.h (the inverse batch in blocks of samples,
+with the lane functions of mechsym.codegen.c_lanes), ms_dop853.h (forward), ms_sets.h (many parameter sets
+in one call) and ms_batch.h. Entry points are written
 MS_FN(name): ms_name in the C backend's library, MODEL_name in an export. Plain C99 with no Python
 dependency, so it is also what `mechsym export` writes.
 """
@@ -394,9 +396,12 @@ def render(spec, prefix: str = "ms_", headers=()) -> tuple[str, dict]:
                    f"  double v[{max(1, len(varying))}];\n  jacd1_s(q, p, sc, v);\n" + "\n".join(consts + fill) + "\n}\n")
         lanes = c_lanes.lanes_source(spec, trig, sc, c_code)
         src.append(f"#define MS_HAVE_LANES {int(lanes is not None)}\n" + (lanes or ""))
+        src.append(c_runtime.include("ms_newton.h"))
+        src.append(c_runtime.include("ms_continuation.h"))
         src.append(c_runtime.include("ms_kernels.h"))
         src.append(c_runtime.include("ms_blocks.h"))
         src.append(c_runtime.include("ms_dop853.h"))
+        src.append(c_runtime.include("ms_sets.h"))
         meta["lanes"] = lanes is not None
         meta["block"] = len(pl.block_rows)
         meta["nslot"] = len(pl.slots) + len(pl.block.fill if pl.block else ())

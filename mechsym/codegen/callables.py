@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from mechsym.codegen import c_backend
+from mechsym.codegen.keys import cache_key
 
 __all__ = ["load", "compile_spec", "layout", "CFunctions"]
 
@@ -76,7 +77,7 @@ def compile_spec(name, key, make_spec) -> "CFunctions":
         return render_straight(wide, PREFIX, lanes=wide.lanes), {"kind": "lanes", "functions": list(wide.functions)}
 
     def lanes():
-        return c_backend.build_source(f"{name}-lanes", c_backend.content_key(key, "lanes"), generate_lanes)
+        return c_backend.build_source(f"{name}-lanes", cache_key(key, "lanes"), generate_lanes)
 
     return CFunctions(c_backend.build_source(name, key, generate), lanes)
 

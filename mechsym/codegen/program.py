@@ -44,7 +44,7 @@ class Program:
         if expr.is_Atom:
             return expr
         grad = {}
-        for a in expr.free_symbols:
+        for a in sorted(expr.free_symbols, key=sp.default_sort_key):  # (a set: its order follows the hash seed)
             da = self.grad.get(a)
             if da:
                 d = expr.diff(a)
@@ -68,7 +68,7 @@ class Program:
     def _assign(self, symbol, expr, grad):
         self.values.append((symbol, expr))
         held = {}
-        for i, g in grad.items():
+        for i, g in sorted(grad.items()):  # temporaries numbered in state order, the same in every process
             g = sp.sympify(g)
             if g == 0:
                 continue
@@ -123,7 +123,7 @@ class Program:
 def load(name, key, make_program, backend=None):
     """The functions of the Program `make_program()` (called only when nothing is cached), loaded from its
     spec by mechsym.codegen.callables: compiled C from the cache entry NAME-KEY (`key` from
-    c_backend.content_key of everything the program depends on), or the numpy rendering for backend "numpy"
+    mechsym.codegen.keys.cache_key of everything the program depends on), or the numpy rendering for backend "numpy"
     or, with a warning, when no compiler exists. A `LoadedProgram`."""
     from mechsym.codegen import callables
 

@@ -1,8 +1,9 @@
-"""A rigid box as a free-flying tree in closed form (the hard-contact model protocol, mechsym.contact.hard).
+"""A rigid box as a free-flying body in closed form (the hard-contact model protocol, mechsym.contact.hard):
+a worked example of the protocol on the one free-body model, mechsym.spatial.floating.
 
 Pinocchio's free-flyer layout: q = [x, y, z, qx, qy, qz, qw] (centre and body-to-world quaternion),
 v = [v, w]: the centre's linear velocity and the angular velocity, both in the body frame. With the frame at
-the centre of mass, Newton-Euler in body coordinates gives
+the centre of mass, the free body's Newton-Euler (mechsym.spatial.floating.bias, linear "local") gives
 
     H = diag(m I, I_c),   C v + g = [m w x v + m g R^T e_z,  w x I_c w]
 
@@ -17,7 +18,9 @@ import itertools
 import numpy as np
 
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import FreeJoint, rotation
+from mechsym.spatial import floating
+from mechsym.core.freejoint import FreeJoint
+from mechsym.core.quaternion import rotation_matrix
 
 __all__ = ["RigidBox"]
 
@@ -61,19 +64,18 @@ class RigidBox:
         return H
 
     def bias(self, q, v):
-        """C v + g (6,) in body coordinates: [m w x v + m g R^T e_z, w x I_c w]."""
-        R = rotation(q[3:7])
-        lin, w = v[:3], v[3:]
-        return np.concatenate([self.mass * np.cross(w, lin) + self.mass * self.g * R[2],
-                               np.cross(w, self.inertia @ w)])
+        """C v + g (6,) in body coordinates: the free body's bias (mechsym.spatial.floating.bias)."""
+        lin, ang = floating.bias(self.mass, self.inertia, (0.0, 0.0, -self.g), rotation_matrix(q[3:7]), v[:3], v[3:],
+                                 FREE.linear)
+        return np.array([*lin, *ang])
 
     def frame_position(self, q, frame):
         """World position (3,) of the point `frame`: p + R c."""
-        return q[:3] + rotation(q[3:7]) @ self._point(frame)
+        return q[:3] + rotation_matrix(q[3:7]) @ self._point(frame)
 
     def frame_jacobian(self, q, frame):
         """(6, 6) world-aligned Jacobian of the point `frame`: [R, -R [c]x] (linear) over [0, R] (angular)."""
-        R = rotation(q[3:7])
+        R = rotation_matrix(q[3:7])
         J = np.zeros((6, 6))
         J[:3, :3] = R
         J[:3, 3:] = -R @ _skew(self._point(frame))
@@ -82,7 +84,7 @@ class RigidBox:
 
     def frame_bias(self, q, v, frame):
         """(6,) classical acceleration of the point `frame` at v' = 0: R (w x (v + w x c)), then 0 (angular)."""
-        R = rotation(q[3:7])
+        R = rotation_matrix(q[3:7])
         c = self._point(frame)
         w = v[3:]
         return np.concatenate([R @ np.cross(w, v[:3] + np.cross(w, c)), np.zeros(3)])
@@ -91,7 +93,7 @@ class RigidBox:
         """[R v, quaternion rate 1/2 q (x) (w, 0)]: the free joint's map (mechsym.core.freejoint)."""
         return FREE.qdot(q, v)
 
-    def normalize(self, q):
+    def normalise(self, q):
         """A copy of q with the quaternion scaled to unit norm."""
         return FREE.normalise(q)
 

@@ -17,6 +17,7 @@ import functools
 import numpy as np
 
 from mechsym.codegen import c_backend, c_runtime
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.constants import Status
 
 __all__ = ["CRoute", "available", "library"]
@@ -40,7 +41,7 @@ class _Model(ctypes.Structure):
 def library():
     """The compiled hard_contact.c (cached; its lookup key covers the file through package_source)."""
     text = c_runtime.amalgamate(c_runtime.source(SOURCE))
-    key = c_backend.content_key(c_backend.package_source(), "hard-contact")
+    key = cache_key(package_source(), "hard-contact")
     dll = c_backend.build_source("hard-contact", key, lambda: (text, {"kind": "hard-contact"})).dll
     dll.mc_forces.argtypes = [_P, ctypes.c_int, _P, _P, _P, _P, _P, ctypes.c_double, _P, ctypes.c_double, _P, _P,
                               _P, _P, _P, _P, _P, _P, _P, _P, _P]
@@ -64,7 +65,7 @@ def available(contacts) -> bool:
     """Whether the C route serves these HardContacts: a tree on the C backend, every contact on one of the
     frames of its generated contact terms, and a C compiler."""
     system = getattr(contacts.model, "system", None)
-    if system is None or contacts._ct_index is None or not hasattr(contacts.model, "normalize"):
+    if system is None or contacts._ct_index is None or not hasattr(contacts.model, "normalise"):
         return False
     return system.backend.route(compiled=_built, python=lambda: False)()
 
@@ -231,7 +232,7 @@ class CRoute:
     # ------------------------------------------------------------ the held states
 
     def set_controller(self, pd):
-        """The PD hold computed in C (an object with idx, q_ref, kp, kd, as mechsym.contact.hard_run.PDHold),
+        """The PD hold computed in C (an object with idx, q_ref, kp, kd, as mechsym.contact.hard_modes.PDHold),
         or None for tau = 0."""
         self._held = None
         if pd is None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from mechsym.codegen import c_backend
 from mechsym.codegen.constants import Status
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError
 
 KEEP_BYTES = 256 * 2**20  # dense output kept per run (RK45: 5 values per state and step)
@@ -25,7 +26,7 @@ _D, _I, _L = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int), ctyp
 
 def supports(points) -> bool:
     """Whether the C route covers the model carrying `points` (a floating 3-D body)."""
-    from mechsym.rigid3d import FloatingSystem
+    from mechsym.spatial.floating import FloatingSystem
 
     return isinstance(points.system, FloatingSystem)
 
@@ -68,12 +69,6 @@ def generate(system):
     return "\n".join(src), {"kind": "contact_run", "body": system.body.name, "nym": len(system.state), "nd": nd}
 
 
-def key(system) -> str:
-    """The cache lookup key of a floating body's library: its declaration (c_backend.fingerprint) and
-    mechsym's sources (the generator and the C runtime)."""
-    return c_backend.content_key("floating body", c_backend.fingerprint(system.body), c_backend.package_source())
-
-
 _LIBRARIES = {}  # lookup key -> loaded library (a run of the same model in this process skips the cache)
 
 
@@ -82,7 +77,7 @@ def library(system):
     c_backend.CompilerMissing without a compiler."""
     k = getattr(system, "_c_key", None)
     if k is None:
-        k = system._c_key = key(system)
+        k = system._c_key = cache_key("floating body", system.body, package_source())
     if k not in _LIBRARIES:
         compiled = c_backend.build_source(f"contact-{system.body.name}", k, lambda: generate(system))
         compiled.dll.ms_rate.argtypes = [ctypes.c_int, _D, _D, _D, _D]
@@ -124,8 +119,8 @@ class RawRun:
 def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol, max_switches,
         max_chatter) -> RawRun:
     """The held-state contact run on C from (0, y_start) to t_end, sampled at the times `grid` (the buffers
-    of pieces and events grown and the run repeated when one fills; the dense output of the first
-    KEEP_BYTES worth of steps kept). Raises KeyboardInterrupt when Ctrl-C stopped it, InputError for a
+    of pieces and events grown and the run repeated when one fills, and repeated once when it took more
+    steps than it kept, up to KEEP_BYTES worth: the dense output of at most that many steps is kept). Raises KeyboardInterrupt when Ctrl-C stopped it, InputError for a
     failed integration."""
     dll = library(points.system).dll
     y0 = np.ascontiguousarray(y_start, float)
@@ -135,7 +130,8 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
     local = np.ascontiguousarray(points.local, float)
     ny, n = len(y0), points.n
     bound = t_end / max_step if np.isfinite(max_step) and max_step > 0 else 0.0
-    cap_steps = int(min(2 * bound + 1000, KEEP_BYTES // (8 * 5 * ny)))
+    keep_steps = KEEP_BYTES // (8 * 5 * ny)
+    cap_steps = int(min(2 * bound + 1000, keep_steps))
     cap_pieces, cap_events = 1000, 1000
     grid = np.ascontiguousarray(grid, float)
     grid_y = np.empty((len(grid), ny))
@@ -160,7 +156,10 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
         if status == Status.INTERRUPTED:
             raise KeyboardInterrupt
         if status != Status.BUFFER_FULL:
-            break
+            if status != 0 or counters[2] <= cap_steps or cap_steps >= keep_steps:
+                break
+            cap_steps = min(int(counters[2]), keep_steps)  # the run took more steps than kept: once more, keeping them
+            continue
         ns, npc, nev = (int(c) for c in counts)
         cap_pieces = 2 * cap_pieces if npc >= cap_pieces else cap_pieces
         cap_events = 2 * cap_events if nev >= cap_events else cap_events
@@ -175,7 +174,7 @@ def run(points, ground, y_start, t_end, grid, *, rtol, atol, max_step, event_tol
         raise InputError(f"hybrid run: more than {max_switches} switches before t = {t_last:.9g}")
     if status != 0:
         t_fail = float(st_t[ns - 1] + st_h[ns - 1]) if ns else float(pc_t[npc - 1])
-        raise InputError(f"hybrid run: integration failed in mode 'contact' at t = {t_fail:.9g}: the step size "
+        raise InputError(f"hybrid run: mode 'contact': integration failed at t = {t_fail:.9g}: the step size "
                          "fell below the spacing between numbers")
     return RawRun(status, t_last, pc_t[:npc].copy(), pc_step[:npc].astype(int), pc_states[:npc].astype(int),
                   pc_tr[:npc].astype(int), pc_nfev[:npc].astype(int), pc_y[:npc].copy(), st_t[:ns].copy(),

@@ -2,7 +2,7 @@
 
 Declare points as (body, coordinates in the body frame) on a planar `System` (mechsym.derive of a
 Mechanism; coordinates in the declaration's body frame, or the name of a declared point) or on a
-`FloatingSystem` (mechsym.rigid3d; body frame with its origin at the centre of mass). Then
+`FloatingSystem` (mechsym.spatial.floating; body frame with its origin at the centre of mass). Then
 
 * `kinematics(q, qd)` -> (P, V): positions and velocities of every point, nd x np with the normal
   coordinate last (gcPosVel's output, split);
@@ -116,7 +116,7 @@ class _FloatingModel:
 
 def _model(system, params):
     from mechsym.planar.system import System
-    from mechsym.rigid3d import FloatingSystem
+    from mechsym.spatial.floating import FloatingSystem
 
     if isinstance(system, FloatingSystem):
         return _FloatingModel(system, params)

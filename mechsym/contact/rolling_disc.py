@@ -4,7 +4,7 @@ A thin rigid disc (centre p, unit axis w1, radius r) touches a flat plane (point
 law is written once (`_law`, on the components of its vectors) and run two ways: `rolling_disc_contact`
 evaluates it in numpy for any number of disc states at once (outputs, and the route that is checked
 against Exudyn's connector), and `rolling_disc_program` evaluates it on the symbols of a generated program
-with exact derivatives (mechsym.rigid3d), which is how `RollingDisc` puts the connector on a floating body
+with exact derivatives (mechsym.spatial.floating), which is how `RollingDisc` puts the connector on a floating body
 for simulation.
 
 Geometry (the seed's formulas, Exudyn's names in brackets)
@@ -352,7 +352,7 @@ def rolling_disc_program(prog, position, velocity, axis, omega, p, no_tension=Fa
 @dataclass(frozen=True)
 class RollingDisc:
     """Exudyn's ObjectConnectorRollingDiscPenalty on a mechsym floating body: a load for
-    `mechsym.rigid3d.FloatingSystem.loaded`.
+    `mechsym.spatial.floating.FloatingSystem.loaded`.
 
     A disc of `radius` centred at `centre` (body frame, from the centre of mass; Exudyn's disc centre is
     the body's reference point, centre = 0) with its axis `axis` (body frame, Exudyn's discAxis), on the
@@ -398,7 +398,7 @@ class RollingDisc:
         except InputError as exc:
             raise InputError(f"{what}: {exc}") from None
 
-    # -- the load protocol of mechsym.rigid3d.LoadedODE ----------------------------------------------
+    # -- the load protocol of mechsym.spatial.floating_loads.LoadedODE ----------------------------------------------
     def parameters(self) -> dict:
         """The run-time parameters of the generated code (axis and normal unit)."""
         out = dict(radius=self.radius, stiffness=self.stiffness, damping=self.damping, zone=self.zone,
@@ -437,11 +437,11 @@ class RollingDisc:
     # -- outputs --------------------------------------------------------------------------------------
     def disc_states(self, y):
         """The disc centre's position and velocity, the axis and the angular velocity (world, (N, 3)) of
-        body states y (13, N) (mechsym.rigid3d's layout)."""
-        from mechsym.core.freejoint import rotation
+        body states y (13, N) (mechsym.spatial.floating's layout)."""
+        from mechsym.core.quaternion import rotation_matrix
 
         y = np.asarray(y, float).reshape(13, -1)
-        rot = rotation(y[3:7].T)                                        # N x 3 x 3
+        rot = rotation_matrix(y[3:7].T)                                        # N x 3 x 3
         arm = rot @ np.asarray(self.centre)
         omega = np.einsum("nij,jn->ni", rot, y[10:13])
         return y[:3].T + arm, y[7:10].T + np.cross(omega, arm), rot @ np.asarray(self.axis), omega

@@ -49,15 +49,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mechsym.contact.points import ContactPoints, classify, contact_signals
-from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws
+from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STATE_NAMES, STICK, GroundContact, _laws
 from mechsym.core import hybrid
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunResult, Table
 from mechsym.core.timegrid import run_options
 
-STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}
 
-__all__ = ["simulate_contact", "ContactRun", "ContactEvent", "STATE_NAMES"]
+__all__ = ["simulate_contact", "ContactRun", "ContactEvent"]
 
 
 @dataclass(frozen=True)
@@ -212,26 +211,36 @@ class _Guards:
 
 
 def _check_backend(backend, points, method, hold_states):
-    """The Backend of a contact run, refusing what the C route does not do ("c" without a compiler is
-    numpy, with a warning)."""
+    """The Backend of a contact run: the one named, refusing what the C route does not do ("c" without a
+    compiler is numpy, with a warning); by default (None) the default backend (C where a compiler is
+    present) where the C route covers the run, else numpy (a planar model's contact run is the hybrid loop
+    over its own equations, on the backend it was derived with)."""
     from mechsym.codegen.backend import resolve
 
-    chosen = resolve(backend)
+    chosen = resolve(backend, default="numpy" if _c_run_refusal(points, method, hold_states) else None)
     chosen.route(compiled=_check_c_run, python=lambda *args: None)(points, method, hold_states)
     return chosen
 
 
-def _check_c_run(points, method, hold_states):
-    """What the contact run on C does not do, refused."""
+def _c_run_refusal(points, method, hold_states) -> str:
+    """Why the contact run on C cannot do this run ("" when it can)."""
     from mechsym.contact import c_run
 
     if not c_run.supports(points):
-        raise InputError("the contact run on C covers a floating 3-D body; a planar model runs its contact on "
-                         "backend 'numpy' (derive the mechanism with backend 'c' for its own equations)")
+        return ("the contact run on C covers a floating 3-D body; a planar model runs its contact on "
+                "backend 'numpy' (derive the mechanism with backend 'c' for its own equations)")
     if method != "RK45":
-        raise InputError(f"method {method!r} is not available for a contact run on C (RK45; or backend 'numpy')")
+        return f"method {method!r} is not available for a contact run on C (RK45; or backend 'numpy')"
     if not hold_states:
-        raise InputError("hold_states=False (the law classifying by itself) runs on backend 'numpy' only")
+        return "hold_states=False (the law classifying by itself) runs on backend 'numpy' only"
+    return ""
+
+
+def _check_c_run(points, method, hold_states):
+    """What the contact run on C does not do, refused."""
+    refusal = _c_run_refusal(points, method, hold_states)
+    if refusal:
+        raise InputError(refusal)
 
 
 def _hybrid_of(raw) -> hybrid.HybridResult:
@@ -260,17 +269,17 @@ def _hybrid_of(raw) -> hybrid.HybridResult:
 
 def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end, *, u0=None, dt=None,
                      rtol=1e-9, atol=None, forces=None, method="RK45", max_step=np.inf, event_tol=None,
-                     max_switches=100_000, audit=True, hold_states=True, backend="numpy") -> ContactRun:
+                     max_switches=100_000, audit=True, hold_states=True, backend=None) -> ContactRun:
     """Integrate the model carrying `points` on the compliant `ground` from `state0` to `t_end`.
 
     state0: the model's state: [theta, thetad] (2k values) for a planar System, the 13 values
-    [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] of mechsym.rigid3d for a FloatingSystem
+    [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] of mechsym.spatial.floating for a FloatingSystem
     (quaternion scalar last; `FloatingSystem.initial_state` builds one). u0: initial deflections ((nd-1) x np, default zero). forces:
     coordinate forces of a planar model (as `simulate`).
 
     The table holds the uniform grid 0..t_end (step dt, default t_end/1000) with the model's columns
     (planar: the coordinates, their rates NAMEd and the contact points POINT.x, POINT.y; floating: the
-    world columns of mechsym.rigid3d), the deflections POINT.ux (POINT.uy) and n_contact, n_stick,
+    world columns of mechsym.spatial.floating), the deflections POINT.ux (POINT.uy) and n_contact, n_stick,
     n_slip. `run.timeline` lists every state change.
 
     method: scipy's integrator (default RK45: the contact forces have square-root corners at touchdown,
@@ -284,9 +293,10 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
 
     backend: "numpy" (mechsym.core.hybrid on scipy's solve_ivp) or "c" (a floating body: the whole run in one
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
-    states only; a machine without a compiler runs numpy with a warning)."""
+    states only; a machine without a compiler runs numpy with a warning); None, the default: C where a
+    compiler is present and the C route covers the run, numpy otherwise."""
     from mechsym.planar.simulate import EquationsOfMotion
-    from mechsym.rigid3d import LAYOUT, FloatingSystem
+    from mechsym.spatial.floating import LAYOUT, FloatingSystem
 
     if not isinstance(points, ContactPoints):
         raise InputError(f"points must be ContactPoints, got {type(points).__name__}")
@@ -377,7 +387,7 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     unlocated = 0
     if audit or model_names is not None:  # the law on every output sample, in one vectorised call
         p, v = points.kinematics(q_all.T, qd_all.T)                       # (nd, np, N)
-        if model_names is not None:  # planar models report their contact points (CONTRACTS' POINT.x, .y)
+        if model_names is not None:  # planar models report their contact points (docs/conventions.md: POINT.x, .y)
             for j, name in enumerate(points.names):
                 cols[f"{name}.x"], cols[f"{name}.y"] = p[0, j], p[1, j]
         if audit:

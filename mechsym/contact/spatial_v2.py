@@ -41,8 +41,10 @@ import numpy as np
 from mechsym.codegen.constants import NO_CONTACT, SLIP, STICK
 from mechsym.core.errors import InputError
 
-__all__ = ["NO_CONTACT", "STICK", "SLIP", "gcontact", "Fpt", "GroundContact", "ContactResult",
+__all__ = ["NO_CONTACT", "STICK", "SLIP", "STATE_NAMES", "gcontact", "Fpt", "GroundContact", "ContactResult",
            "static_penetration", "laws_in_states"]
+
+STATE_NAMES = {NO_CONTACT: "none", STICK: "stick", SLIP: "slip"}  # a contact's state as timelines print it
 
 
 # ---------------------------------------------------------------- validation

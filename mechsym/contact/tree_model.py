@@ -17,7 +17,7 @@ BASE_V = ("vx", "vy", "vz", "wx", "wy", "wz")
 
 
 class TreeModel:
-    """`system`: a TreeSystem; `base`: the column prefix of a floating base (CONTRACTS: 'base')."""
+    """`system`: a TreeSystem; `base`: the column prefix of a floating base (docs/conventions.md: 'base')."""
 
     def __init__(self, system, base="base"):
         system.check_integrable("a contact run")
@@ -41,41 +41,41 @@ class TreeModel:
     # rotation of q/|q| anyway, so each call gets the normalised q (the tree refuses |q| - 1 > 1e-6).
     def mass_matrix(self, q):
         """The tree's mass matrix H (nv, nv) at the normalised q."""
-        return self.system.mass_matrix(self.normalize(q))
+        return self.system.mass_matrix(self.normalise(q))
 
     def bias(self, q, v):
         """The tree's bias C(q, v) v + g(q) (nv,) at the normalised q."""
-        return self.system.bias(self.normalize(q), v)
+        return self.system.bias(self.normalise(q), v)
 
     def frame_position(self, q, frame):
         """World position (3,) of `frame`'s origin at the normalised q."""
-        return self.system.frame_position(self.normalize(q), frame)
+        return self.system.frame_position(self.normalise(q), frame)
 
     def frame_jacobian(self, q, frame):
         """(6, nv) world-aligned Jacobian of `frame` at its origin, linear rows first."""
-        return self.system.frame_jacobian(self.normalize(q), frame)
+        return self.system.frame_jacobian(self.normalise(q), frame)
 
     def frame_bias(self, q, v, frame):
         """(6,) classical acceleration of `frame`'s origin at zero accelerations (linear, then angular)."""
-        return self.system.frame_bias(self.normalize(q), v, frame)
+        return self.system.frame_bias(self.normalise(q), v, frame)
 
     def contact_terms(self, q, v):
         """(H, bias, J (nc, 6, nv), frame biases (nc, 6)) of `contact_frames`, one generated call."""
-        return self.system.contact_terms(self.normalize(q), v)
+        return self.system.contact_terms(self.normalise(q), v)
 
     def com(self, q):
         """The centre of mass (3,) in the world at the normalised q."""
-        return self.system.com(self.normalize(q))
+        return self.system.com(self.normalise(q))
 
     def qdot(self, q, v):
         """dq/dt from the speeds v (the free-flyer map of mechsym.spatial.manifold)."""
         return manifold.qdot(q, v, self.floating)
 
-    def normalize(self, q):
+    def normalise(self, q):
         """q with a floating base's quaternion scaled to unit norm."""
         return manifold.normalise(q, self.floating)
 
     def energy(self, q, v):
         """Kinetic plus potential energy (J) at the normalised q."""
-        q = self.normalize(q)
+        q = self.normalise(q)
         return self.system.kinetic_energy(q, v) + self.system.potential_energy(q)

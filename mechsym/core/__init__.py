@@ -10,3 +10,5 @@ Nothing here imports another layer of mechsym (tests/test_layers.py checks).
 """
 
 __version__ = "0.1.0"
+"""The package's version, written only here: pyproject.toml reads it, `mechsym --version` prints it and
+CHANGELOG.md tells what each version changed."""

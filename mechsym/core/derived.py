@@ -2,8 +2,9 @@
 
 `mechsym.derive(declaration)` returns a planar `System` (a Mechanism), a `FloatingSystem` (a FloatingBody)
 or a `TreeSystem` (a Tree); each follows `DerivedSystem`, and code that runs or studies any of them
-(runners, sweeps, contact, the command line) relies on these members only, reaching for a kind's own
-entry points (a tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
+(runners, sweeps, contact, the command line) relies on these members only (the parameters, the names, the
+backend; `RunnableSystem` adds a simulation from a state), reaching for a kind's own entry points (a
+tree's mass matrix, a mechanism's kinematics) where the job is that kind's.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from mechsym.core.errors import InputError
 from mechsym.core.parameters import Declaration
 
-__all__ = ["DerivedSystem", "ParametersInUse", "derive"]
+__all__ = ["DerivedSystem", "RunnableSystem", "ParametersInUse", "derive"]
 
 
 @runtime_checkable
@@ -52,11 +53,27 @@ class DerivedSystem(Protocol):
         prints them: the same on every backend)."""
 
 
+@runtime_checkable
+class RunnableSystem(DerivedSystem, Protocol):
+    """A derived system that runs forward in time: the runner entry point a study needs besides the
+    parameters and names (a planar System, a FloatingSystem, a TreeSystem; a spatial LoopSystem not yet)."""
+
+    @property
+    def state_names(self) -> list[str]:
+        """The names of the state `simulate` integrates, in the order of `state0`."""
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853", **options):
+        """A RunResult: the motion from `state0` over [0, t_end] on the uniform grid of step dt (default
+        t_end/1000), integrated by the runner skeleton (mechsym.core.runner) with scipy's `method` to the
+        tolerances rtol and atol; `options` are the kind's own (a planar model's forces, a body's load, a
+        tree's torque)."""
+
+
 def derive(declaration, backend=None, *, contact_frames=()):
     """Check a declaration, derive everything symbolic and bind the generated code: the one entry point for
     every kind of model, each returning a system that follows DerivedSystem.
 
-    A `Mechanism` gives its planar `System`; a `mechsym.rigid3d.FloatingBody` its `FloatingSystem` (a free
+    A `Mechanism` gives its planar `System`; a `mechsym.spatial.floating.FloatingBody` its `FloatingSystem` (a free
     3-D rigid body); a `mechsym.spatial.Tree` (or a URDF read by `mechsym.read_urdf`) its
     `mechsym.spatial.TreeSystem`, with the Jacobians and biases of `contact_frames` among its contact
     terms. backend: "c" (generated C, compiled once into the cache), "numpy", a

@@ -20,80 +20,22 @@ then have a constant inertia). The linear velocity is either
 `to_pinocchio` / `from_pinocchio` convert speeds (and accelerations) exactly between the two.
 
 Numeric arrays carry the joint's entries on the LAST axis: q (..., 7), v (..., 6), quaternions (..., 4),
-rotations (..., 3, 3). `quat_multiply`, `rotation` and `FreeJoint.qdot` also take sequences of sympy
-expressions (then they return sympy), so the generated equations use the same maps.
+rotations (..., 3, 3). The quaternion maps are mechsym.core.quaternion's; `FreeJoint.qdot` also takes
+sequences of sympy expressions (then it returns sympy), so the generated equations use the same maps.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import sympy as sp
 
+from mechsym.core import quaternion
 from mechsym.core.errors import InputError
+from mechsym.core.quaternion import rotation_matrix
 
-__all__ = ["FreeJoint", "quat_multiply", "rotation", "quat_about", "normalise_quat", "Q_NAMES"]
+__all__ = ["FreeJoint", "Q_NAMES"]
 
 Q_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw")
 LINEAR = ("local", "world")
-
-
-def _symbolic(*values) -> bool:
-    """Whether any of the sequences holds a sympy expression (then the maps build sympy)."""
-    for v in values:
-        if isinstance(v, np.ndarray) and v.dtype != object:
-            continue
-        if isinstance(v, sp.MatrixBase) or any(isinstance(c, sp.Basic) for c in v):
-            return True
-    return False
-
-
-def quat_multiply(a, b):
-    """Hamilton product a (x) b of quaternions stored (x, y, z, w): numeric over leading axes, or a tuple
-    of sympy expressions."""
-    if _symbolic(a, b):
-        return _hamilton(*a, *b)
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.ndim == b.ndim == 1:                              # one quaternion: plain floats, no array per term
-        return np.array(_hamilton(*a.tolist(), *b.tolist()))
-    return np.stack(_hamilton(*_components(a), *_components(b)), axis=-1)
-
-
-def _hamilton(ax, ay, az, aw, bx, by, bz, bw):
-    return (aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz)
-
-
-def rotation(quat, let=None):
-    """Body-to-world rotation of the quaternion (x, y, z, w) divided by its norm: numeric (..., 4) ->
-    (..., 3, 3), or a sympy Matrix for sympy entries (`let`, if given, names the scale and each entry, as
-    a straight-line program does)."""
-    if _symbolic(quat):
-        let = let or (lambda e: e)
-        x, y, z, w = tuple(quat)
-        s = let(2 / (x * x + y * y + z * z + w * w))
-        return sp.Matrix([[let(e) for e in row] for row in _rotation_rows(x, y, z, w, s)])
-    quat = np.asarray(quat, float)
-    if quat.ndim == 1:
-        x, y, z, w = quat.tolist()
-        return np.array(_rotation_rows(x, y, z, w, 2.0 / (x * x + y * y + z * z + w * w)))
-    x, y, z, w = _components(quat)
-    s = 2.0 / (x * x + y * y + z * z + w * w)
-    return np.stack([np.stack(row, -1) for row in _rotation_rows(x, y, z, w, s)], -2)
-
-
-def _components(a):
-    """The components of vectors a (..., n) as n contiguous arrays (arithmetic on them runs faster than on
-    strided views)."""
-    return np.ascontiguousarray(np.moveaxis(a, -1, 0))
-
-
-def _rotation_rows(x, y, z, w, s):
-    return ((1 - s * (y * y + z * z), s * (x * y - z * w), s * (x * z + y * w)),
-            (s * (x * y + z * w), 1 - s * (x * x + z * z), s * (y * z - x * w)),
-            (s * (x * z - y * w), s * (y * z + x * w), 1 - s * (x * x + y * y)))
 
 
 def _turn(R, vec, inverse=False):
@@ -103,45 +45,10 @@ def _turn(R, vec, inverse=False):
     return np.matmul(R, vec[..., None])[..., 0]
 
 
-def quat_about(axis, angle):
-    """The unit quaternion (x, y, z, w) of a rotation by `angle` (rad) about `axis` (numeric)."""
-    axis = np.asarray(axis, float)
-    n = np.linalg.norm(axis)
-    if axis.shape != (3,) or not n > 0:
-        raise InputError(f"rotation axis must be a non-zero 3-vector, got {axis}")
-    s = math.sin(angle / 2) / n
-    return np.array([axis[0] * s, axis[1] * s, axis[2] * s, math.cos(angle / 2)])
-
-
-def normalise_quat(quat):
-    """Quaternions (..., 4) divided by their norm."""
-    quat = np.asarray(quat, float)
-    return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-
-
 def _skew(w):
     z = np.zeros(w.shape[:-1])
     return np.stack([np.stack([z, -w[..., 2], w[..., 1]], -1), np.stack([w[..., 2], z, -w[..., 0]], -1),
                      np.stack([-w[..., 1], w[..., 0], z], -1)], -2)
-
-
-def _exp_quat(w, th):
-    """The unit quaternion (..., 4) of the rotation vector w (..., 3) of norm th (SO(3)'s exponential)."""
-    small = th < 1e-6
-    sinc = np.where(small, 0.5 - th ** 2 / 48, np.sin(th / 2) / np.where(small, 1.0, th))
-    return np.concatenate([w * sinc[..., None], np.cos(th / 2)[..., None]], axis=-1)
-
-
-def _log_quat(quat):
-    """The rotation vector (..., 3) of the unit quaternion (..., 4), angle in [0, pi] (SO(3)'s logarithm)."""
-    quat = np.where(quat[..., 3:] < 0, -quat, quat)           # q and -q: the same rotation, take w >= 0
-    vec, w = quat[..., :3], quat[..., 3]
-    sn = np.linalg.norm(vec, axis=-1)
-    th = 2 * np.arctan2(sn, w)
-    small = sn < 1e-8                                          # then w is about 1: a series in sn / w
-    ws, sns = np.where(small, w, 1.0), np.where(small, 1.0, sn)
-    scale = np.where(small, 2 / ws * (1 - sn ** 2 / (3 * ws * ws)), th / sns)
-    return vec * scale[..., None]
 
 
 def _left_jacobian(w, th):
@@ -192,19 +99,18 @@ class FreeJoint:
     def normalise(q):
         """q (..., 7 or more) with its quaternion q[..., 3:7] scaled to unit norm (other entries unchanged)."""
         q = np.array(q, float)
-        q[..., 3:7] = normalise_quat(q[..., 3:7])
+        q[..., 3:7] = quaternion.normalise(q[..., 3:7])
         return q
 
     def qdot(self, q, v):
         """dq/dt (..., 7) from the speeds v (..., 6); sympy sequences give a tuple of 7 expressions."""
-        if _symbolic(q, v):
+        if quaternion.symbolic(q, v):
             q, v = tuple(q), tuple(v)
-            lin = sp.Matrix(v[:3]) if self.linear == "world" else rotation(q[3:7]) * sp.Matrix(v[:3])
-            return (*lin, *(c / 2 for c in quat_multiply(q[3:7], (*v[3:6], 0))))
+            lin = sp.Matrix(v[:3]) if self.linear == "world" else rotation_matrix(q[3:7]) * sp.Matrix(v[:3])
+            return (*lin, *quaternion.rate(q[3:7], v[3:6]))
         q, v = np.asarray(q, float), np.asarray(v, float)
-        lin = v[..., :3] if self.linear == "world" else _turn(rotation(q[..., 3:7]), v[..., :3])
-        w = np.concatenate([v[..., 3:6], np.zeros(v.shape[:-1] + (1,))], axis=-1)
-        rate = 0.5 * quat_multiply(q[..., 3:7], w)
+        lin = v[..., :3] if self.linear == "world" else _turn(rotation_matrix(q[..., 3:7]), v[..., :3])
+        rate = quaternion.rate(q[..., 3:7], v[..., 3:6])
         lin = np.broadcast_to(lin, rate.shape[:-1] + (3,))
         return np.concatenate([lin, rate], axis=-1)
 
@@ -212,9 +118,8 @@ class FreeJoint:
         """The speeds v (..., 6) from q and dq/dt (..., 7): the inverse of `qdot`."""
         q, qd = np.asarray(q, float), np.asarray(qd, float)
         quat = q[..., 3:7]
-        lin = qd[..., :3] if self.linear == "world" else _turn(rotation(quat), qd[..., :3], inverse=True)
-        conj = quat * np.array([-1.0, -1.0, -1.0, 1.0])
-        w = 2 * quat_multiply(conj, qd[..., 3:7]) / np.sum(quat * quat, axis=-1, keepdims=True)
+        lin = qd[..., :3] if self.linear == "world" else _turn(rotation_matrix(quat), qd[..., :3], inverse=True)
+        w = 2 * quaternion.product(quaternion.conjugate(quat), qd[..., 3:7]) / np.sum(quat * quat, axis=-1, keepdims=True)
         lin = np.broadcast_to(lin, w.shape[:-1] + (3,))
         return np.concatenate([lin, w[..., :3]], axis=-1)
 
@@ -227,22 +132,21 @@ class FreeJoint:
         if self.linear == "world":
             out[..., :3] = q[..., :3] + v[..., :3]
         else:
-            out[..., :3] = q[..., :3] + _turn(rotation(q[..., 3:7]), _turn(_left_jacobian(w, th), v[..., :3]))
-        out[..., 3:7] = normalise_quat(quat_multiply(q[..., 3:7], _exp_quat(w, th)))
+            out[..., :3] = q[..., :3] + _turn(rotation_matrix(q[..., 3:7]), _turn(_left_jacobian(w, th), v[..., :3]))
+        out[..., 3:7] = quaternion.integrate(q[..., 3:7], w, 1.0, th)
         return out
 
     def difference(self, q0, q1):
         """The speeds v (..., 6) that carry q0 to q1 in unit time (integrate(q0, v, 1) = q1), through the
         shorter of the two rotations."""
         q0, q1 = self.normalise(q0), self.normalise(q1)
-        conj = q0[..., 3:7] * np.array([-1.0, -1.0, -1.0, 1.0])
-        w = _log_quat(normalise_quat(quat_multiply(conj, q1[..., 3:7])))
+        w = quaternion.log(quaternion.normalise(quaternion.product(quaternion.conjugate(q0[..., 3:7]), q1[..., 3:7])))
         out = np.empty(np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1]) + (6,))
         dp = q1[..., :3] - q0[..., :3]
         if self.linear == "world":
             out[..., :3] = dp
         else:
-            local = _turn(rotation(q0[..., 3:7]), dp, inverse=True)
+            local = _turn(rotation_matrix(q0[..., 3:7]), dp, inverse=True)
             out[..., :3] = np.linalg.solve(_left_jacobian(w, np.linalg.norm(w, axis=-1)), local[..., None])[..., 0]
         out[..., 3:6] = w
         return out
@@ -260,7 +164,7 @@ class FreeJoint:
         q, v = np.array(q, float), np.array(v, float)
         a = None if a is None else np.array(a, float)
         if self.linear == "world":
-            R = rotation(q[..., 3:7])
+            R = rotation_matrix(q[..., 3:7])
             lin = _turn(R, v[..., :3], inverse=to_local)
             if a is not None:
                 local = lin if to_local else v[..., :3]

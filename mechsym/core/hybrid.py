@@ -23,6 +23,7 @@ Care at the switches:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -30,9 +31,9 @@ import numpy as np
 
 from mechsym.core.budget import CallBudget
 from mechsym.core.errors import InputError
-from mechsym.core.progress import Progress, tracked
+from mechsym.core.progress import Progress
 from mechsym.core.results import RunResult
-from mechsym.core.runner import rejecting
+from mechsym.core.runner import integrate
 from mechsym.core.timegrid import run_options
 
 
@@ -189,8 +190,6 @@ def run(modes, mode0, y0, t_span, rtol=1e-9, atol=None, method="DOP853", max_swi
 def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatter, progress):
     """run()'s loop over the pieces between switches, reporting the time reached to `progress`: (segments,
     switches, the time reached, right-hand sides, the transition that ended the run or None)."""
-    from scipy.integrate import solve_ivp
-
     budget = CallBudget(len(y), "hybrid run", t_end - t0, method)
     segments, timeline, nfev, stall = [], [], 0, 0
     t = t0
@@ -205,21 +204,17 @@ def _run(modes, name, y, t0, t_end, rtol, atol, method, max_switches, max_chatte
 
             event.terminal, event.direction = True, tr.direction
             events.append(event)
-        checked = rejecting(mode.rhs, method, lambda yy: f"mode '{mode.name}', state {np.array2string(yy, precision=6)}")
-        rhs = tracked(budget.wrap(checked), progress)
-        sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
-                        events=events or None, max_step=mode.max_step)
+        piece = functools.partial(
+            integrate, mode.rhs, y, (t, t_end), rtol=rtol, atol=atol, method=method, name="hybrid run",
+            where=f"hybrid run: mode '{name}'", events=events, budget=budget, progress=progress,
+            describe=lambda yy: f"mode '{mode.name}', state {np.array2string(yy, precision=6)}", max_step=mode.max_step)
+        sol = piece()
         if sol.status == 1 and _spurious_start(sol, mode, t, y):
             # a guard that is zero where the mode starts "fired" on a first step too short to move it: take a
             # real first step (the guard then leaves zero on the side its direction allows, or fires for good)
             nfev += sol.nfev
-            first = 1e-6 * min(mode.max_step, t_end - t)
-            sol = solve_ivp(rhs, (t, t_end), y, method=method, rtol=rtol, atol=atol, dense_output=True,
-                            events=events or None, max_step=mode.max_step, first_step=first)
+            sol = piece(first_step=1e-6 * min(mode.max_step, t_end - t))
         nfev += sol.nfev
-        if sol.status < 0:
-            raise InputError(f"hybrid run: integration failed in mode '{name}' at t = {sol.t[-1]:.9g}: "
-                             f"{checked.failure or sol.message}")
         t1, y1 = float(sol.t[-1]), sol.y[:, -1].copy()
         segments.append(Segment(name, t, t1, sol.sol, y, y1, sol.nfev))
         if sol.status == 0:  # reached the end

@@ -35,11 +35,11 @@ import tempfile
 
 from mechsym.core.errors import InputError
 
-CSV, FIGURE, ANIMATION, FOLDER = "csv", "figure", "animation", "folder"
+CSV, FIGURE, ANIMATION, FOLDER, PAGE = "csv", "figure", "animation", "folder", "page"
 FIGURE_EXTENSIONS = (".png", ".svg")
 ANIMATION_EXTENSIONS = (".gif", ".mp4")
 
-__all__ = ["CSV", "FIGURE", "ANIMATION", "FOLDER", "check_outputs", "atomic", "transaction", "announce",
+__all__ = ["CSV", "FIGURE", "ANIMATION", "FOLDER", "PAGE", "check_outputs", "atomic", "transaction", "announce",
            "stdout_stream", "flush_stdout", "drop_stdout", "write_text", "save_figure", "save_animation", "ffmpeg_available",
            "part_path"]
 
@@ -57,8 +57,8 @@ def ffmpeg_available() -> bool:
 
 def check_outputs(*outputs) -> None:
     """Refuse, before any work, outputs that cannot be written. Each output is (option, path or None,
-    kind) with kind CSV, FIGURE (.png/.svg), ANIMATION (.gif/.mp4, .mp4 needing ffmpeg) or FOLDER (a
-    folder the command writes files into). Absent outputs (None) are skipped."""
+    kind) with kind CSV, FIGURE (.png/.svg), ANIMATION (.gif/.mp4, .mp4 needing ffmpeg), PAGE (.html) or
+    FOLDER (a folder the command writes files into). Absent outputs (None) are skipped."""
     seen = {}
     for option, path, kind in outputs:
         if path is None:
@@ -75,6 +75,8 @@ def check_outputs(*outputs) -> None:
         if kind != FOLDER and path.endswith(os.sep):
             raise InputError(f"{option} '{path}' ends with '{os.sep}', which names a folder; give a file name")
         ext = os.path.splitext(path)[1].lower()
+        if kind == PAGE and ext not in (".html", ".htm"):
+            raise InputError(f"{option} must be an .html file, got '{path}'")
         if kind == FIGURE and ext not in FIGURE_EXTENSIONS:
             raise InputError(f"{option} must be a .png or .svg file, got '{path}'")
         if kind == ANIMATION:

@@ -147,3 +147,29 @@ def apply_overrides(parameters: dict, overrides=None) -> tuple[dict, list]:
         elif getattr(p, "nonnegative", False) and value < 0:
             problems.append(f"parameter '{name}' = {value} must not be negative")
     return values, problems
+
+
+def params_text(data: dict) -> str:
+    """`mechsym params` without --json, for a planar mechanism and a spatial tree alike: the JSON's content
+    (`data`: model, parameters, units, bodies, coordinates; a tree's speeds and frames) as lines to read."""
+    lines = [f"model {data['model']}", "parameters:"]
+    width = max((len(n) for n in data["parameters"]), default=0)
+    lines += [f"  {n:<{width}} = {v:.10g} {data['units'].get(n) or ''}".rstrip() for n, v in data["parameters"].items()]
+    lines.append("bodies:")
+    for name, b in data["bodies"].items():
+        com = ", ".join(f"{c:.6g}" for c in b["com"])
+        if isinstance(b["inertia"], list):  # a 3-D body: the inertia matrix about the centre of mass, body axes
+            inertia = "(" + ", ".join(f"{b['inertia'][i][j]:.6g}" for i, j in
+                                      ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))) + ") kg m^2 (ixx, iyy, izz, ixy, ixz, iyz)"
+        else:
+            inertia = f"{b['inertia']:.6g} kg m^2"
+        joint = (f", joint {b['joint']} ({b['joint_type']}) to {b['parent'] or 'the world'}" if b.get("joint")
+                 else "")
+        lines.append(f"  {name}: mass {b['mass']:.6g} kg, inertia {inertia}, centre of mass ({com}) m{joint}")
+    lines.append("coordinates:")
+    lines += [f"  {c['name']} ({c['unit']}) at joint {c['joint']}, force {c['force']}" if isinstance(c, dict)
+              else f"  {c}" for c in data["coordinates"]]
+    for key in ("speeds", "frames"):
+        if key in data:
+            lines.append(f"{key}: " + ", ".join(data[key]))
+    return "\n".join(lines)

@@ -5,7 +5,8 @@ compilations, figures, bisections, sweeps), and `Progress`/`tracked` for scipy-i
 simulated time: after a few seconds, the fraction done, the time spent and an estimate of the time left,
 rewritten in place, so that a run of minutes says so and can be stopped with Ctrl-C.
 
-Shown only when stderr is a terminal; MECHSYM_PROGRESS=0 silences both, MECHSYM_PROGRESS=1 shows them
+Shown only when stderr is a terminal; `notice` gives one line, terminal or not, the first time a process
+compiles. MECHSYM_PROGRESS=0 silences all three, MECHSYM_PROGRESS=1 shows them
 even without a terminal, and inside `quiet()` (a sweep's sets: the sweep shows its own) nothing is shown.
 """
 from __future__ import annotations
@@ -16,9 +17,10 @@ import sys
 import time
 from contextlib import contextmanager
 
-__all__ = ["bar", "stage", "quiet", "bisection_steps", "Progress", "tracked", "enabled"]
+__all__ = ["bar", "stage", "quiet", "notice", "bisection_steps", "Progress", "tracked", "enabled"]
 
 _QUIET = [0]  # > 0 inside `quiet()`
+_NOTICED = set()  # the kinds of notice this process has given
 
 
 def _setting():
@@ -60,6 +62,16 @@ def stage(desc, force=None):
     with bar(1, desc, "step", force) as b:
         yield
         b.update(1)
+
+
+def notice(kind, message):
+    """One line on stderr, the first time this process meets a `kind` of long step (a compilation on a cold
+    cache), terminal or not, so that a wait of seconds is explained; none where progress is silenced
+    (MECHSYM_PROGRESS=0, inside `quiet()`). Never on stdout, which may carry a table."""
+    if kind in _NOTICED or _QUIET[0] or _setting() == "0":
+        return
+    _NOTICED.add(kind)
+    print(f"mechsym: {message}", file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -11,11 +11,14 @@ from mechsym.core.output import atomic, save_figure
 
 @dataclass
 class Table:
-    """Columns of equal length, in order; `units` maps a column name to its SI unit."""
+    """Columns of equal length, in order; `units` maps a column name to its SI unit; `sweep` names the
+    columns that the analysis stacked its rows by (an inverse at several speeds: `omega`), so that a plot
+    draws one line per value of them."""
 
     columns: dict
     units: dict = field(default_factory=dict)
     title: str = ""
+    sweep: tuple = ()
 
     def __getitem__(self, name):
         return self.columns[name]
@@ -32,9 +35,9 @@ class Table:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
     def to_csv(self, path):
-        """One header row, one row per sample, plain decimal numbers (round-trip precision), written
-        atomically. A non-finite value is refused, naming its column and row: a CSV never holds NaN or inf.
-        A table with text columns (a sweep's `status` and `message`) is written with quoting where a text
+        """One header row, one row per sample, plain decimal numbers (the shortest text that reads back to
+        the same value, `csv_number`), written atomically. A non-finite value is refused, naming its column
+        and row: a CSV never holds NaN or inf. A table with text columns (a sweep's `status` and `message`) is written with quoting where a text
         needs it; there a missing figure of a failed row (status other than ok: NaN) is an empty field."""
         text = self.text_columns()
         numeric = [n for n in self.columns if n not in text]
@@ -47,12 +50,8 @@ class Table:
             row, col = (int(i[0]) for i in np.nonzero(bad))
             raise InputError(f"{self.title or 'the result'}: {numeric[col]} is {data[row, col]} at row {row + 1} "
                              f"({int(bad.sum())} non-finite values); nothing written to '{path}'")
-        if text:
-            with atomic(path) as tmp, open(tmp, "w", newline="") as fh:
-                write_text_csv(fh, self.columns)
-            return
-        with atomic(path) as tmp:
-            np.savetxt(tmp, data, delimiter=",", header=",".join(self.columns), comments="", fmt="%.17g")
+        with atomic(path) as tmp, open(tmp, "w", newline="") as fh:
+            write_csv(fh, self.columns)
 
     def text_columns(self) -> list:
         """Names of the columns that hold text, not numbers."""
@@ -83,8 +82,9 @@ class Table:
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
     def plot(self, path, x, ys, ylabel=None, title=None, groups=None):
-        """Draw columns `ys` against column `x`, into an image file `path` (PNG or SVG) if given; with
-        `groups`, one line per distinct value of that column. Returns the matplotlib Figure."""
+        """Draw columns `ys` against column `x`, into an image file `path` (PNG or SVG) if given: one line
+        per column and per distinct value of the `groups` columns (a name or names; by default the table's
+        `sweep`, e.g. one line per speed), with a legend. Returns the matplotlib Figure."""
         import matplotlib
 
         from mechsym.core.plotting import headless
@@ -92,21 +92,22 @@ class Table:
         headless(matplotlib)
         import matplotlib.pyplot as plt
 
+        if groups is None:  # the sweep's columns that the table still has (a quasi-static inverse drops omega)
+            groups = [g for g in self.sweep if g in self.columns]
+        groups = [groups] if isinstance(groups, str) else list(groups)
         fig, ax = plt.subplots(figsize=(7, 4.2))
         x_values = np.asarray(self.columns[x])
+        keys = np.column_stack([np.asarray(self.columns[g], float) for g in groups]) if groups \
+            else np.zeros((len(x_values), 0))
         for y in ys:
             y_values = np.asarray(self.columns[y])
-            if groups is None:
-                ax.plot(x_values, y_values, label=y)
-                continue
-            keys = np.asarray(self.columns[groups])
-            for key in np.unique(keys):  # one line per value of the group column (e.g. per speed)
-                sel = keys == key
-                unit = f" {self.units[groups]}" if groups in self.units else ""
-                ax.plot(x_values[sel], y_values[sel], label=f"{y}, {groups} = {key:g}{unit}")
+            for key in np.unique(keys, axis=0):  # one line per set of the groups' values (e.g. per speed)
+                sel = np.all(keys == key, axis=1)
+                named = [f"{g} = {v:g}{' ' + self.units[g] if g in self.units else ''}" for g, v in zip(groups, key)]
+                ax.plot(x_values[sel], y_values[sel], label=", ".join([y, *named]))
         ax.set_xlabel(_label(x, self.units))
         ax.set_ylabel(ylabel or _label(ys[0], self.units))
-        if len(ys) > 1 or groups is not None:
+        if len(ys) > 1 or groups:
             ax.legend(fontsize=8)
         ax.grid(True, alpha=0.3)
         ax.set_title(title or self.title)
@@ -146,6 +147,11 @@ class RunResult(Table):
 
     def __post_init__(self):
         self.events = sorted(self.events, key=lambda e: e.t)
+
+    def view(self, system, path=None, **options):
+        """The run replayed in the browser by the system that made it (`system.view(path, table=self,
+        ...)`: a planar System's linkage, a TreeSystem's bodies with the contact forces; docs/view.md)."""
+        return system.view(path, self, **options)
 
     def events_named(self, name) -> list:
         """The events called `name`, in time order."""
@@ -238,16 +244,28 @@ def _cell(value) -> str:
     return "" if np.isnan(value) else f"{value:.6g}"
 
 
-def write_text_csv(fh, columns):
-    """Write columns with text fields to an open file: quoted where needed, numbers at round-trip
-    precision, NaN (a missing figure) as an empty field."""
+def csv_number(value) -> str:
+    """A number as every mechsym CSV writes it: the shortest decimal text that reads back to the same double
+    (Python's repr: 0.03, not 0.029999999999999999), an integer as an integer, NaN (a failed row's missing
+    figure) as an empty field."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
+    value = float(value)
+    return "" if value != value else repr(value)
+
+
+def write_csv(fh, columns):
+    """Write named columns to an open text file: one header row, numbers by `csv_number`, text quoted where
+    it needs to be."""
     import csv
 
     out = csv.writer(fh, lineterminator="\n")
     out.writerow(list(columns))
-    arrays = [np.asarray(v) for v in columns.values()]
-    for i in range(len(arrays[0]) if arrays else 0):
-        out.writerow([a[i] if a.dtype.kind in "OUS" else ("" if np.isnan(a[i]) else f"{a[i]:.17g}") for a in arrays])
+    cells = []
+    for values in columns.values():
+        values = np.asarray(values)
+        cells.append(values.tolist() if values.dtype.kind in "OUS" else [csv_number(v) for v in values.tolist()])
+    out.writerows(zip(*cells))
 
 
 def _label(name, units):

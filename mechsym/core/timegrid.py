@@ -1,4 +1,4 @@
-"""The options of a time run, checked once, and its output grid (CONTRACTS: Sampling, Errors).
+"""The options of a time run, checked once, and its output grid (docs/conventions.md: Sampling, Errors).
 
 Every runner (forward, simulate, hybrid, the contact runs, the 3-D body, the disc, the tree) and every
 command that writes a time series takes its end time, output step and tolerances through `run_options`:
@@ -92,7 +92,7 @@ def run_options(t_end, dt=None, rtol=None, atol=None, *, n=None, arrays=None, wi
 
 def uniform_grid(t_last, dt, end=True) -> np.ndarray:
     """0, dt, 2 dt, ... up to t_last, the last sample clipped to t_last when within half a step. end: t_last
-    is the run's end time, a sample itself (CONTRACTS' sampling: t_end inclusive), following as a shorter
+    is the run's end time, a sample itself (docs/conventions.md, Sampling: t_end inclusive), following as a shorter
     last step when it is not a whole number of steps; a run that stopped early ends at its last whole step."""
     grid = np.arange(0.0, t_last + 0.5 * dt, dt)
     if end and t_last - grid[-1] > 1e-9 * dt:

@@ -164,7 +164,7 @@ class Assembly:
     def sigma(self, q, fac=None):
         """Per configuration q (N, n): an estimate of the smallest singular value of Phi_q with its columns
         in their scales, |r| / |x| for x = diag(col_scale)^-1 Phi_q^-1 r with a fixed r (one step of inverse
-        iteration, as ms_kernels.h's sigma_estimate). fac: Phi_q's factorisation at q, if known."""
+        iteration, as ms_continuation.h's sigma_estimate). fac: Phi_q's factorisation at q, if known."""
         fac = self.f.factor(q.T, self.params) if fac is None else fac
         r = np.cos(1.7 * np.arange(len(self.con.rows)) + 0.3)
         with np.errstate(all="ignore"):

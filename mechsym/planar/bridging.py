@@ -5,7 +5,7 @@ Newton barely converges, so the continuation (mechsym.planar.continuation) bridg
 smallest singular value of Phi_q (columns in their scales; `Assembly.sigma`) falls below 1/BRIDGE_DROP of
 its value where the path started, from the last state above it, by the degree-7 Hermite polynomial of a
 `Bridge`, which must close the loops inside to BRIDGE_RES of the mechanism's size (both from
-mechsym.codegen.constants, shared with runtime/ms_kernels.h's bridge_try). Where no bridge holds, the
+mechsym.codegen.constants, shared with runtime/ms_continuation.h's bridge_try). Where no bridge holds, the
 stop is named: a limit position, a dead point or a change of branch (`stopped`).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mechsym.planar.kinematics import TOL
 class Bridge:
     """The branch across a bifurcation of a one-coordinate mechanism: between two solved states (theta0,
     theta1) on either side of the singular point, the degree-7 Hermite polynomial of q and its first three
-    exact derivatives at both ends (the coefficients of ms_kernels.h's bridge_try). Its error is about
+    exact derivatives at both ends (the coefficients of ms_continuation.h's bridge_try). Its error is about
     (|theta1 - theta0| / 2)^8 / 8! times the eighth derivative, where Phi_q would give q' and q'' with the
     rounding error divided by the cube of the distance to the point."""
 

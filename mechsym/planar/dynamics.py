@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import c_backend
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.budget import check_memory
 from mechsym.core.errors import InputError, SingularError
@@ -67,7 +67,7 @@ class AnalysisFunctions:
             "rows": Function("rows", [("q", con.q), ("qd", con.qd), ("p", con.params)], rows,
                              "the extra rows' non-zero coefficients, then their constants")}, None)
         backend = system.backend if columns or rows else resolve("numpy")   # (nothing to compile)
-        key = c_backend.content_key(c_backend.cache_key(system.mechanism), c_backend.fingerprint(analysis))
+        key = cache_key(system.mechanism, analysis, package_source())
         fns = callables.load(f"{system.mechanism.name}-analysis", key, lambda: spec, backend)
         self.spec, self.backend = spec, fns.backend
         self.extra_columns, self.rows = fns.extra_columns, fns.rows
@@ -319,7 +319,7 @@ def inverse(system, theta, omega, alpha=0.0, params=None, inertia=True, analysis
         parts = [system.loads.columns(kin.q, qd * w, None, kin.params) for w in omegas]
         cols.update({n: np.concatenate([part[n] for part in parts]) for n in system.loads.names})
         units.update(system.loads.units)
-    return Table(cols, units, f"{system.mechanism.name}: {analysis.name}")
+    return Table(cols, units, f"{system.mechanism.name}: {analysis.name}", sweep=("omega",) if inertia else ())
 
 
 def _check_result(system, cols, names):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mechsym.core.budget import CallBudget, check_memory
+from mechsym.core.budget import check_memory
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.timegrid import run_options
@@ -149,9 +149,7 @@ def _event_name(event) -> str:
 
 
 def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol, q0, events, method, dense):
-    from scipy.integrate import solve_ivp
-
-    from mechsym.core.runner import rejecting
+    from mechsym.core.runner import integrate, rejecting
 
     force = torque if callable(torque) else (lambda t, th, w, _c=float(torque): _c)
     implicit = method in ("Radau", "BDF", "LSODA")
@@ -174,15 +172,11 @@ def _forward_ivp(system, solver, torque, theta0, omega0, t_end, grid, rtol, atol
         return reduced_ode(system, kin, y[1], float(torque))[1][0]
 
     name = system.coordinate_names[0]
-    fun = rejecting(rhs, method, lambda y: f"{name} = {y[0]:.6g}")
+    describe = lambda y: f"{name} = {y[0]:.6g}"  # noqa: E731
     funcs = [e.as_solve_ivp() if isinstance(e, Crossing) else e for e in events]
-    counted = CallBudget(2, f"forward run of '{system.mechanism.name}'", t_end, method).wrap(fun)
-    sol = solve_ivp(counted, (0.0, t_end), [theta0, omega0], method=method, rtol=rtol, atol=atol,
-                    dense_output=True, events=funcs or None,
-                    **({"jac": rejecting(jacobian, method, lambda y: f"{name} = {y[0]:.6g}")} if implicit else {}))
-    if sol.status < 0:
-        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: "
-                         f"{fun.failure or sol.message}")
+    sol = integrate(rhs, [theta0, omega0], (0.0, t_end), rtol=rtol, atol=atol, method=method,
+                    name=f"forward run of '{system.mechanism.name}'", where=f"mechanism '{system.mechanism.name}'",
+                    events=funcs, describe=describe, **({"jac": rejecting(jacobian, method, describe)} if implicit else {}))
     grid = grid[grid <= sol.t[-1]]
     hits = sorted(((float(t), i, np.array(y)) for i, (ts, ys) in enumerate(zip(sol.t_events or [], sol.y_events or []))
                    for t, y in zip(ts, ys)), key=lambda hit: hit[:2])

@@ -21,7 +21,8 @@ class LoadFunctions:
     """The generated `motion(q, qd, t, p)` and `elements(q, qd, t, p)` of a System."""
 
     def __init__(self, system):
-        from mechsym.codegen import c_backend, callables
+        from mechsym.codegen import callables
+        from mechsym.codegen.keys import cache_key, package_source
         from mechsym.codegen.spec import Function, Spec
 
         con, eqs = system.constraints, system.equations
@@ -37,7 +38,7 @@ class LoadFunctions:
         spec = Spec(f"{system.mechanism.name} loads", {}, {
             "motion": Function("motion", inputs, motion, "generalised forces of the loads of velocity or time"),
             "elements": Function("elements", inputs, outputs, "each force element's measure, rate and force")}, None)
-        key = c_backend.content_key(c_backend.cache_key(system.mechanism), "loads")
+        key = cache_key(system.mechanism, "loads", package_source())
         fns = callables.load(f"{system.mechanism.name}-loads", key, lambda: spec, system.backend)
         self._motion, self._elements = fns.motion, fns.elements
         self.timed = sorted(_timed(system))

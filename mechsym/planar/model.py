@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
@@ -120,6 +121,7 @@ class Mechanism(ElementDeclaration, Declaration):
     quantities: dict = field(default_factory=dict)
     fixed: str | None = None
     doc: str = ""
+    valid: tuple | None = None  # (low, high, note) of valid_between
 
     def __post_init__(self):
         self._init_parameters()
@@ -278,6 +280,27 @@ class Mechanism(ElementDeclaration, Declaration):
         coordinates of `at()`. It checks the branch that assembly reached (an error names the condition
         when it fails) and never picks one: the bodies' guess angles pick the branch."""
         self.branches.append(Branch(sp.sympify(expr), description))
+
+    def valid_between(self, low, high, note):
+        """Say that the declaration describes the machine only while its driven coordinate lies in
+        [low, high) modulo 2 pi (a walker whose supporting foot is held on the ground for one step): an
+        inverse analysis at coordinates outside it warns, with `note` saying what to use there instead."""
+        self.valid = (float(low), float(high), note)
+
+    def check_valid(self, theta):
+        """One UserWarning when a coordinate of `theta` lies outside the window of `valid_between`."""
+        if self.valid is None:
+            return
+        low, high, note = self.valid
+        offset = np.mod(np.asarray(theta, float) - low, 2 * np.pi)
+        outside = (offset > high - low + 1e-9) & (offset < 2 * np.pi - 1e-9)
+        if np.any(outside):
+            import warnings
+
+            first = np.asarray(theta, float).ravel()[np.flatnonzero(outside.ravel())[0]]
+            warnings.warn(f"mechanism '{self.name}' holds for {self.coordinates[0].name} in [{low:.6g}, {high:.6g}) "
+                          f"mod 2 pi only, not at {first:.6g} ({int(outside.sum())} samples outside): {note}",
+                          UserWarning, stacklevel=3)
 
     # -- reading ------------------------------------------------------------------------------------
     @property

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mechsym.core.budget import CallBudget
 from mechsym.core.errors import InputError
-from mechsym.core.results import RunResult, ivp_result
-from mechsym.core.runner import rejecting
+from mechsym.core.results import RunResult
+from mechsym.core.runner import integrate, result
 from mechsym.core.timegrid import run_options
 from mechsym.planar.loads import moving
 from mechsym.planar.reduced import accelerations, reduced_terms
@@ -35,8 +34,6 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     NAMEd, and the extra states: a RunResult (events: solve_ivp's events by their function's name, with the
     state there; solution: the dense output).
     """
-    from scipy.integrate import solve_ivp
-
     names = system.coordinate_names
     k = len(names)
     theta0 = np.atleast_1d(np.asarray(theta0, float))
@@ -48,23 +45,17 @@ def simulate(system, theta0, thetad0, t_end, dt=None, rtol=1e-9, atol=None, para
     ns = len(state0)
     eom = EquationsOfMotion(system, theta0, params, forces, load, ns)
     describe = lambda y: ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, y[:k]))
-    rhs = rejecting(eom.rhs, method, describe)
+    labels = list(state_names) or [f"s{i}" for i in range(ns)]
+
+    def columns(grid, y):
+        return {"t": grid, **{n: y[i] for i, n in enumerate(names)}, **{f"{n}d": y[k + i] for i, n in enumerate(names)},
+                **{n: y[2 * k + i] for i, n in enumerate(labels)}}
 
     y0 = np.concatenate([theta0, thetad0, state0])
-    counted = CallBudget(len(y0), f"simulation of '{system.mechanism.name}'", opts.t_end, method).wrap(rhs)
-    sol = solve_ivp(counted, (0.0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True,
-                    events=list(events) or None)
-    if sol.status < 0:
-        reason = rhs.failure or sol.message
-        raise InputError(f"mechanism '{system.mechanism.name}': integration failed at t = {sol.t[-1]:.6g}: {reason}")
-    grid = opts.grid(sol.t[-1])
-    y = sol.sol(grid)
-    cols = {"t": grid}
-    cols.update({n: y[i] for i, n in enumerate(names)})
-    cols.update({f"{n}d": y[k + i] for i, n in enumerate(names)})
-    labels = list(state_names) or [f"s{i}" for i in range(ns)]
-    cols.update({n: y[2 * k + i] for i, n in enumerate(labels)})
-    return ivp_result(sol, events, cols, {"t": "s"}, f"{system.mechanism.name}: simulation")
+    sol = integrate(eom.rhs, y0, (0.0, opts.t_end), rtol=opts.rtol, atol=opts.atol, method=method,
+                    name=f"simulation of '{system.mechanism.name}'", where=f"mechanism '{system.mechanism.name}'",
+                    events=events, describe=describe)
+    return result(sol, opts, columns, f"{system.mechanism.name}: simulation", events)
 
 
 class EquationsOfMotion:

@@ -13,13 +13,14 @@ import sympy as sp
 from mechsym.codegen.backend import resolve
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
-from mechsym.core.results import Table
+from mechsym.core.results import RunResult, Table
 from mechsym.planar import dynamics, forward, reduced
 from mechsym.planar.constraints import derive_constraints
 from mechsym.planar.equations import derive_equations, latex_names, reduced_form, symbolic_system
 from mechsym.planar.kinematics import KinematicFunctions
 from mechsym.planar.solver import Solver
 from mechsym.planar.model import Mechanism
+from mechsym.planar.simulate import simulate as simulate_mechanism
 from mechsym.planar.topology import analyse
 
 
@@ -205,14 +206,15 @@ class System(ParametersInUse):
             theta = theta.reshape(-1, 1) if len(self.coordinate_names) == 1 else theta.reshape(1, -1)
         return self.solver(params).sweep(theta, start)
 
-    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0) -> Table:
+    def kinematics_table(self, theta, params=None, rates=False, omega=None, alpha=0.0, kin=None) -> Table:
         """Body angles and centres of mass, and every named point, per sample (fixed frame).
 
         rates=True (one coordinate) adds the exact velocity and acceleration coefficients of each column
         c: "c'" = dc/dtheta and "c''" = d2c/dtheta2; with `omega` (rad/s) and `alpha` (rad/s^2) the
         rates themselves instead: per body BODY.vx, BODY.vy, BODY.omega, BODY.ax, BODY.ay, BODY.alpha
-        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay."""
-        kin = self.kinematics(theta, params)
+        (centre of mass; angular), per point POINT.vx, POINT.vy, POINT.ax, POINT.ay. `kin`: the kinematics
+        at theta already solved with these parameters (a sweep's compiled call of many sets), else solved here."""
+        kin = self.kinematics(theta, params) if kin is None else kin
         cols = {name: kin.theta[:, i] for i, name in enumerate(self.coordinate_names)}
         units = {name: c.unit for name, c in zip(self.coordinate_names, self.mechanism.coordinates)}
         for i, b in enumerate(self.constraints.bodies):
@@ -239,7 +241,9 @@ class System(ParametersInUse):
         return Table(cols, units, f"{self.mechanism.name}: kinematics")
 
     def inverse(self, theta, omega, alpha=0.0, params=None, inertia=True) -> Table:
-        """Driving forces and every reaction with the motion imposed; see mechsym.planar.dynamics.inverse."""
+        """Driving forces and every reaction with the motion imposed; see mechsym.planar.dynamics.inverse. A
+        declaration valid on a window of its coordinate only (`Mechanism.valid_between`) warns outside it."""
+        self.mechanism.check_valid(theta)
         return dynamics.inverse(self, theta, omega, alpha, params, inertia)
 
     def solve(self, theta, thetad, analysis, thetadd=None, forces=None, params=None) -> dict:
@@ -249,6 +253,23 @@ class System(ParametersInUse):
     def forward(self, torque, theta0, omega0, t_end, **options) -> Table:
         """Motion under given driving forces; see mechsym.planar.forward.forward."""
         return forward.forward(self, torque, theta0, omega0, t_end, **options)
+
+    @property
+    def state_names(self) -> list:
+        """The state `simulate` integrates: each coordinate, then its rate NAMEd."""
+        return [*self.coordinate_names, *(f"{n}d" for n in self.coordinate_names)]
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853",
+                 **options) -> RunResult:
+        """Motion from state0 = [coordinates, rates] under the declared loads and `options` (forces, load,
+        extra states, events); see mechsym.planar.simulate.simulate."""
+        state0 = np.asarray(state0, float)
+        k = len(self.coordinate_names)
+        if state0.shape != (2 * k,):
+            raise InputError(f"state0 of mechanism '{self.mechanism.name}' must have {2 * k} values "
+                             f"({', '.join(self.state_names)}), got shape {state0.shape}")
+        return simulate_mechanism(self, state0[:k], state0[k:], t_end, dt, rtol, atol, params, method=method,
+                                  **options)
 
     def reduced(self, kin):
         """Lagrange reduced form at solved kinematics: a `mechsym.planar.reduced.Reduced` (M, half_dM, G), each
@@ -260,6 +281,28 @@ class System(ParametersInUse):
         return reduced.ode(self, theta, omega, torque, params)
 
     # -- printing -----------------------------------------------------------------------------------
+    def view(self, path=None, table=None, positions=None, columns=None, trace=None, samples=360, params=None,
+             frames=None):
+        """An interactive view in the browser (a plotly Figure, shown inline in a notebook; written to the
+        self-contained HTML file `path` if given): the linkage through the rows of `table` (a run or inverse
+        table with the driven coordinate; default the kinematics over one revolution in `samples` steps)
+        with its `columns` beside it (mechsym.core.view.mechanism_view, docs/view.md). `positions`: the
+        points at those rows (default: the table's own where it has them, else the kinematics there)."""
+        from mechsym.core.view import mechanism_view, write_html
+
+        if table is None:
+            table = self.kinematics_table(2 * np.pi * np.arange(samples) / samples, params)
+        coord = self.coordinate_names[0]
+        if coord not in table:
+            raise InputError(f"the table has no column '{coord}' (the driven coordinate of '{self.mechanism.name}')")
+        if positions is None:
+            has_points = all(f"{p}.x" in table for p in self.kin.point_names)
+            positions = table if has_points else self.kinematics_table(table[coord], params)
+        fig = mechanism_view(self, table, positions, columns, trace, frames)
+        if path is not None:
+            write_html(fig, path)
+        return fig
+
     def _repr_latex_(self, max_rows=24):
         """The Newton-Euler system A U = C of the inverse analysis in LaTeX (a notebook shows it); a
         larger system is summarised by its size (`equations_text(latex=True)` prints it whole)."""

@@ -37,7 +37,7 @@ from mechsym.core.forces import TIME, ElementDeclaration
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
 from mechsym.spatial.joints import Joint, Revolute
 
-__all__ = ["Tree", "rpy_matrix", "inertia_violation"]
+__all__ = ["Tree", "rpy_matrix", "inertia_violation", "check_size"]
 
 
 @dataclass(frozen=True)
@@ -375,3 +375,17 @@ def _inertia_problems(body, m, inertia, loose=False):
         problems.append(f"body '{body}' has an inertia that is not positive semi-definite "
                         f"(principal moments {', '.join(f'{e:.6g}' for e in ev)} kg m^2)")
     return problems
+
+
+def check_size(tree: Tree):
+    """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
+    (mechsym.core.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
+    bodies' frames to the root."""
+    from mechsym.core.budget import check_tree
+
+    depth, moving = {}, 0
+    for b in tree.bodies.values():           # parents come first
+        own = 0 if b.joint is None else (1 if b.joint.mimic is not None else b.joint.nv)
+        depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
+        moving += depth[b.name] if own else 0
+    check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))

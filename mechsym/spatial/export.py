@@ -20,6 +20,7 @@ from mechsym.codegen.c_source import render_straight
 from mechsym.codegen.export import CFLAGS, c_name
 from mechsym.core.errors import InputError
 from mechsym.core.output import write_text
+from mechsym.core.parameters import params_text
 
 
 def tree_json(system, values) -> dict:
@@ -198,10 +199,11 @@ def tree_command(args, source) -> int:
     if args.command == "params":
         system = _system(tree, contact_frames)
         values = system.tree.resolve_parameters(params)
-        print(json.dumps(tree_json(system, values), indent=2))
+        data = tree_json(system, values)
+        print(json.dumps(data, indent=2) if args.json else params_text(data))
         return 0
     if args.command == "export":
-        from mechsym.spatial.system import check_size
+        from mechsym.spatial.declare import check_size
 
         check_size(tree)
         system = _system(tree, contact_frames)

@@ -35,8 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from mechsym.core import quaternion
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import Q_NAMES, FreeJoint, rotation
+from mechsym.core.freejoint import Q_NAMES, FreeJoint
+from mechsym.core.quaternion import rotation_matrix
 
 __all__ = ["Joint", "AxisJoint", "Revolute", "Prismatic", "Cylindrical", "Spherical", "Universal", "Fixed", "Free",
            "Mimic", "Planar", "Screw", "Translation", "exact", "unit_axis", "rotation_about", "normal_pair"]
@@ -298,7 +300,6 @@ class Spherical(Joint):
     nq = 4
     nv = 3
     rates_are_speeds = False
-    _ROTATION = FreeJoint("world")
 
     def coordinate_names(self):
         """JOINT.qx, JOINT.qy, JOINT.qz, JOINT.qw."""
@@ -314,7 +315,7 @@ class Spherical(Joint):
 
     def motion(self, q, let):
         """The rotation of the quaternion q/|q|, no translation."""
-        R = rotation(q[:4], let)
+        R = rotation_matrix(q[:4], let)
         return [[R[i, j] for j in range(3)] for i in range(3)], list(ZERO3)
 
     def world_columns(self, R0, p0, vec):
@@ -323,13 +324,7 @@ class Spherical(Joint):
 
     def integrate(self, q, dv):
         """The quaternion turned by the rotation vector dv (child frame): q (x) exp(dv), unit norm."""
-        q, dv = np.asarray(q, float), np.asarray(dv, float)
-        shape = np.broadcast_shapes(q.shape[:-1], dv.shape[:-1])
-        pose = np.zeros(shape + (7,))
-        pose[..., 3:] = q
-        twist = np.zeros(shape + (6,))
-        twist[..., 3:] = dv
-        return self._ROTATION.integrate(pose, twist)[..., 3:]
+        return quaternion.integrate(q, dv)
 
     def closure_rows(self):
         """The origins coincide (3 rows)."""
@@ -411,7 +406,7 @@ class Free(Joint):
 
     def motion(self, q, let):
         """At q = [p, quaternion x, y, z, w]: the rotation of q/|q| and the translation p."""
-        R = rotation(q[3:7], let)                            # the rotation of q/|q| (mechsym.core.freejoint)
+        R = rotation_matrix(q[3:7], let)                            # the rotation of q/|q| (mechsym.core.quaternion)
         return [[R[i, j] for j in range(3)] for i in range(3)], list(q[:3])
 
     def world_columns(self, R0, p0, vec):

@@ -31,7 +31,7 @@ import numpy as np
 from mechsym.core.budget import CallBudget
 from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
-from mechsym.core.runner import StepRejected, rejecting
+from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 
@@ -210,8 +210,6 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
     zero if None: a RunResult with t, every coordinate, every speed (NAME.v for the rate of coordinate NAME; a
     spherical joint's JOINT.wx ...), and the partitions in `stats["partitions"]` (time, independent coordinates). q0 is closed first
     (Newton from it); v0 is projected onto the velocity constraints, with a warning where that changes it."""
-    from scipy.integrate import solve_ivp
-
     s = solver.s
     q0, v0 = np.asarray(q0, float), np.asarray(v0, float)
     if q0.shape != (s.nq,) or v0.shape != (s.nv,):
@@ -241,14 +239,11 @@ def forward(solver: LoopSolver, q0, v0, t_end, dt=None, rtol=1e-9, atol=None, to
             return PARTITION_COND - part.condition(qq)
 
         ill_conditioned.terminal = True
-        wrapped = rejecting(rhs, method, lambda y: f"independent state {y.tolist()}")
         y0 = np.concatenate([q[part.q_ind], v[part.v_ind]])
-        sol = solve_ivp(budget.wrap(wrapped), (t0, opts.t_end), y0, method=method, rtol=opts.rtol, atol=opts.atol,
-                        dense_output=True, events=ill_conditioned)
+        sol = integrate(rhs, y0, (t0, opts.t_end), rtol=opts.rtol, atol=opts.atol, method=method,
+                        name=f"mechanism '{s.name}'", budget=budget, events=[ill_conditioned],
+                        describe=lambda y: f"independent state {y.tolist()}")
         nfev += sol.nfev
-        if sol.status < 0:
-            why = wrapped.failure or sol.message
-            raise InputError(f"mechanism '{s.name}': integration failed at t = {sol.t[-1]:.6g}: {why}")
         t1 = sol.t[-1]
         pieces.append((t0, t1, sol.sol, part, q))
         if sol.status == 0 or t1 >= opts.t_end:

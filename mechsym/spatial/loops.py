@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from mechsym.codegen import c_backend
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
@@ -228,7 +228,7 @@ class LoopSystem:
     # -- generated functions ---------------------------------------------------------------------------
     def _library(self):
         if self._lib is None:
-            key = c_backend.content_key(c_backend.fingerprint(self.declaration), c_backend.package_source(), "loops")
+            key = cache_key(self.declaration, package_source(), "loops")
             self._lib = self.backend.load(f"loops-{self.name}", key, self._spec)
         return self._lib
 

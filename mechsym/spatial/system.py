@@ -28,15 +28,17 @@ import math
 
 import numpy as np
 
-from mechsym.codegen import c_backend, c_extension, callables
+from mechsym.codegen import c_extension, callables
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
 from mechsym.core.derived import ParametersInUse
-from mechsym.spatial.declare import Tree
+from mechsym.spatial import run
+from mechsym.spatial.declare import Tree, check_size
 from mechsym.spatial.derive import Derivation, merge
 from mechsym.spatial.elements import element_terms
 
-__all__ = ["TreeSystem", "check_size"]
+__all__ = ["TreeSystem"]
 
 QUAT_TOL = 1e-6
 # the functions whose batched entry points run 8 states per block on SIMD lanes (mechsym.codegen.c_lanes): the
@@ -93,8 +95,7 @@ class TreeSystem(ParametersInUse):
         if group not in self._libs:
             # the lookup key of the cache's index, by construction: the whole declaration walked generically
             # and the source of every mechsym module (the entry itself is named by the source it holds)
-            key = c_backend.content_key(c_backend.fingerprint(self.tree), c_backend.package_source(), group,
-                                        "contacts " + " ".join(self.contact_frames))
+            key = cache_key(self.tree, package_source(), group, "contacts " + " ".join(self.contact_frames))
             suffix = "" if group == "main" else f"-{group}"
             self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]
@@ -132,6 +133,16 @@ class TreeSystem(ParametersInUse):
     def joint_names(self):
         """The joints with coordinates, in the order of q (the free base first; mimic joints have none)."""
         return [link.joint.name for link in self.links if link.joint.nv]
+
+    @property
+    def state_names(self) -> list:
+        """The state `simulate` integrates: the coordinates, then the speeds."""
+        return [*self.coordinate_names, *self.speed_names]
+
+    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, params=None, method="DOP853", torque=None):
+        """Motion from state0 = [q, v] under torque(t, q, v) (zero if None), a RunResult; see mechsym.spatial.run."""
+        q0, v0 = np.split(np.atleast_1d(np.asarray(state0, float)), [self.nq])
+        return run.simulate(self, q0, v0, t_end, dt, rtol, atol, torque, params, method)
 
     def check_integrable(self, what):
         """An InputError naming the joint when one has coordinates whose rates are not its speeds (a planar
@@ -473,6 +484,17 @@ class TreeSystem(ParametersInUse):
         rest = out[..., nv * nv + nv:].reshape(lead + (nc, 6 * nv + 6))
         return H, b, rest[..., :6 * nv].reshape(lead + (nc, 6, nv)), rest[..., 6 * nv:]
 
+    def view(self, path=None, table=None, urdf=None, params=None, axes=False, frames=None):
+        """An interactive 3-D view (a plotly Figure; also the self-contained HTML file `path` if given) of the
+        tree through the run `table` (default the neutral pose), with the URDF `urdf`'s visual meshes and the
+        run's contact forces as arrows (mechsym.core.view.tree_figure, docs/view.md)."""
+        from mechsym.core.view import tree_figure, write_html
+
+        fig = tree_figure(self, table, urdf, params, axes, frames)
+        if path is not None:
+            write_html(fig, path)
+        return fig
+
     @property
     def flops(self) -> dict:
         """Arithmetic operations per state of the generated contact, mass and bias functions."""
@@ -481,20 +503,6 @@ class TreeSystem(ParametersInUse):
         counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library("main").meta["functions"].items()},
                                     python=lambda: flops(self.spec("main")))()
         return {n: counts[n] for n in ("contact", "mass", "bias")}
-
-
-def check_size(tree: Tree):
-    """Refuse up front, from the declaration alone, a tree whose derivation would pass the memory budget
-    (mechsym.core.budget.check_tree): its joint columns summed over the paths of its moving bodies and of its
-    bodies' frames to the root."""
-    from mechsym.core.budget import check_tree
-
-    depth, moving = {}, 0
-    for b in tree.bodies.values():           # parents come first
-        own = 0 if b.joint is None else (1 if b.joint.mimic is not None else b.joint.nv)
-        depth[b.name] = own + (depth[b.parent] if b.parent is not None else 0)
-        moving += depth[b.name] if own else 0
-    check_tree(f"tree '{tree.name}'", moving + sum(depth.values()))
 
 
 def _general_entry(name, general):

@@ -7,7 +7,9 @@ from mechsym.studies.analyses import (ForwardOptions, InverseOptions, Kinematics
                                       kinematics, samples)
 from mechsym.studies.figures import Reduction
 from mechsym.studies.optimize import refine_stages, staged_dp
-from mechsym.studies.sweep import TableStudy, axis, grid, plot, sweep
+from mechsym.studies.sweep import plot, sweep
+from mechsym.studies.sweep_grid import axis, grid
+from mechsym.studies.sweep_study import TableStudy
 
 __all__ = ["ForwardOptions", "InverseOptions", "KinematicsOptions", "Reduction", "TableStudy", "analyse", "axis",
            "forward", "grid", "inverse", "kinematics", "plot", "refine_stages", "samples", "staged_dp",

@@ -54,15 +54,41 @@ class Reduction:
         return float(REDUCERS[self.func](values))
 
 
+def speeds_apart(omegas, quasi_static=False) -> tuple:
+    """The speeds whose figures an inverse analysis reports apart: with two or more speeds, one figure per
+    speed (not one over every speed's rows); none for one speed or a quasi-static analysis."""
+    speeds = () if quasi_static or omegas is None else tuple(dict.fromkeys(float(w) for w in np.ravel(omegas)))
+    return speeds if len(speeds) > 1 else ()
+
+
+def figure_names(reductions, speeds=()) -> list:
+    """The figures' column names: FUNC_COLUMN, or FUNC_COLUMN@omega=W per speed of `speeds`."""
+    if not speeds:
+        return [r.name for r in reductions]
+    return [f"{r.name}@omega={w:.12g}" for w in speeds for r in reductions]
+
+
+def reduce_table(table, reductions, speeds=()) -> dict:
+    """A table's figures (`figure_names`): each reduction over the whole table, or over each speed's rows."""
+    if not speeds:
+        return {r.name: r(table) for r in reductions}
+    omega = np.asarray(table["omega"], float)
+    figures = {}
+    for w in speeds:
+        rows = Table({n: np.asarray(v)[omega == w] for n, v in table.columns.items()}, table.units)
+        figures.update({f"{r.name}@omega={w:.12g}": r(rows) for r in reductions})
+    return figures
+
+
 def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis, reductions):
     """A set's figures (or its InputError) from its inverse basis (N, unknowns, 3): the table of every
-    speed (coef (S, 3): alpha, omega^2, 1 per speed) reduced."""
+    speed (coef (S, 3): alpha, omega^2, 1 per speed) reduced, speed by speed where there are several."""
     cols = {coordinate: np.tile(theta, len(omegas))}
     if not quasi_static:
         cols["omega"] = np.repeat(omegas, len(theta))
     cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
     try:
-        return {r.name: r(Table(cols)) for r in reductions}
+        return reduce_table(Table(cols), reductions, speeds_apart(omegas, quasi_static))
     except InputError as exc:
         return exc
 

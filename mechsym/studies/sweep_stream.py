@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from mechsym.core.errors import InputError
+from mechsym.core.results import csv_number
 
 HEAD = "# mechsym sweep"
 LOST = "task lost "  # the message of a set whose task was given up: computed again on resume
@@ -51,12 +52,12 @@ def _rows_of(data, ends, base):
 
 def csv_rows(sets, first, rows, parameters, figures) -> str:
     """The CSV text of a task's rows: index (first, first + 1, ...), the parameters' values, the figures
-    (empty where missing), status and message; numbers at round-trip precision (as Table.to_csv)."""
+    (empty where missing), status and message; numbers as every CSV writes them (csv_number)."""
     buffer = io.StringIO()
     out = csv.writer(buffer, lineterminator="\n")
     for k, (params, (found, message)) in enumerate(zip(sets, rows)):
         values = [params[n] for n in parameters] + [(found or {}).get(n, np.nan) for n in figures]
-        out.writerow([first + k, *("" if v != v else f"{v:.17g}" for v in values),
+        out.writerow([first + k, *(csv_number(v) for v in values),
                       "ok" if found is not None else "error", message])
     return buffer.getvalue()
 

@@ -5,13 +5,13 @@ any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest o
 library: the library's cache entry, the parameters (names, defaults, sign constraints, units), the bodies,
 the unknowns' names and the model's `CompiledStart` (the reference assembly every set starts from, the
 points' coordinates as expressions of the parameters for each set's scales). The manifest's name is a key
-of the model file's source, of mechsym's sources (c_backend.package_source) and of the CPU's features (the
+of the model file's source, of mechsym's sources (mechsym.codegen.keys.package_source) and of the CPU's features (the
 library it names is built for them); inside, it lists every other file the model's build read (`watch`:
 observed while it ran, a data file or a module it imported), each with its SHA-256, which a worker checks
 before using the manifest, so a change to any of them makes it unused.
 
 A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
-(mechsym.studies.sweep.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
+(mechsym.studies.sweep_sets.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
 the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
 and every set of a manifest that does not apply to the full route, which derives the model.
 """
@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from mechsym.codegen import c_backend
+from mechsym.codegen.c_library import CLibrary
+from mechsym.codegen.keys import cache_key, package_source
 from mechsym.studies.figures import inverse_figures, negative_mass
 
 VERSION = 4
@@ -71,19 +73,15 @@ def model_file(source) -> Path | None:
 
 
 def keyed_path(source, kind, version) -> Path | None:
-    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY a hash of the model file, mechsym's sources, what the
-    cache's libraries are built for (c_backend.build_target: flags, the CPU's features) and `version`;
+    """cache_dir()/warm/KIND-MODEL-KEY.json: KEY the cache key (mechsym.codegen.keys) of the model file,
+    mechsym's sources and `version` (with what the cache's libraries are built for);
     None when the model has no file."""
     path = model_file(source)
     if path is None or not path.is_file():
         return None
-    h = hashlib.sha256()
-    for part in (path.read_bytes(), c_backend.package_source().encode(), c_backend.build_target().encode(),
-                 str(version).encode()):
-        h.update(part)
-        h.update(b"\0")
+    key = cache_key(path.read_bytes(), package_source(), str(version))
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem)
-    return c_backend.cache_dir() / "warm" / f"{kind}-{name}-{h.hexdigest()[:32]}.json"
+    return c_backend.cache_dir() / "warm" / f"{kind}-{name}-{key}.json"
 
 
 def manifest_path(source) -> Path | None:
@@ -167,7 +165,7 @@ def _nothing(*args):
 def _record(path, ref, study, system, read):
     from dataclasses import asdict
 
-    from mechsym.studies.sweep import compiled_start
+    from mechsym.studies.sweep_sets import compiled_start
 
     lib = system.functions
     if not lib.meta.get("square"):
@@ -248,7 +246,7 @@ def _compiled_manifest(ref):
     if m is None:
         return None
     compiled = c_backend._load(Path(m["entry"]))  # where the sweeping process loaded it (SHA-256 checked)
-    return None if compiled is None else (m, c_backend.CLibrary(compiled))
+    return None if compiled is None else (m, CLibrary(compiled))
 
 
 def batch(ref, study, sets):
@@ -257,7 +255,7 @@ def batch(ref, study, sets):
     not apply at all."""
     from mechsym.core.errors import InputError
     from mechsym.core.parameters import apply_overrides
-    from mechsym.studies.sweep import CompiledStart, compiled_inverse
+    from mechsym.studies.sweep_sets import CompiledStart, compiled_inverse
 
     if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
         return None

@@ -195,7 +195,7 @@ def test_connector_rejects_bad_parameters_by_name():
             RollingDisc("w", **{**good, name: value})
     # an axis parallel to the plane normal in the starting state: the error names the disc
     from mechanisms.disc import system
-    from mechsym.core.freejoint import quat_about
+    from mechsym.core.quaternion import about as quat_about
 
     sys3 = system()
     ode = sys3.loaded([RollingDisc("w", **good, axis=(0, 0, 1))])

@@ -5,8 +5,9 @@ import pytest
 import sympy as sp
 
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import FreeJoint, quat_about, quat_multiply, rotation
-from mechsym.rigid3d import FloatingBody
+from mechsym.core.freejoint import FreeJoint
+from mechsym.core.quaternion import about as quat_about, product as quat_multiply, rotation_matrix
+from mechsym.spatial.floating import FloatingBody
 from mechsym import derive
 
 pin = pytest.importorskip("pinocchio")
@@ -44,8 +45,8 @@ def test_neutral_and_layout_are_pinocchios():
     q = np.concatenate([[1.0, 2.0, 3.0], quat_about((0, 0, 1), np.pi / 2)])
     data = model.createData()
     pin.forwardKinematics(model, data, q)
-    np.testing.assert_allclose(rotation(q[3:7]), data.oMi[1].rotation, atol=1e-15)
-    np.testing.assert_allclose(rotation(q[3:7]) @ [1, 0, 0], [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(rotation_matrix(q[3:7]), data.oMi[1].rotation, atol=1e-15)
+    np.testing.assert_allclose(rotation_matrix(q[3:7]) @ [1, 0, 0], [0, 1, 0], atol=1e-15)
     with pytest.raises(InputError, match="'local' or 'world'"):
         FreeJoint("body")
 
@@ -93,7 +94,7 @@ def test_qdot_is_the_rate_of_the_pose(joint):
     model, qs = free_flyer(), random_q(rng, 8)
     data = model.createData()
     x = sp.symbols("x0:4", real=True)
-    dR = sp.lambdify(x, sp.Matrix(rotation(x)).reshape(9, 1).jacobian(x))
+    dR = sp.lambdify(x, sp.Matrix(rotation_matrix(x)).reshape(9, 1).jacobian(x))
     for q in qs:
         v = rng.normal(size=6)
         qd = joint.qdot(q, v)
@@ -101,7 +102,7 @@ def test_qdot_is_the_rate_of_the_pose(joint):
         pin.forwardKinematics(model, data, q, v_pin)
         world = pin.getVelocity(model, data, 1, pin.LOCAL_WORLD_ALIGNED)
         np.testing.assert_allclose(qd[:3], world.linear, rtol=0, atol=1e-14)
-        R = rotation(q[3:7])
+        R = rotation_matrix(q[3:7])
         w = v[3:6]
         skew = np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
         np.testing.assert_allclose((dR(*q[3:7]) @ qd[3:7]).reshape(3, 3), R @ skew, rtol=0, atol=1e-14)
@@ -118,7 +119,7 @@ def test_pinocchio_conversions_round_trip_exactly():
     q, v, a = random_q(rng, 20), rng.normal(size=(20, 6)), rng.normal(size=(20, 6))
     q2, vp, ap = WORLD.to_pinocchio(q, v, a)
     np.testing.assert_array_equal(q2, q)
-    np.testing.assert_allclose(np.einsum("nij,nj->ni", rotation(q[:, 3:7]), vp[:, :3]), v[:, :3], atol=1e-14)
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", rotation_matrix(q[:, 3:7]), vp[:, :3]), v[:, :3], atol=1e-14)
     np.testing.assert_array_equal(vp[:, 3:], v[:, 3:])
     _, vb, ab = WORLD.from_pinocchio(q, vp, ap)
     np.testing.assert_allclose(vb, v, rtol=0, atol=1e-14)
@@ -158,7 +159,7 @@ def test_floating_body_rates_equal_pinocchios_aba(backend):
     rates = system.accelerations(np.concatenate([q, v], axis=1).T, gen.T).T
     for i in range(25):
         qp, vp = WORLD.to_pinocchio(q[i], v[i])
-        R = rotation(q[i, 3:7])
+        R = rotation_matrix(q[i, 3:7])
         tau = np.concatenate([R.T @ gen[i, :3], gen[i, 3:]])           # the wrench in the body frame
         ap = pin.aba(model, data, qp, vp, tau)
         _, _, a = WORLD.from_pinocchio(qp, vp, ap)
@@ -196,6 +197,6 @@ def test_one_quaternion_product():
     np.testing.assert_array_equal(quat_multiply(i, j), [0, 0, 1, 0])
     rng = np.random.default_rng(10)
     a, b = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
-    np.testing.assert_allclose(rotation(quat_multiply(a, b)), rotation(a) @ rotation(b), atol=1e-14)
+    np.testing.assert_allclose(rotation_matrix(quat_multiply(a, b)), rotation_matrix(a) @ rotation_matrix(b), atol=1e-14)
     x = sp.symbols("x0:4", real=True)
     assert sp.lambdify([x], quat_multiply(x, tuple(b[0])))(a[0]) == pytest.approx(quat_multiply(a[0], b[0]))

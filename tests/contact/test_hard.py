@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 from mechsym.contact.box import RigidBox
-from mechsym.core.freejoint import rotation as quat_to_rot
-from mechsym.contact.hard import ContactError, HardContacts, Plane, contact_forces, impulse
+from mechsym.core.quaternion import rotation_matrix as quat_to_rot
+from mechsym.contact.hard import ContactError, HardContacts, Plane
+from mechsym.contact.hard_forces import contact_forces
+from mechsym.contact.hard_impulse import impulse
 from mechsym.contact.lcp import LCPError, lemke, solve_lcp
 from mechsym.core.errors import InputError
 

@@ -7,8 +7,10 @@ import pytest
 from mechanisms import hyq_contact
 from mechsym.codegen.constants import HardStatus
 from mechsym.contact import c_contact
-from mechsym.contact.hard import contact_forces, impulse
-from mechsym.contact.hard_run import _CModes, _Modes, pd_hold, simulate_hard
+from mechsym.contact.hard_forces import contact_forces
+from mechsym.contact.hard_impulse import impulse
+from mechsym.contact.hard_modes import CModes, Modes
+from mechsym.contact.hard_run import pd_hold, simulate_hard
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK
 from mechsym.core.errors import InputError
 
@@ -149,7 +151,7 @@ def test_held_rhs_and_guards_equal_the_python_route(hyq, monkeypatch, mu, undeci
         pd = ctrl
         ctrl = lambda t, q, v: pd(t, q, v) + np.sin(t + np.arange(18))   # noqa: E731
     args = (contacts, mu_arr, e_arr, ctrl, 1e-10, 1e-6, 1e-3, 1e-3)
-    cm, pm = _CModes(contacts.c_route(), *args), _Modes(*args)
+    cm, pm = CModes(contacts.c_route(), *args), Modes(*args)
     if undecided:
         monkeypatch.setattr(cm.c, "held", lambda *a, **k: HardStatus.AMBIGUOUS)
     for j, (qq, v, _) in enumerate(_states(rng, q, 30, 0.05)):
@@ -209,19 +211,19 @@ def test_library_is_keyed_by_its_source(monkeypatch):
     """The compiled library's lookup key covers hard_contact.c: the C file is part of package_source."""
     import pathlib
 
-    from mechsym.codegen import c_backend
+    from mechsym.codegen import keys
 
     real = pathlib.Path.read_bytes
-    c_backend.package_source.cache_clear()
+    keys.package_source.cache_clear()
     try:
-        before = c_backend.package_source()
-        c_backend.package_source.cache_clear()
+        before = keys.package_source()
+        keys.package_source.cache_clear()
         monkeypatch.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (
             b"/* changed */" if self.name == c_contact.SOURCE else b""))
-        after = c_backend.package_source()
+        after = keys.package_source()
     finally:
         monkeypatch.undo()
-        c_backend.package_source.cache_clear()
+        keys.package_source.cache_clear()
     assert before != after
 
 

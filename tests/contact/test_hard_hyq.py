@@ -7,7 +7,8 @@ pin = pytest.importorskip("pinocchio")
 erd = pytest.importorskip("example_robot_data")
 
 from mechanisms import hyq_contact  # noqa: E402
-from mechsym.contact.hard import contact_forces, impulse  # noqa: E402
+from mechsym.contact.hard_forces import contact_forces  # noqa: E402
+from mechsym.contact.hard_impulse import impulse  # noqa: E402
 
 G = 9.81
 
@@ -77,7 +78,7 @@ def test_impulse_equals_pinocchio_impulse_dynamics(hyq):
 @pytest.mark.parametrize("scenario", ["drop", "tilted"])
 def test_scenarios_land_at_the_free_fall_instant(scenario, tmp_path):
     """The lowest foot falls freely from its height h along the plane's normal (n_z g t^2 / 2): drop lands
-    at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has CONTRACTS' columns and the impulses
+    at sqrt(2 / g) s, tilted at sqrt(1 / (g cos 5 deg)) s; the CSV has the columns of docs/conventions.md and the impulses
     of the timeline."""
     from mechsym.app.cli import main
     from mechsym.core.results import read_csv

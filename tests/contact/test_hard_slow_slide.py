@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mechsym.contact.box import RigidBox
-from mechsym.contact.hard import HardContacts, contact_forces
+from mechsym.contact.hard import HardContacts
+from mechsym.contact.hard_forces import contact_forces
 from mechsym.contact.hard_run import pd_hold, simulate_hard
 from mechsym.contact.spatial_v2 import SLIP, STICK
 

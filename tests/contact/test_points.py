@@ -5,7 +5,7 @@ import pytest
 from mechsym.contact import ContactPoints, Fpt, GroundContact, gcontact
 from mechsym.contact import points as points_module
 from mechsym.core.errors import InputError
-from mechsym.core.freejoint import quat_multiply
+from mechsym.core.quaternion import product as quat_multiply
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +102,9 @@ def test_generalised_forces_agree_with_fpt_floating(disc):
     p = points.positions(q)
     spatial = Fpt(f, p).sum(axis=1)
     moment_o, force = spatial[:3], spatial[3:]
-    from mechsym.core.freejoint import rotation
+    from mechsym.core.quaternion import rotation_matrix
 
-    rot = rotation(q[3:])
+    rot = rotation_matrix(q[3:])
     expected = np.concatenate([force, rot.T @ (moment_o - np.cross(q[:3], force))])
     np.testing.assert_allclose(points.generalised_forces(q, f), expected, rtol=1e-12, atol=1e-12)
 
@@ -139,6 +139,9 @@ def test_points_at_assembly_match_the_declaration(chain):
 # ---------------------------------------------------------------- one law evaluation for all points
 
 def test_load_evaluates_the_law_once_for_all_points(disc, monkeypatch):
+    """One vectorised law evaluation for all 32 points per call, equal to the public gcontact followed by
+    J^T f. The count is a spy: a loop over the points would give the same forces (the result cannot show
+    the one evaluation, which is the property that keeps the runner's per-call cost flat in the points)."""
     _, points, ground = disc
     calls = []
     real = points_module._laws_unchecked
@@ -164,20 +167,29 @@ def test_load_evaluates_the_law_once_for_all_points(disc, monkeypatch):
 
 
 def test_held_load_evaluates_once_too(disc, monkeypatch):
-    """With held states (the runner's default) it is one evaluation of laws_in_states per call."""
-    from mechsym.contact import NO_CONTACT, SLIP, STICK
+    """With held states (the runner's default) it is one evaluation of laws_in_states per call (a spy, as
+    above: the count is the property), and holding the states the law itself classifies gives the forces
+    of the unheld load (which classifies them afresh) and of gcontact followed by J^T f."""
+    from mechsym.contact.points import classify, contact_signals
 
     _, points, ground = disc
     calls = []
     real = points_module.laws_in_states
     monkeypatch.setattr(points_module, "laws_in_states", lambda *a: calls.append(a[3].shape) or real(*a))
+    rng = np.random.default_rng(7)
+    q, qd = np.array([0, 0, 0.049, 1, 0, 0, 0.0]), rng.normal(size=6)
+    u = rng.normal(scale=1e-5, size=2 * points.n)
+    p, v = points.kinematics(q, qd)
 
     class Held:
-        state = np.array([STICK, SLIP] + [NO_CONTACT] * 30)
+        state = classify(*contact_signals(ground, p, v, u.reshape(2, -1)))
 
-    load = points.load(ground, Held)
-    gen, ud = load(0.0, np.array([0, 0, 0.049, 1, 0, 0, 0.0]), np.ones(6), np.zeros(64))
-    assert calls == [(3, 32)] and gen.shape == (6,) and ud.shape == (64,)
+    gen, ud = points.load(ground, Held)(0.0, q, qd, u)
+    assert calls == [(3, 32)]
+    f, ud_ref, _ = gcontact(ground.stiffness, ground.damping, ground.mu, p, v, u.reshape(2, -1))
+    assert np.any(f[2] > 0)
+    np.testing.assert_allclose(ud, ud_ref.ravel(), rtol=1e-14, atol=1e-18)
+    np.testing.assert_allclose(gen, points.generalised_forces(q, f), rtol=1e-14, atol=1e-14)
 
 
 def test_named_point_and_coordinates_agree(chain):

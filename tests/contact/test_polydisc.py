@@ -5,7 +5,7 @@ import pytest
 from mechsym.app.cli import main
 from mechsym.contact import Fpt, gcontact
 from mechsym.core.results import read_csv
-from mechsym.core.freejoint import rotation
+from mechsym.core.quaternion import rotation_matrix
 
 COLUMNS = "t,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,n_contact,n_stick,n_slip".split(",")
 
@@ -119,7 +119,7 @@ def test_initial_state(disc):
     p = points.positions(y0[:7])
     assert p[2].min() == pytest.approx(0.05, abs=1e-15)            # vertex 8 points straight down
     assert set(np.flatnonzero(np.isclose(p[2], 0.05))) == {8, 24}
-    axis = rotation(y0[3:7])[:, 1]                            # body y = the disc axis, yawed 0.18
+    axis = rotation_matrix(y0[3:7])[:, 1]                            # body y = the disc axis, yawed 0.18
     np.testing.assert_allclose(axis, [-np.sin(0.18), np.cos(0.18), 0], atol=1e-15)
 
 
@@ -145,7 +145,7 @@ def test_example_7_rolls_with_a_wobble(full_run):
     assert t["n_slip"].max() >= 1 and t["n_stick"].max() >= 1
     q = np.array([t[c] for c in ("qx", "qy", "qz", "qw")])
     np.testing.assert_allclose(np.linalg.norm(q, axis=0), 1, atol=1e-12)
-    tilt = rotation(q.T)[:, 2, 1]                                  # world z of the disc axis
+    tilt = rotation_matrix(q.T)[:, 2, 1]                                  # world z of the disc axis
     assert 0.01 < np.abs(tilt[after]).max() < 0.3                    # a wobble, not a fall
     rolling = after & (t["n_contact"] >= 1)
     assert 0.2 < np.mean(t["n_slip"][rolling] >= 1) < 0.8            # sticking and slipping in turn
@@ -207,7 +207,7 @@ def test_twist_022_falls_over():
     run = polydisc.simulate(twist=0.22)
     t = run
     q = np.array([t[c][-1] for c in ("qx", "qy", "qz", "qw")])
-    assert abs(rotation(q)[2, 1]) > 0.99 and t["z"][-1] == pytest.approx(0.005, abs=5e-4)
+    assert abs(rotation_matrix(q)[2, 1]) > 0.99 and t["z"][-1] == pytest.approx(0.005, abs=5e-4)
     tilt = np.degrees(np.abs(polydisc.axis_angles(t)[0]))
     falling = (tilt > 10) & (tilt < 80) & (t["n_contact"] >= 1)
     assert falling.sum() > 100 and np.mean(t["n_slip"][falling] >= 1) > 0.9

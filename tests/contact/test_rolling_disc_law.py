@@ -504,7 +504,8 @@ def test_reference_step_is_converged(name):
 
 from mechsym.contact.rolling_disc import RollingDisc  # noqa: E402
 from mechsym import derive  # noqa: E402
-from mechsym.rigid3d import K_STAB, BodyTorque, FloatingBody  # noqa: E402
+from mechsym.spatial.floating import K_STAB, FloatingBody  # noqa: E402
+from mechsym.spatial.floating_loads import BodyTorque  # noqa: E402
 
 BODY_VALUES = dict(mass=1.3, Ixx=0.021, Iyy=0.012, Izz=0.014, Ixy=0.002)
 DRIVE = (-0.5, 0.2, 0.1)
@@ -577,7 +578,7 @@ def independent_rates(y, con, values=BODY_VALUES, drive=DRIVE):
     f_contact = ft[0] * wlat + ft[1] * w2 + fn * nv
     force = f_contact - con.rolling_friction * afn * (vp - (vp @ nv) * nv)     # rolling friction at the centre
     torque = np.cross(r * w3, f_contact) + np.cross(arm, force) + rot @ np.array(drive)
-    # rigid body (mechsym.rigid3d's equations)
+    # rigid body (mechsym.spatial.floating's equations)
     m = values["mass"]
     inertia = np.array([[values["Ixx"], values["Ixy"], 0], [values["Ixy"], values["Iyy"], 0], [0, 0, values["Izz"]]])
     qdot = 0.5 * np.array([w0 * wb[0] + w2_ * wb[2] - w3_ * wb[1], w0 * wb[1] - w1_ * wb[2] + w3_ * wb[0],
@@ -595,9 +596,9 @@ def _state(rng, sys3, con, depth, slip, normal_speed, omega_scale=3.0, q_norm=1.
     while True:
         q = rng.normal(size=4)[[1, 2, 3, 0]]                      # drawn (w, x, y, z), stored scalar last
         q /= np.linalg.norm(q)
-        from mechsym.core.freejoint import rotation
+        from mechsym.core.quaternion import rotation_matrix
 
-        if abs(rotation(q) @ np.array(con.axis) @ n) < 0.9:
+        if abs(rotation_matrix(q) @ np.array(con.axis) @ n) < 0.9:
             break
     y = np.concatenate([rng.normal(size=3) * 0.1, q * q_norm, rng.normal(size=3), rng.normal(size=3) * omega_scale])
     c = con.contact(sys3, y)
@@ -692,7 +693,7 @@ def test_inactive_connector_applies_nothing(body):
 
 def test_body_torque_alone_matches_the_lambdified_body(body):
     """A tumbling body under a constant body-frame torque: the generated program integrated with BDF
-    and its Jacobian, against mechsym.rigid3d's lambdified rates integrated by DOP853."""
+    and its Jacobian, against mechsym.spatial.floating's lambdified rates integrated by DOP853."""
     drive = BodyTorque("drive", DRIVE)
     ode = body.loaded([drive])
     y0 = body.initial_state((0, 0, 1), quat_xyzw=(0.2, -0.1, 0.3, 1), velocity=(0.5, 0, 2), omega=(3, -2, 5))
@@ -764,25 +765,25 @@ def test_trail_velocity_is_the_derivative_of_the_contact_point():
 
 
 def test_generated_code_is_cached_by_structure_and_rebuilt_when_corrupt(body, tmp_path, monkeypatch):
-    from mechsym import rigid3d
+    from mechsym.spatial import floating_loads
 
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
-    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     y = body.initial_state((0, 0, 1), quat_xyzw=(0.1, 0.2, 0.3, 1), omega=(1, 2, 3))
     first = body.loaded([BodyTorque("drive", DRIVE)])
     rates = first.rates(y, first.params(BODY_VALUES))
-    (entry,) = tmp_path.glob("rigid3d-*")
-    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    (entry,) = tmp_path.glob("floating-*")
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     other = body.loaded([BodyTorque("drive", (1.0, 2.0, 3.0))])        # values are run-time parameters
-    assert sorted(tmp_path.glob("rigid3d-*")) == [entry]
+    assert sorted(tmp_path.glob("floating-*")) == [entry]
     np.testing.assert_array_equal(other.rates(y, first.params(BODY_VALUES)), rates)
     body.loaded([BodyTorque("drive", DRIVE), BodyTorque("brake", DRIVE)])   # another structure: another entry
-    assert len(list(tmp_path.glob("rigid3d-*"))) == 2
+    assert len(list(tmp_path.glob("floating-*"))) == 2
     lib = entry / "lib.so"
     cut = entry / "cut.so"                              # a truncated library (a new file: the old is mapped)
     cut.write_bytes(lib.read_bytes()[:1000])
     os.replace(cut, lib)
-    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     again = body.loaded([BodyTorque("drive", DRIVE)])
     assert lib.stat().st_size > 1000
     np.testing.assert_array_equal(again.rates(y, again.params(BODY_VALUES)), rates)
@@ -800,7 +801,7 @@ def test_generated_program_evaluates_the_same_law(linear_zone, no_tension):
 
     from mechsym.codegen import c_backend
     from mechsym.contact.rolling_disc import RollingDisc
-    from mechsym.core.freejoint import rotation
+    from mechsym.core.quaternion import rotation_matrix
 
     system = disc_model.system()
     load = RollingDisc("contact", radius=R, stiffness=K, zone=0.05, damping=D, mu=(0.3, 0.5), viscous=(0.1, 0.2),
@@ -816,7 +817,7 @@ def test_generated_program_evaluates_the_same_law(linear_zone, no_tension):
     c = load.contact(system, y)
     assert 0.1 < c.in_contact.mean() < 0.9 and (c.f_n < 0).any() != no_tension
     assert (c.slip_speed[c.in_contact] < 0.05).any() and (c.slip_speed[c.in_contact] > 0.05).any()
-    rot = rotation(y[3:7].T)
+    rot = rotation_matrix(y[3:7].T)
     arm = rot @ np.asarray(load.centre)
     moment = np.einsum("nji,nj->in", rot, c.torque + np.cross(arm, c.force))
     expected = system.accelerations(y, np.vstack([c.force.T, moment]))

@@ -38,7 +38,7 @@ pulls |q| back to 1 at a rate proportional to the rotation rate, without changin
 represents; `normalise(y)` projects exactly (the contact runner applies it at every switch) and every
 output reports the normalised quaternion.
 
-Under loads (`FloatingSystem.loaded`): each load (a rolling-disc contact, a body-frame torque) writes its
+Under loads (`FloatingSystem.loaded`, mechsym.spatial.floating_loads): each load (a rolling-disc contact, a body-frame torque) writes its
 force and torque into one `mechsym.codegen.program.Program`, a straight-line program of small sympy
 assignments carried with their forward-mode derivatives, so the right-hand side and its exact Jacobian
 are generated together (C through the C backend's cache, numpy without a compiler) for a stiff solver
@@ -53,14 +53,14 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen import VectorFunction
-from mechsym.codegen.program import Program
-from mechsym.core.budget import CallBudget
+from mechsym.core import quaternion
 from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
-from mechsym.core.freejoint import FreeJoint, rotation
+from mechsym.core.freejoint import FreeJoint
 from mechsym.core.parameters import Declaration, apply_overrides, default_problems
-from mechsym.core.progress import Progress, tracked
-from mechsym.core.results import RunResult, ivp_result
+from mechsym.core.quaternion import rotation_matrix
+from mechsym.core.results import RunResult
+from mechsym.core.runner import integrate, result
 from mechsym.core.timegrid import run_options
 
 K_STAB = 0.1
@@ -68,8 +68,7 @@ STATE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "vz", "wbx", "
 WORLD_COLUMNS = ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")
 LAYOUT = "[" + ", ".join(STATE_NAMES) + "]"
 
-__all__ = ["FloatingBody", "FloatingSystem", "K_STAB", "STATE_NAMES",
-           "WORLD_COLUMNS", "JOINT", "BodyTorque", "LoadedODE", "floating_program"]
+__all__ = ["FloatingBody", "FloatingSystem", "K_STAB", "STATE_NAMES", "WORLD_COLUMNS", "JOINT", "bias"]
 
 JOINT = FreeJoint("world")  # the body's configuration and speeds (the module docstring)
 
@@ -178,14 +177,50 @@ def _vec3(v, what):
     return (sp.sympify(x), sp.sympify(y), sp.sympify(z))
 
 
+def bias(mass, inertia, gravity, R, velocity, omega, linear="world"):
+    """The free rigid body's Newton-Euler about its centre of mass, the one set of equations every free body
+    of mechsym is built on (this module's FloatingBody, mechsym.contact.box's RigidBox; a tree's free root
+    agrees with it, tests/contact/test_floating.py): H (v', w') + b = (F, M), H = diag(m 1, I), with
+
+        b = (-m g,                 w x I w)     linear "world": v the centre's velocity in the world frame
+        b = (m (w x v) - m R^T g,  w x I w)     linear "local": v in the body frame (Pinocchio's free flyer)
+
+    w the angular velocity, I the centroidal inertia and M the moment, all in the body frame; g the gravity
+    vector (world), R the body-to-world rotation; F in v's frame. The pair (b_lin, b_ang), each three
+    components: numbers for numeric arguments, sympy expressions for symbolic ones."""
+    if linear not in ("world", "local"):
+        raise InputError(f"free body: linear velocity frame must be 'local' or 'world', got {linear!r}")
+    angular = _cross(omega, _times(inertia, omega))
+    if linear == "world":
+        return [-mass * gi for gi in gravity], angular
+    down = _times(R, gravity, transpose=True)
+    return [mass * (c - d) for c, d in zip(_cross(omega, velocity), down)], angular
+
+
+def _times(M, x, transpose=False):
+    """M x (or M^T x): sympy's matrix product for a sympy M, numpy's for numbers."""
+    if isinstance(M, sp.MatrixBase):
+        return list((M.T if transpose else M) * sp.Matrix(x))
+    return (np.transpose(M) if transpose else np.asarray(M)) @ np.asarray(x, float)
+
+
+def _cross(a, b):
+    """a x b: sympy's cross product where either holds sympy expressions, numpy's for numbers."""
+    if any(isinstance(c, sp.Basic) for c in (*a, *b)):
+        return list(sp.Matrix(a).cross(sp.Matrix(b)))
+    return np.cross(a, b)
+
+
 def newton_euler(coords, speeds, qn, wn, force, moment, mass, inertia, gravity):
     """The rates (r', q', v', w') of the module docstring's equations from the coordinates (r, q), the
-    speeds (v, w), the norms |q|, |w|, the force (world) and the moment (body frame)."""
-    quat, w = coords[3:7], sp.Matrix(speeds[3:6])
+    speeds (v, w), the norms |q|, |w|, the force (world) and the moment (body frame): `bias` solved for
+    the speeds' rates, the free joint's map with the quaternion's stabilising term for the coordinates'."""
+    quat, w = coords[3:7], speeds[3:6]
     rdot_qdot = JOINT.qdot(coords, speeds)
     qdot = [c + K_STAB * wn * (1 - qn) * qc for c, qc in zip(rdot_qdot[3:7], quat)]
-    vdot = sp.Matrix(gravity) + sp.Matrix(force) / mass
-    wdot = inertia.LUsolve(sp.Matrix(moment) - w.cross(inertia * w))
+    b_lin, b_ang = bias(mass, inertia, gravity, None, speeds[:3], w, "world")
+    vdot = [f / mass - b / mass for f, b in zip(force, b_lin)]
+    wdot = inertia.LUsolve(sp.Matrix(moment) - sp.Matrix(b_ang))
     return (*rdot_qdot[:3], *qdot, *vdot, *wdot)
 
 
@@ -219,7 +254,7 @@ class FloatingSystem(ParametersInUse):
         qn = sp.sqrt(sum(c**2 for c in qv))
         wn = sp.sqrt(sum(c**2 for c in self.w))
         self.rate_exprs = newton_euler(self.coords, self.speeds, qn, wn, self.force, self.moment, m, inertia, g)
-        self.R = rotation(qv)
+        self.R = rotation_matrix(qv)
         kinetic = (m * sum(c**2 for c in self.v) + (w.T * inertia * w)[0]) / 2
         potential = -m * sum(gi * ri for gi, ri in zip(g, self.r))
         self.rate = VectorFunction((self.state, self.force + self.moment, p), self.rate_exprs)
@@ -261,6 +296,11 @@ class FloatingSystem(ParametersInUse):
         """Names of the state's components (position, quaternion, velocities)."""
         return list(STATE_NAMES)
 
+    @property
+    def state_names(self):
+        """The state `simulate` integrates (the module docstring's layout)."""
+        return list(STATE_NAMES)
+
     # -- the pieces a point-contact model needs (see mechsym.contact.points) -------------------------
     def body_frame(self):
         """The symbolic frame of the body for contact points (mechsym.contact.points): (coordinate symbols,
@@ -291,7 +331,7 @@ class FloatingSystem(ParametersInUse):
     def initial_state(self, position=(0, 0, 0), *, quat_xyzw=(0, 0, 0, 1), velocity=(0, 0, 0),
                       omega=(0, 0, 0), omega_frame="world"):
         """A state vector (13,) from the centre's position and velocity (world), the body-to-world
-        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.freejoint.quat_about` gives it
+        quaternion `quat_xyzw` = (qx, qy, qz, qw), scalar last as `mechsym.core.quaternion.about` gives it
         (normalised here), and the angular velocity in the world (default) or body frame. All but the
         position by keyword, so that no call reads a quaternion in another order."""
         arrays = {}
@@ -309,16 +349,16 @@ class FloatingSystem(ParametersInUse):
         quat = arrays["quat_xyzw"] / qn
         omega = arrays["omega"]
         if omega_frame == "world":
-            omega = rotation(quat).T @ omega
+            omega = rotation_matrix(quat).T @ omega
         elif omega_frame != "body":
             raise InputError(f"omega_frame must be 'world' or 'body', got {omega_frame!r}")
         return np.concatenate([arrays["position"], quat, arrays["velocity"], omega])
 
     @staticmethod
     def normalise(y):
-        """The state with its quaternion scaled to unit length (other entries unchanged)."""
+        """The state (13, ...) with its quaternion scaled to unit length (other entries unchanged)."""
         y = np.array(y, float)
-        y[3:7] /= np.linalg.norm(y[3:7], axis=0)
+        y[3:7] = np.moveaxis(quaternion.normalise(np.moveaxis(y[3:7], 0, -1)), -1, 0)
         return y
 
     def world_columns(self, y) -> dict:
@@ -336,7 +376,7 @@ class FloatingSystem(ParametersInUse):
                              f"(expected {', '.join(WORLD_COLUMNS)})") from None
         quat = np.stack([c["qx"], c["qy"], c["qz"], c["qw"]], axis=-1)
         omega = np.stack([c["wx"], c["wy"], c["wz"]], axis=-1)
-        body = np.einsum("...ji,...j->...i", rotation(quat), omega)           # w_body = R^T w_world
+        body = np.einsum("...ji,...j->...i", rotation_matrix(quat), omega)           # w_body = R^T w_world
         return np.concatenate([np.stack([c["x"], c["y"], c["z"]]), np.moveaxis(quat, -1, 0),
                                np.stack([c["vx"], c["vy"], c["vz"]]), np.moveaxis(body, -1, 0)])
 
@@ -363,7 +403,7 @@ class FloatingSystem(ParametersInUse):
         return self.backend.route(compiled=self._compiled_accelerations, python=lambda *a: self.rate(*a))(y[:13], gen, p)
 
     def _compiled_accelerations(self, y, gen, p):
-        from mechsym.codegen.c_backend import _ptr
+        from mechsym.codegen.c_library import _ptr
 
         shape = np.broadcast_shapes(y.shape[1:], gen.shape[1:])
         ys = np.ascontiguousarray(np.moveaxis(np.broadcast_to(y[:13], (13,) + shape), 0, -1).reshape(-1, 13))
@@ -383,31 +423,26 @@ class FloatingSystem(ParametersInUse):
         docstring; `initial_state` builds one) to t_end; `load(t, q, qd, s)` -> ((F, M) (6,), sdot) adds
         generalised forces and the rates of extra states s (initial values extra0), as planar `simulate`.
         A RunResult: t, the world columns, the extra states; events and the dense solution of solve_ivp."""
-        from scipy.integrate import solve_ivp
-
         y0 = np.asarray(state0, float)
         extra0 = np.atleast_1d(np.asarray(extra0, float))
         if y0.shape != (13,):
             raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
         opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0, "extra0": extra0}, width=60)
         ode = self.ode(params, load, len(extra0))
-        progress = Progress(f"body '{self.body.name}'", opts.t_end)
-        counted = CallBudget(13 + len(extra0), f"body '{self.body.name}'", opts.t_end, method).wrap(ode.rhs)
-        sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), np.concatenate([self.normalise(y0), extra0]),
-                        method=method, rtol=opts.rtol, atol=opts.atol, dense_output=True, events=list(events) or None)
-        progress.close()
-        if sol.status < 0:
-            raise InputError(f"body '{self.body.name}': integration failed at t = {sol.t[-1]:.6g}: {sol.message}")
-        grid = opts.grid(sol.t[-1])
-        y = sol.sol(grid)
-        cols = {"t": grid, **self.world_columns(y[:13])}
         labels = list(extra_names) or [f"s{i}" for i in range(len(extra0))]
-        cols.update({n: y[13 + i] for i, n in enumerate(labels)})
-        return ivp_result(sol, events, cols, {"t": "s"}, f"{self.body.name}: simulation")
+        sol = integrate(ode.rhs, np.concatenate([self.normalise(y0), extra0]), (0.0, opts.t_end), rtol=opts.rtol,
+                        atol=opts.atol, method=method, name=f"body '{self.body.name}'", events=events)
 
-    def loaded(self, loads, backend=None) -> "LoadedODE":
+        def columns(grid, y):
+            return {"t": grid, **self.world_columns(y[:13]), **{n: y[13 + i] for i, n in enumerate(labels)}}
+
+        return result(sol, opts, columns, f"{self.body.name}: simulation", events)
+
+    def loaded(self, loads, backend=None):
         """The body under `loads` (e.g. mechsym.contact.rolling_disc.RollingDisc, BodyTorque) with a generated
-        right-hand side and exact Jacobian, for stiff integration (see LoadedODE)."""
+        right-hand side and exact Jacobian, for stiff integration (mechsym.spatial.floating_loads.LoadedODE)."""
+        from mechsym.spatial.floating_loads import LoadedODE
+
         return LoadedODE(self, loads, backend)
 
 
@@ -461,209 +496,3 @@ class FloatingODE:
     def project(self, y):
         """y with its quaternion normalised."""
         return self.system.normalise(y)
-
-
-# ---------------------------------------------------------------- the body under loads: generated rhs, exact Jacobian
-
-class Frame:
-    """The body's symbolic frame as loads see it in a Program: centre of mass `position`, body-to-world
-    `rotation`, `velocity` of the centre of mass and angular velocity `omega`, all in the world frame."""
-
-    def __init__(self, position, rotation, velocity, omega):
-        self.position, self.rotation, self.velocity, self.omega = position, rotation, velocity, omega
-
-
-class BodyTorque:
-    """A constant torque given in the body frame: a load for `FloatingSystem.loaded`.
-
-    Loads have a `name`, `parameters()` (name -> value, the run-time values), `structure()` (text of what
-    the generated code depends on besides the values) and `build(program, frame, p)` returning the force
-    (world frame, through the centre of mass) and the torque about the centre of mass (world frame) as
-    sympy 3-vectors; `p` maps the parameter names to their symbols. `check_state(system, y)` (optional)
-    raises InputError for a state the load cannot handle."""
-
-    def __init__(self, name, torque):
-        self.name = name
-        t = np.asarray(torque, float)
-        if t.shape != (3,) or not np.all(np.isfinite(t)):
-            raise InputError(f"torque '{name}' must be three finite numbers (body frame), got {torque!r}")
-        self.torque = t
-
-    def parameters(self):
-        """The torque's components as parameters x, y, z [N m]."""
-        return dict(zip(("x", "y", "z"), self.torque.tolist()))
-
-    def structure(self):
-        """The text that the generated code's cache key takes from this load."""
-        return "body-frame torque"
-
-    def build(self, program, frame, p):
-        """(force, torque) on the body: no force, the body-frame torque turned to the world frame."""
-        return sp.zeros(3, 1), frame.rotation * sp.Matrix([p["x"], p["y"], p["z"]])
-
-
-class LoadedODE:
-    """The floating body's ODE under loads, generated as one Program: the right-hand side and its exact
-    Jacobian in C (compiled once, cached by content; numpy when no compiler exists), for a stiff solver.
-
-    The code depends on the body's declaration and the loads' structure, not on the values: one library
-    serves every mass, inertia, stiffness, friction coefficient... (they are run-time parameters)."""
-
-    def __init__(self, system, loads, backend=None):
-        from mechsym.codegen.backend import resolve
-
-        names = [load.name for load in loads]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise InputError(f"body '{system.body.name}': loads named twice: {', '.join(twice)}")
-        self.system, self.loads = system, tuple(loads)
-        self._code = _generated(system, self.loads, resolve(backend))
-        self.backend, self.param_names = self._code.backend, self._code.param_names
-
-    def params(self, overrides=None) -> np.ndarray:
-        """The run-time parameter vector: the body's (with `overrides`), then each load's."""
-        values = dict(self.system.body.resolve_parameters(overrides))
-        for load in self.loads:
-            values.update({f"{load.name}.{k}": float(v) for k, v in load.parameters().items()})
-        return np.array([values[n] for n in self.param_names])
-
-    def rates(self, y, params=None):
-        """dy/dt (13, ...) at states y (13, ...)."""
-        return self._code.rates(y, self.params() if params is None else np.asarray(params, float))
-
-    def jacobians(self, y, params=None):
-        """d(dy/dt)/dy (13, 13, ...) at states y (13, ...): exact, from the generated derivatives."""
-        return self._code.jacobians(y, self.params() if params is None else np.asarray(params, float))
-
-    def check_state(self, y):
-        """InputError if a load cannot handle the states y (13, N) (see BodyTorque for the protocol)."""
-        for load in self.loads:
-            check = getattr(load, "check_state", None)
-            if check is not None:
-                check(self.system, y)
-
-    def simulate(self, state0, t_end, dt=None, rtol=1e-9, atol=None, method="BDF", params=None, columns=None):
-        """Integrate from `state0` (13,) = [x, y, z, qx, qy, qz, qw, vx, vy, vz, wbx, wby, wbz] (quaternion scalar last, see the module
-        docstring) with a stiff solver (BDF, Radau or LSODA: the generated Jacobian;
-        an explicit method ignores it). A RunResult: the columns `columns(grid, y)` gives from the states y
-        (13, N, unit quaternions) on the output grid (default: t and the world columns); its solution
-        gives the states; stats: wall time of the integration, steps, right-hand sides, Jacobians, LU
-        decompositions."""
-        import time
-
-        from scipy.integrate import solve_ivp
-
-        y0 = np.asarray(state0, float)
-        if y0.shape != (13,):
-            raise InputError(f"state0 must have 13 values {LAYOUT}, got shape {y0.shape}")
-        if method not in ("BDF", "Radau", "LSODA", "RK45", "RK23", "DOP853"):
-            raise InputError(f"unknown integration method '{method}' (BDF, Radau, LSODA, RK45, RK23, DOP853)")
-        opts = run_options(t_end, dt, rtol, atol, arrays={"state0": y0}, width=60)
-        y0 = self.system.normalise(y0)
-        self.check_state(y0[:, None])
-        p = self.params() if params is None else np.asarray(params, float)
-        raw = self._code.single(p)[0]
-        with np.errstate(all="ignore"):
-            start = np.asarray(raw(0.0, y0), float)
-        if not np.all(np.isfinite(start)):  # an initial value or a parameter too large to represent
-            i = int(np.argmax(~np.isfinite(start)))
-            raise InputError(f"body '{self.system.body.name}': the rate of {STATE_NAMES[i] if i < 13 else f'state {i}'} "
-                             f"at t = 0 is {start[i]}: an initial value or a parameter is too large to represent "
-                             f"(largest initial value {np.max(np.abs(y0)):.3g})")
-        fun, jac = (self._guarded(f, what) for f, what in zip(self._code.single(p), ("rates", "Jacobian")))
-        options = {"jac": jac} if method in ("BDF", "Radau", "LSODA") else {}
-        wall = time.perf_counter()
-        progress = Progress(f"body '{self.system.body.name}'", opts.t_end)
-        counted = CallBudget(len(y0), f"body '{self.system.body.name}'", opts.t_end, method,
-                             explain=self._explain).wrap(fun)
-        try:
-            sol = solve_ivp(tracked(counted, progress), (0.0, opts.t_end), y0, method=method, rtol=opts.rtol,
-                            atol=opts.atol, dense_output=True, **options)
-        finally:
-            progress.close()
-        wall = time.perf_counter() - wall
-        if sol.status < 0:
-            self.check_state(sol.y[:, -1:])
-            raise InputError(f"body '{self.system.body.name}': integration failed at t = {sol.t[-1]:.6g}: "
-                             f"{sol.message}")
-        grid = opts.grid(sol.t[-1])
-
-        def states(t):
-            """States (13, len(t)) from the dense output, with unit quaternions."""
-            return self.system.normalise(sol.sol(np.asarray(t, float)))
-
-        stats = dict(wall=wall, steps=len(sol.t) - 1, rhs_evaluations=int(sol.nfev), jacobians=int(sol.njev),
-                     lu=int(sol.nlu), method=method, backend=self.backend)
-        y = states(grid)
-        cols = columns(grid, y) if columns is not None else {"t": grid, **self.system.world_columns(y)}
-        return RunResult(cols, {"t": "s"}, f"{self.system.body.name}: simulation", nfev=int(sol.nfev),
-                         solution=states, stats=stats)
-
-    def _explain(self, t, y):
-        """InputError naming the load and the time where a load cannot handle the state y (a disc lying flat:
-        its rolling contact law degenerates)."""
-        try:
-            self.check_state(np.asarray(y, float)[:, None])
-        except InputError as exc:
-            raise InputError(f"body '{self.system.body.name}' at t = {t:.6g} s: {exc}") from None
-
-    def _guarded(self, fn, what):
-        """fn(t, y), checked: where its result is not finite, a state the loads cannot handle (a disc lying
-        flat) is an InputError naming the load and the time; other non-finite rates are left to the
-        integrator, which rejects the step (a wild trial state), and a non-finite Jacobian is an error."""
-        name = self.system.body.name
-
-        def call(t, y):
-            out = fn(t, y)
-            if not np.isfinite(out).all():
-                self._explain(t, y)
-                if what == "Jacobian":
-                    raise InputError(f"body '{name}': the Jacobian overflowed at t = {t:.6g} s (state "
-                                     f"{np.array2string(np.asarray(y), precision=4)})")
-            return out
-
-        return call
-
-
-def floating_program(system, loads) -> Program:
-    """The Program of the body's rates under `loads` (see LoadedODE): state y, parameters of the body
-    (its declared names) and of each load ('load.name')."""
-    body = system.body
-    prog = Program(system.state)
-    sub = {p.symbol: prog.param(name) for name, p in body.parameters.items()}
-    mass, inertia = body.mass.xreplace(sub), body.inertia.xreplace(sub)
-    gravity = sp.Matrix(body.gravity).xreplace(sub)
-    q, w = system.quat, sp.Matrix(system.w)
-    rot = rotation(q, prog.let)
-    frame = Frame(sp.Matrix(system.r), rot, sp.Matrix(system.v), prog.vector(rot * w))
-    force, torque = sp.zeros(3, 1), sp.zeros(3, 1)
-    for load in loads:
-        p = {k: prog.param(f"{load.name}.{k}") for k in load.parameters()}
-        f, t = load.build(prog, frame, p)
-        force, torque = force + sp.Matrix(f), torque + sp.Matrix(t)
-    force, moment = prog.vector(force), prog.vector(rot.T * torque)
-    qn, wn = prog.norm(sum(c**2 for c in q)), prog.norm(w.dot(w))
-    prog.output(list(newton_euler(system.coords, system.speeds, qn, wn, force, moment, mass, inertia, gravity)))
-    return prog
-
-
-_GENERATED = {}  # content key -> the loaded program (without it the numpy route regenerates it per call)
-
-
-def _generated(system, loads, backend):
-    """The compiled (or numpy) rhs and Jacobian, from memory, from the C cache, or generated now."""
-    import inspect
-    from pathlib import Path
-
-    from mechsym.codegen import c_backend, program
-
-    body = system.body
-    modules = {inspect.getsourcefile(type(load)) for load in loads}  # (mechsym's own: in package_source)
-    parts = [c_backend.fingerprint(body), c_backend.package_source()]
-    parts += [f"load {type(load).__module__}.{type(load).__qualname__} {load.name} {list(load.parameters())} "
-              f"{load.structure()}" for load in loads]
-    parts += [Path(m).read_text() for m in sorted(modules)] + [backend.name]
-    key = c_backend.content_key(*parts)
-    if key not in _GENERATED:
-        _GENERATED[key] = program.load(f"rigid3d-{body.name}", key, lambda: floating_program(system, loads), backend)
-    return _GENERATED[key]

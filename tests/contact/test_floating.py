@@ -3,10 +3,9 @@ import numpy as np
 import pytest
 
 from mechsym import derive
-from mechsym import derive
 from mechsym.core.errors import InputError, ModelError
-from mechsym.core.freejoint import quat_about, rotation
-from mechsym.rigid3d import FloatingBody, FloatingSystem
+from mechsym.core.quaternion import about as quat_about, rotation_matrix
+from mechsym.spatial.floating import FloatingBody, FloatingSystem
 
 INERTIA = (0.1, 0.2, 0.25)
 
@@ -34,12 +33,12 @@ def test_torque_free_motion_conserves_energy_and_momentum(system):
     y = table.solution(table["t"])
     energy = system.energy(y, system.params()).sum(axis=0)
     assert np.ptp(energy) <= 1e-9 * np.abs(energy).max()
-    momentum = np.einsum("nij,jn->in", rotation(y[3:7].T), np.diag(INERTIA) @ y[10:13])
+    momentum = np.einsum("nij,jn->in", rotation_matrix(y[3:7].T), np.diag(INERTIA) @ y[10:13])
     assert np.ptp(momentum, axis=1).max() <= 1e-9 * np.abs(momentum).max()
     # the world-frame columns: w_world = R w_body, unit quaternion
     cols = system.world_columns(y)
     np.testing.assert_allclose(np.stack([cols["wx"], cols["wy"], cols["wz"]]),
-                               np.einsum("nij,jn->in", rotation(y[3:7].T), y[10:13]), atol=1e-12)
+                               np.einsum("nij,jn->in", rotation_matrix(y[3:7].T), y[10:13]), atol=1e-12)
     assert np.allclose(cols["qw"] ** 2 + cols["qx"] ** 2 + cols["qy"] ** 2 + cols["qz"] ** 2, 1, atol=1e-14)
 
 
@@ -66,15 +65,15 @@ def test_quaternion_drift_is_pulled_back_without_changing_the_rotation(system):
     norms = np.linalg.norm(b.y[3:7], axis=0)
     assert norms[0] == pytest.approx(1.05) and abs(norms[-1] - 1) < 0.05 * 0.05
     t = np.linspace(0, 2, 50)
-    np.testing.assert_allclose(rotation(a.sol(t)[3:7].T), rotation(b.sol(t)[3:7].T), atol=1e-8)
+    np.testing.assert_allclose(rotation_matrix(a.sol(t)[3:7].T), rotation_matrix(b.sol(t)[3:7].T), atol=1e-8)
     assert system.normalise(y_big)[3:7] == pytest.approx(y_unit[3:7])
 
 
 def test_rotation_matrix_and_axis_angle():
     q = quat_about((0, 0, 1), np.pi / 2)
     np.testing.assert_allclose(q, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-15)     # scalar last
-    np.testing.assert_allclose(rotation(q) @ [1, 0, 0], [0, 1, 0], atol=1e-15)
-    np.testing.assert_allclose(rotation(3 * q), rotation(q), atol=1e-15)
+    np.testing.assert_allclose(rotation_matrix(q) @ [1, 0, 0], [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(rotation_matrix(3 * q), rotation_matrix(q), atol=1e-15)
 
 
 def test_points_and_accelerations(system):
@@ -128,21 +127,21 @@ def test_bad_states_and_parameters(system):
 def test_loaded_body_is_served_from_the_shared_c_cache(tmp_path, monkeypatch):
     """The body under loads goes through the C backend's public cache: a later process (memory cleared,
     building made impossible) loads the same entry as it is, and C agrees with the numpy program."""
-    from mechsym import rigid3d
+    from mechsym.spatial import floating_loads
     from mechsym.codegen import c_backend
-    from mechsym.rigid3d import BodyTorque
+    from mechsym.spatial.floating_loads import BodyTorque
 
     if c_backend.compiler() is None:
         pytest.skip("no C compiler")
     monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
-    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     body = derive(brick(), backend="numpy")
     y = body.initial_state((0, 0, 1), quat_xyzw=quat_about((1, 2, 0), 0.4), velocity=(0.3, 0, 0), omega=(1, -2, 3))
     first = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))])
     rates, jac = first.rates(y), first.jacobians(y)
-    (entry,) = tmp_path.glob("rigid3d-brick-*")
+    (entry,) = tmp_path.glob("floating-brick-*")
     stamp = (entry / "lib.so").stat().st_mtime_ns
-    monkeypatch.setattr(rigid3d, "_GENERATED", {})
+    monkeypatch.setattr(floating_loads, "_GENERATED", {})
     monkeypatch.setattr(c_backend, "_LOADED", {})
     monkeypatch.setattr(c_backend, "write_entry", None)
     again = body.loaded([BodyTorque("drive", (0.1, 0.2, -0.3))])
@@ -202,3 +201,35 @@ def test_the_body_runs_on_c_as_on_numpy(system):
     a, b = on_c.simulate(y0, 2.0, rtol=1e-9, load=load), system.simulate(y0, 2.0, rtol=1e-9, load=load)
     for name in a.names:
         assert np.max(np.abs(a[name] - b[name])) <= 1e-9 * max(1.0, np.abs(b[name]).max()), name
+
+
+def test_the_free_body_equations_against_a_tree_and_the_floating_body():
+    """The free body's equations (mechsym.spatial.floating.bias) against two other formulations: a tree whose
+    one body hangs on a free joint (the recursive Newton-Euler, in Pinocchio's body-frame speeds) and the
+    FloatingBody's generated rates (world-frame linear speed), at one tumbling state."""
+    from mechsym.core.freejoint import FreeJoint
+    from mechsym.spatial import Free, Tree
+    from mechsym.spatial.floating import bias
+
+    mass, inertia = 1.7, np.array([[0.3, 0.02, -0.01], [0.02, 0.4, 0.03], [-0.01, 0.03, 0.5]])
+    tree = Tree("lone")
+    tree.body("lump", joint=Free(), mass=mass, inertia=inertia)
+    system = derive(tree, backend="numpy")
+    q = np.concatenate([[0.3, -0.2, 1.1], quat_about((1, -2, 0.5), 0.7)])
+    v = np.array([0.4, -1.2, 0.9, 2.0, -0.7, 1.3])
+    R = rotation_matrix(q[3:7])
+    lin, ang = bias(mass, inertia, (0.0, 0.0, -9.81), R, v[:3], v[3:], "local")
+    np.testing.assert_allclose([*lin, *ang], system.bias(q, v), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(system.mass_matrix(q), np.block([[mass * np.eye(3), np.zeros((3, 3))],
+                                                                [np.zeros((3, 3)), inertia]]), atol=1e-15)
+
+    body = FloatingBody("lump")
+    body.body(mass, inertia.tolist())
+    free = derive(body, backend="numpy")
+    world = FreeJoint("world")
+    qw, vw = world.from_pinocchio(q, v)
+    y = np.concatenate([qw, vw])
+    lin, ang = bias(mass, inertia, (0.0, 0.0, -9.81), R, vw[:3], vw[3:], "world")
+    rates = free.accelerations(y)
+    np.testing.assert_allclose(rates[7:10], -np.array(lin) / mass, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(inertia @ rates[10:13], -np.array(ang), rtol=1e-12, atol=1e-12)
