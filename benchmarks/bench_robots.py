@@ -6,8 +6,10 @@ the tables of docs/robots.md (between their markers).
 For each loader, in a fresh interpreter (each robot's memory freed after it):
 1. the file read (read_urdf, as Pinocchio reads it: docs/robots.md), its sizes (nq, nv, bodies);
 2. cold: derivation, generation and compilation of the C into an empty cache (the Python extension of the
-   calls, built once per Python and not per robot, is built into it first); warm: a fresh interpreter
-   reading the file and loading the tree from that cache (imports included), best of 3;
+   calls, built once per Python and not per robot, is built into it first): the per-state library that
+   `derive` builds; lanes: the library of the batched entry points on SIMD lanes, which the first call of 8
+   states or more builds (printed below the row); warm: a fresh interpreter reading the file and loading
+   both libraries from that cache (imports included), best of 3;
 3. batched, per state: H and the bias of --states random states, in calls of 1000 states
    (mass_matrix(q), bias(q, v)), against Pinocchio's Python bindings (crba + nonLinearEffects, one call each
    per state) and, with --cpp, Pinocchio's C++ loop over as many states (benchmarks/pinocchio_loop.cpp at -O3
@@ -75,10 +77,13 @@ row["warnings"] = len(caught)
 t = time.perf_counter()
 system = derive(tree)
 row["cold"] = time.perf_counter() - t
+t = time.perf_counter()
+system.prepare(batched=True)             # the library of the batched entry points on lanes (first batch)
+row["lanes"] = time.perf_counter() - t
 row.update(nq=system.nq, nv=system.nv, bodies=len(tree.bodies), mimic=len(tree.mimics()))
 code = ("import time, warnings; t = time.perf_counter(); warnings.simplefilter('ignore'); "
         "from mechsym import derive, read_urdf; "
-        f"derive(read_urdf({path!r}, floating={floating})); print(time.perf_counter() - t)")
+        f"derive(read_urdf({path!r}, floating={floating})).prepare(batched=True); print(time.perf_counter() - t)")
 row["warm"] = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                        env=dict(os.environ, PYTHONPATH=ROOT)).stdout) for _ in range(3))
 reference = Reference(system, path, floating)
@@ -278,6 +283,8 @@ def main():
             with tempfile.TemporaryDirectory() as cache:          # cold: an empty cache per robot
                 row = run_one(name, args.states, cache, args.single, args.repeat, cpp)
             print(row_text(row), flush=True)
+            if "lanes" in row:
+                print(f"  {name}: the lanes' library built on the first batch in {row['lanes']:.1f} s", flush=True)
             rows.append(row)
             if not args.no_write:                                 # row by row: an interrupted run keeps its rows
                 write_table([row])

@@ -29,7 +29,8 @@ needs_c = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler
 
 # what only a compiled library has: asking for one of these stands for asking which backend runs
 COMPILED_ONLY = {"factor", "walker", "tracker", "track_rows", "inverse", "inverse_sets", "inverse_columns",
-                 "kinematics", "ode", "forward", "dll", "meta", "address_function", "library", "backend"}
+                 "kinematics", "ode", "forward", "dll", "meta", "address_function", "wide_address", "library",
+                 "backend"}
 # places still testing the backend, each with its reason; the list only shrinks
 ALLOWED = set()
 

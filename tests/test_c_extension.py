@@ -1,5 +1,6 @@
 """The Python extension that calls a tree's generated functions (mechsym.codegen.c_extension): the same
-compiled function as the ctypes route, so the same bits, one state and N states; agreement with Pinocchio;
+compiled function as the ctypes route, so the same bits, one state and N states (from 8 states the lanes'
+entry point); agreement with Pinocchio;
 bad input named in one line; ctypes where the extension cannot be built."""
 import ctypes
 import functools
@@ -33,9 +34,11 @@ def hyq():
 
 
 def by_ctypes(system, name, q, v, a):
-    """`name` at the states (rows of q, v, a) through the ctypes function of the same library: (n, size)."""
-    fn, size = system._c_function(name)
+    """`name` at the states (rows of q, v, a) through ctypes, calling the entry point that the extension calls
+    for as many states: the per-state loop, or from 8 states the lanes' where the function has one: (n, size)."""
     q, v, a = (np.ascontiguousarray(np.atleast_2d(x)) for x in (q, v, a))
+    lib = system._library("main")
+    fn, size = lib.address_function(name, len(q)), lib.meta["functions"][name]["size"]
     out, p = np.empty((len(q), size)), system.param_values
     fn(len(q), q.ctypes.data, v.ctypes.data, a.ctypes.data, p.ctypes.data, out.ctypes.data)
     return out

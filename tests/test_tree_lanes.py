@@ -7,6 +7,7 @@ import pytest
 
 from mechsym.codegen import c_backend, c_parts, callables, numpy_backend
 from mechsym.codegen.c_source import render_straight
+from mechsym.codegen.keys import cache_key
 from mechsym.spatial import read_urdf
 from mechsym.spatial.system import LANES, TreeSystem
 from test_trees import random_urdf
@@ -93,7 +94,7 @@ def test_a_tree_in_parts_on_lanes(tmp_path, monkeypatch):
     spec = system.spec("main")
     source = render_straight(spec, callables.PREFIX, lanes=spec.lanes)
     assert "int MS_FN(_lanes" in source and source.count(c_parts.UNIT) > 10
-    compiled = c_backend.build_source("lanes-parts", c_backend.content_key(source),
+    compiled = c_backend.build_source("lanes-parts", cache_key(source),
                                       lambda: (source, callables.layout(spec)), tmp_path)
     fns = callables.CFunctions(compiled)
     q, v, a = _states(system, N, 2)
@@ -104,3 +105,28 @@ def test_a_tree_in_parts_on_lanes(tmp_path, monkeypatch):
         assert np.isfinite(batched).all(), name
         one = np.stack([f(q[k][:, None], v[k][:, None], a[k][:, None], p)[..., 0] for k in range(N)], -1)
         _close(batched, one, name)
+
+
+def test_lane_code_is_compiled_only_when_batches_come(tmp_path, monkeypatch):
+    """A cold derive and one-state calls build one library (the per-state loops); the first call of 8 states
+    or more builds the second (the lanes), and prepare(batched=True) loads it from the cache. A routing check
+    is needed here because the lanes' results equal the per-state loops' to round-off: no value can tell which
+    code ran or what the cold start compiled, only the libraries in the cache can."""
+    monkeypatch.setenv("MECHSYM_CACHE", str(tmp_path))
+    tree = read_urdf(random_urdf(11, n=4))
+
+    def libraries():
+        return sorted(p.name.rsplit("-", 1)[0] for p in tmp_path.iterdir() if p.name.startswith("tree-"))
+
+    system = TreeSystem(tree)
+    q, v, a = _states(system, 9, 3)
+    one = [system.inverse(q[k], v[k], a[k]) for k in range(9)]
+    short = system.inverse(q[:7], v[:7], a[:7])             # 7 states: no full block, the per-state loop
+    assert libraries() == [f"tree-{tree.name}"]
+    batched = system.inverse(q, v, a)
+    assert libraries() == [f"tree-{tree.name}", f"tree-{tree.name}-lanes"]
+    _close(batched, np.array(one), "inverse on lanes against one state at a time")
+    _close(short, np.array(one[:7]), "inverse, 7 states, against one state at a time")
+    again = TreeSystem(tree).prepare(batched=True)           # from the cache: nothing compiled
+    assert libraries() == [f"tree-{tree.name}", f"tree-{tree.name}-lanes"]
+    _close(again.inverse(q, v, a), batched, "inverse on lanes, loaded from the cache")

@@ -60,15 +60,19 @@ def module():
     return mod
 
 
-def entry(address: int, sizes, shape, p, fallback, quat=-1, quat_tol=0.0, finite_out=False):
+def entry(address: int, sizes, shape, p, fallback, quat=-1, quat_tol=0.0, finite_out=False, widen=None,
+          wide_from=0):
     """An ms_call.Entry for the generated function at `address` (`void f(int ns, g1..gk, p, out)`): groups
     of `sizes` per state, output of `shape` per state, parameters `p` (a float64 vector), `fallback` the
     Python route called with the same arguments when an input is not usable as it is; `quat` the offset of
     a unit quaternion in the first group (-1: none) checked to `quat_tol`; `finite_out`: a one-state output
-    that is not finite goes to `fallback` too (which names the cause). None where the module cannot be
-    built."""
+    that is not finite goes to `fallback` too (which names the cause); `widen` (or None) is called once, on the
+    first call of at least `wide_from` states, for the address of the entry point such calls run through from
+    then on (0: the same one): a batched library compiled only when batches come. None where the module
+    cannot be built."""
     mod = module()
     if mod is None:
         return None
     return mod.Entry(address, tuple(int(s) for s in sizes), tuple(int(s) for s in shape),
-                     np.ascontiguousarray(p, float), fallback, int(quat), float(quat_tol), bool(finite_out))
+                     np.ascontiguousarray(p, float), fallback, int(quat), float(quat_tol), bool(finite_out), widen,
+                     int(wide_from))

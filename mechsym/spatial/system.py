@@ -11,6 +11,7 @@ and every result has the leading N axis exactly when q has it.
   frame_bias(q, v, f)       (6,) classical linear acceleration of the origin at zero accelerations, then angular
   com(q), com_jacobian(q)   (3,), (3, nv)                   kinetic_energy(q, v), potential_energy(q)
   contact_terms(q, v)       H, bias and the Jacobians and biases of the contact frames, in one generated call
+  prepare(batched=True)     the library of the dynamics on SIMD lanes built now, not on the first call of 8 states
 
 Every entry point takes params= (name -> value overrides, or the vector params() returned). On C, finite
 float64 C-contiguous arrays are read in place by a small Python extension (mechsym.codegen.c_extension; N
@@ -27,7 +28,7 @@ import math
 
 import numpy as np
 
-from mechsym.codegen import c_extension
+from mechsym.codegen import c_extension, callables
 from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.core.errors import InputError
@@ -41,9 +42,10 @@ __all__ = ["TreeSystem"]
 
 QUAT_TOL = 1e-6
 # the functions whose batched entry points run 8 states per block on SIMD lanes (mechsym.codegen.c_lanes): the
-# dynamics; the frames, poses, centre of mass, energies and Coriolis matrix keep the per-state loop alone (the
-# lanes' code costs the compiler about as much again: UR5's library 0.9 s of compiler time without lanes,
-# 2.3 s with)
+# dynamics; the frames, poses, centre of mass, energies and Coriolis matrix keep the per-state loop alone. The
+# lanes' code costs the compiler about as much again (UR5: 0.9 s of compiler time without lanes, 2.3 s with),
+# so it is a second library, built on the first call of 8 states or more, or by prepare(batched=True)
+# (mechsym.codegen.callables.compile_spec)
 LANES = ("mass", "bias", "gravity", "inverse", "forward", "contact")
 _METHODS = {"mass": "mass_matrix", "elements": "element_columns", "poses": "frame_position/frame_rotation",
             "contact": "contact_terms", "energy": "kinetic_energy/potential_energy", "com": "com/com_jacobian"}
@@ -97,6 +99,14 @@ class TreeSystem(ParametersInUse):
             suffix = "" if group == "main" else f"-{group}"
             self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]
+
+    def prepare(self, batched=False):
+        """The compiled code ready now: the per-state library (built when the system is made) and, with
+        `batched`, the library of the batched entry points on SIMD lanes, which is otherwise built on the
+        first call of 8 states or more (before it exists such calls run the per-state loop)."""
+        self.backend.route(compiled=lambda: self._library("main").prepare() if batched else None,
+                           python=_nothing)()
+        return self
 
     # -- names ---------------------------------------------------------------------------------------
     @property
@@ -279,8 +289,10 @@ class TreeSystem(ParametersInUse):
         else to `general`), or where it cannot be built the ctypes route."""
         fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
         shape = (self.nv, self.nv) if name in ("mass", "coriolis") else (size,)
+        lib = self._library("coriolis" if name == "coriolis" else "main")
         entry = c_extension.entry(ctypes.cast(fn, ctypes.c_void_p).value, (self.nq, self.nv, self.nv), shape,
-                                  self._p, general, 3 if self.floating else -1, QUAT_TOL, name == "forward")
+                                  self._p, general, 3 if self.floating else -1, QUAT_TOL, name == "forward",
+                                  functools.partial(lib.wide_address, name), callables.WIDE_FROM)
         return entry if entry is not None else functools.partial(self._ctypes_call, name, shape)
 
     def _ctypes_call(self, name, shape, q, v=None, a=None):
@@ -328,8 +340,9 @@ class TreeSystem(ParametersInUse):
         entry = self._entries.get(name) or self._entry(name)
         if not isinstance(entry, functools.partial):          # the extension's entry: the GIL released
             return entry.evaluate(qs, vs, as_, p)
-        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
-        out = np.empty((n, size))
+        lib = self._library("coriolis" if name == "coriolis" else "main")
+        fn = lib.address_function(name, n)
+        out = np.empty((n, lib.meta["functions"][name]["size"]))
         fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
         return out
 

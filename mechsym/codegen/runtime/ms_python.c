@@ -7,7 +7,10 @@
    are float64, C-contiguous, aligned, native and finite (and, where `quat` >= 0, whose quaternion q[quat:quat+4]
    has unit norm to `quat_tol`) are read in place; anything else is handed unchanged to `fallback`, the
    Python route, which converts it or raises the one-line error naming the argument. N states run with
-   the GIL released. entry.evaluate(g1, ..., gk, p) is the N-state call of arrays already checked. */
+   the GIL released. entry.evaluate(g1, ..., gk, p) is the N-state call of arrays already checked.
+   An Entry made with `widen` (a callable returning the address of a second entry point with the same
+   arguments and results, or 0 for none) calls it once, on the first call of at least `wide_from` states, and
+   runs such calls through that address from then on: a batched entry point built only when batches come. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -29,6 +32,9 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     void (*fn)(void);
+    void (*wide)(void);          /* the entry point for ns >= wide_from, once `widen` has given it (else NULL) */
+    PyObject *widen;             /* called once for `wide`, then cleared (NULL: none to ask for) */
+    npy_intp wide_from;
     int k;                       /* groups per sample */
     npy_intp sizes[MAXG];
     npy_intp size;               /* outputs per sample */
@@ -43,12 +49,30 @@ typedef struct {
 } Entry;
 
 static void run(const Entry *e, int ns, const double **g, const double *p, double *out) {
+    void (*fn)(void) = e->wide != NULL && ns >= e->wide_from ? e->wide : e->fn;
     switch (e->k) {
-    case 1: ((fn1)e->fn)(ns, g[0], p, out); break;
-    case 2: ((fn2)e->fn)(ns, g[0], g[1], p, out); break;
-    case 3: ((fn3)e->fn)(ns, g[0], g[1], g[2], p, out); break;
-    default: ((fn4)e->fn)(ns, g[0], g[1], g[2], g[3], p, out); break;
+    case 1: ((fn1)fn)(ns, g[0], p, out); break;
+    case 2: ((fn2)fn)(ns, g[0], g[1], p, out); break;
+    case 3: ((fn3)fn)(ns, g[0], g[1], g[2], p, out); break;
+    default: ((fn4)fn)(ns, g[0], g[1], g[2], g[3], p, out); break;
     }
+}
+
+/* before a call of n states: the wide entry point asked for once, when n reaches wide_from (-1: its error,
+   e.g. an interrupted build, raised; `widen` is kept for the next call) */
+static int widen(Entry *e, npy_intp n) {
+    if (e->widen == NULL || n < e->wide_from)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(e->widen);
+    if (r == NULL)
+        return -1;
+    unsigned long long address = PyLong_AsUnsignedLongLong(r);
+    Py_DECREF(r);
+    if (PyErr_Occurred())
+        return -1;
+    e->wide = (void (*)(void))(uintptr_t)address;
+    Py_CLEAR(e->widen);
+    return 0;
 }
 
 /* the array's rows (1 for a vector, N for (N, size)), or -1 where it is not usable as it is */
@@ -128,6 +152,8 @@ static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf
         }
     }
     int many = ndim == 2;
+    if (many && widen(e, n) < 0)
+        return NULL;
     double *scratch = NULL;
     for (int i = 0; i < e->k; i++) {
         if (g[i] != NULL)
@@ -203,6 +229,8 @@ static PyObject *entry_evaluate(PyObject *self, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_ValueError, "ms_call.evaluate: more than INT_MAX states in one call");
         return NULL;
     }
+    if (widen(e, n) < 0)
+        return NULL;
     PyObject *out = new_output(e, 1, n);
     if (out == NULL)
         return NULL;
@@ -228,17 +256,18 @@ static int set_p(Entry *e, PyObject *value) {
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     (void)kwds;
     unsigned long long address;
-    PyObject *sizes, *shape, *p, *fallback;
-    Py_ssize_t quat;
+    PyObject *sizes, *shape, *p, *fallback, *wide = Py_None;
+    Py_ssize_t quat, wide_from = 0;
     double quat_tol;
     int finite_out;
-    if (!PyArg_ParseTuple(args, "KO!O!OOndp", &address, &PyTuple_Type, &sizes, &PyTuple_Type, &shape, &p, &fallback,
-                          &quat, &quat_tol, &finite_out))
+    if (!PyArg_ParseTuple(args, "KO!O!OOndp|On", &address, &PyTuple_Type, &sizes, &PyTuple_Type, &shape, &p, &fallback,
+                          &quat, &quat_tol, &finite_out, &wide, &wide_from))
         return NULL;
     Py_ssize_t k = PyTuple_GET_SIZE(sizes), nshape = PyTuple_GET_SIZE(shape);
-    if (k < 1 || k > MAXG || nshape < 1 || nshape > 2 || !PyCallable_Check(fallback)) {
-        PyErr_SetString(PyExc_ValueError, "ms_call.Entry: 1 to 4 groups, an output shape of 1 or 2 dimensions and "
-                        "a callable fallback");
+    if (k < 1 || k > MAXG || nshape < 1 || nshape > 2 || !PyCallable_Check(fallback) ||
+        (wide != Py_None && !PyCallable_Check(wide))) {
+        PyErr_SetString(PyExc_ValueError, "ms_call.Entry: 1 to 4 groups, an output shape of 1 or 2 dimensions, "
+                        "a callable fallback and a callable or None widen");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -267,6 +296,11 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     e->quat = quat;
     e->quat_tol = quat_tol;
     e->finite_out = finite_out;
+    if (wide != Py_None) {
+        Py_INCREF(wide);
+        e->widen = wide;
+    }
+    e->wide_from = wide_from;
     e->zeros = calloc((size_t)most, sizeof(double));
     if (e->zeros == NULL) {
         Py_DECREF(e);
@@ -280,6 +314,7 @@ static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
     Entry *e = (Entry *)self;
     Py_VISIT(e->p);
     Py_VISIT(e->fallback);
+    Py_VISIT(e->widen);
     return 0;
 }
 
@@ -287,6 +322,7 @@ static int entry_clear(PyObject *self) {
     Entry *e = (Entry *)self;
     Py_CLEAR(e->p);
     Py_CLEAR(e->fallback);
+    Py_CLEAR(e->widen);
     return 0;
 }
 
@@ -311,7 +347,8 @@ static PyTypeObject EntryType = {
     .tp_traverse = entry_traverse,
     .tp_clear = entry_clear,
     .tp_free = PyObject_GC_Del,
-    .tp_doc = "Entry(address, sizes, shape, p, fallback, quat, quat_tol, finite_out): a generated entry point",
+    .tp_doc = "Entry(address, sizes, shape, p, fallback, quat, quat_tol, finite_out[, widen, wide_from]): a generated "
+              "entry point",
     .tp_new = entry_new,
     .tp_dealloc = entry_dealloc,
     .tp_call = PyVectorcall_Call,
