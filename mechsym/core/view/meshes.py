@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mechsym.core.errors import InputError
+
 
 @dataclass(frozen=True)
 class LinkMesh:
@@ -29,8 +31,12 @@ class LinkMesh:
 
 def link_meshes(urdf_path, faces=40_000) -> dict:
     """link name -> LinkMesh of every link of the URDF file that has a visual, all of them together thinned
-    to about `faces` triangles (vertex clustering: `thin`). Needs trimesh (installed with yourdfpy)."""
-    import trimesh
+    to about `faces` triangles (vertex clustering: `thin`). Needs trimesh (the view extra)."""
+    try:
+        import trimesh
+    except ImportError:
+        raise InputError("the view of a URDF's visual meshes needs trimesh, which is not installed: "
+                         "pip install 'mechsym[view]'") from None
 
     root = ET.parse(urdf_path).getroot()
     folder = Path(urdf_path).resolve().parent
