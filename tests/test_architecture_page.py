@@ -191,7 +191,8 @@ def test_a_good_page_passes(tmp_path):
     root = _tree(tmp_path)
     assert unplaced_modules(GOOD, root) == [] and layer_order_problems(GOOD, root) == []
     assert unnamed_runtime_files(GOOD, root) == [] and missing_names(GOOD, root) == []
-    also = GOOD.replace("- `mechsym.codegen.spec`: the spec.\n", "- `mechsym.codegen.spec`, beside `mechsym.planar.model`.\n")
+    also = GOOD.replace("- `mechsym.codegen.spec`: the spec.\n",
+                        "- `mechsym.codegen.spec`, beside `mechsym.planar.model`.\n")
     assert unplaced_modules(also, root) == []   # a module may be named elsewhere too, once under its layer
 
 
@@ -218,7 +219,8 @@ def test_each_check_finds_what_breaks_it(tmp_path, edit, check, found):
 def test_a_misordered_layer_is_found(tmp_path):
     root = _tree(tmp_path)
     page = GOOD.replace("### 2. `mechsym/codegen/`: code\n\n- `mechsym.codegen.spec`: the spec.\n\n", "")
-    page = page.replace("## The backend", "### 4. `mechsym/codegen/`: code\n\n- `mechsym.codegen.spec`.\n\n## The backend")
+    page = page.replace("## The backend",
+                        "### 4. `mechsym/codegen/`: code\n\n- `mechsym.codegen.spec`.\n\n## The backend")
     assert layer_order_problems(page, root) == ["codegen: below the heading before it in tests/test_layers.py's order"]
 
 
