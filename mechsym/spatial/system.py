@@ -30,7 +30,7 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
 from mechsym.codegen.entries import Entries
 from mechsym.core.errors import InputError
-from mechsym.core.derived import ParametersInUse
+from mechsym.core.parameters import ParametersInUse
 from mechsym.spatial import run
 from mechsym.spatial.declare import Tree, check_size
 from mechsym.spatial.derive import Derivation, merge
@@ -71,7 +71,6 @@ class TreeSystem(ParametersInUse):
         for f in contact_frames:
             self._frame_index(f)
         self.contact_frames = tuple(contact_frames)
-        self.param_names = list(tree.parameters)
         self._derivation = None
         self._libs = {}
         self._specs = {}
@@ -155,12 +154,6 @@ class TreeSystem(ParametersInUse):
     def declaration(self) -> Tree:
         """The Tree this system was derived from."""
         return self.tree
-
-    def params(self, overrides=None) -> np.ndarray:
-        """The run-time parameter vector: the values in use (set_params) with `overrides` (name -> value),
-        checked."""
-        values = self.tree.resolve_parameters(self.in_use(overrides))
-        return np.array([values[n] for n in self.param_names])
 
     def function_sizes(self, group="main") -> dict:
         """name -> values per state of a group's generated functions."""
