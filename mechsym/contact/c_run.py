@@ -26,10 +26,8 @@ _D, _I, _L = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int), ctyp
 
 
 def supports(points) -> bool:
-    """Whether the C route covers the model carrying `points` (a floating 3-D body)."""
-    from mechsym.spatial.floating import FloatingSystem
-
-    return isinstance(points.system, FloatingSystem)
+    """Whether the C route covers the model carrying `points` (a floating 3-D body: ContactModel.c_run)."""
+    return points.model.c_run
 
 
 def generate(system):
