@@ -119,30 +119,28 @@ def _ode_c(system, theta, omega, torque, params):
 
 def one_coordinate_rhs(tracker, mass, force, applied, motion=None):
     """rhs(t, y) of the reduced ODE of a one-coordinate mechanism, y = (theta, omega): coef thetadd = T - base
-    (`reduced_terms`, `accelerations`) at the state `tracker` solves, T = force(t, theta, omega), the loads
-    applied(q) -> Q (n,) and motion(t, q, qd) -> Q (n,) (those of the velocities or the time; None: none).
+    (`reduced_terms`) at the state `tracker` solves, T = force(t, theta, omega), the loads applied(q) -> Q
+    (n,) and motion(t, q, qd) -> Q (n,) (those of the velocities or the time; None: none).
 
     Where the tracker's step runs on floats (tracker.floats: the numpy backend's scalar rendering, whose
     per-call cost numpy's overhead would dominate) and no load moves, the state is predicted, solved and
-    checked on floats as CompiledTracker.state does; a state that fails the checks goes through
-    `tracker.state` (which continues to it, rejects it or names the failure), one near a bifurcation
-    (ConfigurationTracker.clear) through `tracker.continued`, which bridges it. Either way the state's terms
-    go through the one reduced form."""
-    def rate(t, y, jq, a0, loads):
-        coef, base = reduced_terms(mass, jq, a0, loads)
-        return np.array([y[1], accelerations(coef, force(t, y[0], y[1]) - base)[0]])
-
+    checked on floats as CompiledTracker.state does, and the same terms summed on floats; a state that
+    fails the checks goes through `tracker.state` (which continues to it, rejects it or names the
+    failure), one near a bifurcation (ConfigurationTracker.clear) through `tracker.continued`, which
+    bridges it."""
     if tracker.floats is None or motion is not None:
         def rhs(t, y):
             q, jq, a0, app = tracker.state([y[0]], [y[1]])
             loads = applied(q) if app is None else app
             if motion is not None:
                 loads = loads + motion(t, q, jq[:, 0] * y[1])
-            return rate(t, y, jq, a0, loads)
+            coef, base = reduced_terms(mass, jq, a0, loads)
+            return np.array([y[1], accelerations(coef, force(t, y[0], y[1]) - base)[0]])
 
         return rhs
 
     raw = tracker.floats
+    m = [float(v) for v in mass]
     inv_col = [float(v) for v in tracker._inv_col]
     rel_max = tracker._rel_max
     last = [float(tracker.theta[0]), tracker.q.tolist(), tracker.jq[:, 0].tolist(), True]  # (synced)
@@ -154,7 +152,7 @@ def one_coordinate_rhs(tracker, mass, force, applied, motion=None):
             tracker.jq = np.array(last[2])[:, None]
         q, jq, a0, app = (tracker.continued if careful else tracker.state)(np.array([th]), np.array([w]))
         last[:] = [th, q.tolist(), jq[:, 0].tolist(), True]
-        return jq, a0, applied(q) if app is None else app
+        return last[1], last[2], a0.tolist(), (applied(q) if app is None else app).tolist()
 
     def rhs(t, y):
         th, w = float(y[0]), float(y[1])
@@ -170,7 +168,11 @@ def one_coordinate_rhs(tracker, mass, force, applied, motion=None):
         careful = ok and not clear(last[0], th, q)       # near a bifurcation: the bridging route
         if ok and not careful:
             last[:] = [th, list(q), d1, False]
-            return rate(t, (th, w), np.array(jq), np.array(a0), np.array(app))
-        return rate(t, (th, w), *checked(th, w, careful))
+        else:
+            q, d1, a0, app = checked(th, w, careful)
+        md1 = [a * b for a, b in zip(m, d1)]
+        big_m = sum(a * b for a, b in zip(md1, d1))
+        rest = sum(a * b for a, b in zip(md1, a0)) - sum(a * b for a, b in zip(d1, app))
+        return np.array([w, (force(t, th, w) - rest) / big_m])
 
     return rhs
