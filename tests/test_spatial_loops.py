@@ -228,8 +228,6 @@ def test_command_line_names_the_loop_where_the_drive_stops(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: mechanism 'bricard': the continuation stops near J1=")
     assert "loop 'loop' (joint 'J6'" in err
-    assert main(["export", "bricard", "--out", "x"]) == 2
-    assert "closed-loop mechanism: `mechsym export` is not available" in capsys.readouterr().err
 
 
 def test_a_redundant_closure_that_locks_the_motion_is_refused():

@@ -210,6 +210,19 @@ class LoopSystem:
         return {**self.tree.flops, **counts}
 
     @property
+    def mechanism(self):
+        """The declaration (the Tree), under the name a planar System gives its Mechanism (what a sweep reads
+        parameter names and units from)."""
+        return self.declaration
+
+    def equations_text(self, latex=False) -> str:
+        """The closure rows and A U = C as text that sympy reads back, or LaTeX (mechsym.spatial.loop_equations)."""
+        from mechsym.spatial.loop_equations import LoopEquations
+
+        equations = LoopEquations(self)
+        return equations.latex() if latex else equations.text()
+
+    @property
     def closures(self):
         """The closing joints (mechsym.spatial.declare.Closure), in declaration order."""
         return list(self.declaration.closures.values())
