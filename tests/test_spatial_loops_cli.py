@@ -198,3 +198,41 @@ def test_a_model_file_declaring_a_closed_loop_mechanism(tmp_path):
     exact = r * np.cos(theta) + np.sqrt(L**2 - (c - r * np.sin(theta))**2 - h**2) - x0
     assert np.abs(table["slide"] - exact).max() < 1e-12
     assert main(["equations", str(model)]) == 0
+
+
+BAD = {
+    "cannot_close": ("t.frames['P5_ground'] = type(t.frames['P5_ground'])('P5_ground', 'ground', (0, -10, 0), "
+                     "np.eye(3))",
+                     r"error: mechanism 'bricard' cannot assemble: loop 'loop' \(joint 'J6' between frames 'P5_ground' "
+                     r"and 'P5_rod5'\) does not close \(residual .*\)"),
+    "one_body": ("t.frame('other_end', 'rod1', xyz=(1, 0, 0)); t.close('again', 'rod1', 'other_end', Revolute('J7'))",
+                 r"error: tree 'bricard': loop 'again': joint 'J7' joins frames 'rod1' and "
+                 r"'other_end' of one body 'rod1' \(a closure joins two bodies\)"),
+    "spherical_driven": ("t.body('ball', 'rod2', Spherical('S'), xyz=(0, 0, 0.5), mass=1, inertia=(1, 1, 1, 0, 0, 0)); "
+                         "t.drives.clear(); t.drive('S.qx')",
+                         r"error: tree 'bricard': coordinate 'S.qx' of joint 'S' \(Spherical\) cannot be driven: its "
+                         r"joint's rates are not its speeds \(a spherical joint is driven by no single angle\)"),
+    "mobility": ("t.drive('J2')",
+                 r"error: .*mobility is 1 \(rank of the closure Jacobian 4 for 5 speeds, Grübler's count 0\) but 2 "
+                 r"coordinate\(s\) are driven \[J1, J2\]; loop 'loop' \(joint 'J6' between 'P5_ground' and 'P5_rod5'\)"),
+    "locked": ("c = t.closures.pop('loop'); t._joint_names.discard('J6'); "
+               "t.close('loop', c.frame_a, c.frame_b, Revolute('J6', axis=(math.cos(0.17), math.sin(0.17), 0)))",
+               r"error: .*mobility is 0 \(rank of the closure Jacobian 5 for 5 speeds, Grübler's count 0\) but 1 "
+               r"coordinate\(s\) are driven \[J1\]; loop 'loop' \(joint 'J6' between 'P5_ground' and 'P5_rod5'\)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("command", [["kinematics"], ["inverse", "--omega", "1"], ["equations"]])
+def test_bad_loop_models_are_one_line_errors(case, command, tmp_path, capsys):
+    """Each bad closed-loop declaration, as a model file through the command line: exit 2 and one line
+    `error: ...` naming the loop and its joints (or the joint and coordinate), no traceback."""
+    change, message = BAD[case]
+    model = tmp_path / f"{case}.py"
+    model.write_text("import math\nimport numpy as np\nfrom mechanisms import bricard\n"
+                     "from mechsym.spatial import Revolute, Spherical\n\n\n"
+                     f"def build():\n    t = bricard.build()\n    {change}\n    return t\n")
+    assert main([command[0], str(model), *command[1:], "--samples", "6", "--backend", "numpy"]
+                if command[0] != "equations" else ["equations", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.fullmatch(message, err.strip()), err

@@ -178,8 +178,10 @@ class LoopSystem:
                                  f"(coordinates: {', '.join(names_q)})")
             iq = by_name[drv.coordinate]
             if iq not in scalar:
-                raise InputError(f"tree '{self.name}': coordinate '{drv.coordinate}' cannot be driven: its joint's "
-                                 f"rates are not its speeds (a spherical joint is driven by no single angle)")
+                joint = next(j for j, sq, _ in self._joint_slices if sq.start <= iq < sq.stop)
+                raise InputError(f"tree '{self.name}': coordinate '{drv.coordinate}' of joint '{joint.name}' "
+                                 f"({type(joint).__name__}) cannot be driven: its joint's rates are not its speeds "
+                                 f"(a spherical joint is driven by no single angle)")
             self.drive_q.append(iq)
             self.drive_v.append(scalar[iq])
             self.force_names.append(drv.force)

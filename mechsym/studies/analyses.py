@@ -156,6 +156,7 @@ def loop_analysis(system, opts, params=None):
     from mechsym.spatial.loop_kinematics import LoopSolver
 
     solver = LoopSolver(system, dict(params or {}))
+    system.check_mobility(solver.close(), solver.scale)  # drives that do not match the mobility, named first
     loop_tables.one_drive(solver)
     if opts.command != "forward":   # per sample: q, its derivatives, A and its pseudo-inverse, the reactions
         from mechsym.core.budget import check_memory
