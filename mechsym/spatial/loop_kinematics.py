@@ -33,6 +33,8 @@ TOL = 1e-12              # residual tolerance relative to the mechanism's size (
 SINGULAR = 1e8           # condition number of the scaled A beyond which a configuration is a dead point
 MAX_ITER = 30
 RCOND = 1e-10            # singular values of A below RCOND times the largest: redundant rows
+FOLD = 1e2               # a stop where the scaled A's condition number passes FOLD while the closure rows'
+FOLD_RANK = 1e-3         # smallest kept singular value stays above FOLD_RANK of the largest: a fold of the drives
 
 
 def solve(A, b):
@@ -275,6 +277,23 @@ class LoopSolver:
                 continue
             h /= 2
             if h * np.max(np.abs(span) / self.theta_scale) < STEP_FLOOR * STEP:
-                raise SingularError(f"mechanism '{self.s.name}': the continuation stops near {self._names(t0)} "
-                                    f"(a dead point or a change of branch of {self.s.loops_text()})")
+                raise SingularError(self._stopped(t0, q))
         return q
+
+    def _stopped(self, theta, q) -> str:
+        """Why the continuation stops at theta (q the last configuration solved): a fold, where A is nearly
+        singular while the closure rows keep their rank (the drives reach their limit on this branch and turn
+        back: the solution curve's tangent has no driven component), else a dead point or change of branch."""
+        s = self.s
+        _, A = self.residual(q[None], np.atleast_1d(theta)[None])
+        cond = condition(self.scaled(A))[0]
+        _, J, _ = s.closure(q[None], params=self.p)
+        sv = np.linalg.svd(J[0] * self.col[None, :] / self.rows[:, None], compute_uv=False)
+        rank = s.nv - s.mobility
+        where = f"mechanism '{s.name}': the continuation stops near {self._names(theta)}"
+        if rank and cond > FOLD and sv[rank - 1] > FOLD_RANK * sv[0]:
+            drives = ", ".join(d.coordinate for d in s.declaration.drives)
+            return (f"{where}: {drives} reaches its limit there on this branch and turns back (a fold: the closure "
+                    f"rows keep their rank, the condition number of the drives and rows is {cond:.3g}); drive "
+                    f"another coordinate to pass it; {s.loops_text()}")
+        return f"{where} (a dead point or a change of branch of {s.loops_text()})"
