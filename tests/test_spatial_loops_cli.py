@@ -43,14 +43,31 @@ def _evaluate(temporaries, expr, values):
     return float(expr.xreplace(known))
 
 
-@pytest.mark.parametrize("module", [bricard, rssr])
-def test_equations_read_back_balance_the_inverse_dynamics(module, capsys):
+FOURBAR_THROUGH_CLOSURE = """
+from tests.test_spatial_loops_closures import _fourbar
+
+
+def build():
+    return _fourbar(through_closure=True)
+"""
+
+
+@pytest.mark.parametrize("model", ["bricard", "rssr", "fourbar-driven-closure"])
+def test_equations_read_back_balance_the_inverse_dynamics(model, capsys, tmp_path):
     """The printed closure rows vanish at solved states and equal the generated phi off them; the printed
     A U = C holds with the driving force and multipliers of loop_dynamics.inverse (1e-10), and its C equals
-    H a + bias of the tree's generated mass matrix (CRBA) and bias (the printed C is the RNEA's)."""
-    assert main(["equations", module.__name__.split(".")[-1]]) == 0
+    H a + bias of the tree's generated mass matrix (CRBA) and bias (the printed C is the RNEA's). A four-bar
+    driven by its closing hinge's angle: the torque acts through that closure's row."""
+    if model == "fourbar-driven-closure":
+        from tests.test_spatial_loops_closures import _fourbar
+
+        (tmp_path / "fourbar.py").write_text(FOURBAR_THROUGH_CLOSURE)
+        name, tree = str(tmp_path / "fourbar.py"), _fourbar(through_closure=True)
+    else:
+        name, tree = model, {"bricard": bricard, "rssr": rssr}[model].build()
+    assert main(["equations", name]) == 0
     temporaries, rows, balance = _read_back(capsys.readouterr().out)
-    s = LoopSystem(module.build(), backend="numpy")
+    s = LoopSystem(tree, backend="numpy")
     solver = LoopSolver(s)
     assert [r for r, _ in rows] == s.row_names and [b[0] for b in balance] == s.speed_names
     kin = solver.sweep(np.array([0.3, 1.1]))

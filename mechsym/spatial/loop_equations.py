@@ -40,8 +40,10 @@ class LoopEquations:
         m, n = system.nrows, system.nv
         closure = items[0][1]
         rnea = d.rnea(d.v, d.a)
-        functions = shared_program([("equations", [], list(closure[:m + m * n]) + list(rnea), "", 0)],
-                                   d.s.assignments, "x", d.s.pieces)
+        driven = {name: out for name, out, _ in items}.get("drives", [])   # per driven closure: value, its row (nv), gamma, axis (3)
+        rows = [driven[j * (n + 5) + 1:j * (n + 5) + 1 + n] for j in range(len(system.closure_driven))]
+        functions = shared_program([("equations", [], list(closure[:m + m * n]) + list(rnea) + sum(rows, []), "",
+                                     0)], d.s.assignments, "x", d.s.pieces)
         f = functions["equations"]
         names = {}
         for sym, name in zip(d.q, system.coordinate_names):
@@ -64,11 +66,13 @@ class LoopEquations:
         self.tex.update({lam: rf"\lambda_{{\mathrm{{{r}}}}}" for lam, r in zip(self.lam, system.row_names)})
         self.tau = [sp.Symbol(_identifier("", f), real=True) for f in system.force_names]
         E = sp.zeros(n, len(self.tau))
-        for k, iv in enumerate(system.drive_v):
+        for k, iv in zip(system.tree_driven, system.drive_v):
             E[iv, k] = 1
+        for j, k in enumerate(system.closure_driven):     # a driven closure's force acts through its row
+            E[:, k] = sp.Matrix(out[m + m * n + n + j * n:m + m * n + n + (j + 1) * n])
         self.A = J.T.row_join(E)
         self.unknowns = self.lam + self.tau
-        self.C = out[m + m * n:]
+        self.C = out[m + m * n:m + m * n + n]
         self.row_names, self.speed_names = system.row_names, system.speed_names
         self.name = system.name
 

@@ -26,6 +26,8 @@ import numpy as np
 
 from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
 from mechsym.core.errors import AssemblyError, InputError, SingularError
+from mechsym.spatial.joints import Prismatic
+from mechsym.spatial.loops import closure_drives
 
 __all__ = ["LoopSolver", "LoopKinematics"]
 
@@ -74,19 +76,28 @@ class LoopSolver:
         self.col = system._column_scale(self.scale)
         self.rows = system._row_scale(self.scale)
         self.max_step = MAX_STEP * self.col
-        self.k = len(system.drive_v)
-        self.theta_scale = self.col[system.drive_v] if self.k else np.ones(0)
+        self.k = system.ndrives
+        self.theta_scale = np.ones(self.k)        # a drive's scale: its speed's column, a driven closure's by kind
+        self.theta_scale[system.tree_driven] = self.col[system.drive_v]
+        for k, c in zip(system.closure_driven, closure_drives(system.declaration)):
+            self.theta_scale[k] = self.scale if isinstance(c.joint, Prismatic) else 1.0
         self.sign = None
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
-        """[phi(q), q_E - theta] (N, rows + k) and A (N, rows + k, nv)."""
+        """[phi(q), drives(q) - theta] (N, rows + k) and A = [J; D] (N, rows + k, nv) (a driven closure's angle
+        apart from theta by less than pi)."""
         s = self.s
         phi, J, _ = s.closure(q, params=self.p)
-        E = np.zeros((len(q), self.k, s.nv))
-        E[:, np.arange(self.k), s.drive_v] = 1.0
-        r = np.concatenate([phi, q[:, s.drive_q] - theta], axis=1)
-        return r, np.concatenate([J, E], axis=1)
+        values, D, _, _ = s.drive_rows(q, params=self.p)
+        return np.concatenate([phi, self._apart(values, theta)], axis=1), np.concatenate([J, D], axis=1)
+
+    def _apart(self, values, theta):
+        """values - theta (N, k), the driven closures' angles wrapped into [-pi, pi)."""
+        diff = values - theta
+        wrap = self.s.drive_angles
+        diff[:, wrap] = (diff[:, wrap] + np.pi) % (2 * np.pi) - np.pi
+        return diff
 
     def scaled(self, A):
         """A with rows and columns in units of the mechanism's size (dimensionless)."""
@@ -100,8 +111,11 @@ class LoopSolver:
         relative to the coordinate scales (N,))."""
         s = self.s
         q = np.array(q, float)
-        moved = np.max(np.abs(q[:, s.drive_q] - theta) / self.theta_scale, axis=1) if self.k else np.zeros(len(q))
-        q[:, s.drive_q] = theta
+        tree, closing = s.tree_driven, s.closure_driven
+        moved = np.zeros(len(q))
+        if tree:
+            moved = np.max(np.abs(q[:, s.drive_q] - theta[:, tree]) / self.theta_scale[tree], axis=1)
+        q[:, s.drive_q] = theta[:, tree]
         free = np.setdiff1d(np.arange(s.nv), s.drive_v)
         active = np.ones(len(q), bool)
         converged = np.zeros(len(q), bool)
@@ -110,6 +124,10 @@ class LoopSolver:
             if idx.size == 0:
                 break
             phi, J, _ = s.closure(q[idx], params=self.p)
+            if closing:     # a driven closure's row joins the closure rows
+                values, D, _, _ = s.drive_rows(q[idx], params=self.p)
+                phi = np.concatenate([phi, self._apart(values, theta[idx])[:, closing]], axis=1)
+                J = np.concatenate([J, D[:, closing]], axis=1)
             step = np.zeros((len(idx), s.nv))
             with np.errstate(all="ignore"):
                 step[:, free] = solve(J[:, :, free], phi)
@@ -120,8 +138,8 @@ class LoopSolver:
             small = size < 1e-13
             if small.any():
                 done = idx[small]
-                phi, _, _ = s.closure(q[done], params=self.p)
-                converged[done] = np.all(np.abs(phi) <= TOL * self.rows, axis=1)
+                r, _ = self.residual(q[done], theta[done])
+                converged[done] = np.all(np.abs(r) <= TOL * np.concatenate([self.rows, self.theta_scale]), axis=1)
                 active[done] = False
         return q, converged, moved
 
@@ -218,9 +236,10 @@ class LoopSolver:
     def accelerations(self, q, v, thetadd, A=None):
         """dv/dt (N, nv) at q, v for the driven accelerations thetadd (N, k): A dv/dt = [-gamma; thetadd]."""
         _, J, gamma = self.s.closure(q, v, params=self.p)
+        _, _, drive_gamma, _ = self.s.drive_rows(q, v, params=self.p)
         if A is None:
             _, A = self.residual(q, np.zeros((len(q), self.k)))
-        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k))], axis=1))
+        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k)) - drive_gamma], axis=1))
 
     # -- continuation ----------------------------------------------------------------------------------------
     def sweep(self, theta, start=None) -> LoopKinematics:
