@@ -2,22 +2,25 @@
 coordinates: assembly, the mobility, continuation along the driven coordinates with the branch kept, and
 exact velocities and accelerations.
 
-The driven coordinates theta (k of them, `Tree.drive`) join the closure rows into the system
-A(q) = [J; E^T] (E: the driven speeds' columns), of rank nv where the drives match the mobility; with
+The driven coordinates theta (k of them, `Tree.drive`: tree coordinates, or a closing joint's own) join the
+closure rows into the system A(q) = [J; D] (D: the drives' rows, LoopSystem.drive_rows: a tree coordinate's
+unit row, a driven closure's generated row), of rank nv where the drives match the mobility; with
 redundant rows it has more rows than columns but is consistent, and every solve below is A's
 pseudo-inverse (which rows are redundant changes along Bricard's motion, so no fixed choice of rows would
 do):
 
-  positions       phi(q) = 0, q_E = theta           Newton in the other speeds: q <- q (+) (-J_D^+ phi)
+  positions       phi(q) = 0, drives(q) = theta     Newton in the speeds of no driven tree coordinate, a driven
+                                                    closure's row among the rows: q <- q (+) (-J_D^+ phi)
   velocities      A v = [0; theta']                 q' = dq/dtheta = A^-1 [0; I]
-  accelerations   A dv/dt = [-gamma_R(q, v); theta'']
+  accelerations   A dv/dt = [-gamma_R(q, v); theta'' - gamma_D(q, v)]
 
 so nothing is differenced. A sweep continues over nodes at most a continuation step apart (0.1 rad, or a
 tenth of the mechanism's size along a length: mechsym.codegen.constants.STEP) from a second-order
 prediction (q (+) (q' h + q'' h^2 / 2)); a step is kept when Newton converges, moved the prediction by less
 than a fifth of the step and, where A is square (no redundant row), kept the sign of det A of the start
 (the branch); else it is halved, down to
-STEP_FLOOR of the step, where the continuation stops with the dead point or change of branch named. Every
+STEP_FLOOR of the step, where the continuation stops and says why (a fold of the drives, or a dead point or
+change of branch). Every
 sample is then corrected at once (batched Newton from its node's prediction) and checked the same way.
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The tables of a spatial closed-loop mechanism's analyses, as the command line writes them for a model with
 one driven coordinate (docs/spatial-loops.md; column rules in docs/conventions.md):
 
-  kinematics   every joint coordinate, each body's frame origin BODY.x, BODY.y, BODY.z; their exact first and
+  kinematics   the driven coordinate where it is a closing joint's (no coordinate of the tree), every joint
+               coordinate, each body's frame origin BODY.x, BODY.y, BODY.z; their exact first and
                second derivatives by the driven coordinate (NAME' and NAME''), or with omega their rates
                (NAME.v, NAME.a; a spherical joint's speeds are its angular velocity, not a coordinate's rate)
   inverse      the driven coordinate, omega, its force (the declared name), and every joint's reaction

@@ -12,6 +12,10 @@ exact and generated on the codegen spec (numpy or C, through the tree's backend)
   gamma(q, v)               d2(phi)/dt2 = J dv/dt + gamma, from the frames' velocities and biases
                             (e_a'' = alpha_a x e_a + w_a x (w_a x e_a), r'' = J_b dv/dt - J_a dv/dt + bias)
 
+A closing Revolute's angle or Prismatic's travel may be driven (`Tree.drive` of its name): the function
+"drives" gives per such closure its value (the angle atan2 of frame b about the axis from frame a, or the
+travel along it), its Jacobian row, its gamma and its axis in the world (`LoopSystem.drive_rows`).
+
 A row's reaction is the wrench its multiplier lambda carries: J^T lambda is the generalised force of the
 force lambda e_a at o_b ("along") or the moment -lambda (a x b) ("perp") on the second body, and their
 opposites on the first: `row_wrenches` gives them (world axes, at o_b), so that a closure's reaction
