@@ -95,8 +95,10 @@ def forward(solver: LoopSolver, torque, theta0, omega0, t_end, dt=None, rtol=1e-
     s = solver.s
     q0 = solver.assemble([theta0])
     v0 = solver.velocities(q0[None], np.array([[omega0]]))[0]
-    run = dyn.forward(solver, q0, v0, t_end, dt=dt, rtol=rtol, atol=atol,
-                      torque=lambda t, q, v: s.drive_rows(q[None], params=solver.p)[1][0, 0] * torque)
+    tau = s.drive_rows(q0[None], params=solver.p)[1][0, 0] * torque     # a tree coordinate's: constant
+    force = ((lambda t, q, v: s.drive_rows(q[None], params=solver.p)[1][0, 0] * torque) if s.closure_driven
+             else (lambda t, q, v: tau))
+    run = dyn.forward(solver, q0, v0, t_end, dt=dt, rtol=rtol, atol=atol, torque=force)
     if every:
         return run
     q = np.column_stack([run[n] for n in s.coordinate_names])
