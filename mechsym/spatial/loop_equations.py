@@ -2,7 +2,8 @@
 `mechsym equations MODEL [--latex]` prints:
 
   closure rows    phi_r(q) = 0, one per row of the closing joints (mechsym.spatial.joints: `closure_rows`)
-  A U = C         sum_r J_ri lambda_r + [i driven] tau = C_i(q, v, a), one row per speed i: A = [J^T E],
+  A U = C         sum_r J_ri lambda_r + sum_k D_ki tau_k = C_i(q, v, a), one row per speed i: A = [J^T D^T]
+                  (D the drives' rows: a driven tree coordinate's unit row, a driven closure's row),
                   U = [lambda; tau], C = H(q) a + bias(q, v) (the tree's inverse dynamics, gravity included)
 
 written over the straight-line program of the tree's derivation (mechsym.spatial.derive): its temporaries
@@ -80,7 +81,8 @@ class LoopEquations:
         """Plain text that sympy reads back: `x = expr` lines, `[ROW] phi = 0`, `[SPEED] lhs = rhs`."""
         A, u = self.A, self.unknowns
         out = [f"closed-loop mechanism '{self.name}': {len(self.phi)} closure rows phi(q) = 0; A U = C with "
-               f"A = [J^T E] ({A.shape[0]} speeds x {A.shape[1]} unknowns), C = H(q) a + bias(q, v)",
+               f"A = [J^T D^T] ({A.shape[0]} speeds x {A.shape[1]} unknowns; D the drives' rows), "
+               f"C = H(q) a + bias(q, v)",
                "U = " + ", ".join(map(str, u)),
                "# temporaries"]
         out += [f"{t} = {sp.sstr(e)}" for t, e in self.temporaries]
@@ -101,5 +103,5 @@ class LoopEquations:
         for i, name in enumerate(self.speed_names):
             lhs = sp.Add(*[A[i, j] * u[j] for j in range(A.shape[1])])
             lines.append(rf"{tex(lhs)} &= {tex(self.C[i])} && \text{{{name}}}")
-        return ("% closure rows phi(q) = 0 and A U = C (A = [J^T E], U = [lambda; tau], C = H(q) a + bias(q, v)), "
+        return ("% closure rows phi(q) = 0 and A U = C (A = [J^T D^T], U = [lambda; tau], C = H(q) a + bias(q, v)), "
                 f"mechanism '{self.name}'\n\\begin{{aligned}}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}")
