@@ -58,7 +58,7 @@ def export_files(system, standing=None, loops=None) -> dict:
         spec = loops._spec()
         sources[f"{prefix}_loops.c"] = render_straight(spec, prefix=f"{prefix}_loops_", headers=(f"{prefix}.h",))
         fns.update({f"{prefix}_loops_{name}": f.size for name, f in spec.functions.items()})
-    runtime = sorted(set().union(*(c_runtime.used(text) for text in sources.values())))
+    runtime = list(dict.fromkeys(name for text in sources.values() for name in c_runtime.used(text)))
     p = system.param_values
     guard = f"{prefix.upper()}_H"
     import sympy
