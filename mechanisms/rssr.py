@@ -4,7 +4,8 @@ An S-S coupler spins freely about AB; here its end at B is a universal joint (ax
 AB and y; on the rocker, y), which takes that idle spin away and leaves mobility 1 (Grübler's count
 6 * 3 - 5 - 3 - 5 - 4 = 1). The tree is crank (revolute), coupler (spherical, its quaternion a coordinate),
 rocker (revolute); the universal joint closes the loop. Thin rods; the coupler has the axial inertia of a
-5 mm radius cylinder. The crank turns fully; the rocker swings within about [-0.14, 1.47] rad.
+5 mm radius cylinder. Their masses are the parameters m_crank, m_coupler and m_rocker (kg). The crank turns
+fully; the rocker swings within about [-0.14, 1.47] rad.
 """
 import numpy as np
 
@@ -19,8 +20,8 @@ def _rod(mass, vector, radius=0.0):
     """(com, inertia about it) of a thin rod from its body origin along `vector` (m), axial inertia m r^2/2."""
     length = np.linalg.norm(vector)
     u = vector / length
-    inertia = mass * length ** 2 / 12 * (np.eye(3) - np.outer(u, u)) + mass * radius ** 2 / 2 * np.outer(u, u)
-    return dict(mass=mass, com=tuple(vector / 2), inertia=inertia.tolist())
+    shape = length ** 2 / 12 * (np.eye(3) - np.outer(u, u)) + radius ** 2 / 2 * np.outer(u, u)
+    return dict(mass=mass, com=tuple(vector / 2), inertia=[[mass * float(x) for x in row] for row in shape])
 
 
 def build():
@@ -29,11 +30,12 @@ def build():
     b = PIVOT + np.array([0.0, 0.0, -ROCKER])
     ab = b - a
     tree = Tree("rssr")
+    m = {name: tree.parameter(f"m_{name}", value, "kg", f"{name} mass") for name, value in MASSES.items()}
     tree.body("ground")
-    tree.body("crank", "ground", Revolute("crank", axis=(0, 0, 1)), **_rod(MASSES["crank"], a))
-    tree.body("coupler", "crank", Spherical("A"), xyz=tuple(a), **_rod(MASSES["coupler"], ab, COUPLER_RADIUS))
+    tree.body("crank", "ground", Revolute("crank", axis=(0, 0, 1)), **_rod(m["crank"], a))
+    tree.body("coupler", "crank", Spherical("A"), xyz=tuple(a), **_rod(m["coupler"], ab, COUPLER_RADIUS))
     tree.body("rocker", "ground", Revolute("rocker", axis=(0, 1, 0)), xyz=tuple(PIVOT),
-              **_rod(MASSES["rocker"], b - PIVOT))
+              **_rod(m["rocker"], b - PIVOT))
     tree.frame("B_coupler", "coupler", xyz=tuple(ab))
     tree.frame("B_rocker", "rocker", xyz=tuple(b - PIVOT))
     normal = np.cross((0, 1, 0), ab)

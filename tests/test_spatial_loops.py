@@ -202,7 +202,7 @@ def test_bad_input_names_the_loop_and_joints():
     ball.body("ground")
     ball.body("arm", "ground", Spherical("S"), mass=1, inertia=(1, 1, 1, 0, 0, 0))
     ball.drive("S.qx")
-    with pytest.raises(InputError, match="coordinate 'S.qx' cannot be driven"):
+    with pytest.raises(InputError, match="coordinate 'S.qx' of joint 'S' \\(Spherical\\) cannot be driven"):
         ball.close("loop", "ground", "arm", Revolute("R"))
         LoopSystem(ball, backend="numpy")
 
@@ -228,8 +228,6 @@ def test_command_line_names_the_loop_where_the_drive_stops(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: mechanism 'bricard': the continuation stops near J1=")
     assert "loop 'loop' (joint 'J6'" in err
-    assert main(["export", "bricard", "--out", "x"]) == 2
-    assert "closed-loop mechanism: `mechsym export` is not available" in capsys.readouterr().err
 
 
 def test_a_redundant_closure_that_locks_the_motion_is_refused():

@@ -215,3 +215,57 @@ def test_governor_with_spring_dampers_equals_pinocchio():
         q_pin[iq], v_pin[iv] = q, v
         expected = pm.forward_dynamics(ref, q_pin, v_pin)[iv]
         assert np.abs(system.forward(q, v, np.zeros(system.nv)) - expected).max() <= 1e-9 * np.abs(expected).max()
+
+
+def _peak(x, y):
+    """The largest y over samples x (uniform) refined by the parabola through the largest sample and its two
+    neighbours: (x, y) there."""
+    i = int(np.argmax(y))
+    a, b, c = y[i - 1], y[i], y[i + 1]
+    shift = 0.5 * (a - c) / (a - 2 * b + c)
+    return x[i] + shift * (x[1] - x[0]), b - 0.25 * (a - c) * shift
+
+
+def test_bricard_j1_stops_where_its_range_ends():
+    """`mechsym kinematics bricard` stops J1 near 3.66519 rad because J1 cannot go further on this assembly's
+    branch, not because the continuation fails: Pinocchio's assembly of the benchmark geometry, continued
+    along J2 through that point, finds J1's largest value there (to the message's 6 digits) and no assembly
+    1e-3 beyond it, and mechsym continued along J2 passes the point with J1 rising, then falling, to the same
+    largest value (1e-8). (The benchmark's free fall swings J1 between 0 and about pi.)"""
+    from mechsym.core.errors import SingularError
+
+    system = LoopSystem(_bricard_tree(drive="J1"), backend="numpy")
+    with pytest.raises(SingularError, match="J1 reaches its limit there on this branch and turns back") as stop:
+        LoopSolver(system).sweep(np.linspace(0, 3.7, 38))
+    stopped = float(str(stop.value).split("near J1=")[1].split(":")[0])
+    ref = pm.build("bricard")
+    j1, j2 = list(ref.q_index)[:2]
+    q = pm.assemble(ref, {j1: 3.6})
+    for b in np.arange(q[ref.q_index[j2]], 1.45, 0.05):
+        q = pm.assemble(ref, {j2: b}, q_guess=q)
+    fine = np.arange(1.45, 1.70, 0.0025)
+    path = []
+    for b in fine:
+        q = pm.assemble(ref, {j2: b}, q_guess=q)
+        path.append(q[ref.q_index[j1]])
+    at, largest = _peak(fine, np.array(path))
+    assert abs(largest - stopped) < 1e-5 and np.ptp(path) > 1e-3
+    with pytest.raises(RuntimeError, match="no assembly"):
+        pm.assemble(ref, {j1: largest + 1e-3}, q_guess=pm.assemble(ref, {j2: at}, q_guess=q), step=1e-4)
+    around_j2 = LoopSystem(_bricard_tree(drive="J2"), backend="numpy")
+    solver = LoopSolver(around_j2)
+    start = LoopSolver(system).sweep(np.linspace(0, 3.6, 37)).q[-1]
+    kin = solver.sweep(np.concatenate([np.linspace(start[1], 1.45, 12), fine]), start=start)
+    ours = kin.q[12:, 0]
+    assert ours[0] < largest and ours[-1] < largest
+    assert abs(_peak(fine, ours)[1] - largest) < 1e-8
+
+
+def _bricard_tree(drive):
+    """Bricard's shipped declaration with `drive` driven instead of J1."""
+    from mechanisms import bricard
+
+    tree = bricard.build()
+    tree.drives.clear()
+    tree.drive(drive)
+    return tree

@@ -232,6 +232,8 @@ def run(args) -> int:
     model = registry.find(args.model)
     with watch() as warm.BUILDS[args.model]:  # the files the build reads, which a warm repeat checks
         mech = model()
+    if getattr(mech, "closures", None):  # a model file declaring a spatial closed-loop mechanism (a Tree)
+        return _loop_command(args, mech)
     params = dict(args.param)
     hook = model.hooks().get(args.command)
     if hook is not None:  # the model computes this command itself (or refuses it, naming what applies)
@@ -278,18 +280,15 @@ def _closed_loops(tree):
 
 
 def _loop_command(args, tree) -> int:
-    """`params`, `kinematics`, `inverse` and `forward` of a spatial closed-loop mechanism (one driven
-    coordinate; mechsym.spatial.loop_tables)."""
+    """`params`, `equations`, `kinematics`, `inverse`, `forward` and `export` of a spatial closed-loop mechanism
+    (one driven coordinate; mechsym.spatial.loop_tables, mechsym.studies.analyses.loop_analysis)."""
     from mechsym.core.output import stdout_stream
     from mechsym.spatial import loop_tables
     from mechsym.spatial.export import tree_json
     from mechsym.spatial.loop_kinematics import LoopSolver
     from mechsym.spatial.loops import LoopSystem
-    from mechsym.studies.analyses import samples
+    from mechsym.studies.analyses import loop_analysis
 
-    if args.command not in ("params", "kinematics", "inverse", "forward"):
-        raise InputError(f"model '{args.model}' is a spatial closed-loop mechanism: `mechsym {args.command}` is not "
-                         f"available for it (params, kinematics, inverse, forward are)")
     params = dict(args.param)
     system = LoopSystem(tree, backend=getattr(args, "backend", "numpy"))
     solver = LoopSolver(system, params)
@@ -298,23 +297,27 @@ def _loop_command(args, tree) -> int:
         with stdout_stream() as out:
             print(json.dumps(data, indent=2), file=out)
         return 0
+    if args.command == "equations":
+        system.check_mobility(solver.close(), solver.scale)  # drives that do not match the mobility: refused
+        with stdout_stream() as out:
+            print(system.equations_text(latex=args.latex), file=out)
+        return 0
+    if args.command == "export":
+        from mechsym.core.output import announce_written
+        from mechsym.spatial.export import export, loop_states
+
+        states = loop_states(solver)
+        system.tree.set_params(params)
+        written = export(system.tree, args.out, force=args.force, loops=(system, *states))
+        announce_written(written, args.out)
+        return 0
+    if args.command == "kinematics" and getattr(args, "animate", None):
+        raise InputError(f"model '{args.model}': kinematics of a spatial mechanism is drawn as a plot, without "
+                         f"--animate")
     opts = analysis_options(args)
+    table = loop_analysis(system, opts, params)
     coordinate = loop_tables.one_drive(solver)
-    if args.command == "kinematics":
-        if opts.frame is not None or getattr(args, "animate", None):
-            raise InputError(f"model '{args.model}': kinematics of a spatial mechanism is in the world frame, "
-                             f"without --frame or --animate")
-        table = loop_tables.kinematics(solver, samples(opts), opts.omega, opts.alpha)
-        y = [coordinate]
-    elif args.command == "inverse":
-        if not opts.quasi_static and not opts.omega:
-            raise InputError("inverse needs --omega (or --quasi-static)")
-        table = loop_tables.inverse(solver, samples(opts), opts.omega or (), opts.alpha, opts.quasi_static)
-        y = [system.force_names[0]]
-    else:
-        table = loop_tables.forward(solver, opts.torque, opts.theta0, opts.omega0, opts.t_end, opts.dt, opts.rtol,
-                                    opts.atol, opts.all)
-        y = [coordinate]
+    y = [system.force_names[0] if args.command == "inverse" else coordinate]
     x = "t" if args.command == "forward" else coordinate
     write_outputs(table, args.out, drawings=[(args.plot, lambda p: table.plot(p, x, y))], stdout=True)
     return 0

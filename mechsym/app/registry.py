@@ -53,7 +53,8 @@ class Model:
         return dict(getattr(importlib.import_module(self.module), "CLI_HOOKS", {})) if self.module else {}
 
     def __call__(self):
-        """The Mechanism: the module's `build()` (or its module-level `mechanism`)."""
+        """The Mechanism: the module's `build()` (or its module-level `mechanism`); or the spatial Tree with
+        closed loops (mechsym.spatial.Tree.close) it returns."""
         from mechsym.planar.model import Mechanism  # here: finding a model and its warm start need no sympy
 
         if self.module:
@@ -73,17 +74,22 @@ class Model:
             mech = module.mechanism
         else:
             raise InputError(f"{where} defines neither build() nor a Mechanism named 'mechanism'")
-        if not isinstance(mech, Mechanism):
-            raise InputError(f"{where}: build() returned {type(mech).__name__}, not a Mechanism")
+        if not isinstance(mech, Mechanism) and not getattr(mech, "closures", None):
+            raise InputError(f"{where}: build() returned {type(mech).__name__}, not a Mechanism (nor a spatial Tree "
+                             "with closed loops)")
         return mech
 
 
 def find(name_or_path: str) -> Model:
-    """A shipped model by name, or the path of a .py file defining `build()` (or a module-level
-    `mechanism`) that returns a Mechanism; an unknown name is refused."""
+    """A shipped model by name (a shipped tree too: a model where it closes loops), or the path of a .py file
+    defining `build()` (or a module-level `mechanism`) that returns a Mechanism or a Tree with closed loops;
+    an unknown name is refused."""
     models = shipped("models")
     if name_or_path in models:
         return Model(name_or_path, models[name_or_path])
+    trees = shipped("trees")
+    if name_or_path in trees:
+        return Model(name_or_path, trees[name_or_path])
     if name_or_path.endswith(".py") or os.sep in name_or_path or os.path.exists(name_or_path):
         return Model(name_or_path)
     raise InputError(f"unknown model '{name_or_path}' (shipped: {', '.join(sorted(models))}; or give a .py file)")

@@ -216,7 +216,7 @@ class Tree(ElementDeclaration, Declaration):
             raise InputError(f"{where} declared twice")
         if not isinstance(joint, Joint) or joint.root_only or joint.mimic is not None:
             raise InputError(f"{where} needs a closing joint (Revolute, Prismatic, Cylindrical, Universal, "
-                             f"Spherical or Fixed), got {joint!r}")
+                             f"Spherical, Planar or Fixed), got {joint!r}")
         if joint.name in self._joint_names:
             raise InputError(f"{where}: joint '{joint.name}' declared twice")
         joint = joint.checked(where)

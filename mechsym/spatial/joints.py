@@ -496,3 +496,9 @@ class Planar(Joint):
         """Translations along the child frame's x and y axes (columns of R0), the hinge about its z at p0."""
         cols = [[R0[i][c] for i in range(3)] for c in range(3)]
         return [Translation(cols[0]), Translation(cols[1]), Screw(cols[2], p0)]
+
+    def closure_rows(self):
+        """Frame b's origin in frame a's x-y plane (1 row), b's z axis along a's (2): b slides and turns in
+        that plane."""
+        x, y, z = AXES
+        return (("along", z), ("perp", x, z), ("perp", y, z))

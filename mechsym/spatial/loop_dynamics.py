@@ -33,7 +33,9 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
+from mechsym.spatial.joints import Prismatic
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
+from mechsym.spatial.loops import closure_drives
 
 __all__ = ["inverse", "reactions", "forward", "Partition"]
 
@@ -52,12 +54,14 @@ def inverse(solver: LoopSolver, q, v, a, actuated=None):
     forces act on the speeds `actuated` (indices into v; default the driven ones): a delta robot follows its
     platform's path on its motors."""
     s, p = solver.s, solver.p
-    actuated = s.drive_v if actuated is None else list(actuated)
     H = s.tree.mass_matrix(q, params=solver.tree_p)
     bias = s.tree.bias(q, v, params=solver.tree_p)
     _, J, _ = s.closure(q, params=p)
-    E = np.zeros((len(q), s.nv, len(actuated)))
-    E[:, actuated, np.arange(len(actuated))] = 1.0
+    if actuated is None:            # the drives' generalised forces: D^T tau (a driven closure's too)
+        E = np.swapaxes(s.drive_rows(q, params=p)[1], 1, 2)
+    else:
+        E = np.zeros((len(q), s.nv, len(actuated)))
+        E[:, list(actuated), np.arange(len(actuated))] = 1.0
     A = np.concatenate([np.swapaxes(J, 1, 2), E], axis=2)
     U = solve(A, np.einsum("nij,nj->ni", H, a) + bias)
     return U[:, s.nrows:], U[:, :s.nrows]
@@ -71,15 +75,23 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None) -> dict:
     full = lam
     out, on_bodies = {}, []               # on_bodies: (link of the second body, link of the first, wrench, origin)
     first = 0
+    tau = np.asarray(tau)
+    driving = {}                          # a driven closure's name -> its driving wrench on its second body
+    if actuated is None and s.closure_driven:
+        axes = s.drive_rows(q, params=p)[3]
+        for k, c in zip(s.closure_driven, closure_drives(s.declaration)):
+            u = axes[:, k] * tau[:, k, None]
+            zero = np.zeros_like(u)
+            driving[c.joint.name] = np.concatenate([u, zero] if isinstance(c.joint, Prismatic) else [zero, u], axis=1)
     for c, (la, lb) in zip(s.closures, s.closure_links):
         n = len(c.joint.closure_rows())
         w = np.einsum("nr,nrk->nk", full[:, first:first + n], rows[:, first:first + n])
         first += n
         o = origins[:, len(on_bodies)]
-        on_bodies.append((lb, la, w, o))
+        on_bodies.append((lb, la, w + driving.get(c.joint.name, 0.0), o))
         out.update({f"{c.joint.name}.{x}": w[:, i] for i, x in enumerate(AXES)})
     subtree = [[j for j in range(s.nlinks) if k in _ancestors(s.links, j)] for k in range(s.nlinks)]
-    drives = dict(zip(s.drive_v if actuated is None else actuated, np.asarray(tau).T))
+    drives = dict(zip(s.drive_v, tau[:, s.tree_driven].T) if actuated is None else zip(actuated, tau.T))
     for k, link in enumerate(s.links):
         if not link.joint.nv:
             continue

@@ -2,22 +2,25 @@
 coordinates: assembly, the mobility, continuation along the driven coordinates with the branch kept, and
 exact velocities and accelerations.
 
-The driven coordinates theta (k of them, `Tree.drive`) join the closure rows into the system
-A(q) = [J; E^T] (E: the driven speeds' columns), of rank nv where the drives match the mobility; with
+The driven coordinates theta (k of them, `Tree.drive`: tree coordinates, or a closing joint's own) join the
+closure rows into the system A(q) = [J; D] (D: the drives' rows, LoopSystem.drive_rows: a tree coordinate's
+unit row, a driven closure's generated row), of rank nv where the drives match the mobility; with
 redundant rows it has more rows than columns but is consistent, and every solve below is A's
 pseudo-inverse (which rows are redundant changes along Bricard's motion, so no fixed choice of rows would
 do):
 
-  positions       phi(q) = 0, q_E = theta           Newton in the other speeds: q <- q (+) (-J_D^+ phi)
+  positions       phi(q) = 0, drives(q) = theta     Newton in the speeds of no driven tree coordinate, a driven
+                                                    closure's row among the rows: q <- q (+) (-J_D^+ phi)
   velocities      A v = [0; theta']                 q' = dq/dtheta = A^-1 [0; I]
-  accelerations   A dv/dt = [-gamma_R(q, v); theta'']
+  accelerations   A dv/dt = [-gamma_R(q, v); theta'' - gamma_D(q, v)]
 
 so nothing is differenced. A sweep continues over nodes at most a continuation step apart (0.1 rad, or a
 tenth of the mechanism's size along a length: mechsym.codegen.constants.STEP) from a second-order
 prediction (q (+) (q' h + q'' h^2 / 2)); a step is kept when Newton converges, moved the prediction by less
 than a fifth of the step and, where A is square (no redundant row), kept the sign of det A of the start
 (the branch); else it is halved, down to
-STEP_FLOOR of the step, where the continuation stops with the dead point or change of branch named. Every
+STEP_FLOOR of the step, where the continuation stops and says why (a fold of the drives, or a dead point or
+change of branch). Every
 sample is then corrected at once (batched Newton from its node's prediction) and checked the same way.
 """
 from __future__ import annotations
@@ -26,6 +29,8 @@ import numpy as np
 
 from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
 from mechsym.core.errors import AssemblyError, InputError, SingularError
+from mechsym.spatial.joints import Prismatic
+from mechsym.spatial.loops import closure_drives
 
 __all__ = ["LoopSolver", "LoopKinematics"]
 
@@ -33,6 +38,8 @@ TOL = 1e-12              # residual tolerance relative to the mechanism's size (
 SINGULAR = 1e8           # condition number of the scaled A beyond which a configuration is a dead point
 MAX_ITER = 30
 RCOND = 1e-10            # singular values of A below RCOND times the largest: redundant rows
+FOLD = 1e2               # a stop where the scaled A's condition number passes FOLD while the closure rows'
+FOLD_RANK = 1e-3         # smallest kept singular value stays above FOLD_RANK of the largest: a fold of the drives
 
 
 def solve(A, b):
@@ -72,19 +79,28 @@ class LoopSolver:
         self.col = system._column_scale(self.scale)
         self.rows = system._row_scale(self.scale)
         self.max_step = MAX_STEP * self.col
-        self.k = len(system.drive_v)
-        self.theta_scale = self.col[system.drive_v] if self.k else np.ones(0)
+        self.k = system.ndrives
+        self.theta_scale = np.ones(self.k)        # a drive's scale: its speed's column, a driven closure's by kind
+        self.theta_scale[system.tree_driven] = self.col[system.drive_v]
+        for k, c in zip(system.closure_driven, closure_drives(system.declaration)):
+            self.theta_scale[k] = self.scale if isinstance(c.joint, Prismatic) else 1.0
         self.sign = None
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
-        """[phi(q), q_E - theta] (N, rows + k) and A (N, rows + k, nv)."""
+        """[phi(q), drives(q) - theta] (N, rows + k) and A = [J; D] (N, rows + k, nv) (a driven closure's angle
+        apart from theta by less than pi)."""
         s = self.s
         phi, J, _ = s.closure(q, params=self.p)
-        E = np.zeros((len(q), self.k, s.nv))
-        E[:, np.arange(self.k), s.drive_v] = 1.0
-        r = np.concatenate([phi, q[:, s.drive_q] - theta], axis=1)
-        return r, np.concatenate([J, E], axis=1)
+        values, D, _, _ = s.drive_rows(q, params=self.p)
+        return np.concatenate([phi, self._apart(values, theta)], axis=1), np.concatenate([J, D], axis=1)
+
+    def _apart(self, values, theta):
+        """values - theta (N, k), the driven closures' angles wrapped into [-pi, pi)."""
+        diff = values - theta
+        wrap = self.s.drive_angles
+        diff[:, wrap] = (diff[:, wrap] + np.pi) % (2 * np.pi) - np.pi
+        return diff
 
     def scaled(self, A):
         """A with rows and columns in units of the mechanism's size (dimensionless)."""
@@ -98,8 +114,11 @@ class LoopSolver:
         relative to the coordinate scales (N,))."""
         s = self.s
         q = np.array(q, float)
-        moved = np.max(np.abs(q[:, s.drive_q] - theta) / self.theta_scale, axis=1) if self.k else np.zeros(len(q))
-        q[:, s.drive_q] = theta
+        tree, closing = s.tree_driven, s.closure_driven
+        moved = np.zeros(len(q))
+        if tree:
+            moved = np.max(np.abs(q[:, s.drive_q] - theta[:, tree]) / self.theta_scale[tree], axis=1)
+        q[:, s.drive_q] = theta[:, tree]
         free = np.setdiff1d(np.arange(s.nv), s.drive_v)
         active = np.ones(len(q), bool)
         converged = np.zeros(len(q), bool)
@@ -108,6 +127,10 @@ class LoopSolver:
             if idx.size == 0:
                 break
             phi, J, _ = s.closure(q[idx], params=self.p)
+            if closing:     # a driven closure's row joins the closure rows
+                values, D, _, _ = s.drive_rows(q[idx], params=self.p)
+                phi = np.concatenate([phi, self._apart(values, theta[idx])[:, closing]], axis=1)
+                J = np.concatenate([J, D[:, closing]], axis=1)
             step = np.zeros((len(idx), s.nv))
             with np.errstate(all="ignore"):
                 step[:, free] = solve(J[:, :, free], phi)
@@ -118,8 +141,8 @@ class LoopSolver:
             small = size < 1e-13
             if small.any():
                 done = idx[small]
-                phi, _, _ = s.closure(q[done], params=self.p)
-                converged[done] = np.all(np.abs(phi) <= TOL * self.rows, axis=1)
+                r, _ = self.residual(q[done], theta[done])
+                converged[done] = np.all(np.abs(r) <= TOL * np.concatenate([self.rows, self.theta_scale]), axis=1)
                 active[done] = False
         return q, converged, moved
 
@@ -216,9 +239,10 @@ class LoopSolver:
     def accelerations(self, q, v, thetadd, A=None):
         """dv/dt (N, nv) at q, v for the driven accelerations thetadd (N, k): A dv/dt = [-gamma; thetadd]."""
         _, J, gamma = self.s.closure(q, v, params=self.p)
+        _, _, drive_gamma, _ = self.s.drive_rows(q, v, params=self.p)
         if A is None:
             _, A = self.residual(q, np.zeros((len(q), self.k)))
-        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k))], axis=1))
+        return solve(A, np.concatenate([-gamma, np.broadcast_to(thetadd, (len(q), self.k)) - drive_gamma], axis=1))
 
     # -- continuation ----------------------------------------------------------------------------------------
     def sweep(self, theta, start=None) -> LoopKinematics:
@@ -275,6 +299,23 @@ class LoopSolver:
                 continue
             h /= 2
             if h * np.max(np.abs(span) / self.theta_scale) < STEP_FLOOR * STEP:
-                raise SingularError(f"mechanism '{self.s.name}': the continuation stops near {self._names(t0)} "
-                                    f"(a dead point or a change of branch of {self.s.loops_text()})")
+                raise SingularError(self._stopped(t0, q))
         return q
+
+    def _stopped(self, theta, q) -> str:
+        """Why the continuation stops at theta (q the last configuration solved): a fold, where A is nearly
+        singular while the closure rows keep their rank (the drives reach their limit on this branch and turn
+        back: the solution curve's tangent has no driven component), else a dead point or change of branch."""
+        s = self.s
+        _, A = self.residual(q[None], np.atleast_1d(theta)[None])
+        cond = condition(self.scaled(A))[0]
+        _, J, _ = s.closure(q[None], params=self.p)
+        sv = np.linalg.svd(J[0] * self.col[None, :] / self.rows[:, None], compute_uv=False)
+        rank = s.nv - s.mobility
+        where = f"mechanism '{s.name}': the continuation stops near {self._names(theta)}"
+        if rank and cond > FOLD and sv[rank - 1] > FOLD_RANK * sv[0]:
+            drives = ", ".join(d.coordinate for d in s.declaration.drives)
+            return (f"{where}: {drives} reaches its limit there on this branch and turns back (a fold: the closure "
+                    f"rows keep their rank, the condition number of the drives and rows is {cond:.3g}); drive "
+                    f"another coordinate to pass it; {s.loops_text()}")
+        return f"{where} (a dead point or a change of branch of {s.loops_text()})"

@@ -1,7 +1,8 @@
 """The tables of a spatial closed-loop mechanism's analyses, as the command line writes them for a model with
 one driven coordinate (docs/spatial-loops.md; column rules in docs/conventions.md):
 
-  kinematics   every joint coordinate, each body's frame origin BODY.x, BODY.y, BODY.z; their exact first and
+  kinematics   the driven coordinate where it is a closing joint's (no coordinate of the tree), every joint
+               coordinate, each body's frame origin BODY.x, BODY.y, BODY.z; their exact first and
                second derivatives by the driven coordinate (NAME' and NAME''), or with omega their rates
                (NAME.v, NAME.a; a spherical joint's speeds are its angular velocity, not a coordinate's rate)
   inverse      the driven coordinate, omega, its force (the declared name), and every joint's reaction
@@ -40,10 +41,12 @@ def _origins(solver, q, cols, units):
 
 def kinematics(solver: LoopSolver, theta, omega=None, alpha=0.0) -> Table:
     """The kinematics table at the driven values theta (N,) (see the module docstring)."""
-    one_drive(solver)
+    coordinate = one_drive(solver)
     s = solver.s
     kin = solver.sweep(theta)
     cols, units = {}, {}
+    if coordinate not in s.coordinate_names:     # a driven closure's coordinate
+        cols[coordinate] = kin.theta[:, 0]
     for i, name in enumerate(s.coordinate_names):
         cols[name] = kin.q[:, i]
     _origins(solver, kin.q, cols, units)
@@ -92,13 +95,18 @@ def forward(solver: LoopSolver, torque, theta0, omega0, t_end, dt=None, rtol=1e-
     s = solver.s
     q0 = solver.assemble([theta0])
     v0 = solver.velocities(q0[None], np.array([[omega0]]))[0]
-    tau = np.zeros(s.nv)
-    tau[s.drive_v[0]] = torque
-    run = dyn.forward(solver, q0, v0, t_end, dt=dt, rtol=rtol, atol=atol, torque=lambda t, q, v: tau)
-    speed = s.speed_names[s.drive_v[0]]
+    tau = s.drive_rows(q0[None], params=solver.p)[1][0, 0] * torque     # a tree coordinate's: constant
+    force = ((lambda t, q, v: s.drive_rows(q[None], params=solver.p)[1][0, 0] * torque) if s.closure_driven
+             else (lambda t, q, v: tau))
+    run = dyn.forward(solver, q0, v0, t_end, dt=dt, rtol=rtol, atol=atol, torque=force)
     if every:
         return run
-    return Table({"t": run["t"], coordinate: run[coordinate], "omega": run[f"{speed}.v"]}, {"t": "s"}, run.title)
+    q = np.column_stack([run[n] for n in s.coordinate_names])
+    v = np.column_stack([run[f"{n}.v" if n in s.coordinate_names else n] for n in s.speed_names])
+    values, D, _, _ = s.drive_rows(q, params=solver.p)
+    theta = np.unwrap(values[:, 0]) if s.drive_angles[0] else values[:, 0]
+    return Table({"t": run["t"], coordinate: theta, "omega": np.einsum("ni,ni->n", D[:, 0], v)}, {"t": "s"},
+                 run.title)
 
 
 def params_json(solver: LoopSolver, tree_json: dict) -> dict:

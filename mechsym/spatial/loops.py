@@ -12,6 +12,10 @@ exact and generated on the codegen spec (numpy or C, through the tree's backend)
   gamma(q, v)               d2(phi)/dt2 = J dv/dt + gamma, from the frames' velocities and biases
                             (e_a'' = alpha_a x e_a + w_a x (w_a x e_a), r'' = J_b dv/dt - J_a dv/dt + bias)
 
+A closing Revolute's angle or Prismatic's travel may be driven (`Tree.drive` of its name): the function
+"drives" gives per such closure its value (the angle atan2 of frame b about the axis from frame a, or the
+travel along it), its Jacobian row, its gamma and its axis in the world (`LoopSystem.drive_rows`).
+
 A row's reaction is the wrench its multiplier lambda carries: J^T lambda is the generalised force of the
 force lambda e_a at o_b ("along") or the moment -lambda (a x b) ("perp") on the second body, and their
 opposites on the first: `row_wrenches` gives them (world axes, at o_b), so that a closure's reaction
@@ -34,10 +38,10 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
-from mechsym.spatial.joints import exact
+from mechsym.spatial.joints import Prismatic, Revolute, exact
 from mechsym.spatial.system import TreeSystem
 
-__all__ = ["LoopSystem", "loop_spec_items"]
+__all__ = ["LoopSystem", "loop_spec_items", "closure_drives"]
 
 RANK_TOL = 1e-9          # singular values of the scaled J below RANK_TOL times the largest: not independent
 
@@ -85,14 +89,10 @@ def loop_spec_items(d: Derivation, tree: Tree):
         origins += list(b.o)
         for row in closure.joint.closure_rows():
             if row[0] == "along":
-                e = [L(x) for x in _mv(a.R, [exact(c) for c in row[1]])]
-                er = [L(x) for x in _cross(e, r)]
-                phi.append(_dot(e, r))
-                jac += [L(_dot(e, [jb[c] - ja[c] for jb, ja in zip(b.lin, a.lin)]) + _dot(er, [x[c] for x in a.ang]))
-                        for c in range(len(d.v))]
-                wae = _cross(a.vang, e)
-                gamma.append(_dot(e, _sub(b.blin, a.blin)) + _dot(er, a.bang) + _dot(_cross(a.vang, wae), r)
-                             + 2 * _dot(wae, rdot))
+                e, value, row_jac, row_gamma = _along(d, a, b, r, rdot, row[1])
+                phi.append(value)
+                jac += row_jac
+                gamma.append(row_gamma)
                 wrench += e + [0, 0, 0]
             else:
                 ea = [L(x) for x in _mv(a.R, [exact(c) for c in row[1]])]
@@ -115,9 +115,61 @@ def loop_spec_items(d: Derivation, tree: Tree):
         fl = [x + y for x, y in zip(fl, _cross(va, hl))]
         fa = [x + y + z for x, y, z in zip(fa, _cross(va, ha), _cross(vl, hl))]
         inertial += _mv(d.R0[k], fl) + _mv(d.R0[k], fa) + list(d.p0[k])
-    return [("closure", phi + jac + gamma, "the closure rows, their Jacobian (row-major) and gamma"),
-            ("wrenches", wrench + origins + inertial,
-             "each row's wrench on the second body, each closure's origin o_b, each body's inertial wrench")]
+    items = [("closure", phi + jac + gamma, "the closure rows, their Jacobian (row-major) and gamma"),
+             ("wrenches", wrench + origins + inertial,
+              "each row's wrench on the second body, each closure's origin o_b, each body's inertial wrench")]
+    driven = closure_drives(tree)
+    if driven:
+        items.append(("drives", _drive_rows(d, driven),
+                      "per driven closure: its coordinate, its Jacobian row, gamma and its axis in the world"))
+    return items
+
+
+def _along(d, a, b, r, rdot, direction):
+    """The row "origins apart along no `direction` of frame a" (the travel along it): (e = R_a direction, its
+    value e . r, its Jacobian row, gamma), r = o_b - o_a and rdot its rate."""
+    L = d.s.let
+    e = [L(x) for x in _mv(a.R, [exact(c) for c in direction])]
+    er = [L(x) for x in _cross(e, r)]
+    jac = [L(_dot(e, [jb[c] - ja[c] for jb, ja in zip(b.lin, a.lin)]) + _dot(er, [x[c] for x in a.ang]))
+           for c in range(len(d.v))]
+    wae = _cross(a.vang, e)
+    gamma = _dot(e, _sub(b.blin, a.blin)) + _dot(er, a.bang) + _dot(_cross(a.vang, wae), r) + 2 * _dot(wae, rdot)
+    return e, _dot(e, r), jac, gamma
+
+
+def closure_drives(tree) -> list:
+    """The closures whose own coordinate is driven (a Revolute's angle, a Prismatic's travel: `Tree.drive` of
+    the closing joint's name), in the order of the drives."""
+    by_joint = {c.joint.name: c for c in tree.closures.values()}
+    return [by_joint[drv.coordinate] for drv in tree.drives if drv.coordinate in by_joint]
+
+
+def _drive_rows(d, driven):
+    """Per driven closure (value, Jacobian row (nv), gamma, world axis u (3)): a Prismatic's travel along its
+    axis (the "along" row's terms); a Revolute's angle atan2((R_a n2) . (R_b n1), (R_a n1) . (R_b n1)) of
+    frame b about the axis u = R_a axis from frame a ((n1, n2, axis) right-handed), its rate u . (w_b - w_a)
+    and gamma u . (alpha_b - alpha_a)|_(dv/dt = 0) + (w_a x u) . (w_b - w_a)."""
+    from mechsym.spatial.joints import normal_pair
+
+    L = d.s.let
+    out = []
+    for closure in driven:
+        d.s.cut()
+        a, b = _Frame(d, closure.frame_a), _Frame(d, closure.frame_b)
+        axis = closure.joint.axis
+        if isinstance(closure.joint, Prismatic):
+            r = [L(e) for e in _sub(b.o, a.o)]
+            u, value, jac, gamma = _along(d, a, b, r, _sub(b.vlin, a.vlin), axis)
+        else:
+            n1, n2 = normal_pair(axis)
+            u = [L(x) for x in _mv(a.R, [exact(c) for c in axis])]
+            bn1 = _mv(b.R, [exact(c) for c in n1])
+            value = sp.atan2(_dot(_mv(a.R, [exact(c) for c in n2]), bn1), _dot(_mv(a.R, [exact(c) for c in n1]), bn1))
+            jac = [L(_dot(u, [xb[c] - xa[c] for xb, xa in zip(b.ang, a.ang)])) for c in range(len(d.v))]
+            gamma = _dot(u, _sub(b.bang, a.bang)) + _dot(_cross(a.vang, u), _sub(b.vang, a.vang))
+        out += [value, *jac, gamma, *u]
+    return out
 
 
 class LoopSystem:
@@ -170,19 +222,35 @@ class LoopSystem:
             if joint.rates_are_speeds and joint.nq == joint.nv and joint.mimic is None:
                 self.scalar_speeds += [(link.iq + i, link.iv + i) for i in range(joint.nv)]
         self.drive_q, self.drive_v, self.force_names = [], [], []
+        self.tree_driven, self.closure_driven = [], []      # the drives' indices among all drives, by kind
         by_name = dict(zip(names_q, range(len(names_q))))
         scalar = dict(self.scalar_speeds)
-        for drv in self.declaration.drives:
+        closing = {c.joint.name: c for c in self.declaration.closures.values()}
+        for k, drv in enumerate(self.declaration.drives):
+            self.force_names.append(drv.force)
+            if drv.coordinate in closing:
+                joint = closing[drv.coordinate].joint
+                if not isinstance(joint, (Revolute, Prismatic)):
+                    raise InputError(f"tree '{self.name}': loop '{closing[drv.coordinate].loop}': the closing joint "
+                                     f"'{joint.name}' ({type(joint).__name__}) cannot be driven: a closure drives "
+                                     f"by its one coordinate (a Revolute's angle or a Prismatic's travel)")
+                self.closure_driven.append(k)
+                continue
             if drv.coordinate not in by_name:
                 raise InputError(f"tree '{self.name}': driven coordinate '{drv.coordinate}' is no joint coordinate "
-                                 f"(coordinates: {', '.join(names_q)})")
+                                 f"(coordinates: {', '.join(names_q)}; closing joints: {', '.join(closing) or 'none'})")
             iq = by_name[drv.coordinate]
             if iq not in scalar:
-                raise InputError(f"tree '{self.name}': coordinate '{drv.coordinate}' cannot be driven: its joint's "
-                                 f"rates are not its speeds (a spherical joint is driven by no single angle)")
+                joint = next(j for j, sq, _ in self._joint_slices if sq.start <= iq < sq.stop)
+                raise InputError(f"tree '{self.name}': coordinate '{drv.coordinate}' of joint '{joint.name}' "
+                                 f"({type(joint).__name__}) cannot be driven: its joint's rates are not its speeds "
+                                 f"(a spherical joint is driven by no single angle)")
+            self.tree_driven.append(k)
             self.drive_q.append(iq)
             self.drive_v.append(scalar[iq])
-            self.force_names.append(drv.force)
+        self.ndrives = len(self.declaration.drives)
+        self.drive_angles = np.array([k in self.closure_driven and isinstance(closing[d.coordinate].joint, Revolute)
+                                      for k, d in enumerate(self.declaration.drives)], bool)
 
     # -- the interface of every derived system (mechsym.core.derived.DerivedSystem): the tree's parameters --
     @property
@@ -208,6 +276,19 @@ class LoopSystem:
         counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library().meta["functions"].items()},
                                     python=lambda: flops(self._spec()))()
         return {**self.tree.flops, **counts}
+
+    @property
+    def mechanism(self):
+        """The declaration (the Tree), under the name a planar System gives its Mechanism (what a sweep reads
+        parameter names and units from)."""
+        return self.declaration
+
+    def equations_text(self, latex=False) -> str:
+        """The closure rows and A U = C as text that sympy reads back, or LaTeX (mechsym.spatial.loop_equations)."""
+        from mechsym.spatial.loop_equations import LoopEquations
+
+        equations = LoopEquations(self)
+        return equations.latex() if latex else equations.text()
 
     @property
     def closures(self):
@@ -267,6 +348,24 @@ class LoopSystem:
         origins = out[:, 6 * m:6 * m + 3 * c].reshape(n, c, 3)
         bodies = out[:, 6 * m + 3 * c:].reshape(n, self.nlinks, 9)
         return rows, origins, bodies[:, :, :6], bodies[:, :, 6:]
+
+    def drive_rows(self, q, v=None, params=None):
+        """(values (N, k), their Jacobian D (N, k, nv), gamma (N, k) with d2 value/dt2 = D dv/dt + gamma, the
+        driven closures' world axes (N, k, 3), zero for a tree drive) of the drives at q (N, nq), v (N, nv): a
+        tree coordinate's value and unit row, a driven closure's coordinate from the generated "drives"."""
+        q = np.atleast_2d(np.asarray(q, float))
+        n, k = len(q), self.ndrives
+        values, D, gamma, axes = np.zeros((n, k)), np.zeros((n, k, self.nv)), np.zeros((n, k)), np.zeros((n, k, 3))
+        values[:, self.tree_driven] = q[:, self.drive_q]
+        D[:, self.tree_driven, self.drive_v] = 1.0
+        if self.closure_driven:
+            v = np.zeros((n, self.nv)) if v is None else np.atleast_2d(np.asarray(v, float))
+            p = self.params() if params is None else params
+            out = self._library().drives(q.T, v.T, np.zeros((self.nv, n)), p).T.reshape(n, -1, self.nv + 5)
+            c = self.closure_driven
+            values[:, c], D[:, c], gamma[:, c], axes[:, c] = (out[:, :, 0], out[:, :, 1:1 + self.nv],
+                                                               out[:, :, 1 + self.nv], out[:, :, 2 + self.nv:])
+        return values, D, gamma, axes
 
     # -- the configuration manifold ----------------------------------------------------------------------
     def integrate(self, q, dv):
@@ -336,9 +435,9 @@ class LoopSystem:
         _, J, _ = self.closure(q[None])
         rank, keep = self.rank_rows(J[0], scale)
         self.keep, self.mobility = keep, self.nv - rank
-        if driven and self.mobility != len(self.drive_q):
+        if driven and self.mobility != self.ndrives:
             driven = ", ".join(d.coordinate for d in self.declaration.drives) or "none"
             raise ModelError(self.name, [
                 f"mobility is {self.mobility} (rank of the closure Jacobian {rank} for {self.nv} speeds, "
-                f"Grübler's count {self.grubler}) but {len(self.drive_q)} coordinate(s) are driven [{driven}]; "
+                f"Grübler's count {self.grubler}) but {self.ndrives} coordinate(s) are driven [{driven}]; "
                 f"{self.loops_text()}"])

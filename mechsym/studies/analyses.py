@@ -12,6 +12,7 @@ hook(options, params, backend) -> (table, System to draw with), which `analyse` 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -128,6 +129,9 @@ def analyse(opts, system, params=None, hook=None, backend=None):
     """(table, System to draw with) of the analysis `opts` names: the model's own `hook` where it has one
     (hook(options, params, backend) -> (table, drawn)), else the derived `system`'s analysis."""
     params = dict(params or {})
+    loops = sys.modules.get("mechsym.spatial.loops")  # (not imported by a planar run: it loads sympy)
+    if hook is None and loops is not None and isinstance(system, loops.LoopSystem):
+        return loop_analysis(system, opts, params), system
     if hook is None:
         return ANALYSES[opts.command](system, opts, params), system
     if opts.command == "inverse" and not opts.quasi_static and not opts.omega:
@@ -142,6 +146,34 @@ def analyse(opts, system, params=None, hook=None, backend=None):
 
         table = coefficients_to_rates(table, opts.omega, opts.alpha)
     return table, drawn
+
+
+def loop_analysis(system, opts, params=None):
+    """The analysis `opts` names of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem) with one
+    driven coordinate, as a Table (mechsym.spatial.loop_tables): the same options and columns as the
+    command line's."""
+    from mechsym.spatial import loop_tables
+    from mechsym.spatial.loop_kinematics import LoopSolver
+
+    solver = LoopSolver(system, dict(params or {}))
+    system.check_mobility(solver.close(), solver.scale)  # drives that do not match the mobility, named first
+    loop_tables.one_drive(solver)
+    if opts.command != "forward":   # per sample: q, its derivatives, A and its pseudo-inverse, the reactions
+        from mechsym.core.budget import check_memory
+
+        n, width = opts.samples, system.nrows + 1 + system.nv
+        check_memory(f"{opts.command} of '{system.name}' at {n} samples", 8 * n * (4 * width * system.nv + 12 * width))
+    if opts.command == "kinematics":
+        if opts.frame is not None:
+            raise InputError(f"mechanism '{system.name}': kinematics of a spatial mechanism is in the world frame, "
+                             f"without --frame")
+        return loop_tables.kinematics(solver, samples(opts), opts.omega, opts.alpha)
+    if opts.command == "inverse":
+        if not opts.quasi_static and not opts.omega:
+            raise InputError("inverse needs --omega (or --quasi-static)")
+        return loop_tables.inverse(solver, samples(opts), opts.omega or (), opts.alpha, opts.quasi_static)
+    return loop_tables.forward(solver, opts.torque, opts.theta0, opts.omega0, opts.t_end, opts.dt, opts.rtol,
+                               opts.atol, opts.all)
 
 
 def _check_memory(system, opts):
