@@ -24,6 +24,7 @@ rows; E the driven speeds' columns).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -33,6 +34,7 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
+from mechsym.spatial.loop_compiled import forward_entry
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 
 __all__ = ["inverse", "reactions", "forward", "Partition"]
@@ -183,9 +185,18 @@ class Partition:
 
 
 def accelerations(solver, q, v, tau):
+    """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): in one
+    generated C call on the C backend (mechsym.spatial.loop_compiled), else `kkt_accelerations`."""
+    if solver.forward is None:
+        solver.forward = forward_entry(solver, functools.partial(kkt_accelerations, solver))
+    return solver.forward(q, v, tau)
+
+
+def kkt_accelerations(solver, q, v, tau):
     """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): the KKT
     system solved by LU where the closure rows are independent, by its pseudo-inverse where some are redundant."""
     s, p = solver.s, solver.p
+    q, v, tau = (np.asarray(x, float) for x in (q, v, tau))
     _, J, gamma = s.closure(q[None], v[None], params=p)
     K = np.zeros((s.nv + s.nrows, s.nv + s.nrows))
     K[:s.nv, :s.nv] = s.tree.mass_matrix(q, params=solver.tree_p)
