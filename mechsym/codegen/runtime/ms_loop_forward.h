@@ -4,9 +4,11 @@
 
      H dv/dt + bias = tau + J^T lambda,    J dv/dt = -gamma.
 
-   J may have redundant rows (Bricard's linkage, the governor's planar loops), so the rows are first made of
-   unit length and J^T factored by Householder QR with column pivoting, J^T P = Q R, its rank r where a pivot
-   falls below MS_LOOP_RANK times the first. With y = Q^T dv/dt: the r independent rows give y_1 by forward
+   J may have redundant rows (Bricard's linkage, the governor's planar loops), so J^T is factored by
+   Householder QR with column pivoting, J^T P = Q R, its rank r where a pivot falls below MS_LOOP_RANK times
+   the first (the largest row's norm; the Python route's pseudo-inverse drops singular values below the same
+   fraction of the largest). The rows are not made of unit length: a row that vanishes at a configuration
+   (the governor's rods at rest) would become rounding noise of full size. With y = Q^T dv/dt: the r independent rows give y_1 by forward
    substitution (R_11^T y_1 = -(P^T gamma)_1), and the dynamics projected on the null space of J (the last
    nv - r columns of Q) give y_2 from (Q^T H Q)_22 y_2 = (Q^T (tau - bias))_2 - (Q^T H Q)_21 y_1 by Cholesky.
    dv/dt is unique (the redundant rows leave lambda, not dv/dt, undetermined): the acceleration of the
@@ -30,7 +32,7 @@ static void loop_reflect(int n, int k, const double *a, int lda, double beta, do
    nv * (2 nv + nr + 3) + 2 nr doubles. NaN where the null-space block of H is not positive definite. */
 static void loop_accelerations(int nv, int nr, const double *terms, const double *tau, double *work, double *out) {
   const double *H = terms, *bias = terms + nv * nv, *J = bias + nv, *gamma = J + nr * nv;
-  double *a = work;                        /* J^T with unit columns, nv x nr: QR in place */
+  double *a = work;                        /* J^T, nv x nr: QR in place */
   double *beta = a + nv * nr;              /* nv */
   double *W = beta + nv;                   /* Q^T H Q, nv x nv */
   double *y = W + nv * nv;                 /* nv */
@@ -39,12 +41,8 @@ static void loop_accelerations(int nv, int nr, const double *terms, const double
   double *g = L + nv * nv;                 /* the rows' right-hand side -gamma, nr */
   double *norm = g + nr;                   /* the columns' remaining norms, nr */
   for (int j = 0; j < nr; j++) {
-    double s = 0.0;
-    for (int i = 0; i < nv; i++) s += J[j * nv + i] * J[j * nv + i];
-    s = sqrt(s);
-    const double inv = s > 0.0 ? 1.0 / s : 0.0;
-    for (int i = 0; i < nv; i++) a[i * nr + j] = J[j * nv + i] * inv;
-    g[j] = -gamma[j] * inv;
+    for (int i = 0; i < nv; i++) a[i * nr + j] = J[j * nv + i];
+    g[j] = -gamma[j];
   }
   int r = 0;
   double first = 0.0;

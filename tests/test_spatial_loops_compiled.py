@@ -1,0 +1,107 @@
+"""The compiled forward dynamics of spatial closed loops (mechsym.spatial.loop_compiled: one generated C call a
+state, a pivoted QR of J^T and the null space of the closure rows) against the Python route
+(loop_dynamics.kkt_accelerations: the KKT system by LU or its pseudo-inverse) at consistent states of the shipped
+models; against Pinocchio's constraintDynamics in tests/test_spatial_loops_oracles.py (both backends)."""
+import numpy as np
+import pytest
+
+from mechanisms import bricard, governor, rssr
+from mechsym.spatial import loop_dynamics as dyn
+from mechsym.spatial.loop_kinematics import LoopSolver
+from mechsym.spatial.loops import LoopSystem
+
+pytestmark = pytest.mark.skipif(__import__("mechsym.codegen.c_backend", fromlist=["x"]).compiler() is None,
+                                reason="no C compiler")
+
+MODELS = {"bricard": bricard, "governor": governor, "rssr": rssr}
+
+
+def _states(solver, n, seed):
+    """n consistent states (q, v) and generalised forces tau at random driven values and rates."""
+    s = solver.s
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        theta = rng.uniform(-0.3, 0.3, solver.k) * solver.theta_scale
+        q = solver.assemble(theta)
+        v = solver.velocities(q[None], rng.normal(size=(1, solver.k)) * solver.theta_scale)[0]
+        out.append((q, v, rng.normal(size=s.nv)))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_compiled_accelerations_equal_the_python_route(name):
+    solver = LoopSolver(LoopSystem(MODELS[name].build(), backend="c"))
+    worst = 0.0
+    for q, v, tau in _states(solver, 5, 3):
+        _, J, gamma = solver.s.closure(q[None], v[None])
+        a = dyn.accelerations(solver, q, v, tau)
+        expected = dyn.kkt_accelerations(solver, q, v, tau)
+        worst = max(worst, np.abs(a - expected).max() / np.abs(expected).max())
+        assert np.abs(J[0] @ a + gamma[0]).max() < 1e-9 * max(1.0, np.abs(gamma).max())   # the rows' accelerations
+    assert worst < 1e-12
+
+
+def test_compiled_accelerations_where_closure_rows_vanish():
+    """The governor at rest with its rods hanging: rows of J are zero there (rank decided on J as it is, not
+    on rows scaled to unit length), the result still the Python route's."""
+    system = LoopSystem(governor.build(), backend="c")
+    solver = LoopSolver(system)
+    q0, v0 = governor.initial_state(system)
+    q = solver.close(q0)
+    v, _ = dyn.consistent_velocity(solver, q, v0)
+    _, J, _ = system.closure(q[None])
+    assert np.linalg.norm(J[0], axis=1).min() < 1e-12                  # (the case this checks)
+    zero = np.zeros(system.nv)
+    expected = dyn.kkt_accelerations(solver, q, v, zero)
+    assert np.abs(dyn.accelerations(solver, q, v, zero) - expected).max() < 1e-12 * np.abs(expected).max()
+
+
+def test_compiled_accelerations_of_many_states_in_one_call():
+    solver = LoopSolver(LoopSystem(bricard.build(), backend="c"))
+    states = _states(solver, 6, 5)
+    q, v, tau = (np.array(x) for x in zip(*states))
+    dyn.accelerations(solver, q[0], v[0], tau[0])
+    many = solver.forward(q, v, tau)
+    assert many.shape == (6, solver.s.nv)
+    for i in range(6):
+        expected = dyn.kkt_accelerations(solver, q[i], v[i], tau[i])
+        assert np.abs(many[i] - expected).max() < 1e-12 * np.abs(expected).max()
+
+
+def test_compiled_accelerations_take_the_solver_parameters():
+    """A solver at other parameter values: the compiled call reads its vector, as the Python route does."""
+    system = LoopSystem(rssr.build(), backend="c")
+    name = system.param_names[0]
+    solver = LoopSolver(system, params={name: 1.3 * system.params()[0]})
+    q, v, tau = _states(solver, 1, 11)[0]
+    expected = dyn.kkt_accelerations(solver, q, v, tau)
+    assert np.abs(dyn.accelerations(solver, q, v, tau) - expected).max() < 1e-12 * np.abs(expected).max()
+    default = LoopSolver(system)
+    assert np.abs(dyn.kkt_accelerations(default, q, v, tau) - expected).max() > 1e-6 * np.abs(expected).max()
+
+
+def test_a_state_the_compiled_call_cannot_read_goes_the_python_route():
+    """Lists and integer arrays are converted by the Python route, with the same result."""
+    solver = LoopSolver(LoopSystem(rssr.build(), backend="c"))
+    q, v, tau = _states(solver, 1, 2)[0]
+    a = dyn.accelerations(solver, q, v, tau)
+    assert np.array_equal(dyn.accelerations(solver, list(q), list(v), list(tau)), dyn.kkt_accelerations(solver, q, v, tau))
+    assert np.abs(a - dyn.accelerations(solver, list(q), list(v), list(tau))).max() < 1e-12 * np.abs(a).max()
+
+
+def test_compiled_accelerations_against_the_exact_solution_of_the_same_terms():
+    """The RSSR (no redundant row: the KKT matrix is square) solved in 40 digits from the same floating-point
+    H, bias, J and gamma: the compiled route within 1e-12 of that solution's size."""
+    mp = pytest.importorskip("mpmath")
+    solver = LoopSolver(LoopSystem(rssr.build(), backend="c"))
+    s = solver.s
+    for q, v, tau in _states(solver, 3, 13):
+        H, bias = s.tree.mass_matrix(q), s.tree.bias(q, v)
+        _, J, gamma = s.closure(q[None], v[None])
+        K = np.block([[H, J[0].T], [J[0], np.zeros((s.nrows, s.nrows))]])
+        with mp.workdps(40):
+            x = mp.lu_solve(mp.matrix(K.tolist()), mp.matrix([*(tau - bias), *(-gamma[0])]))
+            exact = np.array([float(x[i]) for i in range(s.nv)])
+        a = dyn.accelerations(solver, q, v, tau)
+        assert np.abs(a - exact).max() < 1e-12 * np.abs(exact).max()
