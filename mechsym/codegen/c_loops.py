@@ -1,17 +1,26 @@
-"""Compiled forward dynamics of a spatial closed-loop mechanism: one C entry point computing the constrained
-accelerations at each state from the generated terms of the codegen spec and the runtime's solve.
+"""Compiled forward dynamics of a spatial closed-loop mechanism: the constrained accelerations and the
+dependent coordinates of a state in C, from the generated functions of the codegen spec and the runtime's
+solves (runtime/ms_loop_forward.h).
 
-    fns = compile_forward(name, key, make_spec, nv, nrows)   # make_spec() -> a Spec with the function "terms"
+    fns = compile_forward(name, key, make_spec, nv, nrows)   # make_spec() -> a Spec with "terms" and "rows"
     fns.forward(q, v, tau, p)                                 # (nv, N...), as any compiled spec function
+    fns.dependent                                             # ctypes: a partition's q and v (below)
 
 The spec's function `terms` (inputs q, v, a, p) gives H (nv x nv, row-major), bias (nv), J (nrows x nv,
-row-major) and gamma (nrows) at a state; the library adds `MS_FN(forward)(ns, q, v, tau, p, out)`, which
-evaluates them and solves the constrained equations by runtime/ms_loop_forward.h (redundant rows allowed), so
-that one call from Python (mechsym.codegen.c_extension) does the whole state. The source is the spec's
-straight-line C (c_source.render_straight) and that entry point, cached by content like every other library
+row-major) and gamma (nrows) at a state, `rows` phi (nrows) and J. The library adds
+
+    void MS_FN(forward)(int ns, q, v, tau, p, out)            the accelerations of each state (loop_accelerations)
+    int MS_FN(dependent)(p, part, ni, q_ind, v_ind, col, max_step, row_tol, moved_max, sign, q, v)
+
+the second for a mechanism whose q and v are indexed alike (every joint's rates its speeds): `part` the ni
+independent speeds then the dependent ones (ints), q the last solved configuration on entry, the solved one on
+return with v; 0, or 1 where the partition's checks fail (loop_dependent). The source is the spec's
+straight-line C (c_source.render_straight) and those entry points, cached by content like every other library
 (c_backend.build_source).
 """
 from __future__ import annotations
+
+import ctypes
 
 from mechsym.codegen import c_backend, c_runtime
 from mechsym.codegen.callables import PREFIX, CFunctions, layout
@@ -19,30 +28,48 @@ from mechsym.codegen.callables import PREFIX, CFunctions, layout
 __all__ = ["compile_forward"]
 
 
-def _forward_source(nq, nv, nrows) -> str:
-    """MS_FN(forward): the terms of each state, then its accelerations."""
+def _entry_source(nq, nv, nrows) -> str:
+    """MS_FN(forward) and MS_FN(dependent) over the generated terms and rows."""
     size = nv * nv + nv + nrows * nv + nrows
-    work = nv * (2 * nv + nrows + 3) + 2 * nrows
+    work = nv * (2 * nv + nrows + 3) + nrows
+    m = nrows + nv                                      # the most rows of [J; P_I]
+    dependent_work = nrows * (nv + 1) + 2 * m * nv + 4 * nv + 2 * m
     return "\n".join([
         "#include <math.h>",
         c_runtime.include("ms_cholesky.h"),
+        c_runtime.include("ms_dense.h"),
         c_runtime.include("ms_loop_forward.h"),
         "/* the constrained accelerations dv/dt (nv per state) under the generalised forces tau (ms_loop_forward.h) */",
         "void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_, "
         "const double *restrict tau_, const double *restrict p, double *restrict out_) {",
         f"  double terms[{size}], work[{work}];",
+        f"  int iwork[{max(nrows, 1)}];",
         "  for (int k = 0; k < ns; k++) {",
         f"    const double *q = q_ + (size_t){nq} * k, *v = v_ + (size_t){nv} * k, *tau = tau_ + (size_t){nv} * k;",
         "    MS_FN(terms)(1, q, v, tau, p, terms);",
-        f"    loop_accelerations({nv}, {nrows}, terms, tau, work, out_ + (size_t){nv} * k);",
+        f"    loop_accelerations({nv}, {nrows}, terms, tau, work, iwork, out_ + (size_t){nv} * k);",
         "  }",
+        "}",
+        "static void loop_rows(const double *q, const double *p, double *out) {",
+        f"  static const double zero[{nv}] = {{0}};",
+        "  MS_FN(rows)(1, q, zero, zero, p, out);",
+        "}",
+        "/* a partition's configuration and speeds (ms_loop_forward.h loop_dependent) */",
+        "int MS_FN(dependent)(const double *p, const int *part, int ni, const double *q_ind, const double *v_ind, "
+        "const double *col, const double *max_step, const double *row_tol, double moved_max, double sign, "
+        "double *q, double *v) {",
+        f"  double work[{dependent_work}];",
+        f"  int iwork[{nv}];",
+        f"  return loop_dependent({nv}, {nrows}, ni, part, part + ni, q_ind, v_ind, col, max_step, row_tol, "
+        "moved_max, sign, loop_rows, p, q, v, work, iwork);",
         "}",
         ""])
 
 
 def compile_forward(name, key, make_spec, nv, nrows) -> CFunctions:
-    """The spec `make_spec()` (run only when nothing is cached) compiled with the entry point `forward`
-    through the cache; `key` must change with everything make_spec reads."""
+    """The spec `make_spec()` (run only when nothing is cached) compiled with the entry points `forward` and
+    `dependent` through the cache; `key` must change with everything make_spec reads. `dependent` is the ctypes
+    function (arguments: addresses, ni, moved_max and sign as numbers)."""
     from mechsym.codegen.c_source import render_straight
 
     def generate():
@@ -51,6 +78,13 @@ def compile_forward(name, key, make_spec, nv, nrows) -> CFunctions:
         terms = meta["functions"]["terms"]
         meta["functions"]["forward"] = {"inputs": terms["inputs"], "size": nv, "flops": terms["flops"]}
         nq = terms["inputs"][0][1]
-        return render_straight(spec, PREFIX) + _forward_source(nq, nv, nrows), meta
+        return render_straight(spec, PREFIX) + _entry_source(nq, nv, nrows), meta
 
-    return CFunctions(c_backend.build_source(name, key, generate))
+    fns = CFunctions(c_backend.build_source(name, key, generate))
+    fn = fns._dll[PREFIX + "dependent"]
+    address, number = ctypes.c_void_p, ctypes.c_double
+    fn.argtypes = [address, address, ctypes.c_int, address, address, address, address, address, number, number,
+                   address, address]
+    fn.restype = ctypes.c_int
+    fns.dependent = fn
+    return fns

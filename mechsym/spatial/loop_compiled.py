@@ -1,25 +1,34 @@
-"""The compiled forward dynamics of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem): the
-constrained accelerations at a state in one generated C call (mechsym.codegen.c_loops; the solve in
-mechsym/codegen/runtime/ms_loop_forward.h), the route mechsym.spatial.loop_dynamics.accelerations takes on
-the C backend.
+"""The compiled forward dynamics of a spatial closed-loop mechanism (mechsym.spatial.loops.LoopSystem) on the C
+backend: the constrained accelerations at a state in one generated C call, and a partition's dependent
+coordinates and speeds in another (mechsym.codegen.c_loops; the solves in
+mechsym/codegen/runtime/ms_loop_forward.h). mechsym.spatial.loop_dynamics takes these routes through the
+backend object; on numpy its own.
 
-The library's spec is one function `terms` of one derivation: the tree's H and bias (the force elements' forces
-in it: mechsym.spatial.system.dynamics_terms) and the closure rows' J and gamma (mechsym.spatial.loops
-.loop_spec_items), so a state costs one pass of straight-line code and a QR of J^T with its rank (redundant
-rows allowed), no Python between. The call goes through the extension entry (mechsym.codegen.c_extension:
-arrays read in place, one state or N); an input it cannot read as it is, or a non-finite result, goes to the
-Python route, which converts the input or names the fault.
+The library's spec is two functions of one derivation: `terms`, the tree's H and bias (the force elements'
+forces in it: mechsym.spatial.system.dynamics_terms) and the closure rows' J and gamma
+(mechsym.spatial.loops.loop_spec_items), and `rows`, phi and J. The accelerations go through the extension
+entry (mechsym.codegen.c_extension: arrays read in place, one state or N); an input it cannot read as it is,
+or a non-finite result, goes to the Python route, which converts the input or names the fault. The dependent
+coordinates: Newton, the partition's checks and the speeds step for step as Partition.configuration, for a
+mechanism whose joints' rates are their speeds (a spherical joint's quaternion keeps the Python route).
 """
 from __future__ import annotations
+
+import ctypes
+import weakref
+
+import numpy as np
 
 from mechsym.codegen import c_extension
 from mechsym.codegen.keys import cache_key, package_source
 
-__all__ = ["forward_entry"]
+__all__ = ["forward_entry", "dependent_entry"]
+
+_LIBRARIES = weakref.WeakKeyDictionary()     # LoopSystem -> its compiled library
 
 
 def _spec(system):
-    """The codegen spec of the function `terms`: H (row-major), bias, J (row-major), gamma."""
+    """The codegen spec of the functions `terms` (H row-major, bias, J row-major, gamma) and `rows` (phi, J)."""
     from mechsym.codegen.spec import Spec, shared_program
     from mechsym.spatial.derive import Derivation
     from mechsym.spatial.loops import loop_spec_items
@@ -31,24 +40,30 @@ def _spec(system):
     d.s.cut()
     H, bias, _, _ = dynamics_terms(d)
     inputs = [("q", tuple(d.q)), ("v", tuple(d.v)), ("a", tuple(d.a)), ("p", tuple(d.p.values()))]
-    jac_gamma = closure[system.nrows:]
-    functions = shared_program([("terms", inputs, H + bias + jac_gamma, "H, bias, J (row-major) and gamma", 0)],
-                               d.s.assignments, "x", d.s.pieces)
-    return Spec(f"loop forward {system.name}", {"nq": system.nq, "nv": system.nv,
-                                                "npar": len(system.param_names)}, functions, None)
+    m, n = system.nrows, system.nv
+    items = [("terms", inputs, H + bias + closure[m:], "H, bias, J (row-major) and gamma", 0),
+             ("rows", inputs, closure[:m + m * n], "phi and J (row-major)", 0)]
+    functions = shared_program(items, d.s.assignments, "x", d.s.pieces)
+    return Spec(f"loop forward {system.name}", {"nq": system.nq, "nv": n, "npar": len(system.param_names)},
+                functions, None)
 
 
-def _compiled(solver, python):
-    """The extension's entry of the generated forward at the solver's parameters, or `python` where the
-    extension cannot be built."""
-    import ctypes
-
+def _library(system):
+    """The system's compiled library (mechsym.codegen.c_loops), loaded once."""
     from mechsym.codegen.c_loops import compile_forward
 
+    if system not in _LIBRARIES:
+        key = cache_key(system.declaration, package_source(), "loop forward")
+        _LIBRARIES[system] = compile_forward(f"loop-forward-{system.name}", key, lambda: _spec(system), system.nv,
+                                             system.nrows)
+    return _LIBRARIES[system]
+
+
+def _compiled_forward(solver, python):
+    """The extension's entry of the generated forward at the solver's parameters, or `python` where the
+    extension cannot be built."""
     s = solver.s
-    key = cache_key(s.declaration, package_source(), "loop forward")
-    lib = compile_forward(f"loop-forward-{s.name}", key, lambda: _spec(s), s.nv, s.nrows)
-    address = ctypes.cast(lib.address_function("forward"), ctypes.c_void_p).value   # (its library stays loaded)
+    address = ctypes.cast(_library(s).address_function("forward"), ctypes.c_void_p).value  # (stays loaded)
     entry = c_extension.entry(address, (s.nq, s.nv, s.nv), (s.nv,), solver.p, python, finite_out=True)
     return python if entry is None else entry
 
@@ -56,4 +71,37 @@ def _compiled(solver, python):
 def forward_entry(solver, python):
     """accelerations(q, v, tau) of the solver's mechanism at its parameters: the compiled entry on the C backend,
     else `python` (q, v, tau) -> dv/dt."""
-    return solver.s.backend.route(compiled=_compiled, python=lambda _, py: py)(solver, python)
+    return solver.s.backend.route(compiled=_compiled_forward, python=lambda _, py: py)(solver, python)
+
+
+def _compiled_dependent(partition, python, row_tol, moved):
+    """configuration(q_ind, v_ind) of the partition in C (the buffers kept, their addresses passed)."""
+    s, solver = partition.s, partition.solver
+    if not (s.nq == s.nv and len(s.scalar_speeds) == s.nv):       # a quaternion: the Python route
+        return python
+    fn = _library(s).dependent
+    ni = len(partition.v_ind)
+    part = np.ascontiguousarray(np.concatenate([partition.v_ind, partition.dependent]), dtype=np.intc)
+    fixed = [np.ascontiguousarray(x, float) for x in (solver.p, solver.col, solver.max_step, row_tol)]
+    q_ind, v_ind, q, v = np.zeros(ni), np.zeros(ni), np.zeros(s.nv), np.zeros(s.nv)
+    p_, col_, max_, tol_ = (x.ctypes.data for x in fixed)
+    part_, qi_, vi_, q_, v_ = (x.ctypes.data for x in (part, q_ind, v_ind, q, v))
+    sign = float(partition.sign)
+
+    def configuration(values, speeds):
+        q_ind[:], v_ind[:], q[:] = values, speeds, partition.q
+        if fn(p_, part_, ni, qi_, vi_, col_, max_, tol_, moved, sign, q_, v_):
+            raise partition.rejected(values)
+        partition.q = q.copy()
+        return partition.q, v.copy()
+
+    configuration.buffers = (part, fixed, q_ind, v_ind, q, v)       # (alive as long as the call)
+    return configuration
+
+
+def dependent_entry(partition, python, row_tol, moved):
+    """configuration(q_ind, v_ind) -> (q, v) of a loop_dynamics.Partition, rows closed to row_tol and q moved by
+    less than `moved`: compiled on the C backend for a mechanism whose joints' rates are their speeds, else
+    `python`."""
+    return partition.s.backend.route(compiled=_compiled_dependent,
+                                     python=lambda _, py, *__: py)(partition, python, row_tol, moved)

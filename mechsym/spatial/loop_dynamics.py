@@ -34,7 +34,7 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
-from mechsym.spatial.loop_compiled import forward_entry
+from mechsym.spatial.loop_compiled import dependent_entry, forward_entry
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 
 __all__ = ["inverse", "reactions", "forward", "Partition"]
@@ -133,6 +133,8 @@ class Partition:
         self.dependent = dependent
         self.q = np.array(q, float)
         self.sign = self._sign(self.q)
+        self.row_tol = 1e3 * 1e-12 * solver.rows          # the rows' residual where the loops count as closed
+        self._solve = None
 
     def _system(self, q):
         """The closure rows with q_I fixed: (residual without the q_I rows (N, rows), A (N, rows + k, nv))."""
@@ -158,7 +160,20 @@ class Partition:
 
     def configuration(self, q_ind, v_ind):
         """(q, v) with the given independent coordinates and speeds, the dependent ones solved from the
-        constraints from the last configuration; StepRejected when Newton fails or the branch changes."""
+        constraints from the last configuration; StepRejected when Newton fails or the branch changes. In C on
+        the C backend (mechsym.spatial.loop_compiled), else `solve`."""
+        if self._solve is None:
+            self._solve = dependent_entry(self, self.solve, self.row_tol, MOVED)
+        return self._solve(q_ind, v_ind)
+
+    def rejected(self, q_ind) -> StepRejected:
+        """The error of independent coordinates where the loops do not close on the branch."""
+        return StepRejected(f"mechanism '{self.s.name}': the loops do not close on the branch at "
+                            f"{', '.join(self.s.coordinate_names[i] for i in self.q_ind)} = "
+                            f"{np.round(q_ind, 9).tolist()}")
+
+    def solve(self, q_ind, v_ind):
+        """`configuration` in numpy."""
         s, solver = self.s, self.solver
         q = np.array(self.q)
         q[self.q_ind] = q_ind
@@ -174,9 +189,8 @@ class Partition:
             if size < 1e-13:
                 break
         phi, A = self._system(q[None])
-        if not (np.all(np.abs(phi[0]) <= 1e3 * 1e-12 * solver.rows) and moved < MOVED and self._sign(q) == self.sign):
-            raise StepRejected(f"mechanism '{s.name}': the loops do not close on the branch at "
-                               f"{', '.join(s.coordinate_names[i] for i in self.q_ind)} = {np.round(q_ind, 9).tolist()}")
+        if not (np.all(np.abs(phi[0]) <= self.row_tol) and moved < MOVED and self._sign(q) == self.sign):
+            raise self.rejected(q_ind)
         rhs = np.zeros(s.nrows + len(self.v_ind))
         rhs[s.nrows:] = v_ind
         v = solve(A, rhs[None])[0]
