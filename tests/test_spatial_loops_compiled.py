@@ -62,7 +62,7 @@ def test_compiled_accelerations_of_many_states_in_one_call():
     states = _states(solver, 6, 5)
     q, v, tau = (np.array(x) for x in zip(*states))
     dyn.accelerations(solver, q[0], v[0], tau[0])
-    many = solver.forward(q, v, tau)
+    many = solver.constrained_accelerations(q, v, tau)
     assert many.shape == (6, solver.s.nv)
     for i in range(6):
         expected = dyn.kkt_accelerations(solver, q[i], v[i], tau[i])
@@ -111,7 +111,7 @@ def test_compiled_accelerations_against_the_exact_solution_of_the_same_terms():
 def test_compiled_dependent_coordinates_equal_the_python_route(name):
     """A partition's configuration from independent coordinates and speeds near an assembly (Newton on the
     dependent ones, then the speeds): the C route (its joints' rates are their speeds) against
-    Partition.solve, to 1e-12; independent coordinates where the loops cannot close are refused alike."""
+    Partition.numpy_configuration, to 1e-12; independent coordinates where the loops cannot close are refused alike."""
     from mechsym.core.runner import StepRejected
 
     module = MODELS[name]
@@ -126,11 +126,11 @@ def test_compiled_dependent_coordinates_equal_the_python_route(name):
         part.q = q0
         q, v = part.configuration(q_ind, v_ind)
         part.q = q0
-        q_py, v_py = part.solve(q_ind, v_ind)
+        q_py, v_py = part.numpy_configuration(q_ind, v_ind)
         assert np.abs(q - q_py).max() < 1e-12 and np.abs(v - v_py).max() < 1e-12 * np.abs(v_py).max()
         assert np.abs(system.closure(q[None])[0]).max() < 1e-12
     messages = []
-    for call in (part.configuration, part.solve):
+    for call in (part.configuration, part.numpy_configuration):
         part.q = q0
         with pytest.raises(StepRejected) as err:
             call(q0[part.q_ind] + 2.0, np.zeros(len(part.q_ind)))

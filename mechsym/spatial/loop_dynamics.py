@@ -134,7 +134,7 @@ class Partition:
         self.q = np.array(q, float)
         self.sign = self._sign(self.q)
         self.row_tol = 1e3 * 1e-12 * solver.rows          # the rows' residual where the loops count as closed
-        self._solve = None
+        self._configuration = None
 
     def _system(self, q):
         """The closure rows with q_I fixed: (residual without the q_I rows (N, rows), A (N, rows + k, nv))."""
@@ -161,10 +161,10 @@ class Partition:
     def configuration(self, q_ind, v_ind):
         """(q, v) with the given independent coordinates and speeds, the dependent ones solved from the
         constraints from the last configuration; StepRejected when Newton fails or the branch changes. In C on
-        the C backend (mechsym.spatial.loop_compiled), else `solve`."""
-        if self._solve is None:
-            self._solve = dependent_entry(self, self.solve, self.row_tol, MOVED)
-        return self._solve(q_ind, v_ind)
+        the C backend (mechsym.spatial.loop_compiled), else `numpy_configuration`."""
+        if self._configuration is None:
+            self._configuration = dependent_entry(self, self.numpy_configuration, self.row_tol, MOVED)
+        return self._configuration(q_ind, v_ind)
 
     def rejected(self, q_ind) -> StepRejected:
         """The error of independent coordinates where the loops do not close on the branch."""
@@ -172,7 +172,7 @@ class Partition:
                             f"{', '.join(self.s.coordinate_names[i] for i in self.q_ind)} = "
                             f"{np.round(q_ind, 9).tolist()}")
 
-    def solve(self, q_ind, v_ind):
+    def numpy_configuration(self, q_ind, v_ind):
         """`configuration` in numpy."""
         s, solver = self.s, self.solver
         q = np.array(self.q)
@@ -201,9 +201,9 @@ class Partition:
 def accelerations(solver, q, v, tau):
     """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): in one
     generated C call on the C backend (mechsym.spatial.loop_compiled), else `kkt_accelerations`."""
-    if solver.forward is None:
-        solver.forward = forward_entry(solver, functools.partial(kkt_accelerations, solver))
-    return solver.forward(q, v, tau)
+    if solver.constrained_accelerations is None:
+        solver.constrained_accelerations = forward_entry(solver, functools.partial(kkt_accelerations, solver))
+    return solver.constrained_accelerations(q, v, tau)
 
 
 def kkt_accelerations(solver, q, v, tau):

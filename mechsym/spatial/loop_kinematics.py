@@ -75,7 +75,7 @@ class LoopSolver:
         self.k = len(system.drive_v)
         self.theta_scale = self.col[system.drive_v] if self.k else np.ones(0)
         self.sign = None
-        self.forward = None      # accelerations(q, v, tau), made on first use (loop_dynamics.accelerations)
+        self.constrained_accelerations = None    # (q, v, tau) -> dv/dt, made on first use (loop_dynamics.accelerations)
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
