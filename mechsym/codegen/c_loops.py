@@ -4,17 +4,21 @@ solves (runtime/ms_loop_forward.h).
 
     fns = compile_forward(name, key, make_spec, nv, nrows)   # make_spec() -> a Spec with "terms" and "rows"
     fns.forward(q, v, tau, p)                                 # (nv, N...), as any compiled spec function
-    fns.dependent                                             # ctypes: a partition's q and v (below)
+    fns.dependent, fns.sweep                                  # ctypes: a partition's q and v, a sweep (below)
 
 The spec's function `terms` (inputs q, v, a, p) gives H (nv x nv, row-major), bias (nv), J (nrows x nv,
-row-major) and gamma (nrows) at a state, `rows` phi (nrows) and J. The library adds
+row-major) and gamma (nrows) at a state, `closure` phi (nrows), J and gamma. The library adds
 
     void MS_FN(forward)(int ns, q, v, tau, p, out)            the accelerations of each state (loop_accelerations)
     int MS_FN(dependent)(p, part, ni, q_ind, v_ind, col, max_step, row_tol, moved_max, sign, q, v)
+    int MS_FN(sweep)(p, n, theta, nnodes, nodes, q0, col, rows, max_step, theta_scale, sign, step, floor, drive,
+                     q, dq, ddq, info)
 
-the second for a mechanism whose q and v are indexed alike (every joint's rates its speeds): `part` the ni
-independent speeds then the dependent ones (ints), q the last solved configuration on entry, the solved one on
-return with v; 0, or 1 where the partition's checks fail (loop_dependent). The source is the spec's
+the last two for a mechanism whose q and v are indexed alike (every joint's rates its speeds). dependent: `part`
+the ni independent speeds then the dependent ones (ints), q the last solved configuration on entry, the solved
+one on return with v; 0, or 1 where the partition's checks fail (loop_dependent). sweep: one driven coordinate
+`drive`, the samples theta (n), the nodes continued to (ints), q0 solved at theta[0]; q, dq, ddq (n x nv) and a
+status with `info` (ms_loop_sweep.h loop_sweep). The source is the spec's
 straight-line C (c_source.render_straight) and those entry points, cached by content like every other library
 (c_backend.build_source).
 """
@@ -39,6 +43,7 @@ def _entry_source(nq, nv, nrows) -> str:
         c_runtime.include("ms_cholesky.h"),
         c_runtime.include("ms_dense.h"),
         c_runtime.include("ms_loop_forward.h"),
+        c_runtime.include("ms_loop_sweep.h"),
         "/* the constrained accelerations dv/dt (nv per state) under the generalised forces tau (ms_loop_forward.h) */",
         "void MS_FN(forward)(int ns, const double *restrict q_, const double *restrict v_, "
         "const double *restrict tau_, const double *restrict p, double *restrict out_) {",
@@ -50,9 +55,13 @@ def _entry_source(nq, nv, nrows) -> str:
         f"    loop_accelerations({nv}, {nrows}, terms, tau, work, iwork, out_ + (size_t){nv} * k);",
         "  }",
         "}",
+        "static void loop_closure(const double *q, const double *v, const double *p, double *out) {",
+        f"  static const double zero[{nv}] = {{0}};",
+        "  MS_FN(closure)(1, q, v, zero, p, out);",
+        "}",
         "static void loop_rows(const double *q, const double *p, double *out) {",
         f"  static const double zero[{nv}] = {{0}};",
-        "  MS_FN(rows)(1, q, zero, zero, p, out);",
+        "  MS_FN(closure)(1, q, zero, zero, p, out);",
         "}",
         "/* a partition's configuration and speeds (ms_loop_forward.h loop_dependent) */",
         "int MS_FN(dependent)(const double *p, const int *part, int ni, const double *q_ind, const double *v_ind, "
@@ -62,6 +71,17 @@ def _entry_source(nq, nv, nrows) -> str:
         f"  int iwork[{nv}];",
         f"  return loop_dependent({nv}, {nrows}, ni, part, part + ni, q_ind, v_ind, col, max_step, row_tol, "
         "moved_max, sign, loop_rows, p, q, v, work, iwork);",
+        "}",
+        "/* the kinematics sweep of one driven coordinate (ms_loop_sweep.h loop_sweep) */",
+        "int MS_FN(sweep)(const double *p, int n, const double *theta, int nnodes, const int *nodes, const double *q0, "
+        "const double *col, const double *rows, const double *max_step, double theta_scale, double sign, double step, "
+        "double floor, int drive, double *q, double *dq, double *ddq, double *info) {",
+        f"  double work[LOOP_SWEEP_WORK({nv}, {nrows})];",
+        f"  int iwork[{nv + nrows + 1}];",
+        f"  LoopSweep w = {{{nv}, {nrows}, drive, p, col, rows, max_step, theta_scale, sign, loop_closure}};",
+        "  w.iwork = iwork;",
+        "  loop_sweep_init(&w, work);",
+        "  return loop_sweep(&w, n, theta, nnodes, nodes, q0, step, floor, q, dq, ddq, info);",
         "}",
         ""])
 
@@ -81,10 +101,10 @@ def compile_forward(name, key, make_spec, nv, nrows) -> CFunctions:
         return render_straight(spec, PREFIX) + _entry_source(nq, nv, nrows), meta
 
     fns = CFunctions(c_backend.build_source(name, key, generate))
-    fn = fns._dll[PREFIX + "dependent"]
-    address, number = ctypes.c_void_p, ctypes.c_double
-    fn.argtypes = [address, address, ctypes.c_int, address, address, address, address, address, number, number,
-                   address, address]
-    fn.restype = ctypes.c_int
-    fns.dependent = fn
+    a, x, i = ctypes.c_void_p, ctypes.c_double, ctypes.c_int
+    for entry, argtypes in (("dependent", [a, a, i, a, a, a, a, a, x, x, a, a]),
+                            ("sweep", [a, i, a, i, a, a, a, a, a, x, x, x, x, i, a, a, a, a])):
+        fn = fns._dll[PREFIX + entry]
+        fn.argtypes, fn.restype = argtypes, i
+        setattr(fns, entry, fn)
     return fns

@@ -6,11 +6,13 @@ backend object; on numpy its own.
 
 The library's spec is two functions of one derivation: `terms`, the tree's H and bias (the force elements'
 forces in it: mechsym.spatial.system.dynamics_terms) and the closure rows' J and gamma
-(mechsym.spatial.loops.loop_spec_items), and `rows`, phi and J. The accelerations go through the extension
+(mechsym.spatial.loops.loop_spec_items), and `closure`, phi, J and gamma. The accelerations go through the extension
 entry (mechsym.codegen.c_extension: arrays read in place, one state or N); an input it cannot read as it is,
 or a non-finite result, goes to the Python route, which converts the input or names the fault. The dependent
-coordinates: Newton, the partition's checks and the speeds step for step as Partition.configuration, for a
-mechanism whose joints' rates are their speeds (a spherical joint's quaternion keeps the Python route).
+coordinates: Newton, the partition's checks and the speeds step for step as Partition.configuration; the
+kinematics sweep of one driven coordinate step for step as LoopSolver.sweep after its assembly (its errors
+raised alike); both for a mechanism whose joints' rates are their speeds (a spherical joint's quaternion keeps
+the Python route).
 """
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ import numpy as np
 from mechsym.codegen import c_extension
 from mechsym.codegen.keys import cache_key, package_source
 
-__all__ = ["forward_entry", "dependent_entry"]
+__all__ = ["forward_entry", "dependent_entry", "sweep_entry"]
 
 _LIBRARIES = weakref.WeakKeyDictionary()     # LoopSystem -> its compiled library
 
 
 def _spec(system):
-    """The codegen spec of the functions `terms` (H row-major, bias, J row-major, gamma) and `rows` (phi, J)."""
+    """The codegen spec of the functions `terms` (H row-major, bias, J row-major, gamma) and `closure` (phi, J,
+    gamma)."""
     from mechsym.codegen.spec import Spec, shared_program
     from mechsym.spatial.derive import Derivation
     from mechsym.spatial.loops import loop_spec_items
@@ -42,7 +45,7 @@ def _spec(system):
     inputs = [("q", tuple(d.q)), ("v", tuple(d.v)), ("a", tuple(d.a)), ("p", tuple(d.p.values()))]
     m, n = system.nrows, system.nv
     items = [("terms", inputs, H + bias + closure[m:], "H, bias, J (row-major) and gamma", 0),
-             ("rows", inputs, closure[:m + m * n], "phi and J (row-major)", 0)]
+             ("closure", inputs, closure, "phi, J (row-major) and gamma", 0)]
     functions = shared_program(items, d.s.assignments, "x", d.s.pieces)
     return Spec(f"loop forward {system.name}", {"nq": system.nq, "nv": n, "npar": len(system.param_names)},
                 functions, None)
@@ -77,7 +80,7 @@ def forward_entry(solver, python):
 def _compiled_dependent(partition, python, row_tol, moved):
     """configuration(q_ind, v_ind) of the partition in C (the buffers kept, their addresses passed)."""
     s, solver = partition.s, partition.solver
-    if not (s.nq == s.nv and len(s.scalar_speeds) == s.nv):       # a quaternion: the Python route
+    if not _scalar(s):                                             # a quaternion: the Python route
         return python
     fn = _library(s).dependent
     ni = len(partition.v_ind)
@@ -105,3 +108,46 @@ def dependent_entry(partition, python, row_tol, moved):
     `python`."""
     return partition.s.backend.route(compiled=_compiled_dependent,
                                      python=lambda _, py, *__: py)(partition, python, row_tol, moved)
+
+
+def _scalar(system) -> bool:
+    """Whether q and v are indexed alike: every joint's rates its speeds (no quaternion)."""
+    return system.nq == system.nv and len(system.scalar_speeds) == system.nv
+
+
+def _compiled_sweep(solver, python, step, floor):
+    """sweep(theta (N, 1), nodes, q0) -> (q, dq, ddq) of one driven coordinate in C, raising the solver's errors."""
+    s = solver.s
+    if solver.k != 1 or not _scalar(s):
+        return python
+    fn = _library(s).sweep
+    fixed = [np.ascontiguousarray(x, float) for x in (solver.p, solver.col, solver.rows, solver.max_step)]
+    p_, col_, rows_, max_ = (x.ctypes.data for x in fixed)
+    drive = s.drive_q[0]
+
+    def sweep(theta, nodes, q0):
+        t = np.ascontiguousarray(theta[:, 0], float)
+        at = np.ascontiguousarray(nodes, dtype=np.intc)
+        start = np.ascontiguousarray(q0, float)
+        q, dq, ddq = (np.empty((len(t), s.nv)) for _ in range(3))
+        info = np.zeros(2)
+        status = fn(p_, len(t), t.ctypes.data, len(at), at.ctypes.data, start.ctypes.data, col_, rows_, max_,
+                    float(solver.theta_scale[0]), float(solver.sign), step, floor, drive, q.ctypes.data,
+                    dq.ctypes.data, ddq.ctypes.data, info.ctypes.data)
+        if status == 1:
+            raise solver.stopped(np.array([info[0]]))
+        if status == 2:
+            raise solver.lost(theta[int(info[0])])
+        if status == 3:
+            raise solver.dead_point(theta[int(info[0])], info[1])
+        return q, dq[:, :, None], ddq
+
+    sweep.buffers = fixed                                          # (alive as long as the call)
+    return sweep
+
+
+def sweep_entry(solver, python, step, floor):
+    """sweep(theta (N, k), nodes, q0) -> (q, dq, ddq) of LoopSolver.sweep after its assembly, continued over the
+    nodes in steps of `step` halved down to floor * step: compiled on the C backend for one driven coordinate of
+    a mechanism whose joints' rates are their speeds, else `python`."""
+    return solver.s.backend.route(compiled=_compiled_sweep, python=lambda _, py, *__: py)(solver, python, step, floor)

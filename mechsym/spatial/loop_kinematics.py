@@ -26,6 +26,7 @@ import numpy as np
 
 from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
 from mechsym.core.errors import AssemblyError, InputError, SingularError
+from mechsym.spatial.loop_compiled import sweep_entry
 
 __all__ = ["LoopSolver", "LoopKinematics"]
 
@@ -76,6 +77,7 @@ class LoopSolver:
         self.theta_scale = self.col[system.drive_v] if self.k else np.ones(0)
         self.sign = None
         self.constrained_accelerations = None    # (q, v, tau) -> dv/dt, made on first use (loop_dynamics.accelerations)
+        self._sweep = None                       # (theta, nodes, q0) -> (q, dq, ddq), made on first use (`sweep`)
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
@@ -190,8 +192,22 @@ class LoopSolver:
         bad = ~(cond < SINGULAR)
         if bad.any():
             i = int(np.argmax(bad))
-            raise SingularError(f"mechanism '{self.s.name}' is at a dead point at {self._names(theta[i])}: the "
-                                f"drives and closure rows are singular (condition number {cond[i]:.3g})")
+            raise self.dead_point(theta[i], cond[i])
+
+    def dead_point(self, theta, cond) -> SingularError:
+        """The error of a dead point at the driven values theta (k,), A's condition number cond."""
+        return SingularError(f"mechanism '{self.s.name}' is at a dead point at {self._names(theta)}: the "
+                             f"drives and closure rows are singular (condition number {cond:.3g})")
+
+    def lost(self, theta) -> SingularError:
+        """The error of a sample at theta (k,) whose Newton fails or leaves the branch."""
+        return SingularError(f"mechanism '{self.s.name}': the branch of the assembly is lost at "
+                             f"{self._names(theta)} (a dead point or a change of branch)")
+
+    def stopped(self, theta) -> SingularError:
+        """The error of a continuation whose step reaches its floor after theta (k,)."""
+        return SingularError(f"mechanism '{self.s.name}': the continuation stops near {self._names(theta)} "
+                             f"(a dead point or a change of branch of {self.s.loops_text()})")
 
     # -- derivatives ---------------------------------------------------------------------------------------
     def derivatives(self, q, second=True):
@@ -233,6 +249,13 @@ class LoopSolver:
         dist = np.concatenate([[0.0], np.cumsum(np.max(np.abs(np.diff(theta, axis=0)) / self.theta_scale, axis=1))])
         bucket = np.floor(dist / STEP).astype(int)
         nodes = np.flatnonzero(np.diff(bucket, prepend=-1))          # first sample of each step-long stretch
+        if self._sweep is None:                # in C on the C backend (mechsym.spatial.loop_compiled)
+            self._sweep = sweep_entry(self, self.numpy_sweep, STEP, STEP_FLOOR)
+        return LoopKinematics(theta, *self._sweep(theta, nodes, q0))
+
+    def numpy_sweep(self, theta, nodes, q0):
+        """(q, dq, ddq) of `sweep` at theta (N, k) continued over the nodes (indices into theta) from q0 solved
+        at theta[0], in numpy."""
         node_q = [q0]
         for a, b in zip(nodes[:-1], nodes[1:]):
             node_q.append(self._continue(theta[a], node_q[-1], theta[b]))
@@ -244,12 +267,10 @@ class LoopSolver:
         q, ok, moved = self.newton(pred, theta)
         ok &= self.determinant_sign(q) == self.sign
         if not ok.all():
-            i = int(np.argmin(ok))
-            raise SingularError(f"mechanism '{self.s.name}': the branch of the assembly is lost at "
-                                f"{self._names(theta[i])} (a dead point or a change of branch)")
+            raise self.lost(theta[int(np.argmin(ok))])
         self.check_dead_points(q, theta)
         dq, ddq = self.derivatives(q)
-        return LoopKinematics(theta, q, dq, ddq)
+        return q, dq, ddq
 
     def _predict(self, q, dq, ddq, h):
         """q (+) (q' h + q'' h^2 / 2) (second order for one drive)."""
@@ -276,6 +297,5 @@ class LoopSolver:
                 continue
             h /= 2
             if h * np.max(np.abs(span) / self.theta_scale) < STEP_FLOOR * STEP:
-                raise SingularError(f"mechanism '{self.s.name}': the continuation stops near {self._names(t0)} "
-                                    f"(a dead point or a change of branch of {self.s.loops_text()})")
+                raise self.stopped(t0)
         return q
