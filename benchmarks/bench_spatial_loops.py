@@ -2,7 +2,7 @@
 constraintDynamics (tests/oracles/spatial_loops: the same mechanisms as Pinocchio trees with RigidConstraintModel
 closures, ProximalSettings(1e-14, 1e-12, 200)) in the same run.
 
-    python benchmarks/bench_spatial_loops.py [--states N]
+    python benchmarks/bench_spatial_loops.py [--states N] [--samples N]
 
 Cold: the derivation, generation and compilation into an empty cache (a temporary MECHSYM_CACHE), the library
 of the compiled forward dynamics included; warm: the same system built again from the cache. Per state: the
@@ -17,7 +17,10 @@ Free motion: 10 s of Bricard's mechanism and of the governor at rtol 1e-12 (CPU 
 onto the constraints every 0.5 s, ours solves the dependent coordinates at every state), on the C backend (each
 right-hand side two C calls: the dependent coordinates, the accelerations) and on numpy, and Exudyn's
 generalized-alpha run of the same model (fixed step 1e-3 s, about 5e-6 m from the reference:
-tests/oracles/spatial_loops/README.md) where Exudyn is installed. The machine's load average is printed at the
+tests/oracles/spatial_loops/README.md) where Exudyn is installed. Sweeps: the kinematics of one driven coordinate
+at N samples, assembly included, in C (for a mechanism whose joints' rates are their speeds: Bricard's) and by
+the numpy route on the same system (the RSSR's spherical joint keeps the numpy route: both columns time it). The
+machine's load average is printed at the
 start and the end: timings on a shared machine move with it.
 """
 from __future__ import annotations
@@ -89,6 +92,7 @@ def states(name, solver, count):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--states", type=int, default=200)
+    parser.add_argument("--samples", type=int, default=1000, help="driven values of a kinematics sweep")
     args = parser.parse_args()
     try:
         from tests.oracles.spatial_loops import pinocchio_models as pm
@@ -156,7 +160,30 @@ def main():
                 pass
         print(f"{name:12s} {cpu[0]:8.2f} {nfev[0]:6d} {cpu[1]:12.2f} {nfev[1]:6d} {peer['cpu']:16.2f} "
               f"{peer['nfev']:6d} {exudyn:22.2f}")
+    print()
+    sweeps(args.samples)
     print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
+
+
+def sweeps(samples):
+    """The kinematics of one driven coordinate at `samples` values (assembly, continuation, Newton, checks,
+    derivatives): in C and by the numpy route on the same system, and their largest difference in q."""
+    from mechsym.codegen.constants import STEP
+
+    print(f"{'sweep':22s} {'C ms':>8s} {'numpy ms':>9s} {'|q C - q numpy|':>16s}")
+    for name, theta in (("bricard J1 0..1.5", np.linspace(0.0, 1.5, samples)),
+                        ("rssr crank 0..2pi", np.linspace(0.0, 2 * np.pi, samples))):
+        solver = build((bricard if name.startswith("bricard") else rssr).build())
+
+        def numpy_route():
+            q0 = solver.assemble(theta[:1])
+            dist = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(theta)) / solver.theta_scale[0])])
+            nodes = np.flatnonzero(np.diff(np.floor(dist / STEP).astype(int), prepend=-1))
+            return solver.numpy_sweep(theta[:, None], nodes, q0)
+
+        compiled = best_time(lambda: solver.sweep(theta)) * 1e3
+        numpy = best_time(numpy_route) * 1e3
+        print(f"{name:22s} {compiled:8.1f} {numpy:9.1f} {np.abs(solver.sweep(theta).q - numpy_route()[0]).max():16.1e}")
 
 
 if __name__ == "__main__":
