@@ -78,8 +78,8 @@ def _entry_source(nq, nv, nrows) -> str:
         "double floor, int drive, double *q, double *dq, double *ddq, double *info) {",
         f"  double work[LOOP_SWEEP_WORK({nv}, {nrows})];",
         f"  int iwork[{nv + nrows + 1}];",
-        f"  LoopSweep w = {{{nv}, {nrows}, drive, p, col, rows, max_step, theta_scale, sign, loop_closure}};",
-        "  w.iwork = iwork;",
+        f"  LoopSweep w = {{.nv = {nv}, .nr = {nrows}, .drive = drive, .p = p, .col = col, .rows = rows, "
+        ".max_step = max_step, .theta_scale = theta_scale, .sign = sign, .closure = loop_closure, .iwork = iwork};",
         "  loop_sweep_init(&w, work);",
         "  return loop_sweep(&w, n, theta, nnodes, nodes, q0, step, floor, q, dq, ddq, info);",
         "}",
