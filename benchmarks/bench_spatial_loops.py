@@ -18,9 +18,7 @@ onto the constraints every 0.5 s, ours solves the dependent coordinates at every
 right-hand side two C calls: the dependent coordinates, the accelerations) and on numpy, and Exudyn's
 generalized-alpha run of the same model (fixed step 1e-3 s, about 5e-6 m from the reference:
 tests/oracles/spatial_loops/README.md) where Exudyn is installed. Sweeps: the kinematics of one driven coordinate
-at N samples, assembly included, in C (for a mechanism whose joints' rates are their speeds: Bricard's) and by
-the numpy route on the same system (the RSSR's spherical joint keeps the numpy route: both columns time it). The
-machine's load average is printed at the
+at N samples, assembly included, in C and by the numpy route on the same system. The machine's load average is printed at the
 start and the end: timings on a shared machine move with it.
 """
 from __future__ import annotations

@@ -107,11 +107,12 @@ def test_compiled_accelerations_against_the_exact_solution_of_the_same_terms():
         assert np.abs(a - exact).max() < 1e-12 * np.abs(exact).max()
 
 
-@pytest.mark.parametrize("name", ["bricard", "governor"])
+@pytest.mark.parametrize("name", ["bricard", "governor", "rssr"])
 def test_compiled_dependent_coordinates_equal_the_python_route(name):
     """A partition's configuration from independent coordinates and speeds near an assembly (Newton on the
-    dependent ones, then the speeds): the C route (its joints' rates are their speeds) against
-    Partition.numpy_configuration, to 1e-12; independent coordinates where the loops cannot close are refused alike."""
+    dependent ones, then the speeds): the C route (the RSSR's spherical joint's quaternion turned in C too)
+    against Partition.numpy_configuration, to 1e-12; independent coordinates where the loops cannot close are
+    refused alike."""
     from mechsym.core.runner import StepRejected
 
     module = MODELS[name]
@@ -170,11 +171,13 @@ def _fourbar():
 
 @pytest.mark.parametrize("name, theta", [("bricard", np.linspace(0.0, 1.5, 300)),
                                          ("bricard", np.linspace(0.2, -0.5, 50)),
-                                         ("fourbar3d", np.linspace(0.0, 2 * np.pi, 400))])
+                                         ("fourbar3d", np.linspace(0.0, 2 * np.pi, 400)),
+                                         ("rssr", np.linspace(0.0, -2 * np.pi, 400))])
 def test_compiled_sweep_equals_the_numpy_route(name, theta):
-    """A sweep of one driven coordinate in C (continuation, Newton, branch and dead-point checks, derivatives)
-    against the numpy route from the same assembly: q, dq and ddq to 1e-12 of their size."""
-    tree, start = (bricard.build(), None) if name == "bricard" else _fourbar()
+    """A sweep of one driven coordinate in C (continuation, Newton, branch and dead-point checks, derivatives;
+    the RSSR's spherical joint's quaternion turned in C too) against the numpy route from the same assembly: q,
+    dq and ddq to 1e-12 of their size."""
+    tree, start = (MODELS[name].build(), None) if name in MODELS else _fourbar()
     solver = LoopSolver(LoopSystem(tree, backend="c"))
     kin = solver.sweep(theta, start)
     q, dq, ddq = _numpy_sweep(solver, theta, start)

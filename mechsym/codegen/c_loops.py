@@ -10,15 +10,16 @@ The spec's function `terms` (inputs q, v, a, p) gives H (nv x nv, row-major), bi
 row-major) and gamma (nrows) at a state, `closure` phi (nrows), J and gamma. The library adds
 
     void MS_FN(forward)(int ns, q, v, tau, p, out)            the accelerations of each state (loop_accelerations)
-    int MS_FN(dependent)(p, part, ni, q_ind, v_ind, col, max_step, row_tol, moved_max, sign, q, v)
-    int MS_FN(sweep)(p, n, theta, nnodes, nodes, q0, col, rows, max_step, theta_scale, sign, step, floor, drive,
-                     q, dq, ddq, info)
+    int MS_FN(dependent)(p, man, part, ni, q_ind, v_ind, col, max_step, row_tol, moved_max, sign, q, v)
+    int MS_FN(sweep)(p, man, n, theta, nnodes, nodes, q0, col, rows, max_step, theta_scale, sign, step, floor,
+                     drive_q, drive_v, q, dq, ddq, info)
 
-the last two for a mechanism whose q and v are indexed alike (every joint's rates its speeds). dependent: `part`
-the ni independent speeds then the dependent ones (ints), q the last solved configuration on entry, the solved
-one on return with v; 0, or 1 where the partition's checks fail (loop_dependent). sweep: one driven coordinate
-`drive`, the samples theta (n), the nodes continued to (ints), q0 solved at theta[0]; q, dq, ddq (n x nv) and a
-status with `info` (ms_loop_sweep.h loop_sweep). The source is the spec's
+`man` (ints) lists how q moves with v (ms_loop_forward.h loop_integrate: coordinates whose rates are their
+speeds, spherical joints' quaternions). dependent: `part` the ni independent speeds, the nv - ni dependent ones,
+then the ni independent coordinates (ints); q the last solved configuration on entry, the solved one on return
+with v; 0, or 1 where the partition's checks fail (loop_dependent). sweep: one driven coordinate (drive_q, its
+speed drive_v), the samples theta (n), the nodes continued to (ints), q0 solved at theta[0]; q (n x nq), dq, ddq
+(n x nv) and a status with `info` (ms_loop_sweep.h loop_sweep). The source is the spec's
 straight-line C (c_source.render_straight) and those entry points, cached by content like every other library
 (c_backend.build_source).
 """
@@ -64,22 +65,24 @@ def _entry_source(nq, nv, nrows) -> str:
         "  MS_FN(closure)(1, q, zero, zero, p, out);",
         "}",
         "/* a partition's configuration and speeds (ms_loop_forward.h loop_dependent) */",
-        "int MS_FN(dependent)(const double *p, const int *part, int ni, const double *q_ind, const double *v_ind, "
-        "const double *col, const double *max_step, const double *row_tol, double moved_max, double sign, "
-        "double *q, double *v) {",
+        "int MS_FN(dependent)(const double *p, const int *man, const int *part, int ni, const double *q_ind, "
+        "const double *v_ind, const double *col, const double *max_step, const double *row_tol, double moved_max, "
+        "double sign, double *q, double *v) {",
         f"  double work[{dependent_work}];",
         f"  int iwork[{nv}];",
-        f"  return loop_dependent({nv}, {nrows}, ni, part, part + ni, q_ind, v_ind, col, max_step, row_tol, "
-        "moved_max, sign, loop_rows, p, q, v, work, iwork);",
+        f"  return loop_dependent({nv}, {nrows}, ni, part, part + {nv}, part + ni, man, q_ind, v_ind, col, max_step, "
+        "row_tol, moved_max, sign, loop_rows, p, q, v, work, iwork);",
         "}",
         "/* the kinematics sweep of one driven coordinate (ms_loop_sweep.h loop_sweep) */",
-        "int MS_FN(sweep)(const double *p, int n, const double *theta, int nnodes, const int *nodes, const double *q0, "
-        "const double *col, const double *rows, const double *max_step, double theta_scale, double sign, double step, "
-        "double floor, int drive, double *q, double *dq, double *ddq, double *info) {",
-        f"  double work[LOOP_SWEEP_WORK({nv}, {nrows})];",
+        "int MS_FN(sweep)(const double *p, const int *man, int n, const double *theta, int nnodes, const int *nodes, "
+        "const double *q0, const double *col, const double *rows, const double *max_step, double theta_scale, "
+        "double sign, double step, double floor, int drive_q, int drive_v, double *q, double *dq, double *ddq, "
+        "double *info) {",
+        f"  double work[LOOP_SWEEP_WORK({nq}, {nv}, {nrows})];",
         f"  int iwork[{nv + nrows + 1}];",
-        f"  LoopSweep w = {{.nv = {nv}, .nr = {nrows}, .drive = drive, .p = p, .col = col, .rows = rows, "
-        ".max_step = max_step, .theta_scale = theta_scale, .sign = sign, .closure = loop_closure, .iwork = iwork};",
+        f"  LoopSweep w = {{.nq = {nq}, .nv = {nv}, .nr = {nrows}, .drive_q = drive_q, .drive_v = drive_v, .man = man, "
+        ".p = p, .col = col, .rows = rows, .max_step = max_step, .theta_scale = theta_scale, .sign = sign, "
+        ".closure = loop_closure, .iwork = iwork};",
         "  loop_sweep_init(&w, work);",
         "  return loop_sweep(&w, n, theta, nnodes, nodes, q0, step, floor, q, dq, ddq, info);",
         "}",
@@ -102,8 +105,8 @@ def compile_forward(name, key, make_spec, nv, nrows) -> CFunctions:
 
     fns = CFunctions(c_backend.build_source(name, key, generate))
     a, x, i = ctypes.c_void_p, ctypes.c_double, ctypes.c_int
-    for entry, argtypes in (("dependent", [a, a, i, a, a, a, a, a, x, x, a, a]),
-                            ("sweep", [a, i, a, i, a, a, a, a, a, x, x, x, x, i, a, a, a, a])):
+    for entry, argtypes in (("dependent", [a, a, a, i, a, a, a, a, a, x, x, a, a]),
+                            ("sweep", [a, a, i, a, i, a, a, a, a, a, x, x, x, x, i, i, a, a, a, a])):
         fn = fns._dll[PREFIX + entry]
         fn.argtypes, fn.restype = argtypes, i
         setattr(fns, entry, fn)

@@ -11,8 +11,8 @@ entry (mechsym.codegen.c_extension: arrays read in place, one state or N); an in
 or a non-finite result, goes to the Python route, which converts the input or names the fault. The dependent
 coordinates: Newton, the partition's checks and the speeds step for step as Partition.configuration; the
 kinematics sweep of one driven coordinate step for step as LoopSolver.sweep after its assembly (its errors
-raised alike); both for a mechanism whose joints' rates are their speeds (a spherical joint's quaternion keeps
-the Python route).
+raised alike); both for a mechanism of joints whose rates are their speeds and spherical joints (a quaternion
+turned by its exponential as LoopSystem.integrate does; another joint, a planar one, keeps the Python route).
 """
 from __future__ import annotations
 
@@ -80,60 +80,73 @@ def forward_entry(solver, python):
 def _compiled_dependent(partition, python, row_tol, moved):
     """configuration(q_ind, v_ind) of the partition in C (the buffers kept, their addresses passed)."""
     s, solver = partition.s, partition.solver
-    if not _scalar(s):                                             # a quaternion: the Python route
+    manifold = _manifold(s)
+    if manifold is None:
         return python
     fn = _library(s).dependent
     ni = len(partition.v_ind)
-    part = np.ascontiguousarray(np.concatenate([partition.v_ind, partition.dependent]), dtype=np.intc)
+    part = np.ascontiguousarray(np.concatenate([partition.v_ind, partition.dependent, partition.q_ind]), np.intc)
     fixed = [np.ascontiguousarray(x, float) for x in (solver.p, solver.col, solver.max_step, row_tol)]
-    q_ind, v_ind, q, v = np.zeros(ni), np.zeros(ni), np.zeros(s.nv), np.zeros(s.nv)
+    q_ind, v_ind, q, v = np.zeros(ni), np.zeros(ni), np.zeros(s.nq), np.zeros(s.nv)
     p_, col_, max_, tol_ = (x.ctypes.data for x in fixed)
-    part_, qi_, vi_, q_, v_ = (x.ctypes.data for x in (part, q_ind, v_ind, q, v))
+    man_, part_, qi_, vi_, q_, v_ = (x.ctypes.data for x in (manifold, part, q_ind, v_ind, q, v))
     sign = float(partition.sign)
 
     def configuration(values, speeds):
         q_ind[:], v_ind[:], q[:] = values, speeds, partition.q
-        if fn(p_, part_, ni, qi_, vi_, col_, max_, tol_, moved, sign, q_, v_):
+        if fn(p_, man_, part_, ni, qi_, vi_, col_, max_, tol_, moved, sign, q_, v_):
             raise partition.rejected(values)
         partition.q = q.copy()
         return partition.q, v.copy()
 
-    configuration.buffers = (part, fixed, q_ind, v_ind, q, v)       # (alive as long as the call)
+    configuration.buffers = (manifold, part, fixed, q_ind, v_ind, q, v)       # (alive as long as the call)
     return configuration
 
 
 def dependent_entry(partition, python, row_tol, moved):
     """configuration(q_ind, v_ind) -> (q, v) of a loop_dynamics.Partition, rows closed to row_tol and q moved by
-    less than `moved`: compiled on the C backend for a mechanism whose joints' rates are their speeds, else
-    `python`."""
+    less than `moved`: compiled on the C backend for a mechanism of joints whose rates are their speeds and
+    spherical joints, else `python`."""
     return partition.s.backend.route(compiled=_compiled_dependent,
                                      python=lambda _, py, *__: py)(partition, python, row_tol, moved)
 
 
-def _scalar(system) -> bool:
-    """Whether q and v are indexed alike: every joint's rates its speeds (no quaternion)."""
-    return system.nq == system.nv and len(system.scalar_speeds) == system.nv
+def _manifold(system):
+    """How q moves with v, for the C runtime's loop_integrate (ms_loop_forward.h): [ns, (iq, iv) x ns, nquat,
+    (iq, iv) x nquat] of the coordinates whose rates are their speeds and the spherical joints' quaternions
+    (np.intc); None where another joint moves otherwise (the Python route then)."""
+    from mechsym.spatial.joints import Spherical
+
+    quats = []
+    for link in system.links:
+        joint = link.joint
+        if isinstance(joint, Spherical):
+            quats.append((link.iq, link.iv))
+        elif joint.nv and not (joint.rates_are_speeds and joint.nq == joint.nv and joint.mimic is None):
+            return None
+    return np.array([len(system.scalar_speeds), *np.ravel(system.scalar_speeds), len(quats), *np.ravel(quats)],
+                    dtype=np.intc)
 
 
 def _compiled_sweep(solver, python, step, floor):
     """sweep(theta (N, 1), nodes, q0) -> (q, dq, ddq) of one driven coordinate in C, raising the solver's errors."""
     s = solver.s
-    if solver.k != 1 or not _scalar(s):
+    manifold = _manifold(s)
+    if solver.k != 1 or manifold is None:
         return python
     fn = _library(s).sweep
     fixed = [np.ascontiguousarray(x, float) for x in (solver.p, solver.col, solver.rows, solver.max_step)]
     p_, col_, rows_, max_ = (x.ctypes.data for x in fixed)
-    drive = s.drive_q[0]
 
     def sweep(theta, nodes, q0):
         t = np.ascontiguousarray(theta[:, 0], float)
         at = np.ascontiguousarray(nodes, dtype=np.intc)
         start = np.ascontiguousarray(q0, float)
-        q, dq, ddq = (np.empty((len(t), s.nv)) for _ in range(3))
+        q, dq, ddq = np.empty((len(t), s.nq)), np.empty((len(t), s.nv)), np.empty((len(t), s.nv))
         info = np.zeros(2)
-        status = fn(p_, len(t), t.ctypes.data, len(at), at.ctypes.data, start.ctypes.data, col_, rows_, max_,
-                    float(solver.theta_scale[0]), float(solver.sign), step, floor, drive, q.ctypes.data,
-                    dq.ctypes.data, ddq.ctypes.data, info.ctypes.data)
+        status = fn(p_, manifold.ctypes.data, len(t), t.ctypes.data, len(at), at.ctypes.data, start.ctypes.data,
+                    col_, rows_, max_, float(solver.theta_scale[0]), float(solver.sign), step, floor, s.drive_q[0],
+                    s.drive_v[0], q.ctypes.data, dq.ctypes.data, ddq.ctypes.data, info.ctypes.data)
         if status == 1:
             raise solver.stopped(np.array([info[0]]))
         if status == 2:
@@ -142,12 +155,12 @@ def _compiled_sweep(solver, python, step, floor):
             raise solver.dead_point(theta[int(info[0])], info[1])
         return q, dq[:, :, None], ddq
 
-    sweep.buffers = fixed                                          # (alive as long as the call)
+    sweep.buffers = (manifold, fixed)                              # (alive as long as the call)
     return sweep
 
 
 def sweep_entry(solver, python, step, floor):
     """sweep(theta (N, k), nodes, q0) -> (q, dq, ddq) of LoopSolver.sweep after its assembly, continued over the
     nodes in steps of `step` halved down to floor * step: compiled on the C backend for one driven coordinate of
-    a mechanism whose joints' rates are their speeds, else `python`."""
+    a mechanism of joints whose rates are their speeds and spherical joints, else `python`."""
     return solver.s.backend.route(compiled=_compiled_sweep, python=lambda _, py, *__: py)(solver, python, step, floor)

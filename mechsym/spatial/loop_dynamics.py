@@ -21,7 +21,7 @@ rows; E the driven speeds' columns).
   [H J^T; J 0] [dv/dt; -lambda] = [tau - bias; -gamma] (least squares: redundant rows leave lambda, not
   dv/dt, undetermined). Where the dependent columns' condition number passes PARTITION_COND, a terminal
   event ends the segment and a new partition starts from there. On the C backend dv/dt is one generated C
-  call, and so are q_D and v_D for a mechanism whose joints' rates are their speeds
+  call, and so are q_D and v_D for a mechanism of joints whose rates are their speeds and spherical joints
   (mechsym.spatial.loop_compiled).
 """
 from __future__ import annotations

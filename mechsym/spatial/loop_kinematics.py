@@ -19,8 +19,8 @@ than a fifth of the step and, where A is square (no redundant row), kept the sig
 (the branch); else it is halved, down to
 STEP_FLOOR of the step, where the continuation stops with the dead point or change of branch named. Every
 sample is then corrected at once (batched Newton from its node's prediction) and checked the same way. On the C
-backend a sweep of one driven coordinate of a mechanism whose joints' rates are their speeds runs in C, step for
-step (mechsym.spatial.loop_compiled; least-squares solves, the pseudo-inverse's where the systems have full
+backend a sweep of one driven coordinate (joints whose rates are their speeds, spherical joints) runs in C, step
+for step (mechsym.spatial.loop_compiled; least-squares solves, the pseudo-inverse's where the systems have full
 column rank), with the same errors.
 """
 from __future__ import annotations

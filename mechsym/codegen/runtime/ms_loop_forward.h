@@ -16,8 +16,8 @@
    [H J^T; J 0] that the Python route solves.
 
    loop_dependent: the dependent coordinates and speeds of a partition into independent and dependent ones
-   (mechsym.spatial.loop_dynamics.Partition.configuration, step for step), for a mechanism whose joints' rates
-   are their speeds (q and v indexed alike). */
+   (mechsym.spatial.loop_dynamics.Partition.configuration, step for step), for a mechanism whose joints are
+   joints whose rates are their speeds and spherical joints (loop_integrate). */
 #ifndef MS_LOOP_FORWARD_H
 #define MS_LOOP_FORWARD_H
 #define MS_LOOP_RANK 1e-10
@@ -126,6 +126,26 @@ static void loop_accelerations(int nv, int nr, const double *terms, const double
   for (int i = 0; i < nv; i++) out[i] = y[i];
 }
 
+/* q (nq) moved by the speeds dv (nv) into out (which may be q), joint by joint as LoopSystem.integrate: `man`
+   lists the ns coordinates whose rates are their speeds, then the nquat spherical joints' quaternions,
+   [ns, (iq, iv) x ns, nquat, (iq, iv) x nquat]; a quaternion (x, y, z, w at iq) turns by the rotation vector
+   at iv, q (x) exp(dv), normalised (mechsym.core.quaternion.integrate). */
+static void loop_integrate(const int *man, const double *q, const double *dv, double *out) {
+  const int ns = man[0], nquat = man[1 + 2 * ns];
+  const int *s = man + 1, *u = man + 2 + 2 * ns;
+  for (int k = 0; k < ns; k++) out[s[2 * k]] = q[s[2 * k]] + dv[s[2 * k + 1]];
+  for (int k = 0; k < nquat; k++) {
+    const double *a = q + u[2 * k], *w = dv + u[2 * k + 1];
+    const double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    const double sinc = th < 1e-6 ? 0.5 - th * th / 48 : sin(th / 2) / th;
+    const double bx = w[0] * sinc, by = w[1] * sinc, bz = w[2] * sinc, bw = cos(th / 2);
+    double r[4] = {a[3] * bx + a[0] * bw + a[1] * bz - a[2] * by, a[3] * by - a[0] * bz + a[1] * bw + a[2] * bx,
+                   a[3] * bz + a[0] * by - a[1] * bx + a[2] * bw, a[3] * bw - a[0] * bx - a[1] * by - a[2] * bz};
+    const double n = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+    for (int i = 0; i < 4; i++) out[u[2 * k] + i] = r[i] / n;
+  }
+}
+
 /* The rows' function of a mechanism: phi (nr) and J (nr x nv, row-major) at q into out. */
 typedef void (*loop_rows_fn)(const double *q, const double *p, double *out);
 
@@ -150,24 +170,25 @@ static double loop_sign(int nv, const double *A, const double *col, double *m, i
   return s;
 }
 
-/* The configuration q (nv) and speeds v (nv) of a partition with ni independent coordinates ind (their values
-   q_ind, their speeds v_ind) and nd = nv - ni dependent ones dep, q starting from the last solved
+/* The configuration q (nq) and speeds v (nv) of a partition with ni independent speeds ind (their coordinates
+   qind, values q_ind, speeds v_ind) and nd = nv - ni dependent ones dep, q starting from the last solved
    configuration (in q on entry): Newton on the dependent columns (least-squares steps, clipped to max_step,
-   until a step is below 1e-13 of the scales col), then the checks of the Python route: every row within
-   row_tol, moved by less than moved_max (relative to col), and where [J; P_I] is square the sign of its
-   determinant `sign`; then v from [J; P_I] v = [0; v_ind]. Returns 0, or 1 where a check fails (q and v then
-   undefined). work: nr (nv + 1) + 2 m nv + 4 nv + 2 m doubles at least (m = nr + ni), iwork nv ints. */
-static int loop_dependent(int nv, int nr, int ni, const int *ind, const int *dep, const double *q_ind,
-                          const double *v_ind, const double *col, const double *max_step, const double *row_tol,
-                          double moved_max, double sign, loop_rows_fn rows, const double *p, double *q, double *v,
-                          double *work, int *iwork) {
+   until a step is below 1e-13 of the scales col; q moved by loop_integrate through `man`), then the checks of
+   the Python route: every row within row_tol, moved by less than moved_max (relative to col), and where
+   [J; P_I] is square the sign of its determinant `sign`; then v from [J; P_I] v = [0; v_ind]. Returns 0, or 1
+   where a check fails (q and v then undefined). work: nr (nv + 1) + 2 m nv + 4 nv + 2 m doubles at least
+   (m = nr + ni), iwork nv ints. */
+static int loop_dependent(int nv, int nr, int ni, const int *ind, const int *qind, const int *dep, const int *man,
+                          const double *q_ind, const double *v_ind, const double *col, const double *max_step,
+                          const double *row_tol, double moved_max, double sign, loop_rows_fn rows, const double *p,
+                          double *q, double *v, double *work, int *iwork) {
   const int nd = nv - ni, m = nr + ni;
   double *out = work;                      /* phi, J: nr + nr nv */
   double *A = out + nr + nr * nv;          /* J_D (nr x nd), then [J; P_I] (m x nv) */
   double *step = A + m * nv;               /* nv */
   double *b = step + nv;                   /* m + nv */
   double *ls = b + m + nv;                 /* the least squares' work, m nv + m + 2 nv; the sign's, nv nv */
-  for (int k = 0; k < ni; k++) q[ind[k]] = q_ind[k];
+  for (int k = 0; k < ni; k++) q[qind[k]] = q_ind[k];
   double moved = 0.0;
   for (int it = 0; it < MS_LOOP_ITER; it++) {
     rows(q, p, out);
@@ -178,10 +199,10 @@ static int loop_dependent(int nv, int nr, int ni, const int *ind, const int *dep
     for (int j = 0; j < nv; j++) step[j] = 0.0;
     for (int k = 0; k < nd; k++) {
       const int j = dep[k];
-      step[j] = b[k] > max_step[j] ? max_step[j] : b[k] < -max_step[j] ? -max_step[j] : b[k];
+      step[j] = -(b[k] > max_step[j] ? max_step[j] : b[k] < -max_step[j] ? -max_step[j] : b[k]);
     }
+    loop_integrate(man, q, step, q);
     for (int j = 0; j < nv; j++) {
-      q[j] -= step[j];
       const double s = fabs(step[j]) / col[j];
       if (s > size) size = s;
     }

@@ -1,8 +1,8 @@
 /* mechsym C runtime: the kinematics sweep of a spatial closed-loop mechanism with one driven coordinate along the
    driven values (mechsym.spatial.loop_kinematics.LoopSolver.sweep, step for step: the continuation over the
    nodes with steps halved down to their floor, the samples predicted from their node and corrected by Newton,
-   the branch and dead points checked, the exact derivatives), for a mechanism whose joints' rates are their
-   speeds (q and v indexed alike); after ms_loop_forward.h. Every solve is the least-squares one of
+   the branch and dead points checked, the exact derivatives), q moved by loop_integrate (coordinates whose
+   rates are their speeds, spherical joints' quaternions); after ms_loop_forward.h. Every solve is the least-squares one of
    loop_least_squares: the systems solved have full column rank at a regular configuration, where it is the
    pseudo-inverse's the numpy route uses. */
 #ifndef MS_LOOP_SWEEP_H
@@ -14,16 +14,17 @@
 typedef void (*loop_closure_fn)(const double *q, const double *v, const double *p, double *out);
 
 typedef struct {
-  int nv, nr, drive;             /* drive: the driven coordinate (and speed) */
+  int nq, nv, nr, drive_q, drive_v;          /* the driven coordinate and its speed */
+  const int *man;                            /* loop_integrate's joints */
   const double *p, *col, *rows, *max_step;   /* rows: the closure rows' scales */
   double theta_scale, sign;
   loop_closure_fn closure;
-  double *out, *A, *Jf, *b, *x, *ls, *zero;  /* work (loop_sweep_work) */
+  double *out, *A, *Jf, *b, *x, *ls, *zero, *dv, *dq, *ddq, *trial;  /* work (loop_sweep_init) */
   int *iwork;
 } LoopSweep;
 
 /* The doubles of work a sweep needs (the ints: nv + nr + 1). */
-#define LOOP_SWEEP_WORK(nv, nr) ((nr) * ((nv) + 2) + 3 * ((nr) + 1) * (nv) + 5 * (nv) + 3 * ((nr) + 1) + 4)
+#define LOOP_SWEEP_WORK(nq, nv, nr) ((nr) * ((nv) + 2) + 3 * ((nr) + 1) * (nv) + 10 * (nv) + (nq) + 3 * ((nr) + 1))
 
 static void loop_sweep_init(LoopSweep *w, double *work) {
   const int nv = w->nv, nr = w->nr, m = nr + 1;
@@ -33,7 +34,11 @@ static void loop_sweep_init(LoopSweep *w, double *work) {
   w->b = w->Jf + nr * nv;                    /* m + nv */
   w->x = w->b + m + nv;                      /* nv */
   w->zero = w->x + nv;                       /* nv */
-  w->ls = w->zero + nv;                      /* the least squares' m nv + m + 2 nv, the SVD's m nv */
+  w->dv = w->zero + nv;                      /* nv */
+  w->dq = w->dv + nv;                        /* nv: the continuation's q' */
+  w->ddq = w->dq + nv;                       /* nv: its q'' */
+  w->trial = w->ddq + nv;                    /* nq: its trial configuration */
+  w->ls = w->trial + w->nq;                  /* the least squares' m nv + m + 2 nv, the SVD's m nv */
   for (int j = 0; j < nv; j++) w->zero[j] = 0.0;
 }
 
@@ -42,7 +47,7 @@ static void sweep_system(LoopSweep *w, const double *q, const double *v) {
   const int nv = w->nv, nr = w->nr;
   w->closure(q, v, w->p, w->out);
   for (int i = 0; i < nr * nv; i++) w->A[i] = w->out[nr + i];
-  for (int j = 0; j < nv; j++) w->A[nr * nv + j] = j == w->drive ? 1.0 : 0.0;
+  for (int j = 0; j < nv; j++) w->A[nr * nv + j] = j == w->drive_v ? 1.0 : 0.0;
 }
 
 /* q' (dq) and q'' at unit driven speed, zero driven acceleration (ddq) at q: A q' = [0; 1],
@@ -62,9 +67,9 @@ static void sweep_derivatives(LoopSweep *w, const double *q, double *dq, double 
 /* Newton from q at the driven value theta (LoopSolver.newton of one sample): 1 where it converged; *moved the
    largest corrections relative to the scales, summed. */
 static int sweep_newton(LoopSweep *w, double *q, double theta, double *moved) {
-  const int nv = w->nv, nr = w->nr, d = w->drive;
-  *moved = fabs(q[d] - theta) / w->theta_scale;
-  q[d] = theta;
+  const int nv = w->nv, nr = w->nr, d = w->drive_v;
+  *moved = fabs(q[w->drive_q] - theta) / w->theta_scale;
+  q[w->drive_q] = theta;
   for (int it = 0; it < MS_LOOP_ITER; it++) {
     w->closure(q, w->zero, w->p, w->out);
     for (int i = 0; i < nr; i++)
@@ -79,9 +84,10 @@ static int sweep_newton(LoopSweep *w, double *q, double theta, double *moved) {
         if (s != s) s = 0.0;                       /* (numpy's nan_to_num) */
         s = s > w->max_step[j] ? w->max_step[j] : s < -w->max_step[j] ? -w->max_step[j] : s;
       }
-      q[j] -= s;
+      w->dv[j] = -s;
       if (fabs(s) / w->col[j] > size) size = fabs(s) / w->col[j];
     }
+    loop_integrate(w->man, q, w->dv, q);
     *moved += size;
     if (size < 1e-13) {
       w->closure(q, w->zero, w->p, w->out);
@@ -143,27 +149,30 @@ static double sweep_condition(LoopSweep *w, const double *q) {
   return big / small;
 }
 
-/* q (+) (q' h + q'' h^2 / 2). */
-static void sweep_predict(int nv, const double *q, const double *dq, const double *ddq, double h, double *out) {
-  for (int j = 0; j < nv; j++) out[j] = q[j] + dq[j] * h + 0.5 * ddq[j] * h * h;
+/* q (+) (q' h + q'' h^2 / 2) into out (not q). */
+static void sweep_predict(LoopSweep *w, const double *q, const double *dq, const double *ddq, double h, double *out) {
+  for (int j = 0; j < w->nv; j++) w->dv[j] = dq[j] * h + 0.5 * ddq[j] * h * h;
+  for (int j = 0; j < w->nq; j++) out[j] = q[j];
+  loop_integrate(w->man, q, w->dv, out);
 }
 
 /* q at theta_b continued from the solved (theta_a, q) in steps halved where they fail (LoopSolver._continue),
-   into q; 0, or 1 where the step reaches its floor (*stop: the last driven value reached). dq, ddq, trial: nv. */
+   into q; 0, or 1 where the step reaches its floor (*stop: the last driven value reached). */
 static int sweep_continue(LoopSweep *w, double theta_a, double *q, double theta_b, double step, double floor,
-                          double *dq, double *ddq, double *trial, double *stop) {
+                          double *stop) {
+  double *dq = w->dq, *ddq = w->ddq, *trial = w->trial;
   double t0 = theta_a, left = 1.0, h = 1.0, moved;
   const double span = theta_b - theta_a;
   while (left > 0) {
     h = h < left ? h : left;
     const double t1 = theta_b - (left - h) * span;
     sweep_derivatives(w, q, dq, ddq);
-    sweep_predict(w->nv, q, dq, ddq, t1 - t0, trial);
+    sweep_predict(w, q, dq, ddq, t1 - t0, trial);
     const int ok = sweep_newton(w, trial, t1, &moved);
     const double size = fabs(t1 - t0) / w->theta_scale;
     if (ok && moved <= 0.2 * (size > 1e-12 ? size : 1e-12) + 1e-9 && sweep_sign(w, trial) == w->sign) {
       t0 = t1;
-      for (int j = 0; j < w->nv; j++) q[j] = trial[j];
+      for (int j = 0; j < w->nq; j++) q[j] = trial[j];
       left -= h;
       h = 2 * h < 1.0 ? 2 * h : 1.0;
       continue;
@@ -178,49 +187,44 @@ static int sweep_continue(LoopSweep *w, double theta_a, double *q, double theta_
 }
 
 /* The sweep over n driven values theta from q0 solved at theta[0], nodes (nnodes indices into theta, the first
-   0) the samples continued to: q, dq, ddq (n x nv each). Returns 0; 1 where the continuation stops (info[0]: the
+   0) the samples continued to: q (n x nq), dq, ddq (n x nv each). Returns 0; 1 where the continuation stops (info[0]: the
    driven value reached); 2 where a sample's Newton fails or leaves the branch (info[0]: the sample); 3 at a dead
    point (info[0]: the sample, info[1]: its condition number). */
 static int loop_sweep(LoopSweep *w, int n, const double *theta, int nnodes, const int *nodes, const double *q0,
                       double step, double floor, double *q, double *dq, double *ddq, double *info) {
-  const int nv = w->nv;
+  const int nq = w->nq, nv = w->nv;
   double moved;
-  for (int j = 0; j < nv; j++) q[(size_t)nodes[0] * nv + j] = q0[j];
+  for (int j = 0; j < nq; j++) q[(size_t)nodes[0] * nq + j] = q0[j];
   /* the nodes, each from the one before (their q kept in the rows of q at their samples) */
   for (int k = 1; k < nnodes; k++) {
-    double *qa = q + (size_t)nodes[k - 1] * nv, *qb = q + (size_t)nodes[k] * nv;
-    for (int j = 0; j < nv; j++) qb[j] = qa[j];
-    if (sweep_continue(w, theta[nodes[k - 1]], qb, theta[nodes[k]], step, floor, dq, ddq, dq + nv, info)) return 1;
+    double *qa = q + (size_t)nodes[k - 1] * nq, *qb = q + (size_t)nodes[k] * nq;
+    for (int j = 0; j < nq; j++) qb[j] = qa[j];
+    if (sweep_continue(w, theta[nodes[k - 1]], qb, theta[nodes[k]], step, floor, info)) return 1;
   }
-  /* the derivatives at the nodes (in dq, ddq at their samples), then every sample from its node */
+  /* the derivatives at the nodes (in dq, ddq at their samples), then every other sample from its node */
+  for (int k = 0; k < nnodes; k++)
+    sweep_derivatives(w, q + (size_t)nodes[k] * nq, dq + (size_t)nodes[k] * nv, ddq + (size_t)nodes[k] * nv);
   for (int k = 0; k < nnodes; k++) {
-    const size_t s = (size_t)nodes[k] * nv;
-    sweep_derivatives(w, q + s, dq + s, ddq + s);
-  }
-  for (int k = nnodes - 1; k >= 0; k--) {              /* backwards: a node's row is overwritten last */
     const int first = nodes[k], end = k + 1 < nnodes ? nodes[k + 1] : n;
-    const double *qn = q + (size_t)first * nv, *dn = dq + (size_t)first * nv, *an = ddq + (size_t)first * nv;
-    for (int i = end - 1; i >= first; i--) {
-      double *qi = q + (size_t)i * nv;
-      if (i != first) sweep_predict(nv, qn, dn, an, theta[i] - theta[first], qi);
-    }
+    const double *qn = q + (size_t)first * nq, *dn = dq + (size_t)first * nv, *an = ddq + (size_t)first * nv;
+    for (int i = first + 1; i < end; i++) sweep_predict(w, qn, dn, an, theta[i] - theta[first], q + (size_t)i * nq);
   }
   for (int i = 0; i < n; i++) {
-    double *qi = q + (size_t)i * nv;
+    double *qi = q + (size_t)i * nq;
     if (!(sweep_newton(w, qi, theta[i], &moved) && sweep_sign(w, qi) == w->sign)) {
       info[0] = i;
       return 2;
     }
   }
   for (int i = 0; i < n; i++) {
-    const double c = sweep_condition(w, q + (size_t)i * nv);
+    const double c = sweep_condition(w, q + (size_t)i * nq);
     if (!(c < MS_SWEEP_SINGULAR)) {
       info[0] = i;
       info[1] = c;
       return 3;
     }
   }
-  for (int i = 0; i < n; i++) sweep_derivatives(w, q + (size_t)i * nv, dq + (size_t)i * nv, ddq + (size_t)i * nv);
+  for (int i = 0; i < n; i++) sweep_derivatives(w, q + (size_t)i * nq, dq + (size_t)i * nv, ddq + (size_t)i * nv);
   return 0;
 }
 #endif
