@@ -98,11 +98,13 @@ def _maps(system, ref, names):
     return np.array(qmap), np.array(vmap)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "c"])
 @pytest.mark.parametrize("name", ["bricard", "governor", "rssr", "delta"])
-def test_forward_dynamics_equals_pinocchio(name):
+def test_forward_dynamics_equals_pinocchio(name, backend):
+    """numpy: the KKT system in numpy; c: one generated C call a state (mechsym.spatial.loop_compiled)."""
     ref = pm.build(name)
     tree, names = declare(ref.problem)
-    system = LoopSystem(tree, backend="numpy")
+    system = LoopSystem(tree, backend=backend)
     solver = LoopSolver(system)
     qmap, vmap = _maps(system, ref, names)
     rng = np.random.default_rng(7)

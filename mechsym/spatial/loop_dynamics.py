@@ -20,10 +20,13 @@ rows; E the driven speeds' columns).
   hold to Newton's tolerance at every state (no drift); dv/dt is the unique acceleration of
   [H J^T; J 0] [dv/dt; -lambda] = [tau - bias; -gamma] (least squares: redundant rows leave lambda, not
   dv/dt, undetermined). Where the dependent columns' condition number passes PARTITION_COND, a terminal
-  event ends the segment and a new partition starts from there.
+  event ends the segment and a new partition starts from there. On the C backend dv/dt is one generated C
+  call, and so are q_D and v_D for a mechanism of joints whose rates are their speeds and spherical joints
+  (mechsym.spatial.loop_compiled).
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -34,6 +37,7 @@ from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
 from mechsym.spatial.joints import Prismatic
+from mechsym.spatial.loop_compiled import dependent_entry, forward_entry
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 from mechsym.spatial.loops import closure_drives
 
@@ -143,6 +147,8 @@ class Partition:
         self.dependent = dependent
         self.q = np.array(q, float)
         self.sign = self._sign(self.q)
+        self.row_tol = 1e3 * 1e-12 * solver.rows          # the rows' residual where the loops count as closed
+        self._configuration = None
 
     def _system(self, q):
         """The closure rows with q_I fixed: (residual without the q_I rows (N, rows), A (N, rows + k, nv))."""
@@ -168,7 +174,20 @@ class Partition:
 
     def configuration(self, q_ind, v_ind):
         """(q, v) with the given independent coordinates and speeds, the dependent ones solved from the
-        constraints from the last configuration; StepRejected when Newton fails or the branch changes."""
+        constraints from the last configuration; StepRejected when Newton fails or the branch changes. In C on
+        the C backend (mechsym.spatial.loop_compiled), else `numpy_configuration`."""
+        if self._configuration is None:
+            self._configuration = dependent_entry(self, self.numpy_configuration, self.row_tol, MOVED)
+        return self._configuration(q_ind, v_ind)
+
+    def rejected(self, q_ind) -> StepRejected:
+        """The error of independent coordinates where the loops do not close on the branch."""
+        return StepRejected(f"mechanism '{self.s.name}': the loops do not close on the branch at "
+                            f"{', '.join(self.s.coordinate_names[i] for i in self.q_ind)} = "
+                            f"{np.round(q_ind, 9).tolist()}")
+
+    def numpy_configuration(self, q_ind, v_ind):
+        """`configuration` in numpy."""
         s, solver = self.s, self.solver
         q = np.array(self.q)
         q[self.q_ind] = q_ind
@@ -184,9 +203,8 @@ class Partition:
             if size < 1e-13:
                 break
         phi, A = self._system(q[None])
-        if not (np.all(np.abs(phi[0]) <= 1e3 * 1e-12 * solver.rows) and moved < MOVED and self._sign(q) == self.sign):
-            raise StepRejected(f"mechanism '{s.name}': the loops do not close on the branch at "
-                               f"{', '.join(s.coordinate_names[i] for i in self.q_ind)} = {np.round(q_ind, 9).tolist()}")
+        if not (np.all(np.abs(phi[0]) <= self.row_tol) and moved < MOVED and self._sign(q) == self.sign):
+            raise self.rejected(q_ind)
         rhs = np.zeros(s.nrows + len(self.v_ind))
         rhs[s.nrows:] = v_ind
         v = solve(A, rhs[None])[0]
@@ -195,9 +213,18 @@ class Partition:
 
 
 def accelerations(solver, q, v, tau):
+    """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): in one
+    generated C call on the C backend (mechsym.spatial.loop_compiled), else `kkt_accelerations`."""
+    if solver.constrained_accelerations is None:
+        solver.constrained_accelerations = forward_entry(solver, functools.partial(kkt_accelerations, solver))
+    return solver.constrained_accelerations(q, v, tau)
+
+
+def kkt_accelerations(solver, q, v, tau):
     """dv/dt (nv,) of the constrained equations at one state under the generalised forces tau (nv,): the KKT
     system solved by LU where the closure rows are independent, by its pseudo-inverse where some are redundant."""
     s, p = solver.s, solver.p
+    q, v, tau = (np.asarray(x, float) for x in (q, v, tau))
     _, J, gamma = s.closure(q[None], v[None], params=p)
     K = np.zeros((s.nv + s.nrows, s.nv + s.nrows))
     K[:s.nv, :s.nv] = s.tree.mass_matrix(q, params=solver.tree_p)

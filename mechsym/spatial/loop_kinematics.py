@@ -21,7 +21,10 @@ than a fifth of the step and, where A is square (no redundant row), kept the sig
 (the branch); else it is halved, down to
 STEP_FLOOR of the step, where the continuation stops and says why (a fold of the drives, or a dead point or
 change of branch). Every
-sample is then corrected at once (batched Newton from its node's prediction) and checked the same way.
+sample is then corrected at once (batched Newton from its node's prediction) and checked the same way. On the C
+backend a sweep of one driven tree coordinate (joints whose rates are their speeds, spherical joints) runs in C, step
+for step (mechsym.spatial.loop_compiled; least-squares solves, the pseudo-inverse's where the systems have full
+column rank), with the same errors.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
 from mechsym.core.errors import AssemblyError, InputError, SingularError
 from mechsym.spatial.joints import Prismatic
 from mechsym.spatial.loops import closure_drives
+from mechsym.spatial.loop_compiled import sweep_entry
 
 __all__ = ["LoopSolver", "LoopKinematics"]
 
@@ -85,6 +89,8 @@ class LoopSolver:
         for k, c in zip(system.closure_driven, closure_drives(system.declaration)):
             self.theta_scale[k] = self.scale if isinstance(c.joint, Prismatic) else 1.0
         self.sign = None
+        self.constrained_accelerations = None    # (q, v, tau) -> dv/dt, made on first use (loop_dynamics.accelerations)
+        self._sweep = None                       # (theta, nodes, q0) -> (q, dq, ddq), made on first use (`sweep`)
 
     # -- the square system --------------------------------------------------------------------------------
     def residual(self, q, theta):
@@ -212,8 +218,17 @@ class LoopSolver:
         bad = ~(cond < SINGULAR)
         if bad.any():
             i = int(np.argmax(bad))
-            raise SingularError(f"mechanism '{self.s.name}' is at a dead point at {self._names(theta[i])}: the "
-                                f"drives and closure rows are singular (condition number {cond[i]:.3g})")
+            raise self.dead_point(theta[i], cond[i])
+
+    def dead_point(self, theta, cond) -> SingularError:
+        """The error of a dead point at the driven values theta (k,), A's condition number cond."""
+        return SingularError(f"mechanism '{self.s.name}' is at a dead point at {self._names(theta)}: the "
+                             f"drives and closure rows are singular (condition number {cond:.3g})")
+
+    def lost(self, theta) -> SingularError:
+        """The error of a sample at theta (k,) whose Newton fails or leaves the branch."""
+        return SingularError(f"mechanism '{self.s.name}': the branch of the assembly is lost at "
+                             f"{self._names(theta)} (a dead point or a change of branch)")
 
     # -- derivatives ---------------------------------------------------------------------------------------
     def derivatives(self, q, second=True):
@@ -256,6 +271,13 @@ class LoopSolver:
         dist = np.concatenate([[0.0], np.cumsum(np.max(np.abs(np.diff(theta, axis=0)) / self.theta_scale, axis=1))])
         bucket = np.floor(dist / STEP).astype(int)
         nodes = np.flatnonzero(np.diff(bucket, prepend=-1))          # first sample of each step-long stretch
+        if self._sweep is None:                # in C on the C backend (mechsym.spatial.loop_compiled)
+            self._sweep = sweep_entry(self, self.numpy_sweep, STEP, STEP_FLOOR)
+        return LoopKinematics(theta, *self._sweep(theta, nodes, q0))
+
+    def numpy_sweep(self, theta, nodes, q0):
+        """(q, dq, ddq) of `sweep` at theta (N, k) continued over the nodes (indices into theta) from q0 solved
+        at theta[0], in numpy."""
         node_q = [q0]
         for a, b in zip(nodes[:-1], nodes[1:]):
             node_q.append(self._continue(theta[a], node_q[-1], theta[b]))
@@ -267,12 +289,10 @@ class LoopSolver:
         q, ok, moved = self.newton(pred, theta)
         ok &= self.determinant_sign(q) == self.sign
         if not ok.all():
-            i = int(np.argmin(ok))
-            raise SingularError(f"mechanism '{self.s.name}': the branch of the assembly is lost at "
-                                f"{self._names(theta[i])} (a dead point or a change of branch)")
+            raise self.lost(theta[int(np.argmin(ok))])
         self.check_dead_points(q, theta)
         dq, ddq = self.derivatives(q)
-        return LoopKinematics(theta, q, dq, ddq)
+        return q, dq, ddq
 
     def _predict(self, q, dq, ddq, h):
         """q (+) (q' h + q'' h^2 / 2) (second order for one drive)."""
@@ -299,13 +319,14 @@ class LoopSolver:
                 continue
             h /= 2
             if h * np.max(np.abs(span) / self.theta_scale) < STEP_FLOOR * STEP:
-                raise SingularError(self._stopped(t0, q))
+                raise self.stopped(t0, q)
         return q
 
-    def _stopped(self, theta, q) -> str:
-        """Why the continuation stops at theta (q the last configuration solved): a fold, where A is nearly
-        singular while the closure rows keep their rank (the drives reach their limit on this branch and turn
-        back: the solution curve's tangent has no driven component), else a dead point or change of branch."""
+    def stopped(self, theta, q) -> SingularError:
+        """The error of a continuation whose step reaches its floor after theta (k,), q the last configuration
+        solved: a fold, where A is nearly singular while the closure rows keep their rank (the drives reach their
+        limit on this branch and turn back: the solution curve's tangent has no driven component), else a dead
+        point or change of branch."""
         s = self.s
         _, A = self.residual(q[None], np.atleast_1d(theta)[None])
         cond = condition(self.scaled(A))[0]
@@ -315,7 +336,7 @@ class LoopSolver:
         where = f"mechanism '{s.name}': the continuation stops near {self._names(theta)}"
         if rank and cond > FOLD and sv[rank - 1] > FOLD_RANK * sv[0]:
             drives = ", ".join(d.coordinate for d in s.declaration.drives)
-            return (f"{where}: {drives} reaches its limit there on this branch and turns back (a fold: the closure "
-                    f"rows keep their rank, the condition number of the drives and rows is {cond:.3g}); drive "
-                    f"another coordinate to pass it; {s.loops_text()}")
-        return f"{where} (a dead point or a change of branch of {s.loops_text()})"
+            return SingularError(f"{where}: {drives} reaches its limit there on this branch and turns back (a fold: "
+                                 f"the closure rows keep their rank, the condition number of the drives and rows "
+                                 f"is {cond:.3g}); drive another coordinate to pass it; {s.loops_text()}")
+        return SingularError(f"{where} (a dead point or a change of branch of {s.loops_text()})")

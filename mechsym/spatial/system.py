@@ -49,6 +49,15 @@ _METHODS = {"mass": "mass_matrix", "elements": "element_columns", "poses": "fram
             "contact": "contact_terms", "energy": "kinetic_energy/potential_energy", "com": "com/com_jacobian"}
 
 
+def dynamics_terms(d: Derivation):
+    """(H row-major, bias, the force elements' generalised forces, their values) of a derivation: the terms of
+    H dv/dt + bias = tau, the elements' forces in the bias."""
+    H = [e for row in d.mass_matrix() for e in row]
+    loads, values = element_terms(d)
+    bias = [b - f for b, f in zip(d.rnea(d.v, [0] * len(d.v)), loads)]
+    return H, bias, loads, values
+
+
 class TreeSystem(ParametersInUse):
     """The entry points of a tree (see the module docstring). `contact_frames` are the frames whose
     Jacobians and biases `contact_terms` returns together with H and the bias."""
@@ -195,9 +204,7 @@ class TreeSystem(ParametersInUse):
 
     def _main_items(self, d):
         """(name, outputs, doc, solve) of the main group's functions."""
-        H = [e for row in d.mass_matrix() for e in row]
-        loads, values = element_terms(d)             # the force elements' generalised forces join the bias
-        bias = [b - f for b, f in zip(d.rnea(d.v, [0] * self.nv), loads)]
+        H, bias, loads, values = dynamics_terms(d)
         items = [("mass", H, "H (nv x nv, row-major)", 0), ("bias", bias, "C(q, v) v + g(q) - Q_elements", 0),
                  ("gravity", d.rnea([0] * self.nv, [0] * self.nv), "g(q)", 0),
                  ("inverse", [b - f for b, f in zip(d.rnea(d.v, d.a), loads)], "H a + bias (RNEA)", 0),
