@@ -175,13 +175,19 @@ def geometry_sweep(m):
     th, _ = timed(lambda: [system.inverse(theta, [3.0], params=p) for p in sets])
     a, b = (np.column_stack([t[n] for n in fb.names]) for t in (batched, one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
+    from mechsym.codegen.c_sets import inverse_sets
+    from mechsym.codegen.constants import STEP
     from mechsym.planar.kinematics import STEP_TOL
-
-    from mechsym.studies.sweep_sets import compiled_inverse, compiled_start
+    from mechsym.studies.sweep_sets import compiled_start, set_blocks
 
     params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
     start = compiled_start(system)
-    tc, u = timed(lambda: np.array([b for _, _, b in compiled_inverse(system.functions, start, theta, params)]))
+
+    def compiled():
+        return np.concatenate([inverse_sets(system.functions, theta, params[lo:hi], ref, scale, STEP * coord,
+                                            start.tol)[5] for lo, hi, ref, scale, coord, _ in set_blocks(start, params)])
+
+    tc, u = timed(compiled)
     solvers = [system.solver(p) for p in sets]  # one call per set, from the Python solver's start
     lib = system.functions
     first = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]

@@ -33,7 +33,7 @@ ref = ModelRef(find(spec["model"]))
 if spec["route"] == "full":  # derived first: evaluate() then takes the full route
     ref.system()
 study = TableStudy(InverseOptions(**spec["study"]["options"]), spec["study"]["reductions"])
-rows = evaluate(ref, study, spec["sets"])
+rows = list(evaluate(ref, study, spec["sets"]))
 print(json.dumps({"sympy": "sympy" in sys.modules, "scipy": "scipy" in sys.modules, "rows": rows}))
 """
 

@@ -2,8 +2,10 @@
 of the default parameters and continued to its start in C (`CompiledStart`, which a sweep worker's manifest
 also holds), then its inverse dynamics, its kinematics or its forward run, COMPILED_BLOCK sets per call.
 A set whose call failed or came near a dead point, a change of branch or another check of the set-by-set
-route is flagged and left to that route (None in its place), which names the reason: so every row equals
-the set-by-set route's, to round-off."""
+route is flagged and left to that route (not done in the task's `Rows`), which names the reason: so every
+row equals the set-by-set route's, to round-off. The sets' parameters are checked (`checked_sets`) and the
+inverse figures reduced (`inverse_rows`) for every set of a block at once: no Python work per set there.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,7 +15,9 @@ import numpy as np
 from mechsym.codegen.constants import STEP
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
-from mechsym.studies.figures import negative_mass
+from mechsym.studies.figures import figure_names, inverse_figures, negative_mass, speeds_apart
+from mechsym.studies.sweep_grid import Grid
+from mechsym.studies.sweep_rows import Rows, message_of
 
 SET_ERRORS = (InputError, ArithmeticError, np.linalg.LinAlgError)  # a set that cannot be evaluated
 COMPILED_BLOCK = 64  # sets per compiled call: their outputs (sets x samples x ...) stay small
@@ -67,19 +71,6 @@ def set_blocks(start: CompiledStart, params):
         yield lo, hi, reference, col_scale[lo:hi], coord_scale[lo:hi, 0], size[lo:hi]
 
 
-def compiled_inverse(lib, start: CompiledStart, theta, params):
-    """Per set of params (S, npar), in order: (j, flagged, its inverse basis (N, unknowns, 3)) from the
-    compiled ms_inverse_sets; `flagged` (`suspect_sets`) leaves the set to the kinematics, which names the
-    reason."""
-    from mechsym.codegen.c_sets import inverse_sets
-
-    for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
-        failed, _, first, coef, branch, u = inverse_sets(lib, theta, params[lo:hi], reference, col_scale,
-                                                         STEP * coord, start.tol)
-        for j, flagged in enumerate(suspect_sets(failed, first, coef, branch, coord, start.suspect)):
-            yield lo + j, bool(flagged), u[j]
-
-
 def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarray:
     """Which sets of a compiled call the set-by-set route must look at (and name the reason): a start or a
     sample that failed, a velocity coefficient (relative to the coordinate scale, as in mechsym.planar.dynamics.inverse)
@@ -89,26 +80,139 @@ def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarra
             | np.any(branch <= 0, axis=1))
 
 
-def set_vectors(system, sets, out) -> list:
-    """(k, parameter vector, mass matrix diagonal) of each set of `sets` that passes System.params' checks
-    (the rules of Mechanism.resolve_parameters, no negative mass or inertia); the InputError of a set that
-    does not goes into out[k]. A set whose mass is not finite is left out (None: the set-by-set route names
-    the body)."""
+@dataclass(frozen=True)
+class SetModel:
+    """What the compiled calls of many sets need of a one-coordinate model: its name, its parameters (name ->
+    what mechsym.core.parameters.apply_overrides reads: default, positive, nonnegative), its bodies (for the
+    negative-mass check), its coordinate, the names of the inverse analysis' unknowns with and without
+    inertia, its `CompiledStart` and its compiled library. Made from a derived System (`set_model`) or from
+    a sweep worker's manifest (mechsym.studies.sweep_warm) alike."""
+
+    name: str
+    parameters: dict
+    bodies: tuple
+    coordinate: str
+    unknowns: dict  # "inertia" / "static" -> the inverse analysis' unknowns in the kernel's order; {}: no inverse
+    start: CompiledStart
+    lib: object
+
+
+def set_model(system) -> SetModel | None:
+    """The SetModel of a derived one-coordinate system on the C backend; None where the compiled calls of
+    many sets do not apply (force elements, a library without the square kernels, a reference that does
+    not assemble). Its `unknowns` are empty where the inverse analysis has free or extra unknowns or rows
+    (the compiled inverse does not cover them)."""
+    from mechsym.planar.dynamics import analysis_functions
+    from mechsym.planar.equations import inverse as inverse_analysis
+
+    mech = system.mechanism
+    if len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None:
+        return None
+    if not system.functions.meta.get("square"):
+        return None
+    start = compiled_start(system)
+    if start is None:
+        return None
+    analyses = {k: inverse_analysis(mech, k == "inertia") for k in ("inertia", "static")}
+    covered = not any(a.free or a.extra_rows or a.extra_unknowns for a in analyses.values())
+    unknowns = {k: analysis_functions(system, a).names for k, a in analyses.items()} if covered else {}
+    return SetModel(mech.name, dict(mech.parameters), tuple(system.constraints.bodies), system.coordinate_names[0],
+                    unknowns, start, system.functions)
+
+
+def set_columns(sets, names) -> dict:
+    """Each named parameter's values over the sets: a Grid's columns generated from its axes, a list's
+    gathered."""
+    if isinstance(sets, Grid):
+        return {n: sets.column(n) for n in names}
+    return {n: [s[n] for s in sets] for n in names}
+
+
+def checked_sets(model: SetModel, sets, rows: Rows):
+    """(k (R,), parameter vectors (R, npar), mass matrix diagonals (R, nq)) of the sets that pass
+    System.params' checks (the rules of Mechanism.resolve_parameters, no negative mass or inertia), checked
+    for every set at once; a set that fails gets its message in `rows`, named by
+    mechsym.core.parameters.apply_overrides as one set alone would be. A set whose mass is not finite is
+    left out and not done (the set-by-set route names the body)."""
+    from mechsym.codegen.c_sets import mass_sets
     from mechsym.core.parameters import apply_overrides
 
-    mech, ready = system.mechanism, []
-    for k, params in enumerate(sets):
-        values, problems = apply_overrides(mech.parameters, params)
+    order = list(model.parameters)
+    p = np.tile(np.array([q.default for q in model.parameters.values()], float), (len(sets), 1))
+    swept = list(sets[0]) if len(sets) else []
+    bad = np.zeros(len(sets), bool)
+    if not set(swept) <= set(order):
+        bad[:] = True
+    else:
+        for name, values in set_columns(sets, swept).items():
+            try:
+                p[:, order.index(name)] = np.asarray(values, float)
+            except (TypeError, ValueError):  # a value that is not a number: named set by set below
+                bad[:] = True
+    positive = np.array([bool(q.positive) for q in model.parameters.values()])
+    nonnegative = np.array([bool(getattr(q, "nonnegative", False)) for q in model.parameters.values()])
+    with np.errstate(invalid="ignore"):
+        bad |= ~np.all(np.isfinite(p), axis=1) | np.any(positive & (p <= 0), axis=1) | np.any(nonnegative & (p < 0),
+                                                                                             axis=1)
+    for k in np.flatnonzero(bad):
+        values, problems = apply_overrides(model.parameters, dict(sets[int(k)]))
         if problems:
-            out[k] = InputError(f"mechanism '{mech.name}': " + "; ".join(problems))
+            rows.fail(int(k), message_of(InputError(f"mechanism '{model.name}': " + "; ".join(problems))))
+        else:
+            p[k], bad[k] = [values[n] for n in order], False
+    ready = np.flatnonzero(~bad)
+    if not len(ready):
+        return ready, p[ready], np.zeros((0, model.lib.nq))
+    with np.errstate(all="ignore"):
+        mass = mass_sets(model.lib, p[ready])
+    body = 3 * np.arange(len(model.bodies))
+    negative = np.any((mass[:, body] < 0) | (mass[:, body + 2] < 0), axis=1)
+    for j in np.flatnonzero(negative):
+        rows.fail(int(ready[j]), message_of(negative_mass(model.name, model.bodies, mass[j])))
+    keep = ~negative & np.all(np.isfinite(mass), axis=1)
+    return ready[keep], p[ready[keep]], mass[keep]
+
+
+def inverse_rows(model: SetModel, args, reductions, sets) -> Rows | None:
+    """The figures of an inverse analysis (mechsym.studies.analyses.InverseOptions `args`, reduced by
+    `reductions`) at every set of `sets`: the sets checked at once, every set that passes in a compiled call
+    of ms_inverse_sets (COMPILED_BLOCK at a time: each set assembled from the reference assembly and continued
+    to theta[0] in C, its kinematics its own), the figures of a block's sets reduced together
+    (mechsym.studies.figures.inverse_figures). A set the call flags (a start that fails or lands on another
+    branch, a failed sample, a dead point, a branch change) is left not done: the set-by-set route names the
+    reason. None for options the set-by-set route must report (no speed, a speed that is not finite) and an
+    analysis the compiled inverse does not cover (SetModel.unknowns empty)."""
+    from mechsym.codegen.c_sets import inverse_sets
+    from mechsym.studies.analyses import samples
+
+    if not model.unknowns or not (args.quasi_static or args.omega) or not np.all(
+            np.isfinite([*(args.omega or []), args.alpha])):
+        return None
+    theta = samples(args)
+    omegas = np.array([0.0] if args.quasi_static else args.omega, float)
+    alpha = 0.0 if args.quasi_static else args.alpha
+    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
+    unknowns = model.unknowns["static" if args.quasi_static else "inertia"]
+    rows = Rows(len(sets), figure_names(reductions, speeds_apart(omegas, args.quasi_static)))
+    ready, params, _ = checked_sets(model, sets, rows)
+    start = model.start
+    for lo, hi, reference, col_scale, coord, _ in set_blocks(start, params):
+        failed, _, first, coef_max, branch, u = inverse_sets(model.lib, theta, params[lo:hi], reference, col_scale,
+                                                             STEP * coord, start.tol)
+        good = np.flatnonzero(~suspect_sets(failed, first, coef_max, branch, coord, start.suspect))
+        if not len(good):
             continue
-        p = np.array([values[n] for n in mech.parameters])
-        with np.errstate(all="ignore"):
-            mass = system.mass(p)
-        out[k] = negative_mass(mech.name, system.constraints.bodies, mass)
-        if out[k] is None and np.all(np.isfinite(mass)):
-            ready.append((k, p, mass))
-    return ready
+        if args.quasi_static:
+            u[..., :2] = 0.0
+        try:
+            figures = inverse_figures(model.coordinate, theta, omegas, args.quasi_static, coef, unknowns,
+                                      u if len(good) == len(u) else u[good], reductions)
+        except InputError as exc:
+            for j in good:
+                rows.fail(int(ready[lo + j]), message_of(exc))
+            continue
+        rows.put_block(ready[lo + good], figures)
+    return rows
 
 
 def _figures(reductions, table):
@@ -119,7 +223,7 @@ def _figures(reductions, table):
         return exc
 
 
-def kinematics_batch(system, args, sets, reductions):
+def kinematics_batch(system, args, sets, reductions) -> Rows | None:
     """TableStudy.batch of a kinematics analysis on the C backend: every set's q, q' and q'' over the
     revolution from ms_kinematics_sets, its table made by System.kinematics_table from them (the columns
     of `mechsym.studies.analyses.kinematics`). None where the call does not apply (the whole task set by set):
@@ -131,22 +235,21 @@ def kinematics_batch(system, args, sets, reductions):
 
     lib = system.functions
     theta = samples(args)
-    start = compiled_start(system) if lib.meta["square"] and len(theta) > 1 else None
-    if start is None or not abs(theta[0] - start.theta_ref) <= np.pi or not _finite_options(args):
+    model = set_model(system) if len(theta) > 1 else None
+    if model is None or not abs(theta[0] - model.start.theta_ref) <= np.pi or not _finite_options(args):
         return None
-    out = [None] * len(sets)
-    ready = set_vectors(system, sets, out)
-    params = np.array([p for _, p, _ in ready]).reshape(len(ready), -1)
+    start, rows = model.start, Rows(len(sets), [r.name for r in reductions])
+    ready, params, _ = checked_sets(model, sets, rows)
     for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         failed, _, first, q, dq, ddq, coef, branch = kinematics_sets(lib, theta, params[lo:hi], reference, col_scale,
                                                                      STEP * coord, start.tol)
         for j in np.flatnonzero(~suspect_sets(failed, first, coef, branch, coord, start.suspect)):
-            k, p, _ = ready[lo + j]
+            k, p = int(ready[lo + j]), params[lo + j]
             kin = Kinematics(theta[:, None], q[j], dq[j][:, :, None], ddq[j], None, p, jac_fn=lib.jac)
             table = system.kinematics_table(theta, dict(sets[k]), rates=True, omega=args.omega, alpha=args.alpha,
                                             kin=kin)
-            out[k] = _figures(reductions, table)
-    return out
+            rows.put(k, _figures(reductions, table))
+    return rows
 
 
 def _finite_options(args) -> bool:
@@ -155,13 +258,13 @@ def _finite_options(args) -> bool:
     return bool(np.all(np.isfinite(values)))
 
 
-def forward_batch(system, args, sets, reductions):
+def forward_batch(system, args, sets, reductions) -> Rows | None:
     """TableStudy.batch of a forward analysis on the C backend: every set's run in ms_forward_sets (each its own
     DOP853 step control, from its own start solved in C), its table the columns of
     `mechsym.studies.analyses.forward` (t, the coordinate, omega, the force). A set is left to the set-by-set
-    route (None) where its start or its run failed, its start comes near a dead point, starts at rest where
-    the branch crosses another, or its first acceleration gives a travel too large to represent: that route
-    names the reason. None where the call does not apply: `all` (every body column along the run), bad
+    route (not done) where its start or its run failed, its start comes near a dead point, starts at rest
+    where the branch crosses another, or its first acceleration gives a travel too large to represent: that
+    route names the reason. None where the call does not apply: `all` (every body column along the run), bad
     options, a start a whole period away from the reference."""
     from mechsym.codegen.c_sets import forward_sets
     from mechsym.core.timegrid import run_options
@@ -173,13 +276,12 @@ def forward_batch(system, args, sets, reductions):
                            arrays={"theta0": args.theta0, "omega0": args.omega0, "torque": args.torque})
     except InputError:
         return None
-    start = compiled_start(system) if lib.meta["square"] and not args.all else None
-    if start is None or not abs(args.theta0 - start.theta_ref) <= np.pi:
+    model = None if args.all else set_model(system)
+    if model is None or not abs(args.theta0 - model.start.theta_ref) <= np.pi:
         return None
     grid = opts.grid()
-    out = [None] * len(sets)
-    ready = set_vectors(system, sets, out)
-    params = np.array([p for _, p, _ in ready]).reshape(len(ready), -1)
+    start, rows = model.start, Rows(len(sets), [r.name for r in reductions])
+    ready, params, _ = checked_sets(model, sets, rows)
     name, mech = system.coordinate_names[0], system.mechanism
     force = mech.coordinates[0].force or "force"
     for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
@@ -192,10 +294,10 @@ def forward_batch(system, args, sets, reductions):
         if args.omega0 == 0:
             ok &= ~_at_a_bifurcation(system, q0, params[lo:hi], col_scale, size)
         for j in np.flatnonzero(ok):
-            k, n = ready[lo + j][0], written[j]
+            k, n = int(ready[lo + j]), written[j]
             cols = {"t": grid[:n], name: y[j, :n, 0], "omega": y[j, :n, 1], force: np.full(n, float(args.torque))}
-            out[k] = _figures(reductions, Table(cols))
-    return out
+            rows.put(k, _figures(reductions, Table(cols)))
+    return rows
 
 
 def _at_a_bifurcation(system, q0, params, col_scale, size) -> np.ndarray:
