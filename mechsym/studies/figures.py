@@ -95,15 +95,17 @@ def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis,
         cols["omega"] = np.repeat(omegas, n)
     index = {name: i for i, name in enumerate(names)}
     speeds = speeds_apart(omegas, quasi_static)
-    figures = {}
+    figures, columns = {}, {}
     for r in reductions:
-        if r.column in cols:
+        if r.column in columns:
+            values = columns[r.column]
+        elif r.column in cols:
             values = np.broadcast_to(cols[r.column], (nsets, len(cols[r.column])))
         elif r.column in index:  # (S, W, N): a set's table column, speed by speed
             values = np.matmul(coef, basis[:, :, index[r.column], :].transpose(0, 2, 1))
         else:
             raise InputError(f"no column '{r.column}' to reduce (columns: {', '.join([*cols, *names])})")
-        values = values.reshape(nsets, len(omegas), n)
+        values = columns[r.column] = values.reshape(nsets, len(omegas), n)
         for w in speeds or (None,):
             rows = values if w is None else values[:, omegas == w, :]
             figures[r.name if w is None else f"{r.name}@omega={w:.12g}"] = r.reduce(rows.reshape(nsets, -1))
