@@ -29,8 +29,11 @@ class CompiledStart:
     assembly q_ref at theta_ref (of the default parameters) and the sign of det Phi_q there, every set
     starting from it; the points' coordinates in their frames as expressions of the parameters
     (mechsym.planar.kinematics.point_sources) and which coordinates are angles and driven lengths, for each set's scales;
-    the Newton tolerance and the velocity coefficient from which a sample is suspected of a dead point.
-    Plain numbers and text: a sweep worker's manifest holds it (mechsym.studies.sweep_warm)."""
+    which rows of Phi are angles (each other row is in the set's size); the Newton tolerance, the velocity
+    coefficient from which a sample is suspected of a dead point and the ratio of singular values at which
+    Phi_q loses rank (mechsym.planar.kinematics' STEP_TOL, SUSPECT, SINGULAR); the largest travel a forward run
+    represents (mechsym.planar.forward.MAX_TRAVEL). Plain numbers and text: a sweep worker's manifest holds it
+    (mechsym.studies.sweep_warm)."""
 
     theta_ref: float
     q_ref: tuple
@@ -38,14 +41,18 @@ class CompiledStart:
     points: tuple
     angle: tuple
     length: tuple
+    angle_rows: tuple
     tol: float
     suspect: float
+    singular: float
+    max_travel: float
 
 
 def compiled_start(system) -> CompiledStart | None:
     """The CompiledStart of a derived one-coordinate system (Solver.reference of the default parameters);
     None where the reference does not assemble."""
-    from mechsym.planar.kinematics import STEP_TOL, SUSPECT, point_sources, scale_masks
+    from mechsym.planar.forward import MAX_TRAVEL
+    from mechsym.planar.kinematics import SINGULAR, STEP_TOL, SUSPECT, point_sources, scale_masks
 
     solver = system.solver()
     try:
@@ -54,8 +61,10 @@ def compiled_start(system) -> CompiledStart | None:
         return None
     sign = 1 if np.linalg.det(system.kin.jac(q_ref, solver.params)) > 0 else -1
     angle, length = scale_masks(system.constraints)
+    angle_rows = tuple(bool(solver._is_angle_row(i)) for i in range(len(solver.row_scale)))
     return CompiledStart(float(theta_ref[0]), tuple(q_ref.tolist()), sign, point_sources(system.constraints),
-                         tuple(angle.tolist()), tuple(length.tolist()), STEP_TOL, SUSPECT)
+                         tuple(angle.tolist()), tuple(length.tolist()), angle_rows, STEP_TOL, SUSPECT, SINGULAR,
+                         MAX_TRAVEL)
 
 
 def set_blocks(start: CompiledStart, params):
@@ -73,25 +82,29 @@ def set_blocks(start: CompiledStart, params):
 
 def suspect_sets(failed, start, coef, branch, coord_scale, suspect) -> np.ndarray:
     """Which sets of a compiled call the set-by-set route must look at (and name the reason): a start or a
-    sample that failed, a velocity coefficient (relative to the coordinate scale, as in mechsym.planar.dynamics.inverse)
-    above `suspect` on the way or at a sample (near a dead point), a declared branch condition not positive."""
-    size = np.asarray(coord_scale)[:, None] * coef
-    return ((failed >= 0) | (start * coord_scale > suspect) | np.any(size > suspect, axis=1)
-            | np.any(branch <= 0, axis=1))
+    sample that failed, a velocity coefficient (relative to the coordinate scale) above `suspect` on the way,
+    or a sample that the single-set kernel's checks flag (mechsym.planar.inverse_kernel.flagged: near a dead
+    point, a declared branch condition not positive)."""
+    from mechsym.planar.inverse_kernel import flagged
+
+    coord_scale = np.asarray(coord_scale)
+    return ((failed >= 0) | (start * coord_scale > suspect)
+            | np.any(flagged(coef, branch, coord_scale[:, None], suspect), axis=1))
 
 
 @dataclass(frozen=True)
 class SetModel:
     """What the compiled calls of many sets need of a one-coordinate model: its name, its parameters (name ->
     what mechsym.core.parameters.apply_overrides reads: default, positive, nonnegative), its bodies (for the
-    negative-mass check), its coordinate, the names of the inverse analysis' unknowns with and without
-    inertia, its `CompiledStart` and its compiled library. Made from a derived System (`set_model`) or from
+    negative-mass check), its coordinate and the name of its force, the names of the inverse analysis'
+    unknowns with and without inertia, its `CompiledStart` and its compiled library. Made from a derived System (`set_model`) or from
     a sweep worker's manifest (mechsym.studies.sweep_warm) alike."""
 
     name: str
     parameters: dict
     bodies: tuple
     coordinate: str
+    force: str
     unknowns: dict  # "inertia" / "static" -> the inverse analysis' unknowns in the kernel's order; {}: no inverse
     start: CompiledStart
     lib: object
@@ -117,7 +130,7 @@ def set_model(system) -> SetModel | None:
     covered = not any(a.free or a.extra_rows or a.extra_unknowns for a in analyses.values())
     unknowns = {k: analysis_functions(system, a).names for k, a in analyses.items()} if covered else {}
     return SetModel(mech.name, dict(mech.parameters), tuple(system.constraints.bodies), system.coordinate_names[0],
-                    unknowns, start, system.functions)
+                    mech.coordinates[0].force or "force", unknowns, start, system.functions)
 
 
 def set_columns(sets, names) -> dict:
@@ -183,6 +196,7 @@ def inverse_rows(model: SetModel, args, reductions, sets) -> Rows | None:
     reason. None for options the set-by-set route must report (no speed, a speed that is not finite) and an
     analysis the compiled inverse does not cover (SetModel.unknowns empty)."""
     from mechsym.codegen.c_sets import inverse_sets
+    from mechsym.planar.inverse_kernel import speed_weights
     from mechsym.studies.analyses import samples
 
     if not model.unknowns or not (args.quasi_static or args.omega) or not np.all(
@@ -190,8 +204,7 @@ def inverse_rows(model: SetModel, args, reductions, sets) -> Rows | None:
         return None
     theta = samples(args)
     omegas = np.array([0.0] if args.quasi_static else args.omega, float)
-    alpha = 0.0 if args.quasi_static else args.alpha
-    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)  # (speeds, 3)
+    coef = speed_weights(omegas, 0.0 if args.quasi_static else args.alpha)  # (speeds, 3)
     unknowns = model.unknowns["static" if args.quasi_static else "inertia"]
     rows = Rows(len(sets), figure_names(reductions, speeds_apart(omegas, args.quasi_static)))
     ready, params, _ = checked_sets(model, sets, rows)
@@ -258,7 +271,7 @@ def _finite_options(args) -> bool:
     return bool(np.all(np.isfinite(values)))
 
 
-def forward_batch(system, args, sets, reductions) -> Rows | None:
+def forward_rows(model: SetModel, args, reductions, sets) -> Rows | None:
     """TableStudy.batch of a forward analysis on the C backend: every set's run in ms_forward_sets (each its own
     DOP853 step control, from its own start solved in C), its table the columns of
     `mechsym.studies.analyses.forward` (t, the coordinate, omega, the force). A set is left to the set-by-set
@@ -268,46 +281,44 @@ def forward_batch(system, args, sets, reductions) -> Rows | None:
     options, a start a whole period away from the reference."""
     from mechsym.codegen.c_sets import forward_sets
     from mechsym.core.timegrid import run_options
-    from mechsym.planar.forward import MAX_TRAVEL
 
-    lib = system.functions
     try:
         opts = run_options(args.t_end, args.dt, args.rtol, args.atol,
                            arrays={"theta0": args.theta0, "omega0": args.omega0, "torque": args.torque})
     except InputError:
         return None
-    model = None if args.all else set_model(system)
-    if model is None or not abs(args.theta0 - model.start.theta_ref) <= np.pi:
+    start = model.start
+    if args.all or not abs(args.theta0 - start.theta_ref) <= np.pi:
         return None
     grid = opts.grid()
-    start, rows = model.start, Rows(len(sets), [r.name for r in reductions])
+    rows = Rows(len(sets), [r.name for r in reductions])
     ready, params, _ = checked_sets(model, sets, rows)
-    name, mech = system.coordinate_names[0], system.mechanism
-    force = mech.coordinates[0].force or "force"
     for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         status, first, q0, f0, y, written, _, _ = forward_sets(
-            lib, args.torque, args.theta0, args.omega0, opts.t_end, grid, opts.rtol, opts.atol, params[lo:hi],
+            model.lib, args.torque, args.theta0, args.omega0, opts.t_end, grid, opts.rtol, opts.atol, params[lo:hi],
             reference, col_scale, STEP * coord, start.tol)
         with np.errstate(all="ignore"):
             travel = abs(args.omega0) * opts.t_end + 0.5 * np.abs(f0[:, 1]) * opts.t_end**2
-        ok = (status == 0) & (first * coord <= start.suspect) & np.all(np.isfinite(f0), axis=1) & (travel <= MAX_TRAVEL)
+        ok = ((status == 0) & (first * coord <= start.suspect) & np.all(np.isfinite(f0), axis=1)
+              & (travel <= start.max_travel))
         if args.omega0 == 0:
-            ok &= ~_at_a_bifurcation(system, q0, params[lo:hi], col_scale, size)
+            ok &= ~_at_a_bifurcation(model, q0, params[lo:hi], col_scale, size)
         for j in np.flatnonzero(ok):
             k, n = int(ready[lo + j]), written[j]
-            cols = {"t": grid[:n], name: y[j, :n, 0], "omega": y[j, :n, 1], force: np.full(n, float(args.torque))}
+            cols = {"t": grid[:n], model.coordinate: y[j, :n, 0], "omega": y[j, :n, 1],
+                    model.force: np.full(n, float(args.torque))}
             rows.put(k, _figures(reductions, Table(cols)))
     return rows
 
 
-def _at_a_bifurcation(system, q0, params, col_scale, size) -> np.ndarray:
+def _at_a_bifurcation(model: SetModel, q0, params, col_scale, size) -> np.ndarray:
     """Which sets start at rest where the branch crosses another (Solver.check_start_at_rest: Phi_q at q0
-    (S, nq), its rows and columns in their scales, losing rank by the dead-point criterion SINGULAR)."""
-    from mechsym.planar.kinematics import SINGULAR
-
-    solver = system.solver()
-    angle_rows = np.array([solver._is_angle_row(i) for i in range(len(solver.row_scale))])
-    row_scale = np.where(angle_rows, 1.0, np.asarray(size)[:, None])
-    jac = np.array([system.kin.jac(q, p) for q, p in zip(q0, params)])
+    (S, nq), its rows and columns in their scales, losing rank by the dead-point criterion)."""
+    row_scale = np.where(np.array(model.start.angle_rows), 1.0, np.asarray(size)[:, None])
+    jac = np.array([model.lib.jac(q, p) for q, p in zip(q0, params)])
     values = np.linalg.svd(jac * (col_scale[:, None, :] / row_scale[:, :, None]), compute_uv=False)
-    return np.any(values < values[:, :1] / SINGULAR, axis=1)
+    return np.any(values < values[:, :1] / model.start.singular, axis=1)
+
+
+SET_ROUTES = {"inverse": inverse_rows, "forward": forward_rows}  # the analyses a SetModel alone evaluates (a
+#                                                                 worker's warm start runs them too)

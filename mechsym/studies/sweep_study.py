@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from mechsym.core.errors import InputError
 from mechsym.studies.analyses import ANALYSES, analyse
 from mechsym.studies.figures import Reduction, figure_names, reduce_table, speeds_apart
-from mechsym.studies.sweep_sets import SET_ERRORS, forward_batch, inverse_rows, kinematics_batch, set_model
+from mechsym.studies.sweep_sets import SET_ERRORS, SET_ROUTES, kinematics_batch, set_model
 
 
 @dataclass(frozen=True)
@@ -62,20 +61,19 @@ class TableStudy:
         """The outcomes of the sets (`Rows`: a set not done is left to `__call__`), or None where only set by
         set works: a one-coordinate mechanism without force elements and without a model's own hook, on the
         C backend; agrees with `__call__` to round-off. Every set of an inverse, kinematics or forward analysis
-        goes into one compiled call (mechsym.codegen.c_sets: inverse_rows, kinematics_batch, forward_batch),
+        goes into one compiled call (mechsym.codegen.c_sets: inverse_rows, kinematics_batch, forward_rows),
         each set assembled and continued to its start in C, its kinematics its own."""
         if self.hook is not None:
             return None
         return system.backend.route(compiled=self._compiled, python=_set_by_set)(system, sets)
 
     def _compiled(self, system, sets):
-        if self.command == "inverse":
-            model = set_model(system)
-            return None if model is None else inverse_rows(model, self.analysis, self.reductions, sets)
-        if len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None:
-            return None  # force elements: their columns and loads of velocity, set by set
-        batched = {"kinematics": kinematics_batch, "forward": forward_batch}[self.command]
-        return batched(system, self.analysis, sets, self.reductions)
+        if self.command == "kinematics":
+            if len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None:
+                return None  # force elements: their columns and loads of velocity, set by set
+            return kinematics_batch(system, self.analysis, sets, self.reductions)
+        model = set_model(system)
+        return None if model is None else SET_ROUTES[self.command](model, self.analysis, self.reductions, sets)
 
 
 def _set_by_set(*args):

@@ -1,4 +1,5 @@
-"""A sweep worker's warm start: the inverse study of a one-coordinate model on the C backend, without sympy.
+"""A sweep worker's warm start: the inverse and forward studies of a one-coordinate model on the C backend,
+without sympy.
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
 any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest of what a worker needs besides the
@@ -11,10 +12,11 @@ observed while it ran, a data file or a module it imported), each with its SHA-2
 before using the manifest, so a change to any of them makes it unused.
 
 A worker (`batch`) evaluates every set, whatever its geometry, through the route of the derived model's
-TableStudy.batch (mechsym.studies.sweep_sets.inverse_rows: the compiled ms_inverse_sets, the sets checked and
-their figures reduced together), from a `SetModel` made of the manifest instead of the derived model, and
-leaves only the sets the kernel flags (a start that fails, a dead point: their reason is named by the
-Python solver) and every set of a manifest that does not apply to the full route, which derives the model.
+TableStudy.batch (mechsym.studies.sweep_sets.SET_ROUTES: the compiled ms_inverse_sets or ms_forward_sets, the
+sets checked together, an inverse study's figures reduced together), from a `SetModel` made of the manifest
+instead of the derived model, and leaves only the sets the kernel flags (a start that fails, a dead point:
+their reason is named by the Python solver) and every set of a manifest that does not apply to the full
+route, which derives the model. A kinematics study is not covered (its tables need the derived model).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.keys import cache_key, package_source
 from mechsym.studies.figures import negative_mass
 
-VERSION = 4
+VERSION = 5
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -150,10 +152,8 @@ def record(ref, study, system, read):
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
     path = manifest_path(ref.source)
-    if (path is None or not ref.derived or getattr(study, "command", None) != "inverse"
-            or getattr(study, "hook", None) is not None
-            or len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None):
-        return  # (force elements: their columns and loads of velocity come from the full route)
+    if path is None or not ref.derived or not _covered(study):
+        return
     system.backend.route(compiled=_record, python=_nothing)(path, ref, study, system, read)
 
 
@@ -167,15 +167,15 @@ def _record(path, ref, study, system, read):
 
     from mechsym.studies.sweep_sets import set_model
 
-    model = set_model(system)
-    if model is None or not model.unknowns:
+    model = set_model(system)  # (None for force elements: their columns come from the full route)
+    if model is None:
         return
     update_manifest(path, {
         "version": VERSION, "entry": str(model.lib.path.resolve()), "name": model.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
                        for n, p in model.parameters.items()},
         "units": {n: p.unit for n, p in model.parameters.items()},
-        "bodies": list(model.bodies), "coordinate": model.coordinate, "names": model.unknowns,
+        "bodies": list(model.bodies), "coordinate": model.coordinate, "force": model.force, "names": model.unknowns,
         "start": asdict(model.start), "files": watched(read, model_file(ref.source)),
     })
 
@@ -213,9 +213,9 @@ class WarmModel:
 
 
 def parent_model(ref, study) -> WarmModel | None:
-    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse on the C
-    backend, the manifest present and intact): the sweeping process then derives nothing either."""
-    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None or not ref.derived:
+    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse or forward on
+    the C backend, the manifest present and intact): the sweeping process then derives nothing either."""
+    if not _covered(study) or not ref.derived:
         return None
     found = _manifest(ref)
     return None if found is None else WarmModel(*found)
@@ -238,17 +238,26 @@ def _compiled_manifest(ref):
 
 
 def batch(ref, study, sets):
-    """The outcomes of a TableStudy inverse at `sets` from the manifest (mechsym.studies.sweep_sets.inverse_rows,
-    the route of the derived model's TableStudy.batch: `Rows`, a set not done left to the full route), or
-    None where the manifest does not apply at all."""
-    from mechsym.studies.sweep_sets import CompiledStart, SetModel, inverse_rows
+    """The outcomes of a TableStudy inverse or forward at `sets` from the manifest (mechsym.studies.sweep_sets'
+    inverse_rows or forward_rows, the routes of the derived model's TableStudy.batch: `Rows`, a set not done
+    left to the full route), or None where the manifest does not apply at all."""
+    from mechsym.studies.sweep_sets import SET_ROUTES, CompiledStart, SetModel
 
-    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
+    if not _covered(study):
         return None
     found = _manifest(ref)
     if found is None:
         return None
     m, lib = found
     start = CompiledStart(**{k: tuple(v) if isinstance(v, list) else v for k, v in m["start"].items()})
-    model = SetModel(m["name"], _parameters(m), tuple(m["bodies"]), m["coordinate"], m["names"], start, lib)
-    return inverse_rows(model, study.analysis, study.reductions, sets)
+    model = SetModel(m["name"], _parameters(m), tuple(m["bodies"]), m["coordinate"], m["force"], m["names"], start,
+                     lib)
+    return SET_ROUTES[study.command](model, study.analysis, study.reductions, sets)
+
+
+def _covered(study) -> bool:
+    """Whether the warm start covers `study`: a TableStudy of an analysis that a SetModel alone evaluates
+    (mechsym.studies.sweep_sets.SET_ROUTES), without a model's own hook."""
+    from mechsym.studies.sweep_sets import SET_ROUTES
+
+    return getattr(study, "command", None) in SET_ROUTES and getattr(study, "hook", None) is None
