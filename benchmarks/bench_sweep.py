@@ -314,7 +314,8 @@ def design_study(n, workers=(1, 2), analysis="inverse") -> dict:
     360 angles reduced to the absmax and rms of the torque; kinematics at 360 angles; a forward run of 0.5 s),
     streamed to a CSV, warm cache: the kernel alone per set (the compiled call of many sets on up to 2000 of
     them, each started from the reference assembly; best of 3), then the whole sweep on each number of workers
-    in a fresh calling process: its wall time beside the ideal (kernel time x sets / workers), the CPU of the
+    in a fresh calling process: its wall time beside the ideal (kernel time x sets / workers; the kernel's
+    CPU time where it is less than its wall time, which other programs on a loaded machine inflate), the CPU of the
     whole sweep (the calling process and its workers) beside the kernel's (a ratio the machine's load does not
     change), the calling process's own peak memory and CPU per successful set. The files of every number of
     workers must be identical. Returns {workers: the figures}."""
@@ -345,7 +346,7 @@ def design_study(n, workers=(1, 2), analysis="inverse") -> dict:
             run = subprocess.run([sys.executable, "-c", CALLER, str(n), str(w), str(out), analysis], cwd=ROOT, check=True,
                                  capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
             r = json.loads(run.stdout.splitlines()[-1])
-            r.update(ideal=per_set * r["sets"] / w, load=os.getloadavg()[0])
+            r.update(ideal=min(per_set, cpu_per_set) * r["sets"] / w, load=os.getloadavg()[0])
             r["ratio"], ok = r["wall"] / r["ideal"], max(r["sets"] - r["failed"], 1)
             r["work"] = (r["cpu"] + r["workers_cpu"]) / (cpu_per_set * r["sets"])
             r["us_per_set"] = r["cpu"] / ok * 1e6

@@ -256,13 +256,23 @@ def kinematics_batch(system, args, sets, reductions) -> Rows | None:
     for lo, hi, reference, col_scale, coord, size in set_blocks(start, params):
         failed, _, first, q, dq, ddq, coef, branch = kinematics_sets(lib, theta, params[lo:hi], reference, col_scale,
                                                                      STEP * coord, start.tol)
+        found = {}
         for j in np.flatnonzero(~suspect_sets(failed, first, coef, branch, coord, start.suspect)):
-            k, p = int(ready[lo + j]), params[lo + j]
-            kin = Kinematics(theta[:, None], q[j], dq[j][:, :, None], ddq[j], None, p, jac_fn=lib.jac)
-            table = system.kinematics_table(theta, dict(sets[k]), rates=True, omega=args.omega, alpha=args.alpha,
-                                            kin=kin)
-            rows.put(k, _figures(reductions, table))
+            kin = Kinematics(theta[:, None], q[j], dq[j][:, :, None], ddq[j], None, params[lo + j], jac_fn=lib.jac)
+            table = system.kinematics_table(theta, rates=True, omega=args.omega, alpha=args.alpha, kin=kin)
+            found[int(ready[lo + j])] = _figures(reductions, table)
+        _put(rows, found)
     return rows
+
+
+def _put(rows: Rows, found):
+    """The outcomes found (set -> figures or exception) into rows: the figures of a block in one piece."""
+    good = [k for k, v in found.items() if not isinstance(v, Exception)]
+    if good:
+        rows.put_block(good, {n: np.array([found[k][n] for k in good]) for n in found[good[0]]})
+    for k, v in found.items():
+        if isinstance(v, Exception):
+            rows.put(k, v)
 
 
 def _finite_options(args) -> bool:
@@ -303,11 +313,13 @@ def forward_rows(model: SetModel, args, reductions, sets) -> Rows | None:
               & (travel <= start.max_travel))
         if args.omega0 == 0:
             ok &= ~_at_a_bifurcation(model, q0, params[lo:hi], col_scale, size)
+        found = {}
         for j in np.flatnonzero(ok):
-            k, n = int(ready[lo + j]), written[j]
+            n = written[j]
             cols = {"t": grid[:n], model.coordinate: y[j, :n, 0], "omega": y[j, :n, 1],
                     model.force: np.full(n, float(args.torque))}
-            rows.put(k, _figures(reductions, Table(cols)))
+            found[int(ready[lo + j])] = _figures(reductions, Table(cols))
+        _put(rows, found)
     return rows
 
 
