@@ -252,6 +252,33 @@ def test_every_kind_of_system_follows_the_one_interface(make):
     assert all(isinstance(v, int) and v >= 0 for v in counts.values()) and sum(counts.values()) > 0
 
 
+def _loop():
+    """The Bricard linkage (a closed spatial loop): its parameters are its tree's."""
+    from mechanisms import bricard
+
+    system = mechsym.derive(bricard.build(), backend="numpy")
+    return system, "m", None
+
+
+@pytest.mark.parametrize("make", [_planar, _floating, _tree, _loop], ids=["planar", "floating", "tree", "loop"])
+def test_an_unknown_or_a_nan_parameter_gets_one_line_naming_it_on_every_kind(make):
+    """params() and set_params() refuse an unknown name and a NaN value with the same line on every kind
+    (the kind and the model named first, then the parameter), and a refused set changes nothing."""
+    system, name, _ = make()
+    model = system.declaration.name
+    defaults = system.params()
+    known = ", ".join(sorted(system.param_names))
+    for overrides, problem in (({"no_such": 1.0}, f"unknown parameter 'no_such' (known: {known})"),
+                               ({name: float("nan")}, f"parameter '{name}' = nan is not finite")):
+        for call in (system.params, system.set_params):
+            with pytest.raises(InputError) as refused:
+                call(overrides)
+            text = str(refused.value)
+            kind, _, rest = text.partition(" ")
+            assert kind in ("mechanism", "body", "tree") and rest == f"'{model}': {problem}", text
+        assert np.array_equal(system.params(), defaults)
+
+
 def test_derive_refuses_what_it_cannot_derive():
     from mechanisms import fourbar
 

@@ -47,7 +47,7 @@ def by_ctypes(system, name, q, v, a):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_extension_gives_the_bits_of_ctypes(hyq, name):
     system, _, q, v, a = hyq
-    entry = system._entry(name)
+    entry = system.entries.call(name)
     assert type(entry).__name__ == "Entry"
     many = entry(q, v, a)
     assert many.shape[0] == len(q)
@@ -121,7 +121,7 @@ def test_new_parameters_reach_the_entry(hyq):
 
 def test_ctypes_where_the_extension_cannot_be_built(hyq, monkeypatch, tmp_path):
     system, model, q, v, a = hyq
-    expected = {n: (system._entry(n)(q, v, a), system._entry(n)(q[0], v[0], a[0])) for n in NAMES}
+    expected = {n: (system.entries.call(n)(q, v, a), system.entries.call(n)(q[0], v[0], a[0])) for n in NAMES}
     monkeypatch.setattr(c_extension.sysconfig, "get_paths", lambda: {"include": str(tmp_path)})  # no Python.h
     c_extension.module.cache_clear()
     try:
@@ -129,9 +129,9 @@ def test_ctypes_where_the_extension_cannot_be_built(hyq, monkeypatch, tmp_path):
             warnings.simplefilter("always")
             assert c_extension.module() is None
         assert len(caught) == 1 and "C headers" in str(caught[0].message), [str(w.message) for w in caught]
-        system._entries = {}
+        system.entries._calls = {}
         for n in NAMES:
-            entry = system._entry(n)
+            entry = system.entries.call(n)
             assert isinstance(entry, functools.partial)             # the ctypes route
             many, one = expected[n]
             assert np.array_equal(entry(q, v, a), many) and np.array_equal(entry(q[0], v[0], a[0]), one)
@@ -140,8 +140,8 @@ def test_ctypes_where_the_extension_cannot_be_built(hyq, monkeypatch, tmp_path):
     finally:
         monkeypatch.undo()
         c_extension.module.cache_clear()
-        system._entries = {}
-    assert type(system._entry("mass")).__name__ == "Entry"
+        system.entries._calls = {}
+    assert type(system.entries.call("mass")).__name__ == "Entry"
 
 
 def test_a_system_with_entries_is_freed(hyq):

@@ -61,7 +61,7 @@ def test_no_runtime_file_defines_a_shared_constant():
 
 
 def test_the_c_integrators_control_their_steps_with_scipys_numbers():
-    """The C DOP853 (ms_dop853.h) and RK45 (ms_contact.h) stand in for scipy's solve_ivp step for step: the
+    """The C DOP853 (ms_dop853.h) and RK45 (ms_contact_step.h, its step control in ms_contact_run.h) stand in for scipy's solve_ivp step for step: the
     table's step-control numbers are scipy's own, and the C takes them from the table."""
     import inspect
 
@@ -70,7 +70,7 @@ def test_the_c_integrators_control_their_steps_with_scipys_numbers():
     assert (constants.IVP_SAFETY, constants.IVP_MIN_FACTOR, constants.IVP_MAX_FACTOR) == \
         (rk.SAFETY, rk.MIN_FACTOR, rk.MAX_FACTOR)
     assert f"min_step = {constants.IVP_MIN_STEP:g} * np.abs(np.nextafter(t" in inspect.getsource(rk.RungeKutta._step_impl)
-    for name in ("ms_dop853.h", "ms_contact.h"):
+    for name in ("ms_dop853.h", "ms_contact_run.h"):
         text = (RUNTIME / name).read_text()
         assert all(f"MS_IVP_{n}" in text for n in ("SAFETY", "MIN_FACTOR", "MAX_FACTOR", "MIN_STEP")), name
         assert not re.search(r"\b(0\.9|0\.2|10\.0) \*|fmin\(10\.0|fmax\(0\.2", text), name

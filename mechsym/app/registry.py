@@ -95,7 +95,7 @@ def load_mechanism(name_or_path: str):
 
 
 def tree(name_or_path: str) -> str | None:
-    """A spatial tree: the module of a shipped tree (with build_tree()), or a URDF file's path; None for a
+    """A spatial tree: the module of a shipped tree (with build() returning a Tree), or a URDF file's path; None for a
     planar model."""
     trees = shipped("trees")
     if name_or_path in trees:

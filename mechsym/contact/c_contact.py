@@ -119,7 +119,7 @@ class CRoute:
         self.dll = library()
         self.nq, self.nv, self.n, self.k = model.nq, model.nv, hc.n, hc.k
         self.mmax = self.n + (self.k + 1) * self.n
-        fns = [system._c_function(name)[0] for name in ("contact", "poses")]
+        fns = [system.entries.function(name)[0] for name in ("contact", "poses")]
         self._keep = fns
         self._index = np.ascontiguousarray(hc._ct_index, np.int32)
         self._pose = np.array([system.frame_names.index(c.frame) for c in hc.contacts], np.int32)
@@ -165,7 +165,7 @@ class CRoute:
         self.set_controller(None)
 
     def _params(self):
-        self._m.p = self.system._p_address
+        self._m.p = self.system.entries.p_address
 
     # ------------------------------------------------------------ the force LCP over N states
 

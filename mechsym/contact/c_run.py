@@ -1,8 +1,9 @@
 """The contact run on C: the model's frame, generalised forces and rates generated from the same sympy
 expressions as the numpy route, and spatial_v2's law in each held state from the definition the numpy route
 evaluates (mechsym.contact.spatial_v2.law_spec), printed by mechsym.codegen.c_source, compiled with the runtime
-mechsym/codegen/runtime/ms_contact.h into one library (the law, the guards, scipy's RK45 and the event
-location), cached by construction (mechsym.codegen.c_backend), and run in one call.
+mechsym/codegen/runtime/ms_contact.h (the law, the guards), ms_contact_step.h (scipy's RK45, the event
+location) and ms_contact_run.h (the switches, the run) into one library, cached by construction
+(mechsym.codegen.c_backend), and run in one call.
 
 `run(points, ground, y_start, t_end, ...)` returns the pieces (start, held point states, the transition
 that ended them), their accepted steps with RK45's dense output, the point state changes and the
@@ -25,10 +26,8 @@ _D, _I, _L = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int), ctyp
 
 
 def supports(points) -> bool:
-    """Whether the C route covers the model carrying `points` (a floating 3-D body)."""
-    from mechsym.spatial.floating import FloatingSystem
-
-    return isinstance(points.system, FloatingSystem)
+    """Whether the C route covers the model carrying `points` (a floating 3-D body: ContactModel.c_run)."""
+    return points.model.c_run
 
 
 def generate(system):
@@ -65,7 +64,7 @@ def generate(system):
            "/* the rates of n states y (n x NYM) under generalised forces g (n x NSP), sample-major */\n"
            "void MS_FN(rate)(int n, const double *y, const double *g, const double *p, double *out) {\n"
            "  for (int s = 0; s < n; ++s) rate1(y + (size_t)s * NYM, g + (size_t)s * NSP, p, out + (size_t)s * NYM);\n}\n",
-           c_runtime.include("ms_contact.h")]
+           *(c_runtime.include(h) for h in ("ms_contact.h", "ms_contact_step.h", "ms_contact_run.h"))]
     return "\n".join(src), {"kind": "contact_run", "body": system.body.name, "nym": len(system.state), "nd": nd}
 
 

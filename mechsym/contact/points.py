@@ -35,6 +35,8 @@ or bodies on the hot path.
 """
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 import numpy as np
 import sympy as sp
 
@@ -42,7 +44,7 @@ from mechsym.codegen import VectorFunction
 from mechsym.contact.spatial_v2 import NO_CONTACT, SLIP, STICK, GroundContact, _laws, _laws_unchecked, laws_in_states
 from mechsym.core.errors import InputError
 
-__all__ = ["ContactPoints", "contact_signals", "laws_in_states", "classify"]
+__all__ = ["ContactModel", "ContactPoints", "contact_signals", "laws_in_states", "classify"]
 
 
 def _planar_frame():
@@ -54,16 +56,57 @@ def _planar_frame():
         sp.Matrix([thd])
 
 
+class ContactModel(Protocol):
+    """What contact points and their run (mechsym.contact.run) need of the model that carries them, one
+    class per kind of model (`_model` picks it): nd, the dimension of space (2 or 3); n_speeds, the model's
+    speeds; overrides, the parameter overrides bound; title, the name a run's table carries; point_columns:
+    whether a run reports the points' positions (POINT.x, POINT.y: a planar model's); c_run: whether the
+    compiled contact run (mechsym.contact.c_run) covers it."""
+
+    system: Any
+    nd: int
+    n_speeds: int
+    overrides: dict
+    title: str
+    point_columns: bool
+    c_run: bool
+
+    def body_frame(self):
+        """(coords, speeds, origin, R, v_origin, omega) of a body's reference frame, sympy."""
+
+    def body_blocks(self) -> dict:
+        """body name -> (indices of its coordinates, of its speeds) among the model's."""
+
+    def local_point(self, body_name, coords) -> np.ndarray:
+        """A point's coordinates (nd,) in the body's reference frame, checked (a one-line error naming it)."""
+
+    def equations(self, state0, forces, load, n_extra):
+        """(ode with rhs(t, y), project(y), state0 projected): the model's equations of motion from the
+        checked state0 under `load` (mechsym.contact.points.ContactPoints.load), with n_extra states riding
+        along; `forces` the coordinate forces of a planar model (refused elsewhere)."""
+
+    def state_columns(self, y) -> dict:
+        """The run's table columns of the model's states y (N, model states)."""
+
+    def motion(self, y):
+        """(q, qd) of every body, rows of samples, at the model's states y (N, model states)."""
+
+
 class _PlanarModel:
     """What ContactPoints needs from a planar System (absolute coordinates (x, y, theta) per body)."""
 
     nd = 2
+    point_columns = True
+    c_run = False
 
     def __init__(self, system, params):
         con = system.constraints
         self.system, self.con, self.mech = system, con, system.mechanism
+        self.overrides = params
         self.values = self.mech.resolve_parameters(params)
         self.n_speeds = len(con.q)
+        self.title = self.mech.name
+        self.k = len(system.coordinate_names)
 
     def body_frame(self):
         return _planar_frame()
@@ -95,13 +138,36 @@ class _PlanarModel:
                              "in the mechanism's parameters") from None
         return np.array(local)
 
+    def equations(self, state0, forces, load, n_extra):
+        from mechsym.planar.simulate import EquationsOfMotion
+
+        k = self.k
+        if state0.shape != (2 * k,):
+            raise InputError(f"state0 of mechanism '{self.mech.name}' must be [theta, thetad] "
+                             f"({2 * k} values), got {state0.shape}")
+        return EquationsOfMotion(self.system, state0[:k], self.overrides, forces, load, n_extra), np.array, state0
+
+    def state_columns(self, y):
+        names = list(self.system.coordinate_names) + [f"{c}d" for c in self.system.coordinate_names]
+        return {name: y[:, i] for i, name in enumerate(names)}
+
+    def motion(self, y):
+        kin = self.system.kinematics(y[:, :self.k], self.overrides)
+        return kin.q, kin.velocities(y[:, self.k:2 * self.k])
+
 
 class _FloatingModel:
+    """What ContactPoints needs from a FloatingSystem (the body's position and quaternion, its speeds)."""
+
     nd = 3
     n_speeds = 6
+    point_columns = False
+    c_run = True
+    title = "model"
 
     def __init__(self, system, params):
         self.system = system
+        self.overrides = params
         self.values = system.body.resolve_parameters(params)
 
     def body_frame(self):
@@ -113,8 +179,25 @@ class _FloatingModel:
     def local_point(self, body_name, coords):
         return self.system.local_point(body_name, coords, self.values)
 
+    def equations(self, state0, forces, load, n_extra):
+        from mechsym.spatial.floating import LAYOUT
 
-def _model(system, params):
+        if forces:
+            raise InputError("forces apply to planar coordinates; a floating body takes a load instead")
+        if state0.shape != (13,):
+            raise InputError(f"state0 of a floating body must have 13 values {LAYOUT}, got {state0.shape}")
+        ode = self.system.ode(self.overrides, load, n_extra)
+        return ode, ode.project, ode.project(state0)
+
+    def state_columns(self, y):
+        return self.system.world_columns(y[:, :13].T)
+
+    def motion(self, y):
+        return y[:, :7], y[:, 7:13]
+
+
+def _model(system, params) -> ContactModel:
+    """The contact model of a derived planar System or FloatingSystem: the one place that names the kinds."""
     from mechsym.planar.system import System
     from mechsym.spatial.floating import FloatingSystem
 

@@ -295,14 +295,10 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     compiled call, mechsym.contact.c_run, with scipy's RK45 step for step and the same events; held
     states only; a machine without a compiler runs numpy with a warning); None, the default: C where a
     compiler is present and the C route covers the run, numpy otherwise."""
-    from mechsym.planar.simulate import EquationsOfMotion
-    from mechsym.spatial.floating import LAYOUT, FloatingSystem
-
     if not isinstance(points, ContactPoints):
         raise InputError(f"points must be ContactPoints, got {type(points).__name__}")
     if not isinstance(ground, GroundContact):
         raise InputError(f"ground must be a GroundContact(K, D, mu), got {type(ground).__name__}")
-    system = points.system
     nd, n = points.nd, points.n
     y0 = np.atleast_1d(np.asarray(state0, float))
     u0 = np.zeros((nd - 1, n)) if u0 is None else np.asarray(u0, float)
@@ -316,23 +312,8 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
         event_tol = max(1e-15, 1e-12 * float(np.max(np.abs(points.local))))
     guards = _Guards(points, ground, event_tol)
     load = points.load(ground, guards if hold_states else None)   # one law evaluation per right-hand side
-    if isinstance(system, FloatingSystem):
-        if forces:
-            raise InputError("forces apply to planar coordinates; a floating body takes a load instead")
-        if y0.shape != (13,):
-            raise InputError(f"state0 of a floating body must have 13 values {LAYOUT}, got {y0.shape}")
-        ode = system.ode(points.param_overrides, load, ns)
-        project = ode.project
-        y0 = project(y0)
-        model_names = None
-    else:
-        k = len(system.coordinate_names)
-        if y0.shape != (2 * k,):
-            raise InputError(f"state0 of mechanism '{system.mechanism.name}' must be [theta, thetad] "
-                             f"({2 * k} values), got {y0.shape}")
-        ode = EquationsOfMotion(system, y0[:k], points.param_overrides, forces, load, ns)
-        project = np.array
-        model_names = list(system.coordinate_names) + [f"{c}d" for c in system.coordinate_names]
+    model = points.model
+    ode, project, y0 = model.equations(y0, forces, load, ns)
     n_model = len(y0)
     guards.attach(ode, project, slice(n_model, n_model + ns))
     y_start = np.concatenate([y0, u0.ravel()])
@@ -372,22 +353,16 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
     idx = res.piece_at(grid)
     states = seg_states[idx]
     cols = {"t": grid}
-    if model_names is None:
-        cols.update(system.world_columns(y[:, :13].T))
-        q_all, qd_all = y[:, :7], y[:, 7:13]
-    else:
-        cols.update({name: y[:, i] for i, name in enumerate(model_names)})
-        k = len(system.coordinate_names)
-        kin = system.kinematics(y[:, :k], points.param_overrides)
-        q_all, qd_all = kin.q, kin.velocities(y[:, k:2 * k])
+    cols.update(model.state_columns(y[:, :n_model]))
+    q_all, qd_all = model.motion(y[:, :n_model])
     cols.update({name: y[:, n_model + i] for i, name in enumerate(points.deflection_names())})
     cols["n_contact"] = np.sum(states != NO_CONTACT, axis=1).astype(float)
     cols["n_stick"] = np.sum(states == STICK, axis=1).astype(float)
     cols["n_slip"] = np.sum(states == SLIP, axis=1).astype(float)
     unlocated = 0
-    if audit or model_names is not None:  # the law on every output sample, in one vectorised call
+    if audit or model.point_columns:  # the law on every output sample, in one vectorised call
         p, v = points.kinematics(q_all.T, qd_all.T)                       # (nd, np, N)
-        if model_names is not None:  # planar models report their contact points (docs/conventions.md: POINT.x, .y)
+        if model.point_columns:  # planar models report their contact points (docs/conventions.md: POINT.x, .y)
             for j, name in enumerate(points.names):
                 cols[f"{name}.x"], cols[f"{name}.y"] = p[0, j], p[1, j]
         if audit:
@@ -399,12 +374,11 @@ def simulate_contact(points: ContactPoints, ground: GroundContact, state0, t_end
             after = np.searchsorted(event_times, grid)
             gap = np.minimum(event_times[after] - grid, grid - event_times[after - 1])
             unlocated = int(np.sum(differs & (gap > 1e-9 * np.maximum(1.0, grid))))
-    title = getattr(getattr(system, "mechanism", None), "name", "model")
     stats = {"wall": wall, "rhs_evaluations": res.nfev, "signal_evaluations": guards.n_signal,
              "switches": len(res.events), "events": len(guards.timeline), "pieces": len(res.segments)}
     if audit:
         stats["unlocated"] = unlocated
-    return ContactRun(cols, {"t": "s"}, f"{title}: ground contact simulation", events=res.events, nfev=res.nfev,
+    return ContactRun(cols, {"t": "s"}, f"{model.title}: ground contact simulation", events=res.events, nfev=res.nfev,
                       solution=res.solution, status=res.status, message=res.message, stats=stats,
                       timeline=guards.timeline, hybrid=res, points=points, ground=ground, seg_starts=seg_starts,
                       seg_states=seg_states)

@@ -15,7 +15,7 @@ import numpy as np
 from mechsym.core.errors import InputError
 from mechsym.core.parameters import Declaration
 
-__all__ = ["DerivedSystem", "RunnableSystem", "ParametersInUse", "derive"]
+__all__ = ["DerivedSystem", "RunnableSystem", "derive"]
 
 
 @runtime_checkable
@@ -84,30 +84,3 @@ def derive(declaration, backend=None, *, contact_frames=()):
         raise InputError(f"cannot derive a {type(declaration).__name__}: a Mechanism, a FloatingBody or a Tree "
                          "(mechsym.read_urdf reads one)")
     return declaration.derived(backend, contact_frames)
-
-
-class ParametersInUse:
-    """`set_params` and `param_values` of DerivedSystem over a class's own `params(overrides)`, which
-    applies its overrides to `in_use(overrides)`."""
-
-    _in_use: dict = {}  # the overrides set_params gave (none: the defaults)
-
-    def in_use(self, overrides=None) -> dict:
-        """The overrides in use with `overrides` on top."""
-        return {**self._in_use, **(overrides or {})}
-
-    def set_params(self, overrides=None):
-        """Use the defaults with these overrides from now on (every entry point also takes params=); a set
-        that fails its check changes nothing."""
-        previous, self._in_use = self._in_use, {}
-        try:
-            self.params(overrides)
-        except Exception:
-            self._in_use = previous
-            raise
-        self._in_use = dict(overrides or {})
-
-    @property
-    def param_values(self):
-        """The parameter vector in use (defaults, or what set_params gave)."""
-        return self.params()

@@ -2,12 +2,15 @@
 Tree: declared by name with a default, a unit and their sign rule (`Declaration.parameter`); gravity a
 direction (the declaration's DOWN: -y in the plane, -z in 3-D) times a magnitude, the parameter g = 9.81
 m/s^2 unless `gravity_down` names another or `no_gravity` removes it; a set's overrides applied and
-checked (`apply_overrides`). Nothing here needs sympy at import: a sweep worker's warm start validates its
-sets with `apply_overrides` before anything symbolic is loaded."""
+checked (`apply_overrides`); a derived system's parameters in use (`ParametersInUse`). Nothing here
+needs sympy at import: a sweep worker's warm start validates its sets with `apply_overrides` before
+anything symbolic is loaded."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from mechsym.core.errors import InputError
 
@@ -101,6 +104,43 @@ class Declaration:
         if self._default_gravity is not None:
             del self.parameters[self._default_gravity]
             self._default_gravity = None
+
+
+class ParametersInUse:
+    """The parameters of a derived system (mechsym.core.derived.DerivedSystem) over its `declaration`: the
+    names in declaration order, the vector of the values in use with overrides applied and checked
+    (`params`: the declaration's `resolve_parameters` refuses an unknown name, a non-number, a non-finite or
+    a non-positive length, mass or density with a one-line error naming the parameter), the overrides in
+    use (`set_params`) and their vector (`param_values`). A kind adds its own checks or a cache of vectors
+    by extending `vector` (the vector of exactly the overrides given, none in use)."""
+
+    _in_use: dict = {}  # the overrides set_params gave (none: the defaults)
+
+    @property
+    def param_names(self) -> list:
+        """The parameters' names, in the order of every parameter vector."""
+        return list(self.declaration.parameters)
+
+    def params(self, overrides=None) -> np.ndarray:
+        """The parameter vector (declaration order): the values in use (set_params) with `overrides`
+        (name -> value) on top, checked."""
+        return self.vector({**self._in_use, **(overrides or {})})
+
+    def vector(self, overrides) -> np.ndarray:
+        """The parameter vector of the defaults with exactly `overrides` applied, checked."""
+        values = self.declaration.resolve_parameters(overrides)
+        return np.array([values[n] for n in self.declaration.parameters])
+
+    def set_params(self, overrides=None):
+        """Use the defaults with these overrides from now on (every entry point also takes params=); a set
+        that fails its check changes nothing."""
+        self.vector(dict(overrides or {}))
+        self._in_use = dict(overrides or {})
+
+    @property
+    def param_values(self) -> np.ndarray:
+        """The parameter vector in use (defaults, or what set_params gave)."""
+        return self.params()
 
 
 def _axis(down) -> str:

@@ -11,8 +11,8 @@ import numpy as np
 import sympy as sp
 
 from mechsym.codegen.backend import resolve
-from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError
+from mechsym.core.parameters import ParametersInUse
 from mechsym.core.results import RunResult, Table
 from mechsym.planar import dynamics, forward, reduced
 from mechsym.planar.constraints import derive_constraints
@@ -99,20 +99,13 @@ class System(ParametersInUse):
         """The Mechanism this system was derived from."""
         return self.mechanism
 
-    @property
-    def param_names(self) -> list:
-        """The parameters' names, in the order of every parameter vector."""
-        return list(self.mechanism.parameters)
-
-    def params(self, overrides=None) -> np.ndarray:
-        """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
-        validated (once per set)."""
-        overrides = self.in_use(overrides)
+    def vector(self, overrides) -> np.ndarray:
+        """The parameter vector of exactly these overrides, checked (with the masses and inertias they give)
+        once per set."""
         key = tuple(sorted((k, repr(v)) for k, v in overrides.items()))
         if key not in self._param_cache:
             _bound(self._param_cache)
-            values = self.mechanism.resolve_parameters(overrides)
-            p = np.array([values[name] for name in self.mechanism.parameters])
+            p = super().vector(overrides)
             self._check_inertia(p, overrides)
             self._param_cache[key] = p
         return self._param_cache[key].copy()

@@ -54,10 +54,9 @@ import sympy as sp
 
 from mechsym.codegen import VectorFunction
 from mechsym.core import quaternion
-from mechsym.core.derived import ParametersInUse
 from mechsym.core.errors import InputError, ModelError
 from mechsym.core.freejoint import FreeJoint
-from mechsym.core.parameters import Declaration, apply_overrides, default_problems
+from mechsym.core.parameters import Declaration, ParametersInUse, apply_overrides, default_problems
 from mechsym.core.quaternion import rotation_matrix
 from mechsym.core.results import RunResult
 from mechsym.core.runner import integrate, result
@@ -271,17 +270,6 @@ class FloatingSystem(ParametersInUse):
     def declaration(self) -> FloatingBody:
         """The FloatingBody this system was derived from."""
         return self.body
-
-    @property
-    def param_names(self) -> list:
-        """The parameters' names, in the order of every parameter vector."""
-        return list(self.body.parameters)
-
-    def params(self, overrides=None) -> np.ndarray:
-        """Parameter vector (declaration order): the values in use (set_params) with overrides by name,
-        validated."""
-        values = self.body.resolve_parameters(self.in_use(overrides))
-        return np.array([values[n] for n in self.body.parameters])
 
     @property
     def flops(self) -> dict:

@@ -14,7 +14,7 @@ and every result has the leading N axis exactly when q has it.
   prepare(batched=True)     the library of the dynamics on SIMD lanes built now, not on the first call of 8 states
 
 Every entry point takes params= (name -> value overrides, or the vector params() returned). On C, finite
-float64 C-contiguous arrays are read in place by a small Python extension (mechsym.codegen.c_extension; N
+float64 C-contiguous arrays are read in place by each function's entry (mechsym.codegen.entries; N
 states with the GIL released); any other input is converted, or refused with a one-line error naming the
 tree, the entry point and the argument.
 A floating base's quaternion must have unit norm to 1e-6 (a state further off is refused, naming the
@@ -22,17 +22,15 @@ sample): the generated code uses the rotation of q/|q|, so round-off off the uni
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 import math
 
 import numpy as np
 
-from mechsym.codegen import c_extension, callables
 from mechsym.codegen.keys import cache_key, package_source
 from mechsym.codegen.backend import resolve
+from mechsym.codegen.entries import Entries
 from mechsym.core.errors import InputError
-from mechsym.core.derived import ParametersInUse
+from mechsym.core.parameters import ParametersInUse
 from mechsym.spatial import run
 from mechsym.spatial.declare import Tree, check_size
 from mechsym.spatial.derive import Derivation, merge
@@ -73,20 +71,15 @@ class TreeSystem(ParametersInUse):
         for f in contact_frames:
             self._frame_index(f)
         self.contact_frames = tuple(contact_frames)
-        self.param_names = list(tree.parameters)
         self._derivation = None
-        self._p = self.params()
         self._libs = {}
-        self._c_functions = {}
         self._specs = {}
         self._zero1 = np.zeros(self.nv)
-        self._one = None
-        self._entries = {}       # function name -> its call at the parameters in use (`_entry`)
-        # each function's call: on C the extension entry (mechsym.codegen.c_extension) or ctypes where it cannot
-        # be built; N states on C through the same entry, on numpy through the rendering of the same spec (built
-        # on first use: a structure-only TreeSystem derives nothing)
-        self._make_entry = backend.route(compiled=self._compiled_entry, python=_general_entry)
-        self._evaluate = backend.route(compiled=self._compiled_call, python=self._numpy_call)
+        # each function's call at the parameters in use (on numpy the rendering of the same spec, built on
+        # first use: a structure-only TreeSystem derives nothing)
+        self.entries = Entries(backend, self._library_of, self._general, self.nq, self.nv,
+                               3 if self.floating else -1, QUAT_TOL, square=("mass", "coriolis"), solves=("forward",))
+        self.entries.p = self.params()
         backend.route(compiled=self._library, python=_nothing)("main")
 
     def _library(self, group):
@@ -99,6 +92,10 @@ class TreeSystem(ParametersInUse):
             suffix = "" if group == "main" else f"-{group}"
             self._libs[group] = self.backend.load(f"tree-{self.tree.name}{suffix}", key, lambda: self.spec(group))
         return self._libs[group]
+
+    def _library_of(self, name):
+        """The library holding function `name`."""
+        return self._library("coriolis" if name == "coriolis" else "main")
 
     def prepare(self, batched=False):
         """The compiled code ready now: the per-state library (built when the system is made) and, with
@@ -158,12 +155,6 @@ class TreeSystem(ParametersInUse):
         """The Tree this system was derived from."""
         return self.tree
 
-    def params(self, overrides=None) -> np.ndarray:
-        """The run-time parameter vector: the values in use (set_params) with `overrides` (name -> value),
-        checked."""
-        values = self.tree.resolve_parameters(self.in_use(overrides))
-        return np.array([values[n] for n in self.param_names])
-
     def function_sizes(self, group="main") -> dict:
         """name -> values per state of a group's generated functions."""
         return {name: f.size for name, f in self.spec(group).functions.items()}
@@ -171,7 +162,7 @@ class TreeSystem(ParametersInUse):
     def set_params(self, overrides=None):
         """Use the defaults with these overrides from now on (every entry point also takes params=)."""
         super().set_params(overrides)
-        self._p = self.params()
+        self.entries.p = self.params()
 
     # -- generation ------------------------------------------------------------------------------------
     def spec(self, group="main"):
@@ -275,33 +266,8 @@ class TreeSystem(ParametersInUse):
     def _call(self, name, q, v=None, a=None, params=None):
         """`name` at the states q (v, a): through its entry at the parameters in use, else the general route."""
         if params is None:
-            entry = self._entries.get(name) or self._entry(name)
-            return entry(q, v, a)
+            return self.entries.call(name)(q, v, a)
         return self._general(name, q, v, a, params)
-
-    def _entry(self, name):
-        """The call (q, v=None, a=None) of function `name` at the parameters in use, made once."""
-        self._entries[name] = self._make_entry(name, functools.partial(self._general, name))
-        return self._entries[name]
-
-    def _compiled_entry(self, name, general):
-        """The extension's entry of the compiled function (arrays read in place, one state or N; anything
-        else to `general`), or where it cannot be built the ctypes route."""
-        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
-        shape = (self.nv, self.nv) if name in ("mass", "coriolis") else (size,)
-        lib = self._library("coriolis" if name == "coriolis" else "main")
-        entry = c_extension.entry(ctypes.cast(fn, ctypes.c_void_p).value, (self.nq, self.nv, self.nv), shape,
-                                  self._p, general, 3 if self.floating else -1, QUAT_TOL, name == "forward",
-                                  functools.partial(lib.wide_address, name), callables.WIDE_FROM)
-        return entry if entry is not None else functools.partial(self._ctypes_call, name, shape)
-
-    def _ctypes_call(self, name, shape, q, v=None, a=None):
-        """One state through ctypes and kept buffers where it fits, else the general route."""
-        if np.ndim(q) == 1:
-            out = self._compiled_one(name, q, v, a)
-            if out is not None:
-                return out.reshape(shape)
-        return self._general(name, q, v, a)
 
     def _general(self, name, q, v=None, a=None, params=None):
         """`name` at the states q (v, a) of any form: checked and converted (the one-line errors), then
@@ -319,7 +285,7 @@ class TreeSystem(ParametersInUse):
             if (1 if s3 else len(as_)) != n:
                 raise InputError(f"{where}: {1 if s3 else len(as_)} accelerations for {n} configurations")
         if params is None:
-            p = self._p
+            p = self.entries.p
         elif isinstance(params, np.ndarray) and params.shape == (len(self.param_names),):
             p = np.ascontiguousarray(params, float)     # a vector from params(): already checked
         else:
@@ -328,78 +294,17 @@ class TreeSystem(ParametersInUse):
             vs = self._zeros(n)
         if as_ is None:
             as_ = self._zeros(n)
-        out = self._evaluate(name, n, qs.reshape(n, self.nq), vs.reshape(n, self.nv), as_.reshape(n, self.nv), p)
+        out = self.entries.evaluate(name, n, qs.reshape(n, self.nq), vs.reshape(n, self.nv), as_.reshape(n, self.nv), p)
         if single and name == "forward" and not np.isfinite(out).all():
             raise InputError(f"{where}: the mass matrix is not positive definite at q = {qs.tolist()}")
         if name in ("mass", "coriolis"):
             out = out.reshape((n, self.nv, self.nv))
         return out[0] if single else out
 
-    def _compiled_call(self, name, n, qs, vs, as_, p):
-        """`name` at n states (rows of qs, vs, as_) through its compiled entry point: (n, ...)."""
-        entry = self._entries.get(name) or self._entry(name)
-        if not isinstance(entry, functools.partial):          # the extension's entry: the GIL released
-            return entry.evaluate(qs, vs, as_, p)
-        lib = self._library("coriolis" if name == "coriolis" else "main")
-        fn = lib.address_function(name, n)
-        out = np.empty((n, lib.meta["functions"][name]["size"]))
-        fn(n, qs.ctypes.data, vs.ctypes.data, as_.ctypes.data, p.ctypes.data, out.ctypes.data)
-        return out
-
-    def _numpy_call(self, name, n, qs, vs, as_, p):
-        """`name` at n states through the numpy rendering of its group's spec: (n, size)."""
-        fn = getattr(self._library("coriolis" if name == "coriolis" else "main"), name)
-        return np.ascontiguousarray(fn(np.atleast_2d(qs).T, np.atleast_2d(vs).T, np.atleast_2d(as_).T, p).T)
-
-    def _compiled_one(self, name, q, v, a):
-        """One state through preallocated buffers whose addresses are known (a ctypes call with array
-        arguments costs more than HyQ's H). None when an input does not fit: the general path then
-        reports it."""
-        if self._one is None:
-            size = max(f["size"] for f in self._library("main").meta["functions"].values())
-            bufs = [np.zeros(self.nq), np.zeros(self.nv), np.zeros(self.nv), np.zeros(self.nv), np.empty(max(size, 1))]
-            self._one = (bufs, [b.ctypes.data for b in bufs])
-        (qb, vb, ab, zb, ob), (qa, va, aa, za, oa) = self._one
-        try:
-            qb[:] = q
-            if v is not None:
-                vb[:] = v
-            if a is not None:
-                ab[:] = a
-        except (ValueError, TypeError):
-            return None
-        # non-finite inputs (and a quaternion off the unit sphere) go to the general path, which names them
-        if not math.isfinite(qb @ qb + (0.0 if v is None else vb @ vb) + (0.0 if a is None else ab @ ab)):
-            return None
-        if self.floating:
-            quat = qb[3:7]
-            if not abs(math.sqrt(quat @ quat) - 1) <= QUAT_TOL:
-                return None
-        fn, size = self._c_functions[name] if name in self._c_functions else self._c_function(name)
-        fn(1, qa, za if v is None else va, za if a is None else aa, self._p_address, oa)
-        out = ob[:size].copy()
-        return out if name != "forward" or np.isfinite(out).all() else None   # (the general path names it)
-
-    @property
-    def _p(self):
-        return self._p_vector
-
-    @_p.setter
-    def _p(self, value):
-        self._p_vector = np.ascontiguousarray(value, float)
-        self._p_address = self._p_vector.ctypes.data
-        self._entries = {}                             # (each made again with these parameters)
-
     def _zeros(self, n):
         if n == 1:
             return self._zero1
         return np.zeros((n, self.nv))
-
-    def _c_function(self, name):
-        """(ctypes function taking addresses, outputs per state), looked up once."""
-        lib = self._library("coriolis" if name == "coriolis" else "main")
-        self._c_functions[name] = (lib.address_function(name), lib.meta["functions"][name]["size"])
-        return self._c_functions[name]
 
     def mass_matrix(self, q, params=None):
         """The joint-space mass matrix H (nv, nv)."""
@@ -503,11 +408,6 @@ class TreeSystem(ParametersInUse):
         counts = self.backend.route(compiled=lambda: {n: f["flops"] for n, f in self._library("main").meta["functions"].items()},
                                     python=lambda: flops(self.spec("main")))()
         return {n: counts[n] for n in ("contact", "mass", "bias")}
-
-
-def _general_entry(name, general):
-    """A function's call where nothing is compiled: the general route."""
-    return general
 
 
 def _nothing(*args):
