@@ -7,6 +7,7 @@ sweep, a worker's start-up, the cache entry a worker loads, the bytes per result
     python benchmarks/bench_sweep.py --routes [M]  # one compiled call against set by set, M geometries
     python benchmarks/bench_sweep.py --design [N [W ...]] [--analysis inverse|kinematics|forward]
                                             # only the design study: N sets on W workers
+    python benchmarks/bench_sweep.py --must-show  # only the design study's must-show figures (10^5 and 10^6 sets)
 
 The machine's core count bounds the speed-up (2 cores: at most 2x).
 """
@@ -175,13 +176,19 @@ def geometry_sweep(m):
     th, _ = timed(lambda: [system.inverse(theta, [3.0], params=p) for p in sets])
     a, b = (np.column_stack([t[n] for n in fb.names]) for t in (batched, one))
     assert np.linalg.norm(a - b) <= 1e-13 * np.linalg.norm(b), "the one-call figures differ"
+    from mechsym.codegen.c_sets import inverse_sets
+    from mechsym.codegen.constants import STEP
     from mechsym.planar.kinematics import STEP_TOL
-
-    from mechsym.studies.sweep_sets import compiled_inverse, compiled_start
+    from mechsym.studies.sweep_sets import compiled_start, set_blocks
 
     params = np.array([system.params(p) for p in sets])  # the kernels alone, from the same reference
     start = compiled_start(system)
-    tc, u = timed(lambda: np.array([b for _, _, b in compiled_inverse(system.functions, start, theta, params)]))
+
+    def compiled():
+        return np.concatenate([inverse_sets(system.functions, theta, params[lo:hi], ref, scale, STEP * coord,
+                                            start.tol)[5] for lo, hi, ref, scale, coord, _ in set_blocks(start, params)])
+
+    tc, u = timed(compiled)
     solvers = [system.solver(p) for p in sets]  # one call per set, from the Python solver's start
     lib = system.functions
     first = [(sv.params, sv.sweep(theta[:1, None]).q[0], sv.col_scale, sv.step[0]) for sv in solvers]
@@ -225,7 +232,7 @@ import numpy as np
 from mechsym.app.registry import find
 from mechsym.studies import TableStudy, grid, sweep
 sys.path.insert(0, "benchmarks")
-from bench_sweep import STUDIES
+from bench_sweep import STUDIES, peak_mb
 
 n, workers, out, analysis = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 k = int(round(n ** 0.5))
@@ -233,9 +240,26 @@ study = STUDIES[analysis]()
 sets = grid(l_crank=np.linspace(0.045, 0.055, k), l_rocker=np.linspace(0.12, 0.13, n // k))
 cpu, wall = time.process_time(), time.perf_counter()
 done = sweep(find("fourbar"), sets, study, workers=workers, out=out)
-print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "sets": len(sets),
-                  "failed": done.failed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3}))
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool's workers, ended and waited for
+print(json.dumps({"wall": wall, "cpu": cpu, "workers_cpu": children.ru_utime + children.ru_stime, "sets": len(sets),
+                  "failed": done.failed, "peak_mb": peak_mb()}))
 """
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory in MB: VmHWM, the peak of its own address space (ru_maxrss would
+    carry the peak of the process it was forked from, which Linux keeps across exec)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1e3
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
 
 
 def _inverse_study():
@@ -260,12 +284,12 @@ STUDIES = {"inverse": _inverse_study, "kinematics": _kinematics_study, "forward"
 
 
 def kernel_seconds(system, analysis, params):
-    """Seconds of the compiled calls of many sets alone (mechsym.codegen.c_sets, each set started from the
-    reference assembly in C) for the study STUDIES[analysis] at the parameter vectors params (S, npar)."""
+    """(wall, CPU) seconds of the compiled calls of many sets alone (mechsym.codegen.c_sets, each set started from
+    the reference assembly in C) for the study STUDIES[analysis] at the parameter vectors params (S, npar)."""
     from mechsym.codegen import c_sets
     from mechsym.codegen.constants import STEP
     from mechsym.core.timegrid import run_options
-    from mechsym.studies.sweep_sets import set_blocks, compiled_start
+    from mechsym.studies.sweep_sets import compiled_start, set_blocks
 
     start, lib, args = compiled_start(system), system.functions, STUDIES[analysis]().analysis
     theta = 2 * np.pi * np.arange(360) / 360
@@ -280,22 +304,26 @@ def kernel_seconds(system, analysis, params):
                 fn = c_sets.inverse_sets if analysis == "inverse" else c_sets.kinematics_sets
                 fn(lib, theta, params[lo:hi], ref, scale, STEP * coord, start.tol)
 
-    return timed(run)[0]
+    cpu = time.process_time()
+    wall = timed(run)[0]
+    return wall, time.process_time() - cpu
 
 
-def design_study(n, workers=(1, 2), analysis="inverse"):
+def design_study(n, workers=(1, 2), analysis="inverse") -> dict:
     """The four-bar over n geometries (l_crank x l_rocker), the study STUDIES[analysis] (inverse dynamics at
     360 angles reduced to the absmax and rms of the torque; kinematics at 360 angles; a forward run of 0.5 s),
     streamed to a CSV, warm cache: the kernel alone per set (the compiled call of many sets on up to 2000 of
-    them, each started from the reference assembly), then the whole sweep on 1 and 2 workers in a fresh
-    calling process beside the ideal (kernel time x sets / workers), with that process's peak memory
-    (ru_maxrss) and CPU per set. The files of 1 and 2 workers must be identical."""
+    them, each started from the reference assembly; best of 3), then the whole sweep on each number of workers
+    in a fresh calling process: its wall time beside the ideal (kernel time x sets / workers; the kernel's
+    CPU time where it is less than its wall time, which other programs on a loaded machine inflate), the CPU of the
+    whole sweep (the calling process and its workers) beside the kernel's (a ratio the machine's load does not
+    change), the calling process's own peak memory and CPU per successful set. The files of every number of
+    workers must be identical. Returns {workers: the figures}."""
     import json
     import tempfile
 
     from mechsym.app.registry import find
-    from mechsym.studies.analyses import InverseOptions
-    from mechsym.studies import TableStudy, grid, sweep
+    from mechsym.studies import grid, sweep
     from mechsym.studies.sweep import ModelRef
 
     study = STUDIES[analysis]()
@@ -305,24 +333,46 @@ def design_study(n, workers=(1, 2), analysis="inverse"):
     system = ModelRef(find("fourbar")).system()
     pick = np.linspace(0, len(sets) - 1, min(2000, len(sets))).astype(int)
     params = np.array([system.params(sets[int(i)]) for i in pick])
-    per_set = min(kernel_seconds(system, analysis, params) for _ in range(3)) / len(pick)
+    wall, cpu = min(kernel_seconds(system, analysis, params) for _ in range(3))
+    per_set, cpu_per_set = wall / len(pick), cpu / len(pick)
     print(f"design study: four-bar, {len(sets)} geometries, {analysis} ({', '.join(study.names)}), streamed to CSV; "
           f"load average {os.getloadavg()[0]:.1f} (uptime: {_uptime()})")
-    print(f"  the kernel alone (ms_{analysis}_sets, start included, best of 3): {per_set * 1e3:.3f} ms per set")
-    files = []
+    print(f"  the kernel alone (ms_{analysis}_sets, start included, best of 3): {per_set * 1e3:.3f} ms per set "
+          f"({cpu_per_set * 1e3:.3f} ms of CPU)")
+    files, found = [], {}
     with tempfile.TemporaryDirectory() as folder:
         for w in workers:
             out = Path(folder, f"w{w}.csv")
             run = subprocess.run([sys.executable, "-c", CALLER, str(n), str(w), str(out), analysis], cwd=ROOT, check=True,
                                  capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
             r = json.loads(run.stdout.splitlines()[-1])
-            ideal = per_set * r["sets"] / w
-            print(f"  {w} worker(s): {r['wall']:.2f} s, ideal (kernel / workers) {ideal:.2f} s, ratio "
-                  f"{r['wall'] / ideal:.2f}; calling process: peak memory {r['rss_mb']:.0f} MB, CPU "
-                  f"{r['cpu'] / r['sets'] * 1e6:.2f} us per set; {r['failed']} sets failed; load now "
-                  f"{os.getloadavg()[0]:.1f}")
+            r.update(ideal=min(per_set, cpu_per_set) * r["sets"] / w, load=os.getloadavg()[0])
+            r["ratio"], ok = r["wall"] / r["ideal"], max(r["sets"] - r["failed"], 1)
+            r["work"] = (r["cpu"] + r["workers_cpu"]) / (cpu_per_set * r["sets"])
+            r["us_per_set"] = r["cpu"] / ok * 1e6
+            print(f"  {w} worker(s): {r['wall']:.2f} s, ideal (kernel / workers) {r['ideal']:.2f} s, ratio "
+                  f"{r['ratio']:.2f}; CPU of the sweep (calling process and workers) {r['work']:.2f}x the kernel's; "
+                  f"calling process: peak memory {r['peak_mb']:.0f} MB, CPU {r['us_per_set']:.2f} us per successful "
+                  f"set; {r['failed']} sets failed; load now {r['load']:.1f}")
             files.append(out.read_bytes())
-        assert all(f == files[0] for f in files), "the files of 1 and 2 workers differ"
+            found[w] = r
+        assert all(f == files[0] for f in files), "the files of every number of workers differ"
+    return found
+
+
+def must_show(full=None):
+    """The figures the design study must show, in one run on a warm cache: the 10^5-geometry four-bar inverse
+    sweep on 2 workers against the ideal (kernel time / workers), the calling process's peak memory for 10^6
+    sets and its CPU per successful set. `full`: the 10^5 study's figures if already measured in this run."""
+    full = full or design_study(100_000, (1, 2))
+    big = design_study(1_000_000, (2,))[2]
+    r = full[2]
+    print(f"must show (load average {os.getloadavg()[0]:.1f} now): the {r['sets']}-geometry four-bar inverse sweep "
+          f"on 2 workers {r['wall']:.2f} s, ideal {r['ideal']:.2f} s: ratio {r['ratio']:.2f} (target 1.5: "
+          f"{'met' if r['ratio'] <= 1.5 else 'NOT met'}); {big['sets']} sets on 2 workers {big['wall']:.1f} s "
+          f"(ratio {big['ratio']:.2f}): the calling process's peak memory {big['peak_mb']:.0f} MB (target < 200: "
+          f"{'met' if big['peak_mb'] < 200 else 'NOT met'}), its CPU per successful set {big['us_per_set']:.2f} us "
+          f"(target < 5: {'met' if big['us_per_set'] < 5 else 'NOT met'})")
 
 
 def _uptime():
@@ -341,10 +391,15 @@ if __name__ == "__main__":
         rest = [int(a) for a in sys.argv[1:] if a.isdigit()]
         name = sys.argv[sys.argv.index("--analysis") + 1] if "--analysis" in sys.argv else "inverse"
         design_study(rest[0] if rest else 100_000, tuple(rest[1:]) or (1, 2), name)
+    elif "--must-show" in sys.argv:  # only the must-show figures
+        must_show()
     else:
         main()
         for name in STUDIES:
             set_routes(name, 100 if QUICK else 400)
-        design_study(10_000 if QUICK else 100_000)
+        if QUICK:
+            design_study(10_000)
+        else:
+            must_show(design_study(100_000))
         design_study(2_000 if QUICK else 20_000, analysis="kinematics")
         design_study(400 if QUICK else 4_000, analysis="forward")

@@ -434,3 +434,26 @@ def test_an_inverse_sweep_at_two_speeds_gives_one_figure_per_speed(fourbar, tmp_
     for w in (2.0, 4.0):
         rows = inverse["omega"] == w
         assert np.isclose(figures[f"absmax_T8@omega={w:g}"][0], np.max(np.abs(inverse["T8"][rows])), rtol=1e-12, atol=0)
+
+
+def test_tasks_shrink_towards_the_end_and_cover_every_set_once():
+    """Task sizes (sweep_run.Tasks): the probes first, then about TASK_SECONDS of work at the measured cost,
+    never more than half a worker's share of the sets not yet taken; the tasks cover the runs in order,
+    each set once, and the last ones are small, so that the workers finish together."""
+    from mechsym.studies.sweep_run import PROBE, TASK_SECONDS, Tasks
+
+    tasks = Tasks([(0, 50_000), (60_000, 100_000)], None, 2)
+    spans = []
+    while tasks:
+        left = tasks.left
+        lo, hi = tasks.take()
+        if spans:  # the cost measured on the tasks before
+            assert hi - lo <= max(1, -(-left // 4)) and hi - lo <= TASK_SECONDS / 5e-5
+        else:
+            assert hi - lo == PROBE
+        tasks.measured(hi - lo, (hi - lo) * 5e-5)  # 50 us per set: 20 000 sets a second
+        spans.append((lo, hi))
+    covered = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+    assert np.array_equal(covered, np.r_[np.arange(50_000), np.arange(60_000, 100_000)])
+    sizes = [hi - lo for lo, hi in spans]
+    assert max(sizes) == 20_000 and sizes[-1] == 1 and sizes[-8:] == sorted(sizes[-8:], reverse=True)

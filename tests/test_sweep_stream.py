@@ -135,6 +135,7 @@ def test_resume_recomputes_only_missing_and_lost_sets(tmp_path, monkeypatch):
     import importlib
 
     sw = importlib.import_module("mechsym.studies.sweep")  # the module (mechsym.studies.sweep is its function)
+    from mechsym.studies.sweep_rows import Rows
     from mechsym.studies.sweep_stream import RowFile, csv_rows
 
     sets = grid(AXES)
@@ -146,7 +147,8 @@ def test_resume_recomputes_only_missing_and_lost_sets(tmp_path, monkeypatch):
     rows = RowFile(path, sw._digest(FOURBAR, "c", STUDY, sets), header, len(sets))
     done = sw.evaluate(sw.ModelRef(FOURBAR), STUDY, list(sets))
     rows.write(csv_rows(sets[6:9], 6, done[6:9], names, figures), 0, "")
-    rows.write(csv_rows(sets[0:2], 0, [(None, "task lost 3 times: BrokenProcessPool: gone")] * 2, names, figures), 2, "")
+    rows.write(csv_rows(sets[0:2], 0, Rows.failed(2, "task lost 3 times: BrokenProcessPool: gone"), names, figures), 2,
+               "")
     rows.write(csv_rows(sets[7:8], 7, done[7:8], names, figures), 0, "")  # written twice: the last one counts
     rows.write(csv_rows(sets[2:3], 2, done[2:3], names, figures)[:-9], 0, "")  # cut short
     rows.close()

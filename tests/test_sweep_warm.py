@@ -1,5 +1,5 @@
-"""A sweep worker's warm start (mechsym.studies.sweep_warm): a fresh worker process evaluates an inverse study from
-the manifest the sweeping process recorded, without importing sympy, with the figures of the full route;
+"""A sweep worker's warm start (mechsym.studies.sweep_warm): a fresh worker process evaluates an inverse or a
+forward study from the manifest the sweeping process recorded, without importing sympy, with the figures of the full route;
 a data file the model's build read is covered by the manifest, so editing it sends the worker back to
 the full route."""
 import json
@@ -14,7 +14,7 @@ import pytest
 
 from mechsym.app.registry import find
 from mechsym.codegen import c_backend
-from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.analyses import ForwardOptions, InverseOptions
 from mechsym.studies import TableStudy, grid, sweep
 
 pytestmark = pytest.mark.skipif(c_backend.compiler() is None, reason="no C compiler")
@@ -25,15 +25,16 @@ STUDY = dict(options={"omega": [2.0, 3.0], "alpha": 0.5, "samples": 180},
 WORKER = r"""
 import json, sys
 from mechsym.app.registry import find
-from mechsym.studies.analyses import InverseOptions
+from mechsym.studies.analyses import ForwardOptions, InverseOptions
 from mechsym.studies import TableStudy
 from mechsym.studies.sweep import ModelRef, evaluate
 spec = json.loads(sys.argv[1])
 ref = ModelRef(find(spec["model"]))
 if spec["route"] == "full":  # derived first: evaluate() then takes the full route
     ref.system()
-study = TableStudy(InverseOptions(**spec["study"]["options"]), spec["study"]["reductions"])
-rows = evaluate(ref, study, spec["sets"])
+options = (ForwardOptions if spec["study"].get("analysis") == "forward" else InverseOptions)(**spec["study"]["options"])
+study = TableStudy(options, spec["study"]["reductions"])
+rows = list(evaluate(ref, study, spec["sets"]))
 print(json.dumps({"sympy": "sympy" in sys.modules, "scipy": "scipy" in sys.modules, "rows": rows}))
 """
 
@@ -81,6 +82,31 @@ def test_worker_evaluates_inertial_sets_without_sympy(cache):
     for e, g in zip(expected, got):
         assert (e is None) == (g is None) and (e is None or np.allclose(g, e, rtol=1e-12, atol=0.0))
     assert [r[1] for r in out["rows"]] == list(table["message"])
+
+
+def test_a_forward_study_starts_warm_too(cache):
+    """A forward study of other link lengths and densities (each set its own run in ms_forward_sets): the
+    sweeping process derives nothing once the manifest is there, a fresh worker imports neither sympy nor
+    scipy, and both give the figures and messages of a sweep of the derived model to 1e-12."""
+    forward = {"analysis": "forward", "options": {"torque": 0.05, "t_end": 0.3},
+               "reductions": ["final:theta", "absmax:omega", "mean:torque"]}
+    study = TableStudy(ForwardOptions(**forward["options"]), forward["reductions"])
+    sets = grid(l_crank=[0.045, 0.055], l_rocker=[0.12, 0.13], density=[1.0, -1.0])
+    with ThreadPoolExecutor(1) as pool:  # derived here: the manifest recorded
+        table = sweep(find("fourbar"), sets, study, executor=pool)
+    code = ("import sys; from concurrent.futures import ThreadPoolExecutor; from mechsym.app.registry import find; "
+            "from mechsym.studies import ForwardOptions, TableStudy, grid, sweep; "
+            f"study = TableStudy(ForwardOptions(**{forward['options']!r}), {forward['reductions']!r}); "
+            f"sweep(find('fourbar'), grid({dict(sets.axes)!r}), study, executor=ThreadPoolExecutor(1)); "
+            "print('sympy' in sys.modules)")
+    parent = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            capture_output=True, text=True, check=True)
+    assert parent.stdout.split()[-1] == "False"
+    out = _worker("fourbar", sets, forward)
+    assert not out["sympy"] and not out["scipy"]
+    assert [r[1] for r in out["rows"]] == list(table["message"]) and list(table["status"]).count("ok") == 4
+    for e, g in zip(_figures(table, study.names), _rows(out["rows"], study.names)):
+        assert (e is None) == (g is None) and (e is None or np.allclose(g, e, rtol=1e-12, atol=0.0))
 
 
 def test_other_geometries_are_warm_and_only_a_set_that_fails_derives(cache):

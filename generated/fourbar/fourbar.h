@@ -61,6 +61,8 @@ int fourbar_forward_sets(int nsets, double torque, double th0, double om0, doubl
     const double *ev_value, const int *ev_dir, const int *ev_terminal, int max_events, double *ev_t, int *ev_id,
     double *ev_y, int *n_events, double *start_coef, double *start_q, double *start_f, double *grid_y,
     int *written, long *nfev, int *status);
+/* The diagonals of the mass matrix of nsets parameter sets: out + k*NQ from P + k*NPAR. */
+void fourbar_mass_sets(int nsets, const double *P, double *out);
 /* _inverse with U combined for nspeed speeds as it is computed: coef (nspeed x 3) holds alpha, omega^2, 1
    per speed; cols (NU x nspeed x n): cols[(i*nspeed + k)*n + s] = U_i of speed k at sample s. */
 int fourbar_inverse_columns(int n, const double *th, const double *p, const double *q0,

@@ -61,6 +61,8 @@ int pasibot_forward_sets(int nsets, double torque, double th0, double om0, doubl
     const double *ev_value, const int *ev_dir, const int *ev_terminal, int max_events, double *ev_t, int *ev_id,
     double *ev_y, int *n_events, double *start_coef, double *start_q, double *start_f, double *grid_y,
     int *written, long *nfev, int *status);
+/* The diagonals of the mass matrix of nsets parameter sets: out + k*NQ from P + k*NPAR. */
+void pasibot_mass_sets(int nsets, const double *P, double *out);
 /* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from
    q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */
 int pasibot_ode(int n, const double *th, const double *om, double torque, const double *p, const double *q0,

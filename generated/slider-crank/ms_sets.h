@@ -38,94 +38,133 @@ static int start_at(double th0, const double *p, double th_ref, const double *q_
   return 0;
 }
 
-/* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call: set k
-   has the parameters P[k * NPAR ..], the coordinate scales SCALE[k * NQ ..] and the largest step HMAX[k],
-   and starts from the reference assembly (start_at: th_ref, q_ref, ref_sign); its outputs are those of
-   ms_inverse at offsets k * n (coef_max, branch_min) and k * n * NROW * 3 (u_out), start_coef[k] start_at's
-   largest coefficient, failed[k] the return value of ms_inverse (-1, or the first sample that failed; 0
-   where the start failed) and status[k] its status. Returns 0, or MS_INTERRUPTED (the sets from the
-   interrupted one on are not computed). */
-int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, double th_ref, const double *q_ref,
-                        int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit, double *start_coef,
-                        double *coef_max, double *branch_min, double *u_out, int *failed, int *status) {
+/* One set's analysis once it has started: set k with parameters p from its start q0 (solved at the first
+   sample), its coordinate scales and largest step; writes *status and returns the first sample that failed
+   (-1 where none did), as the single-set kernels do. `ctx` holds the analysis' inputs and outputs. */
+typedef int (*ms_set_run)(void *ctx, int k, const double *p, const double *q0, const double *scale, double hmax,
+                          int *status);
+
+/* The per-set loop of every analysis of many parameter sets: set k (parameters P[k * NPAR ..], coordinate
+   scales SCALE[k * NQ ..], largest step HMAX[k]) started from the reference assembly at th0 (start_at: th_ref,
+   q_ref, ref_sign; its configuration into start_q + k * NQ where start_q is given, start_coef[k] its largest
+   coefficient), then `run` from there. failed[k] (where given) what `run` returned, 0 where the start failed;
+   status[k] that of the start or of the run. Returns 0, or MS_INTERRUPTED (the sets from the interrupted one
+   on are not computed). */
+static int run_sets(int nsets, double th0, const double *P, double th_ref, const double *q_ref, int ref_sign,
+                    const double *SCALE, const double *HMAX, double tol, int maxit, double *start_coef, double *start_q,
+                    int *failed, int *status, ms_set_run run, void *ctx) {
   ms_handler old;
   const int caught = ms_catch(&old);
   int result = 0;
-  double q0[NQ];
+  double q[NQ];
   for (int k = 0; k < nsets; ++k) {
-    const size_t off = (size_t)k * n;
     const double *p = P + (size_t)k * NPAR, *scale = SCALE + (size_t)k * NQ;
-    status[k] = start_at(th[0], p, th_ref, q_ref, ref_sign, scale, tol, maxit, HMAX[k], q0, start_coef + k);
-    failed[k] = status[k] ? 0 : inverse_blocks(n, th, p, q0, scale, tol, maxit, HMAX[k], NULL, coef_max + off,
-                                               branch_min + off, u_out + off * NROW * 3, status + k, NULL);
+    double *q0 = start_q ? start_q + (size_t)k * NQ : q;
+    status[k] = start_at(th0, p, th_ref, q_ref, ref_sign, scale, tol, maxit, HMAX[k], q0, start_coef + k);
+    const int first = status[k] ? 0 : run(ctx, k, p, q0, scale, HMAX[k], status + k);
+    if (failed) failed[k] = first;
     if (status[k] == MS_INTERRUPTED || ms_stop) { result = MS_INTERRUPTED; break; }
   }
   ms_release(caught, &old);
   return result;
 }
 
+/* The samples, tolerances and outputs of ms_inverse_sets and ms_kinematics_sets. */
+typedef struct {
+  int n, maxit;
+  const double *th;
+  double tol, *q_out, *dq_out, *ddq_out, *coef_max, *branch_min, *u_out;
+} ms_sweep;
 
-/* The kinematics of nsets parameter sets along the same n samples th, set-major, in one call: set k (its
-   parameters, scales and largest step as in ms_inverse_sets) starts from the reference assembly (start_at)
-   and its outputs are those of ms_kinematics at offsets k * n * NQ (q_out, dq_out, ddq_out) and k * n
-   (coef_max, branch_min); start_coef[k], failed[k] and status[k] as ms_inverse_sets writes them. Returns 0,
-   or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
+static int inverse_set(void *ctx, int k, const double *p, const double *q0, const double *scale, double hmax,
+                       int *status) {
+  const ms_sweep *s = ctx;
+  const size_t off = (size_t)k * s->n;
+  return inverse_blocks(s->n, s->th, p, q0, scale, s->tol, s->maxit, hmax, NULL, s->coef_max + off,
+                        s->branch_min + off, s->u_out + off * NROW * 3, status, NULL);
+}
+
+static int kinematics_set(void *ctx, int k, const double *p, const double *q0, const double *scale, double hmax,
+                          int *status) {
+  const ms_sweep *s = ctx;
+  const size_t off = (size_t)k * s->n;
+  return kinematics_run(s->n, s->th, p, q0, scale, s->tol, s->maxit, hmax, s->q_out + off * NQ, s->dq_out + off * NQ,
+                        s->ddq_out + off * NQ, s->coef_max + off, s->branch_min + off, status, NULL);
+}
+
+/* The inverse dynamics of nsets parameter sets along the same n samples th, set-major, in one call (run_sets:
+   set k's parameters, scales and largest step; start_coef[k], failed[k] and status[k]); its outputs are those
+   of ms_inverse at offsets k * n (coef_max, branch_min) and k * n * NROW * 3 (u_out). */
+int MS_FN(inverse_sets)(int nsets, int n, const double *th, const double *P, double th_ref, const double *q_ref,
+                        int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit, double *start_coef,
+                        double *coef_max, double *branch_min, double *u_out, int *failed, int *status) {
+  ms_sweep s = {n, maxit, th, tol, NULL, NULL, NULL, coef_max, branch_min, u_out};
+  return run_sets(nsets, th[0], P, th_ref, q_ref, ref_sign, SCALE, HMAX, tol, maxit, start_coef, NULL, failed, status,
+                  inverse_set, &s);
+}
+
+/* The kinematics of nsets parameter sets along the same n samples th, set-major, in one call (run_sets, as
+   ms_inverse_sets); its outputs are those of ms_kinematics at offsets k * n * NQ (q_out, dq_out, ddq_out) and
+   k * n (coef_max, branch_min). */
 int MS_FN(kinematics_sets)(int nsets, int n, const double *th, const double *P, double th_ref, const double *q_ref,
                            int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit,
                            double *start_coef, double *q_out, double *dq_out, double *ddq_out, double *coef_max,
                            double *branch_min, int *failed, int *status) {
-  ms_handler old;
-  const int caught = ms_catch(&old);
-  int result = 0;
-  double q0[NQ];
-  for (int k = 0; k < nsets; ++k) {
-    const size_t off = (size_t)k * n;
-    const double *p = P + (size_t)k * NPAR, *scale = SCALE + (size_t)k * NQ;
-    status[k] = start_at(th[0], p, th_ref, q_ref, ref_sign, scale, tol, maxit, HMAX[k], q0, start_coef + k);
-    failed[k] = status[k] ? 0 : kinematics_run(n, th, p, q0, scale, tol, maxit, HMAX[k], q_out + off * NQ,
-                                               dq_out + off * NQ, ddq_out + off * NQ, coef_max + off,
-                                               branch_min + off, status + k, NULL);
-    if (status[k] == MS_INTERRUPTED || ms_stop) { result = MS_INTERRUPTED; break; }
-  }
-  ms_release(caught, &old);
-  return result;
+  ms_sweep s = {n, maxit, th, tol, q_out, dq_out, ddq_out, coef_max, branch_min, NULL};
+  return run_sets(nsets, th[0], P, th_ref, q_ref, ref_sign, SCALE, HMAX, tol, maxit, start_coef, NULL, failed, status,
+                  kinematics_set, &s);
+}
+
+/* The inputs and outputs of ms_forward_sets. */
+typedef struct {
+  double torque, th0, om0, t_end, rtol, atol, tol, *ev_t, *ev_y, *start_f, *grid_y;
+  const double *grid_t, *ev_value;
+  int n_grid, maxit, n_ev, max_events, *ev_id, *n_events, *written;
+  const int *ev_comp, *ev_dir, *ev_terminal;
+  long *nfev;
+} ms_runs;
+
+static int forward_set(void *ctx, int k, const double *p, const double *q0, const double *scale, double hmax,
+                       int *status) {
+  const ms_runs *r = ctx;
+  const size_t ev = (size_t)k * r->max_events;
+  double jac[4];
+  long n_rec;
+  ode_run(1, &r->th0, &r->om0, r->torque, p, q0, scale, r->tol, r->maxit, hmax, r->start_f + 2 * k, jac, status, NULL);
+  if (!*status)
+    r->written[k] = forward_run(r->torque, r->th0, r->om0, r->t_end, r->grid_t, r->n_grid, r->rtol, r->atol, p, q0,
+                                scale, r->tol, r->maxit, hmax, r->n_ev, r->ev_comp, r->ev_value, r->ev_dir,
+                                r->ev_terminal, r->max_events, r->ev_t + ev, r->ev_id + ev, r->ev_y + 2 * ev,
+                                r->n_events + k, r->grid_y + (size_t)k * r->n_grid * 2, r->nfev + k, 0, NULL, &n_rec,
+                                status);
+  return -1;
 }
 
 /* Forward dynamics of nsets parameter sets from the same (th0, om0) under the same constant torque, in one
    call: independent integrations (each its own DOP853 step control and located events, as ms_forward), set
-   k (its parameters, scales and largest step as in ms_inverse_sets) started from the reference assembly
-   (start_at). Per set: start_q (NQ) the configuration at th0 and start_coef its start's largest velocity
-   coefficient; start_f (2) the right-hand side (omega, thetadd) at the start; grid_y (n_grid x 2) the states
-   on the grid and written[k] how many; nfev[k]; n_events[k] events (at most max_events, at ev_t, ev_id,
-   ev_y + 2 * (k * max_events)); status[k] that of start_at or of the run (MS_OK: complete). Returns 0, or
-   MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
+   k started as in run_sets. Per set: start_q (NQ) the configuration at th0 and start_coef its start's largest
+   velocity coefficient; start_f (2) the right-hand side (omega, thetadd) at the start; grid_y (n_grid x 2)
+   the states on the grid and written[k] how many; nfev[k]; n_events[k] events (at most max_events, at ev_t,
+   ev_id, ev_y + 2 * (k * max_events)); status[k] that of start_at or of the run (MS_OK: complete). Returns 0,
+   or MS_INTERRUPTED (the sets from the interrupted one on are not computed). */
 int MS_FN(forward_sets)(int nsets, double torque, double th0, double om0, double t_end, const double *grid_t,
                         int n_grid, double rtol, double atol, const double *P, double th_ref, const double *q_ref,
                         int ref_sign, const double *SCALE, const double *HMAX, double tol, int maxit, int n_ev,
                         const int *ev_comp, const double *ev_value, const int *ev_dir, const int *ev_terminal,
                         int max_events, double *ev_t, int *ev_id, double *ev_y, int *n_events, double *start_coef,
                         double *start_q, double *start_f, double *grid_y, int *written, long *nfev, int *status) {
-  ms_handler old;
-  const int caught = ms_catch(&old);
-  int result = 0;
+  ms_runs r = {torque, th0, om0, t_end, rtol, atol, tol, ev_t, ev_y, start_f, grid_y, grid_t, ev_value,
+               n_grid, maxit, n_ev, max_events, ev_id, n_events, written, ev_comp, ev_dir, ev_terminal, nfev};
   for (int k = 0; k < nsets; ++k) {
-    const double *p = P + (size_t)k * NPAR, *scale = SCALE + (size_t)k * NQ;
-    double *q0 = start_q + (size_t)k * NQ, jac[4];
-    const size_t ev = (size_t)k * max_events;
-    long n_rec;
     written[k] = n_events[k] = 0;
     nfev[k] = 0;
-    status[k] = start_at(th0, p, th_ref, q_ref, ref_sign, scale, tol, maxit, HMAX[k], q0, start_coef + k);
-    if (!status[k]) ode_run(1, &th0, &om0, torque, p, q0, scale, tol, maxit, HMAX[k], start_f + 2 * k, jac, status + k,
-                            NULL);
-    if (!status[k])
-      written[k] = forward_run(torque, th0, om0, t_end, grid_t, n_grid, rtol, atol, p, q0, scale, tol, maxit, HMAX[k],
-                               n_ev, ev_comp, ev_value, ev_dir, ev_terminal, max_events, ev_t + ev, ev_id + ev,
-                               ev_y + 2 * ev, n_events + k, grid_y + (size_t)k * n_grid * 2, nfev + k, 0, NULL, &n_rec,
-                               status + k);
-    if (status[k] == MS_INTERRUPTED || ms_stop) { result = MS_INTERRUPTED; break; }
   }
-  ms_release(caught, &old);
-  return result;
+  return run_sets(nsets, th0, P, th_ref, q_ref, ref_sign, SCALE, HMAX, tol, maxit, start_coef, start_q, NULL, status,
+                  forward_set, &r);
+}
+
+/* The diagonals of the mass matrix (NQ each, into out + k * NQ) of nsets parameter sets P (NPAR each). */
+void MS_FN(mass_sets)(int nsets, const double *P, double *out) {
+  for (int k = 0; k < nsets; ++k) mass1(P + (size_t)k * NPAR, out + (size_t)k * NQ);
 }
 #endif

@@ -1,7 +1,7 @@
 """One analysis of many parameter sets in one compiled call (runtime/ms_sets.h): inverse dynamics, kinematics
 and forward dynamics of a one-coordinate mechanism, each set assembled from the reference assembly (of the
 default parameters) and continued to its start in C, with its own scales, steps and, for a forward run, its
-own step control and events. A sweep's sets of their own geometry go through these (mechsym.studies.sweep_batch)
+own step control and events. A sweep's sets of their own geometry go through these (mechsym.studies.sweep_sets)
 instead of one call, one start in Python and one table per set.
 
 Every call takes `reference` = (theta_ref, q_ref, sign): the reference assembly q_ref at theta_ref and the sign
@@ -32,6 +32,8 @@ def _bound(lib):
                                         _D, _I, _D, _I, _D, _D, _D, _D, _I, _L, _I]
         for name in ("ms_inverse_sets", "ms_kinematics_sets", "ms_forward_sets"):
             getattr(dll, name).restype = i
+        dll.ms_mass_sets.argtypes = [i, _D, _D]
+        dll.ms_mass_sets.restype = None
         dll._ms_sets = True
     return dll
 
@@ -39,6 +41,14 @@ def _bound(lib):
 def _per_set(params, col_scale, hmax):
     p, scale = (np.ascontiguousarray(np.reshape(a, (len(params), -1)), float) for a in (params, col_scale))
     return p, scale, np.ascontiguousarray(hmax, float).reshape(len(params))
+
+
+def mass_sets(lib, params) -> np.ndarray:
+    """The diagonals of the mass matrix (S, nq) of S parameter sets params (S, npar), in one call."""
+    p = np.ascontiguousarray(params, float)
+    out = np.empty((len(p), lib.nq))
+    _bound(lib).ms_mass_sets(len(p), _ptr(p), _ptr(out))
+    return out
 
 
 def inverse_sets(lib, theta, params, reference, col_scale, hmax, tol, maxit=30):

@@ -20,8 +20,9 @@ entry points that loop over samples inside C:
   ms_inverse   kinematics by Newton, exact coefficients, and the reactions and driving force for three
                right-hand sides (per unit thetadd, per unit thetad^2, static), per sample: in blocks of
                samples solved independently from anchors reached by continuation (mechsym.codegen.c_lanes)
-  ms_inverse_sets
-               ms_inverse for many parameter sets (each with its own starting configuration) in one call
+  ms_inverse_sets, ms_kinematics_sets, ms_forward_sets
+               ms_inverse, ms_kinematics, ms_forward for many parameter sets (each with its own starting
+               configuration, found in C) in one call; ms_mass_sets the mass diagonals of many sets
   ms_ode       the reduced one-coordinate ODE's right-hand side and its exact Jacobian along theta
   ms_forward   the reduced one-coordinate ODE integrated by DOP853 (scipy's coefficients and error control) with
                dense output on a uniform grid and located events

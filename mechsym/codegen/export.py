@@ -182,6 +182,8 @@ def _header(system, prefix, meta, solver, th_ref, q_ref) -> str:
         "    const double *ev_value, const int *ev_dir, const int *ev_terminal, int max_events, double *ev_t, int *ev_id,",
         "    double *ev_y, int *n_events, double *start_coef, double *start_q, double *start_f, double *grid_y,",
         "    int *written, long *nfev, int *status);",
+        "/* The diagonals of the mass matrix of nsets parameter sets: out + k*NQ from P + k*NPAR. */",
+        f"void {prefix}_mass_sets(int nsets, const double *P, double *out);",
         *_columns_declaration(prefix, meta),
         "/* The reduced ODE y' = f(y), y = (theta, omega), under a constant torque at n states (th in path order from",
         "   q0 near th[0]): f_out (n x 2) and its exact Jacobian df/dy jac_out (n x 2 x 2). Returns as _inverse. */",

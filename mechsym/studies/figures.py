@@ -1,10 +1,8 @@
 """A parameter set's figures: the reductions of a table to numbers (FUNC:COLUMN), and what the batched
-inverse of a sweep (mechsym.studies.sweep) and the workers' warm start (mechsym.studies.sweep_warm) both
-need to make them: a set's figures from its inverse basis, the negative-mass check, and which parameters
-are geometry."""
+inverse of a sweep (mechsym.studies.sweep_sets.inverse_rows, which the workers' warm start runs too) needs
+to make them: the figures of many sets from their inverse bases at once, and the negative-mass check."""
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,14 +10,14 @@ import numpy as np
 from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 
-REDUCERS = {
-    "max": np.max,
-    "min": np.min,
-    "mean": np.mean,
-    "rms": lambda v: np.sqrt(np.mean(np.square(v))),
-    "ptp": np.ptp,
-    "absmax": lambda v: np.max(np.abs(v)),
-    "final": lambda v: v[-1],
+REDUCERS = {  # each over the last axis: one table's column, or the same column of many sets at once
+    "max": lambda v: np.max(v, axis=-1),
+    "min": lambda v: np.min(v, axis=-1),
+    "mean": lambda v: np.mean(v, axis=-1),
+    "rms": lambda v: np.sqrt(np.mean(np.square(v), axis=-1)),
+    "ptp": lambda v: np.ptp(v, axis=-1),
+    "absmax": lambda v: np.max(np.abs(v), axis=-1),
+    "final": lambda v: v[..., -1],
 }
 
 
@@ -51,7 +49,11 @@ class Reduction:
         values = np.asarray(table[self.column], float)
         if values.size == 0:
             raise InputError(f"column '{self.column}' is empty")
-        return float(REDUCERS[self.func](values))
+        return float(self.reduce(values))
+
+    def reduce(self, values) -> np.ndarray:
+        """The figure of each row of `values` (..., N): the column of many tables at once."""
+        return REDUCERS[self.func](values)
 
 
 def speeds_apart(omegas, quasi_static=False) -> tuple:
@@ -80,17 +82,34 @@ def reduce_table(table, reductions, speeds=()) -> dict:
     return figures
 
 
-def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis, reductions):
-    """A set's figures (or its InputError) from its inverse basis (N, unknowns, 3): the table of every
-    speed (coef (S, 3): alpha, omega^2, 1 per speed) reduced, speed by speed where there are several."""
+def inverse_figures(coordinate, theta, omegas, quasi_static, coef, names, basis, reductions) -> dict:
+    """The figures (name -> (S,)) of S sets from their inverse bases (S, N, unknowns, 3), in one pass over the
+    sets: each set's table of every speed (coef (W, 3): alpha, omega^2, 1 per speed; its rows speed by
+    speed, as mechsym.planar.dynamics.inverse makes them) reduced, speed by speed where there are several. A
+    reduction of a column the table lacks raises its InputError (the same for every set)."""
+    nsets, n = basis.shape[:2]
+    if n == 0:
+        raise InputError(f"column '{reductions[0].column}' is empty")
     cols = {coordinate: np.tile(theta, len(omegas))}
     if not quasi_static:
-        cols["omega"] = np.repeat(omegas, len(theta))
-    cols.update({n: (coef @ basis[:, i, :].T).ravel() for i, n in enumerate(names)})
-    try:
-        return reduce_table(Table(cols), reductions, speeds_apart(omegas, quasi_static))
-    except InputError as exc:
-        return exc
+        cols["omega"] = np.repeat(omegas, n)
+    index = {name: i for i, name in enumerate(names)}
+    speeds = speeds_apart(omegas, quasi_static)
+    figures, columns = {}, {}
+    for r in reductions:
+        if r.column in columns:
+            values = columns[r.column]
+        elif r.column in cols:
+            values = np.broadcast_to(cols[r.column], (nsets, len(cols[r.column])))
+        elif r.column in index:  # (S, W, N): a set's table column, speed by speed
+            values = np.matmul(coef, basis[:, :, index[r.column], :].transpose(0, 2, 1))
+        else:
+            raise InputError(f"no column '{r.column}' to reduce (columns: {', '.join([*cols, *names])})")
+        values = columns[r.column] = values.reshape(nsets, len(omegas), n)
+        for w in speeds or (None,):
+            rows = values if w is None else values[:, omegas == w, :]
+            figures[r.name if w is None else f"{r.name}@omega={w:.12g}"] = r.reduce(rows.reshape(nsets, -1))
+    return {name: figures[name] for name in figure_names(reductions, speeds)}
 
 
 def negative_mass(name, bodies, mass):
@@ -101,24 +120,3 @@ def negative_mass(name, bodies, mass):
         return None
     return InputError(f"mechanism '{name}': " + "; ".join(
         f"body '{b}' has negative mass or inertia (m={m:g}, I={i:g})" for b, m, i in negative))
-
-
-_GEOMETRY = weakref.WeakKeyDictionary()
-
-
-def geometry_parameters(system) -> list:
-    """Names of the parameters the constraints depend on (lengths, pivots, centres of mass); the others
-    (masses, inertias, densities, loads, g) do not change the kinematics. Found once per System."""
-    if system not in _GEOMETRY:
-        con = system.constraints
-        used = set().union(*(_free(e) for e in con.rows),
-                           *(_free(c) for point in con.points.values() for c in point))
-        _GEOMETRY[system] = [n for n, p in system.mechanism.parameters.items() if p.symbol in used]
-    return _GEOMETRY[system]
-
-
-def _free(expr) -> set:
-    """The free symbols of a sympy expression (or number)."""
-    import sympy
-
-    return sympy.sympify(expr).free_symbols

@@ -37,7 +37,8 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.studies.sweep_grid import Grid, grid
 from mechsym.studies import sweep_run
-from mechsym.studies.sweep_run import SERIAL_CHUNK, Tasks, executor_width, one_line
+from mechsym.studies.sweep_rows import Rows, concatenated
+from mechsym.studies.sweep_run import SERIAL_CHUNK, Tasks, executor_width
 from mechsym.studies.sweep_study import SET_ERRORS
 
 MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
@@ -84,50 +85,38 @@ class ModelRef:
         return _SYSTEMS[key]
 
 
-def evaluate(model: ModelRef, study, sets) -> list:
-    """One task: the study at each parameter set of `sets`, in order; per set (figures, "") or (None,
-    the one-line error). A study with a `batch(system, sets)` method evaluates the sets together where
-    it can (see TableStudy.batch; a set its batch leaves, None, is evaluated alone). Runs in the worker."""
+def evaluate(model: ModelRef, study, sets) -> Rows:
+    """One task: the study at each parameter set of `sets` (a list of dicts or a Grid's range), in order, as
+    `Rows` (per set its figures, or the one-line error). A study with a `batch(system, sets)` method
+    evaluates the sets together where it can (see TableStudy.batch; a set its batch leaves is evaluated
+    alone). Runs in the worker."""
     import warnings
 
     from mechsym.core.progress import quiet
 
+    rows = Rows(len(sets), getattr(study, "names", None) or ())
     with warnings.catch_warnings(), np.errstate(all="ignore"), quiet():
         warnings.simplefilter("ignore", RuntimeWarning)
-        outcomes = None
         if isinstance(model, ModelRef) and not model.loaded():  # a worker's warm start: no derivation
             from mechsym.studies import sweep_warm
 
-            outcomes = sweep_warm.batch(model, study, [dict(s) for s in sets])
-        rest = list(range(len(sets))) if outcomes is None else [k for k, o in enumerate(outcomes) if o is None]
-        if rest:
-            outcomes = outcomes or [None] * len(sets)
+            found = sweep_warm.batch(model, study, sets)
+            if found is not None:
+                rows.merge(np.arange(len(sets)), found)
+        rest = rows.pending()
+        if len(rest):
             system = model.system()
             batch = getattr(study, "batch", None)
-            found = batch(system, [dict(sets[k]) for k in rest]) if batch is not None else None
-            for j, k in enumerate(rest):
-                if found is not None and found[j] is not None:
-                    outcomes[k] = found[j]
-                    continue
+            part = [sets[int(k)] for k in rest] if len(rest) < len(sets) else sets
+            found = batch(system, part) if batch is not None else None
+            if found is not None:
+                rows.merge(rest, found)
+            for k in rows.pending():
                 try:
-                    outcomes[k] = study(system, dict(sets[k]))
+                    rows.put(int(k), study(system, dict(sets[int(k)])))
                 except SET_ERRORS as exc:
-                    outcomes[k] = exc
-    return [_row(outcome) for outcome in outcomes]
-
-
-def _row(outcome):
-    """(figures, "") of a set's figures, or (None, the one-line error) of its exception or of a
-    non-finite figure."""
-    if isinstance(outcome, InputError):
-        return None, one_line(outcome)
-    if isinstance(outcome, Exception):
-        return None, one_line(f"{type(outcome).__name__}: {outcome}")
-    figures = {k: float(v) for k, v in outcome.items()}
-    bad = [k for k, v in figures.items() if not math.isfinite(v)]
-    if bad:
-        return None, f"figure '{bad[0]}' is not finite"
-    return figures, ""
+                    rows.put(int(k), exc)
+    return rows
 
 
 # -- the sweep -----------------------------------------------------------------------------------------
@@ -207,9 +196,9 @@ def sweep(model, sets, study, *, backend=None, executor=None, workers=None, chun
     if out is None:
         results = {}
         run([(0, len(sets))], lambda lo, hi: (evaluate, worker_ref, study, sets[lo:hi]), results.__setitem__,
-            lambda lo, hi, message: results.__setitem__(lo, [(None, message)] * (hi - lo)))
-        rows = [row for lo in sorted(results) for row in results[lo]]
-        return _table(names, sets, rows, figure_names, mech)
+            lambda lo, hi, message: results.__setitem__(lo, Rows.failed(hi - lo, message)))
+        rows = concatenated([results[lo] for lo in sorted(results)], figure_names or ())
+        return _table(names, sets, rows, mech)
     return _stream(out, resume, run, worker_ref, model, backend, study, sets, names, list(figure_names), mech)
 
 
@@ -236,7 +225,7 @@ def _stream(out, resume, run, worker_ref, model, backend, study, sets, names, fi
         rows.write(*found)
 
     def lost(lo, hi, message):
-        rows.write(csv_rows(sets[lo:hi], lo, [(None, message)] * (hi - lo), names, figure_names), hi - lo, message)
+        rows.write(csv_rows(sets[lo:hi], lo, Rows.failed(hi - lo, message), names, figure_names), hi - lo, message)
 
     try:
         run(_runs(~rows.done), lambda lo, hi: (evaluate_csv, worker_ref, study, sets[lo:hi], lo, names,
@@ -290,8 +279,8 @@ def evaluate_csv(model, study, sets, first, names, figure_names):
     from mechsym.studies.sweep_stream import csv_rows
 
     rows = evaluate(model, study, sets)
-    failures = [message for found, message in rows if found is None]
-    return csv_rows(sets, first, rows, names, figure_names), len(failures), (failures or [""])[0]
+    failed = np.flatnonzero(~rows.ok)
+    return csv_rows(sets, first, rows, names, figure_names), len(failed), rows.messages[failed[0]] if len(failed) else ""
 
 
 @dataclass(frozen=True)
@@ -304,17 +293,11 @@ class _Local:
         return self.held
 
 
-def _table(names, sets, rows, study_names, mech) -> Table:
-    figure_names = list(study_names or [])
-    for figures, _ in rows:
-        for k in figures or ():
-            if k not in figure_names:
-                figure_names.append(k)
+def _table(names, sets, rows: Rows, mech) -> Table:
     cols = {n: sets.column(n) if isinstance(sets, Grid) else np.array([s[n] for s in sets], float) for n in names}
-    for k in figure_names:
-        cols[k] = np.array([f.get(k, np.nan) if f is not None else np.nan for f, _ in rows], float)
-    cols["status"] = np.array(["ok" if f is not None else "error" for f, _ in rows], dtype=object)
-    cols["message"] = np.array([m for _, m in rows], dtype=object)
+    cols.update(rows.figures)
+    cols["status"] = np.where(rows.ok, "ok", "error").astype(object)
+    cols["message"] = np.array(rows.messages, dtype=object)
     units = {n: mech.parameters[n].unit for n in names if n in mech.parameters}
     return Table(cols, {k: v for k, v in units.items() if v}, f"{mech.name}: sweep")
 

@@ -12,14 +12,16 @@ SERIAL_CHUNK = 256  # sets per task on one core
 TASK_SECONDS = 1.0  # a parallel task's length: far above an executor's overhead per task (about 1 ms),
 #                     short enough that the rows reach the disk as the sweep goes and a lost task costs little
 PROBE = 4  # sets of each first task at most, from which the cost per set is measured
+SHARES = 2  # a task holds at most 1/SHARES of a worker's share of the sets not yet taken
 
 
 class Tasks:
     """The sets still to compute (runs (lo, hi) of indices, in order), cut into tasks as they are submitted:
     of `size` sets if given; otherwise the first tasks of PROBE sets, then of as many sets as last about
     TASK_SECONDS at the cost per set measured so far (`measured`: the least cost per set of any task, which
-    a worker's start-up does not inflate), and never more than a share of what remains per worker, so that
-    the workers finish together (an expensive study's few sets are spread over every worker)."""
+    a worker's start-up does not inflate), and never more than 1/SHARES of a worker's share of what remains
+    (guided scheduling: the tasks shrink as the sweep nears its end, so that the workers finish together, and
+    an expensive study's few sets are spread over every worker)."""
 
     def __init__(self, runs, size, width):
         self.runs = [(lo, hi) for lo, hi in runs if hi > lo][::-1]
@@ -36,7 +38,7 @@ class Tasks:
             n = self.size
         else:
             n = max(1, min(PROBE if self.cost is None else int(TASK_SECONDS / self.cost),
-                           math.ceil(self.left / self.width)))
+                           math.ceil(self.left / (SHARES * self.width))))
         lo, hi = self.runs.pop()
         if hi - lo > n:
             self.runs.append((lo + n, hi))

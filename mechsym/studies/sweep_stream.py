@@ -51,15 +51,36 @@ def _rows_of(data, ends, base):
 
 
 def csv_rows(sets, first, rows, parameters, figures) -> str:
-    """The CSV text of a task's rows: index (first, first + 1, ...), the parameters' values, the figures
-    (empty where missing), status and message; numbers as every CSV writes them (csv_number)."""
+    """The CSV text of a task's rows (`Rows`): index (first, first + 1, ...), the parameters' values, the
+    figures (empty where missing), status and message; numbers as every CSV writes them (csv_number), column
+    by column rather than set by set."""
+    from mechsym.studies.sweep_sets import set_columns
+
+    count = len(rows)
+    columns = [[str(k) for k in range(first, first + count)]]
+    for values in set_columns(sets, parameters).values():
+        columns.append(_numbers(values))
+    for name in figures:
+        values = rows.figures.get(name)
+        columns.append(_numbers(values) if values is not None else [""] * count)
+    columns.append(["ok" if ok else "error" for ok in rows.ok.tolist()])
+    columns.append([_field(m) if m else "" for m in rows.messages])
+    return "".join([",".join(row) + "\n" for row in zip(*columns)])
+
+
+def _numbers(values) -> list:
+    """csv_number of each value: a float array's without a call per value (the shortest round-trip text, NaN
+    empty), any other sequence's value by value."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        return ["" if v != v else repr(v) for v in values.tolist()]
+    return [csv_number(v) for v in values]
+
+
+def _field(text) -> str:
+    """A text field as the csv module writes it (quoted where it holds a comma, a quote or a line break)."""
     buffer = io.StringIO()
-    out = csv.writer(buffer, lineterminator="\n")
-    for k, (params, (found, message)) in enumerate(zip(sets, rows)):
-        values = [params[n] for n in parameters] + [(found or {}).get(n, np.nan) for n in figures]
-        out.writerow([first + k, *(csv_number(v) for v in values),
-                      "ok" if found is not None else "error", message])
-    return buffer.getvalue()
+    csv.writer(buffer, lineterminator="\n").writerow([text])
+    return buffer.getvalue()[:-1]
 
 
 def read_part(part):

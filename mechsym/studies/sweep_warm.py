@@ -1,4 +1,5 @@
-"""A sweep worker's warm start: the inverse study of a one-coordinate model on the C backend, without sympy.
+"""A sweep worker's warm start: the inverse and forward studies of a one-coordinate model on the C backend,
+without sympy.
 
 The process that starts a parallel sweep derives the model and compiles its library into the cache before
 any task leaves (mechsym.studies.sweep.sweep); it then records here a manifest of what a worker needs besides the
@@ -10,16 +11,17 @@ library it names is built for them); inside, it lists every other file the model
 observed while it ran, a data file or a module it imported), each with its SHA-256, which a worker checks
 before using the manifest, so a change to any of them makes it unused.
 
-A worker (`batch`) evaluates every set, whatever its geometry, through the compiled ms_inverse_sets
-(mechsym.studies.sweep_sets.compiled_inverse), as TableStudy.batch does for sets of their own geometry, and leaves only
-the sets the kernel flags (a start that fails, a dead point: their reason is named by the Python solver)
-and every set of a manifest that does not apply to the full route, which derives the model.
+A worker (`batch`) evaluates every set, whatever its geometry, through the route of the derived model's
+TableStudy.batch (mechsym.studies.sweep_sets.SET_ROUTES: the compiled ms_inverse_sets or ms_forward_sets, the
+sets checked together, an inverse study's figures reduced together), from a `SetModel` made of the manifest
+instead of the derived model, and leaves only the sets the kernel flags (a start that fails, a dead point:
+their reason is named by the Python solver) and every set of a manifest that does not apply to the full
+route, which derives the model. A kinematics study is not covered (its tables need the derived model).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 import threading
@@ -32,9 +34,9 @@ import numpy as np
 from mechsym.codegen import c_backend
 from mechsym.codegen.c_library import CLibrary
 from mechsym.codegen.keys import cache_key, package_source
-from mechsym.studies.figures import inverse_figures, negative_mass
+from mechsym.studies.figures import negative_mass
 
-VERSION = 4
+VERSION = 5
 _WATCH = threading.local()
 _HOOKED = []
 
@@ -150,10 +152,8 @@ def record(ref, study, system, read):
     TableStudy); `read`: the files its build opened (`watch`). Nothing for what the warm start does not
     cover."""
     path = manifest_path(ref.source)
-    if (path is None or not ref.derived or getattr(study, "command", None) != "inverse"
-            or getattr(study, "hook", None) is not None
-            or len(system.coordinate_names) != 1 or getattr(system, "loads", None) is not None):
-        return  # (force elements: their columns and loads of velocity come from the full route)
+    if path is None or not ref.derived or not _covered(study):
+        return
     system.backend.route(compiled=_record, python=_nothing)(path, ref, study, system, read)
 
 
@@ -165,30 +165,18 @@ def _nothing(*args):
 def _record(path, ref, study, system, read):
     from dataclasses import asdict
 
-    from mechsym.studies.sweep_sets import compiled_start
+    from mechsym.studies.sweep_sets import set_model
 
-    lib = system.functions
-    if not lib.meta.get("square"):
+    model = set_model(system)  # (None for force elements: their columns come from the full route)
+    if model is None:
         return
-    from mechsym.planar.dynamics import analysis_functions
-    from mechsym.planar.equations import inverse as inverse_analysis
-
-    analysis = inverse_analysis(system.mechanism, not study.analysis.quasi_static)
-    if analysis.free or analysis.extra_rows or analysis.extra_unknowns:
-        return
-    start = compiled_start(system)
-    if start is None:
-        return
-    mech = system.mechanism
     update_manifest(path, {
-        "version": VERSION, "entry": str(lib.path.resolve()), "name": mech.name,
+        "version": VERSION, "entry": str(model.lib.path.resolve()), "name": model.name,
         "parameters": {n: [p.default, bool(p.positive), bool(getattr(p, "nonnegative", False))]
-                       for n, p in mech.parameters.items()},
-        "units": {n: p.unit for n, p in mech.parameters.items()},
-        "bodies": list(system.constraints.bodies), "coordinate": system.coordinate_names[0],
-        "names": {"inertia": analysis_functions(system, inverse_analysis(mech, True)).names,
-                  "static": analysis_functions(system, inverse_analysis(mech, False)).names},
-        "start": asdict(start), "files": watched(read, model_file(ref.source)),
+                       for n, p in model.parameters.items()},
+        "units": {n: p.unit for n, p in model.parameters.items()},
+        "bodies": list(model.bodies), "coordinate": model.coordinate, "force": model.force, "names": model.unknowns,
+        "start": asdict(model.start), "files": watched(read, model_file(ref.source)),
     })
 
 
@@ -225,9 +213,9 @@ class WarmModel:
 
 
 def parent_model(ref, study) -> WarmModel | None:
-    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse on the C
-    backend, the manifest present and intact): the sweeping process then derives nothing either."""
-    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None or not ref.derived:
+    """The WarmModel of ref's model for `study` where the manifest applies (a TableStudy inverse or forward on
+    the C backend, the manifest present and intact): the sweeping process then derives nothing either."""
+    if not _covered(study) or not ref.derived:
         return None
     found = _manifest(ref)
     return None if found is None else WarmModel(*found)
@@ -250,45 +238,26 @@ def _compiled_manifest(ref):
 
 
 def batch(ref, study, sets):
-    """The outcomes of a TableStudy inverse at `sets` from the manifest (figures, or the InputError of a
-    set that cannot be evaluated; None for a set left to the full route), or None where the manifest does
-    not apply at all."""
-    from mechsym.core.errors import InputError
-    from mechsym.core.parameters import apply_overrides
-    from mechsym.studies.sweep_sets import CompiledStart, compiled_inverse
+    """The outcomes of a TableStudy inverse or forward at `sets` from the manifest (mechsym.studies.sweep_sets'
+    inverse_rows or forward_rows, the routes of the derived model's TableStudy.batch: `Rows`, a set not done
+    left to the full route), or None where the manifest does not apply at all."""
+    from mechsym.studies.sweep_sets import SET_ROUTES, CompiledStart, SetModel
 
-    if getattr(study, "command", None) != "inverse" or getattr(study, "hook", None) is not None:
+    if not _covered(study):
         return None
     found = _manifest(ref)
     if found is None:
         return None
     m, lib = found
-    args = study.analysis
-    if not (args.quasi_static or args.omega) or not np.all(np.isfinite([*(args.omega or []), args.alpha])):
-        return None
-    parameters = _parameters(m)
-    theta = args.theta0 + 2 * math.pi * np.arange(args.samples) / args.samples
-    omegas = np.array([0.0] if args.quasi_static else args.omega, float)
-    alpha = 0.0 if args.quasi_static else args.alpha
-    coef = np.stack([np.full_like(omegas, alpha), omegas**2, np.ones_like(omegas)], axis=1)
-    names = m["names"]["static" if args.quasi_static else "inertia"]
-    out, ready = [None] * len(sets), []
-    for k, params in enumerate(sets):
-        values, problems = apply_overrides(parameters, params)
-        if problems:
-            out[k] = InputError(f"mechanism '{m['name']}': " + "; ".join(problems))
-            continue
-        p = np.array([values[n] for n in parameters])
-        out[k] = negative_mass(m["name"], m["bodies"], lib.mass(p))
-        if out[k] is None:
-            ready.append((k, p))
-    if ready:
-        start = CompiledStart(**{k: tuple(v) if isinstance(v, list) else v for k, v in m["start"].items()})
-        for j, flagged, u in compiled_inverse(lib, start, theta, np.array([p for _, p in ready])):
-            if flagged:
-                continue  # the full route names the sample and the reason
-            if args.quasi_static:
-                u[:, :, :2] = 0.0
-            out[ready[j][0]] = inverse_figures(m["coordinate"], theta, omegas, args.quasi_static, coef, names, u,
-                                               study.reductions)
-    return out
+    start = CompiledStart(**{k: tuple(v) if isinstance(v, list) else v for k, v in m["start"].items()})
+    model = SetModel(m["name"], _parameters(m), tuple(m["bodies"]), m["coordinate"], m["force"], m["names"], start,
+                     lib)
+    return SET_ROUTES[study.command](model, study.analysis, study.reductions, sets)
+
+
+def _covered(study) -> bool:
+    """Whether the warm start covers `study`: a TableStudy of an analysis that a SetModel alone evaluates
+    (mechsym.studies.sweep_sets.SET_ROUTES), without a model's own hook."""
+    from mechsym.studies.sweep_sets import SET_ROUTES
+
+    return getattr(study, "command", None) in SET_ROUTES and getattr(study, "hook", None) is None
