@@ -34,7 +34,6 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
-from mechsym.spatial.joints import Prismatic
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 from mechsym.spatial.loops import closure_drives
 
@@ -93,7 +92,8 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None, inertia=True
         for k, c in zip(s.closure_driven, closure_drives(s.declaration)):
             u = axes[:, k] * tau[:, k, None]
             zero = np.zeros_like(u)
-            driving[c.joint.name] = np.concatenate([u, zero] if isinstance(c.joint, Prismatic) else [zero, u], axis=1)
+            wrench = np.concatenate([u, zero] if c.travel else [zero, u], axis=1)
+            driving[c.joint.name] = driving.get(c.joint.name, 0.0) + wrench
     for c, (la, lb) in zip(s.closures, s.closure_links):
         n = len(c.joint.closure_rows())
         w = np.einsum("nr,nrk->nk", full[:, first:first + n], rows[:, first:first + n])
