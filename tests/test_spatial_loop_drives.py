@@ -12,7 +12,7 @@ from mechsym.spatial import Cylindrical, Revolute, Tree
 from mechsym.spatial import loop_dynamics as dyn
 from mechsym.spatial.loop_kinematics import LoopSolver
 from mechsym.spatial.loops import LoopSystem
-from tests.test_spatial_loops_closures import _bar, _fourbar, _fourbar_points
+from tests.test_spatial_loops_closures import _fourbar
 
 
 def _route(tree, values, omega=3.0, alpha=1.5):
@@ -34,16 +34,7 @@ def test_a_closing_cylindrical_driven_by_its_angle_equals_the_tree_crank():
     """The four-bar closed at the crank's pivot O by a cylindrical joint about z (its slide held by the z
     hinges) and driven by `crank.angle` moves as the four-bar driven at its tree crank hinge: the rocker's angle
     (1e-12) and the crank torque (1e-10)."""
-    O, Ap, Bp, Q = _fourbar_points()
-    z = (0, 0, 1)
-    tree = Tree("fourbar_cylindrical")
-    tree.body("ground")
-    _bar(tree, "rocker", "ground", Revolute("rocker", axis=z), Q, (Q, Bp), O)
-    _bar(tree, "coupler", "rocker", Revolute("B", axis=z), Bp, (Ap, Bp), Q)
-    _bar(tree, "crank", "coupler", Revolute("A", axis=z), Ap, (O, Ap), Bp)
-    tree.frame("O_crank", "crank", xyz=tuple(O - Ap))
-    tree.close("loop", "ground", "O_crank", Cylindrical("crank", axis=z))
-    tree.drive("crank.angle")
+    tree = _fourbar(through_closure=True, closing=Cylindrical, drive="crank.angle")
     theta = np.linspace(0, 2 * np.pi, 25)[:-1]
     s, kin, _, _, tau = _route(tree, theta)
     s0, kin0, _, _, tau0 = _route(_fourbar(through_closure=False), theta)
