@@ -55,10 +55,12 @@ def _slider_crank(drive):
     z = (0, 0, 1)
     tree = Tree("slider_crank")
     tree.body("ground")
-    tree.body("crank", "ground", Revolute("crank", axis=z), mass=0.5, com=tuple(A / 2), inertia=(1e-3, 1e-4, 1e-3, 0, 0, 0))
+    tree.body("crank", "ground", Revolute("crank", axis=z), mass=0.5, com=tuple(A / 2),
+              inertia=(1e-3, 1e-4, 1e-3, 0, 0, 0))
     tree.body("rod", "crank", Revolute("pin", axis=z), xyz=tuple(A), mass=0.8, com=tuple((B - A) / 2),
               inertia=(2e-3, 1e-2, 1e-2, 0, 0, 0))
-    tree.body("slider", "rod", Revolute("wrist", axis=z), xyz=tuple(B - A), mass=1.2, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
+    tree.body("slider", "rod", Revolute("wrist", axis=z), xyz=tuple(B - A), mass=1.2,
+              inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
     tree.frame("guide", "ground", xyz=(0.0, OFFSET, 0.0))
     tree.close("slide", "guide", "slider", Cylindrical("S", axis=(1, 0, 0)))
     tree.drive(drive, force="force" if drive == "S.slide" else "torque")

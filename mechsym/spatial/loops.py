@@ -260,7 +260,8 @@ class LoopSystem:
                                  f"coordinates: {offered})")
             if drv.coordinate not in by_name:
                 raise InputError(f"tree '{self.name}': driven coordinate '{drv.coordinate}' is no joint coordinate "
-                                 f"(coordinates: {', '.join(names_q)}; closing joints' coordinates: {', '.join(own) or 'none'})")
+                                 f"(coordinates: {', '.join(names_q)}; closing joints' coordinates: "
+                                 f"{', '.join(own) or 'none'})")
             iq = by_name[drv.coordinate]
             if iq not in scalar:
                 joint = next(j for j, sq, _ in self._joint_slices if sq.start <= iq < sq.stop)
