@@ -152,10 +152,12 @@ class ClosureDrive:
 
     @property
     def joint(self):
+        """The closing joint."""
         return self.closure.joint
 
     @property
     def travel(self) -> bool:
+        """Whether the coordinate is a length (a travel), not an angle."""
         return self.spec[0] == "travel"
 
 
