@@ -126,10 +126,11 @@ def _bar(tree, name, parent, joint, origin, ends, parent_origin):
               inertia=(m * L ** 2 / 12 * (np.eye(3) - np.outer(u, u)) + 1e-6 * np.eye(3)).tolist())
 
 
-def _fourbar(through_closure):
+def _fourbar(through_closure, closing=Revolute, drive="crank"):
     """The four-bar O-A-B-Q with hinges about z. Driven through the tree: ground-crank-coupler and ground-rocker,
     closed at B, the crank's hinge driven. Driven through the closure: ground-rocker-coupler-crank, closed at O by
-    the hinge 'crank' (ground's frame a, the crank's frame b), whose own angle is driven."""
+    the joint `closing` 'crank' about z (ground's frame a, the crank's frame b), whose own coordinate `drive` is
+    driven."""
     O, Ap, Bp, Q = _fourbar_points()
     z = (0, 0, 1)
     tree = Tree("fourbar3d")
@@ -146,8 +147,8 @@ def _fourbar(through_closure):
         _bar(tree, "coupler", "rocker", Revolute("B", axis=z), Bp, (Ap, Bp), Q)
         _bar(tree, "crank", "coupler", Revolute("A", axis=z), Ap, (O, Ap), Bp)
         tree.frame("O_crank", "crank", xyz=tuple(O - Ap))
-        tree.close("loop", "ground", "O_crank", Revolute("crank", axis=z))
-    tree.drive("crank")
+        tree.close("loop", "ground", "O_crank", closing("crank", axis=z))
+    tree.drive(drive)
     return tree
 
 

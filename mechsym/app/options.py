@@ -167,6 +167,9 @@ def inverse_options(p):
     p.add_argument("--theta0", type=angle, default=InverseOptions.theta0,
                    help="first sample of the driven coordinate, whatever its name (theta, theta8, ...)")
     p.add_argument("--quasi-static", action="store_true", help="drop the inertia terms (no --omega, no omega column)")
+    p.add_argument("--reactions", choices=["determined", "min-norm"], default=InverseOptions.reactions,
+                   help="a spatial loop's reactions where redundant constraints leave some undetermined: only the "
+                        "determined ones (default), or every one, the minimum-norm completion")
 
 
 def forward_options(p):

@@ -241,7 +241,8 @@ class Tree(ElementDeclaration, Declaration):
 
     def drive(self, coordinate, force="torque") -> str:
         """Drive the joint coordinate `coordinate` (a tree joint's, by its name in q: the joint's name for one
-        coordinate); `force` names its generalised force in results."""
+        coordinate; or a closing joint's, by a name of its `closure_coordinates`); `force` names its
+        generalised force in results."""
         if any(d.coordinate == coordinate for d in self.drives):
             raise InputError(f"tree '{self.name}': coordinate '{coordinate}' driven twice")
         self.drives.append(Drive(coordinate, force))

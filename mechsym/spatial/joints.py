@@ -92,6 +92,12 @@ def normal_pair(u) -> tuple:
     return tuple(float(exact(c)) for c in n1), tuple(float(exact(c)) for c in n2)
 
 
+def _angle_about(axis):
+    """The closure coordinate (closure_coordinates) "the angle of frame b about `axis` from frame a"."""
+    n1, n2 = normal_pair(axis)
+    return ("angle", "a", tuple(axis), n1, n2, n1)
+
+
 def _cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 
@@ -193,6 +199,14 @@ class Joint:
         """Its rows as a loop closure (see the module docstring)."""
         raise NotImplementedError(f"joint '{self.name}' ({type(self).__name__}) cannot close a loop")
 
+    def closure_coordinates(self) -> dict:
+        """The coordinates it can be driven by as a loop closure: name -> ("travel", e), the origins' distance
+        along e of frame a; or ("angle", side, u, n1, n2, m), atan2((R n2) . m', (R n1) . m') with R the
+        rotation of frame `side` (a or b; u, n1 and n2 fixed in it, n2 = u x n1 on side a, n1 x u on side b)
+        and m' = m fixed in the other frame: frame b's turn from frame a about u, its rate u' . (w_b - w_a)
+        (u' = R u) where the closure rows hold. Empty: a closure drives none of its coordinates."""
+        return {}
+
 
 @dataclass(frozen=True)
 class AxisJoint(Joint):
@@ -230,6 +244,10 @@ class Revolute(AxisJoint):
         n1, n2 = normal_pair(self.axis)
         return POINT_ROWS + (("perp", n1, self.axis), ("perp", n2, self.axis))
 
+    def closure_coordinates(self):
+        """The angle of frame b about the axis from frame a."""
+        return {self.name: _angle_about(self.axis)}
+
 
 @dataclass(frozen=True)
 class Prismatic(AxisJoint):
@@ -251,6 +269,10 @@ class Prismatic(AxisJoint):
         """The origins apart along the axis only (2 rows), no relative rotation (3)."""
         n1, n2 = normal_pair(self.axis)
         return (("along", n1), ("along", n2), ("perp", n1, self.axis), ("perp", n2, self.axis), ("perp", n1, n2))
+
+    def closure_coordinates(self):
+        """The travel of frame b's origin along the axis from frame a's."""
+        return {self.name: ("travel", self.axis)}
 
 
 @dataclass(frozen=True)
@@ -287,6 +309,10 @@ class Cylindrical(AxisJoint):
         """The origins apart along the axis only (2 rows), the axis keeps its direction (2)."""
         n1, n2 = normal_pair(self.axis)
         return (("along", n1), ("along", n2), ("perp", n1, self.axis), ("perp", n2, self.axis))
+
+    def closure_coordinates(self):
+        """JOINT.slide (a Prismatic's travel) and JOINT.angle (a Revolute's angle)."""
+        return {f"{self.name}.slide": ("travel", self.axis), f"{self.name}.angle": _angle_about(self.axis)}
 
 
 @dataclass(frozen=True)
@@ -357,6 +383,15 @@ class Universal(Joint):
     def closure_rows(self):
         """The origins coincide (3 rows), the two axes stay perpendicular (1)."""
         return POINT_ROWS + (("perp", self.axis, self.axis2),)
+
+    def closure_coordinates(self):
+        """JOINT.angle1, the cross's turn about `axis` from frame a (where `axis2` of frame b points), and
+        JOINT.angle2, frame b's turn about `axis2` from the cross (where frame a's `axis` points, seen from
+        frame b): the relative rotation R_a^T R_b = rot(axis, angle1) rot(axis2, angle2)."""
+        u1, u2 = self.axis, self.axis2
+        u3 = tuple(float(x) for x in np.cross(u1, u2))
+        return {f"{self.name}.angle1": ("angle", "a", u1, u2, u3, u2),
+                f"{self.name}.angle2": ("angle", "b", u2, u1, u3, u1)}
 
 
 @dataclass(frozen=True)

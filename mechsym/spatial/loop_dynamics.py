@@ -6,7 +6,8 @@ rows; E the driven speeds' columns).
 
 * Inverse: at (q, v, dv/dt) the unknowns U = [lambda; tau] solve A U = C with A = [J^T E] and C = H dv/dt +
   bias: square without redundant rows; with them, the minimum-norm U (mechsym.spatial.loop_kinematics.solve),
-  its tau unique and the multipliers of the redundant rows' span undetermined (the minimum-norm completion). A closure's reaction is the sum of its rows' wrenches
+  its tau unique and the multipliers of the redundant rows' span undetermined (the minimum-norm completion;
+  which reaction components it leaves undetermined: mechsym.spatial.loop_reactions). A closure's reaction is the sum of its rows' wrenches
   times their multipliers; a tree joint's is what its child's subtree needs (the bodies' inertial wrenches,
   gravity included, generated) less the closure wrenches on that subtree and less its own drive, so every
   body's Newton-Euler equations hold with these reactions (tests/test_spatial_loops.py checks it by the frame
@@ -36,12 +37,11 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import RunEvent, RunResult
 from mechsym.core.runner import StepRejected, integrate
 from mechsym.core.timegrid import run_options
-from mechsym.spatial.joints import Prismatic
 from mechsym.spatial.loop_compiled import dependent_entry, forward_entry
 from mechsym.spatial.loop_kinematics import LoopSolver, solve
 from mechsym.spatial.loops import closure_drives
 
-__all__ = ["inverse", "reactions", "forward", "Partition"]
+__all__ = ["inverse", "system_matrix", "reactions", "forward", "Partition"]
 
 PARTITION_COND = 1e2     # the dependent columns' condition number (scaled) where a new partition is chosen
 MOVED = 0.5              # the largest move of Newton in q_D from the last configuration (relative to the scales)
@@ -57,25 +57,35 @@ def inverse(solver: LoopSolver, q, v, a, actuated=None):
     """(tau (N, k), lambda (N, rows)) at states q (N, nq), v and a (N, nv): A U = C (module docstring). The
     forces act on the speeds `actuated` (indices into v; default the driven ones): a delta robot follows its
     platform's path on its motors."""
-    s, p = solver.s, solver.p
+    s = solver.s
     H = s.tree.mass_matrix(q, params=solver.tree_p)
     bias = s.tree.bias(q, v, params=solver.tree_p)
+    U = solve(system_matrix(solver, q, actuated), np.einsum("nij,nj->ni", H, a) + bias)
+    return U[:, s.nrows:], U[:, :s.nrows]
+
+
+def system_matrix(solver: LoopSolver, q, actuated=None):
+    """A = [J^T E] (N, nv, rows + k) at q (N, nq): the columns of lambda and of the forces tau (module
+    docstring; `actuated` as in `inverse`)."""
+    s, p = solver.s, solver.p
     _, J, _ = s.closure(q, params=p)
     if actuated is None:            # the drives' generalised forces: D^T tau (a driven closure's too)
         E = np.swapaxes(s.drive_rows(q, params=p)[1], 1, 2)
     else:
         E = np.zeros((len(q), s.nv, len(actuated)))
         E[:, list(actuated), np.arange(len(actuated))] = 1.0
-    A = np.concatenate([np.swapaxes(J, 1, 2), E], axis=2)
-    U = solve(A, np.einsum("nij,nj->ni", H, a) + bias)
-    return U[:, s.nrows:], U[:, :s.nrows]
+    return np.concatenate([np.swapaxes(J, 1, 2), E], axis=2)
 
 
-def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None) -> dict:
+def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None, inertia=True) -> dict:
     """JOINT.fx ... JOINT.mz (N,) of every joint with coordinates and every closure (module docstring), the
-    forces tau acting on the speeds `actuated` (default the driven ones) as in `inverse`."""
+    forces tau acting on the speeds `actuated` (default the driven ones) as in `inverse`. Without `inertia`
+    the bodies' inertial wrenches are left out: the reactions' linear part in (tau, lambda)
+    (mechsym.spatial.loop_reactions)."""
     s, p = solver.s, solver.p
     rows, origins, inertial, body_o = s.wrenches(q, v, a, params=p)
+    if not inertia:
+        inertial = np.zeros_like(inertial)
     full = lam
     out, on_bodies = {}, []               # on_bodies: (link of the second body, link of the first, wrench, origin)
     first = 0
@@ -86,7 +96,8 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None) -> dict:
         for k, c in zip(s.closure_driven, closure_drives(s.declaration)):
             u = axes[:, k] * tau[:, k, None]
             zero = np.zeros_like(u)
-            driving[c.joint.name] = np.concatenate([u, zero] if isinstance(c.joint, Prismatic) else [zero, u], axis=1)
+            wrench = np.concatenate([u, zero] if c.travel else [zero, u], axis=1)
+            driving[c.joint.name] = driving.get(c.joint.name, 0.0) + wrench
     for c, (la, lb) in zip(s.closures, s.closure_links):
         n = len(c.joint.closure_rows())
         w = np.einsum("nr,nrk->nk", full[:, first:first + n], rows[:, first:first + n])

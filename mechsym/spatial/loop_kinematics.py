@@ -32,7 +32,6 @@ import numpy as np
 
 from mechsym.codegen.constants import MAX_STEP, STEP, STEP_FLOOR
 from mechsym.core.errors import AssemblyError, InputError, SingularError
-from mechsym.spatial.joints import Prismatic
 from mechsym.spatial.loops import closure_drives
 from mechsym.spatial.loop_compiled import sweep_entry
 
@@ -87,7 +86,7 @@ class LoopSolver:
         self.theta_scale = np.ones(self.k)        # a drive's scale: its speed's column, a driven closure's by kind
         self.theta_scale[system.tree_driven] = self.col[system.drive_v]
         for k, c in zip(system.closure_driven, closure_drives(system.declaration)):
-            self.theta_scale[k] = self.scale if isinstance(c.joint, Prismatic) else 1.0
+            self.theta_scale[k] = self.scale if c.travel else 1.0
         self.sign = None
         self.constrained_accelerations = None    # (q, v, tau) -> dv/dt, made on first use (loop_dynamics.accelerations)
         self._sweep = None                       # (theta, nodes, q0) -> (q, dq, ddq), made on first use (`sweep`)

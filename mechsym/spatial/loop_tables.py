@@ -6,11 +6,14 @@ one driven coordinate (docs/spatial-loops.md; column rules in docs/conventions.m
                second derivatives by the driven coordinate (NAME' and NAME''), or with omega their rates
                (NAME.v, NAME.a; a spherical joint's speeds are its angular velocity, not a coordinate's rate)
   inverse      the driven coordinate, omega, its force (the declared name), and every joint's reaction
-               JOINT.fx ... JOINT.mz (mechsym.spatial.loop_dynamics); quasi-static: no inertia, no omega
+               JOINT.fx ... JOINT.mz (mechsym.spatial.loop_dynamics) that the equations determine (or every
+               one, the minimum-norm completion: mechsym.spatial.loop_reactions); quasi-static: no inertia, no omega
   forward      t, the driven coordinate and omega under a constant driving force (with `every`, all
                coordinates and speeds)
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -18,6 +21,7 @@ from mechsym.core.errors import InputError
 from mechsym.core.results import Table
 from mechsym.spatial import loop_dynamics as dyn
 from mechsym.spatial.loop_kinematics import LoopSolver
+from mechsym.spatial.loop_reactions import check_completion, undetermined, undetermined_text
 
 __all__ = ["kinematics", "inverse", "forward", "params_json", "one_drive"]
 
@@ -61,13 +65,16 @@ def kinematics(solver: LoopSolver, theta, omega=None, alpha=0.0) -> Table:
     return Table(cols, units, f"{s.name}: kinematics")
 
 
-def inverse(solver: LoopSolver, theta, omegas=(), alpha=0.0, quasi_static=False) -> Table:
+def inverse(solver: LoopSolver, theta, omegas=(), alpha=0.0, quasi_static=False, reactions="determined") -> Table:
     """The inverse table at the driven values theta (N,), one block per speed of `omegas` (see the module
-    docstring)."""
+    docstring). `reactions`: "determined" leaves out the components the equations leave undetermined at
+    some sample (redundant constraint rows) and names them in a warning; "min-norm" gives every component,
+    the minimum-norm completion (mechsym.spatial.loop_reactions)."""
+    check_completion(reactions)
     coordinate = one_drive(solver)
     s = solver.s
     kin = solver.sweep(theta)
-    blocks = []
+    blocks, unknown = [], {}
     for omega in ([0.0] if quasi_static else omegas):
         if quasi_static:
             v = np.zeros((len(kin.q), s.nv))
@@ -81,8 +88,15 @@ def inverse(solver: LoopSolver, theta, omegas=(), alpha=0.0, quasi_static=False)
             cols["omega"] = np.full(len(kin.q), float(omega))
         cols[s.force_names[0]] = tau[:, 0]
         cols.update(dyn.reactions(solver, kin.q, v, a, tau, lam))
+        if reactions == "determined":
+            for name, where in undetermined(solver, kin.q, v, a).items():
+                unknown[name] = unknown.get(name, False) | bool(where.any())
         blocks.append(cols)
-    joined = {n: np.concatenate([b[n] for b in blocks]) for n in blocks[0]}
+    joined = {n: np.concatenate([b[n] for b in blocks]) for n in blocks[0] if not unknown.get(n)}
+    if any(unknown.values()):
+        warnings.warn(f"mechanism '{s.name}': redundant constraints leave these reactions undetermined, left out "
+                      f"of the table: {undetermined_text([n for n, u in unknown.items() if u])} (--reactions "
+                      f"min-norm, in Python reactions='min-norm', gives the minimum-norm completion)", stacklevel=2)
     units = {n: ("N" if n.endswith((".fx", ".fy", ".fz")) else "N m" if n.endswith((".mx", ".my", ".mz")) else "")
              for n in joined}
     return Table(joined, units, f"{s.name}: inverse dynamics")

@@ -12,9 +12,11 @@ exact and generated on the codegen spec (numpy or C, through the tree's backend)
   gamma(q, v)               d2(phi)/dt2 = J dv/dt + gamma, from the frames' velocities and biases
                             (e_a'' = alpha_a x e_a + w_a x (w_a x e_a), r'' = J_b dv/dt - J_a dv/dt + bias)
 
-A closing Revolute's angle or Prismatic's travel may be driven (`Tree.drive` of its name): the function
-"drives" gives per such closure its value (the angle atan2 of frame b about the axis from frame a, or the
-travel along it), its Jacobian row, its gamma and its axis in the world (`LoopSystem.drive_rows`).
+A closing joint's own coordinates may be driven (`Tree.drive` of the name its `closure_coordinates` gives: a
+Revolute's angle or a Prismatic's travel by the joint's name, a Cylindrical's JOINT.slide and JOINT.angle, a
+Universal's JOINT.angle1 and JOINT.angle2): the function "drives" gives per driven closure coordinate its value
+(a travel along an axis of frame a, or an angle atan2 of a vector of one frame about an axis of the other),
+its Jacobian row, its gamma and its axis in the world (`LoopSystem.drive_rows`).
 
 A row's reaction is the wrench its multiplier lambda carries: J^T lambda is the generalised force of the
 force lambda e_a at o_b ("along") or the moment -lambda (a x b) ("perp") on the second body, and their
@@ -31,6 +33,8 @@ mechsym.spatial.loop_kinematics and mechsym.spatial.loop_dynamics.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
 
@@ -38,10 +42,10 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
-from mechsym.spatial.joints import Prismatic, Revolute, exact
+from mechsym.spatial.joints import exact
 from mechsym.spatial.system import TreeSystem
 
-__all__ = ["LoopSystem", "loop_spec_items", "closure_drives"]
+__all__ = ["LoopSystem", "loop_spec_items", "closure_drives", "ClosureDrive"]
 
 RANK_TOL = 1e-9          # singular values of the scaled J below RANK_TOL times the largest: not independent
 
@@ -138,36 +142,53 @@ def _along(d, a, b, r, rdot, direction):
     return e, _dot(e, r), jac, gamma
 
 
+@dataclass(frozen=True)
+class ClosureDrive:
+    """A driven coordinate of a closing joint: its closure, its name and its definition (the joint's
+    `closure_coordinates`); `travel` for a length (its force a force along the axis), else an angle."""
+    closure: object
+    coordinate: str
+    spec: tuple
+
+    @property
+    def joint(self):
+        """The closing joint."""
+        return self.closure.joint
+
+    @property
+    def travel(self) -> bool:
+        """Whether the coordinate is a length (a travel), not an angle."""
+        return self.spec[0] == "travel"
+
+
 def closure_drives(tree) -> list:
-    """The closures whose own coordinate is driven (a Revolute's angle, a Prismatic's travel: `Tree.drive` of
-    the closing joint's name), in the order of the drives."""
-    by_joint = {c.joint.name: c for c in tree.closures.values()}
-    return [by_joint[drv.coordinate] for drv in tree.drives if drv.coordinate in by_joint]
+    """The driven coordinates of closing joints (ClosureDrive), in the order of the drives."""
+    coordinates = {name: ClosureDrive(c, name, spec) for c in tree.closures.values()
+                   for name, spec in c.joint.closure_coordinates().items()}
+    return [coordinates[drv.coordinate] for drv in tree.drives if drv.coordinate in coordinates]
 
 
 def _drive_rows(d, driven):
-    """Per driven closure (value, Jacobian row (nv), gamma, world axis u (3)): a Prismatic's travel along its
-    axis (the "along" row's terms); a Revolute's angle atan2((R_a n2) . (R_b n1), (R_a n1) . (R_b n1)) of
-    frame b about the axis u = R_a axis from frame a ((n1, n2, axis) right-handed), its rate u . (w_b - w_a)
-    and gamma u . (alpha_b - alpha_a)|_(dv/dt = 0) + (w_a x u) . (w_b - w_a)."""
-    from mechsym.spatial.joints import normal_pair
-
+    """Per ClosureDrive (value, Jacobian row (nv), gamma, world axis u (3)): a travel along an axis of frame a
+    (the "along" row's terms); an angle atan2((R n2) . m', (R n1) . m') (Joint.closure_coordinates), its rate
+    u . (w_b - w_a) and gamma u . (alpha_b - alpha_a)|_(dv/dt = 0) + (w x u) . (w_b - w_a), u = R axis and w
+    the angular velocity of the frame R turns (a or b)."""
     L = d.s.let
     out = []
-    for closure in driven:
+    for drive in driven:
         d.s.cut()
-        a, b = _Frame(d, closure.frame_a), _Frame(d, closure.frame_b)
-        axis = closure.joint.axis
-        if isinstance(closure.joint, Prismatic):
+        a, b = _Frame(d, drive.closure.frame_a), _Frame(d, drive.closure.frame_b)
+        if drive.travel:
             r = [L(e) for e in _sub(b.o, a.o)]
-            u, value, jac, gamma = _along(d, a, b, r, _sub(b.vlin, a.vlin), axis)
+            u, value, jac, gamma = _along(d, a, b, r, _sub(b.vlin, a.vlin), drive.spec[1])
         else:
-            n1, n2 = normal_pair(axis)
-            u = [L(x) for x in _mv(a.R, [exact(c) for c in axis])]
-            bn1 = _mv(b.R, [exact(c) for c in n1])
-            value = sp.atan2(_dot(_mv(a.R, [exact(c) for c in n2]), bn1), _dot(_mv(a.R, [exact(c) for c in n1]), bn1))
+            side, axis, n1, n2, m = drive.spec[1:]
+            own, other = (a, b) if side == "a" else (b, a)
+            u = [L(x) for x in _mv(own.R, [exact(c) for c in axis])]
+            mw = _mv(other.R, [exact(c) for c in m])
+            value = sp.atan2(_dot(_mv(own.R, [exact(c) for c in n2]), mw), _dot(_mv(own.R, [exact(c) for c in n1]), mw))
             jac = [L(_dot(u, [xb[c] - xa[c] for xb, xa in zip(b.ang, a.ang)])) for c in range(len(d.v))]
-            gamma = _dot(u, _sub(b.bang, a.bang)) + _dot(_cross(a.vang, u), _sub(b.vang, a.vang))
+            gamma = _dot(u, _sub(b.bang, a.bang)) + _dot(_cross(own.vang, u), _sub(b.vang, a.vang))
         out += [value, *jac, gamma, *u]
     return out
 
@@ -226,19 +247,23 @@ class LoopSystem:
         by_name = dict(zip(names_q, range(len(names_q))))
         scalar = dict(self.scalar_speeds)
         closing = {c.joint.name: c for c in self.declaration.closures.values()}
+        own = {name: spec for c in closing.values() for name, spec in c.joint.closure_coordinates().items()}
         for k, drv in enumerate(self.declaration.drives):
             self.force_names.append(drv.force)
-            if drv.coordinate in closing:
-                joint = closing[drv.coordinate].joint
-                if not isinstance(joint, (Revolute, Prismatic)):
-                    raise InputError(f"tree '{self.name}': loop '{closing[drv.coordinate].loop}': the closing joint "
-                                     f"'{joint.name}' ({type(joint).__name__}) cannot be driven: a closure drives "
-                                     f"by its one coordinate (a Revolute's angle or a Prismatic's travel)")
+            if drv.coordinate in own:
                 self.closure_driven.append(k)
                 continue
+            closure = closing.get(drv.coordinate.rsplit(".", 1)[0]) or closing.get(drv.coordinate)
+            if closure is not None:
+                joint = closure.joint
+                offered = ", ".join(joint.closure_coordinates()) or "none"
+                raise InputError(f"tree '{self.name}': loop '{closure.loop}': the closing joint '{joint.name}' "
+                                 f"({type(joint).__name__}) has no coordinate '{drv.coordinate}' to drive (its "
+                                 f"coordinates: {offered})")
             if drv.coordinate not in by_name:
                 raise InputError(f"tree '{self.name}': driven coordinate '{drv.coordinate}' is no joint coordinate "
-                                 f"(coordinates: {', '.join(names_q)}; closing joints: {', '.join(closing) or 'none'})")
+                                 f"(coordinates: {', '.join(names_q)}; closing joints' coordinates: "
+                                 f"{', '.join(own) or 'none'})")
             iq = by_name[drv.coordinate]
             if iq not in scalar:
                 joint = next(j for j, sq, _ in self._joint_slices if sq.start <= iq < sq.stop)
@@ -249,8 +274,8 @@ class LoopSystem:
             self.drive_q.append(iq)
             self.drive_v.append(scalar[iq])
         self.ndrives = len(self.declaration.drives)
-        self.drive_angles = np.array([k in self.closure_driven and isinstance(closing[d.coordinate].joint, Revolute)
-                                      for k, d in enumerate(self.declaration.drives)], bool)
+        self.drive_angles = np.array([d.coordinate in own and own[d.coordinate][0] == "angle"
+                                      for d in self.declaration.drives], bool)
 
     # -- the interface of every derived system (mechsym.core.derived.DerivedSystem): the tree's parameters --
     @property

@@ -24,7 +24,9 @@ from mechsym.core.errors import InputError
 @dataclass(frozen=True)
 class InverseOptions:
     """Driving force and every reaction over one revolution: at the crank speeds `omega` (rad/s, one
-    table block per speed) and acceleration `alpha`, or quasi-statically (no inertia, no omega column)."""
+    table block per speed) and acceleration `alpha`, or quasi-statically (no inertia, no omega column).
+    `reactions`: a spatial loop's reactions that redundant constraints leave undetermined are left out
+    ("determined") or given by the minimum-norm completion ("min-norm"; mechsym.spatial.loop_reactions)."""
 
     command: ClassVar[str] = "inverse"
     omega: list | None = None
@@ -32,6 +34,7 @@ class InverseOptions:
     samples: int = 360
     theta0: float = 0.0
     quasi_static: bool = False
+    reactions: str = "determined"
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,8 @@ def loop_analysis(system, opts, params=None):
     if opts.command == "inverse":
         if not opts.quasi_static and not opts.omega:
             raise InputError("inverse needs --omega (or --quasi-static)")
-        return loop_tables.inverse(solver, samples(opts), opts.omega or (), opts.alpha, opts.quasi_static)
+        return loop_tables.inverse(solver, samples(opts), opts.omega or (), opts.alpha, opts.quasi_static,
+                                  opts.reactions)
     return loop_tables.forward(solver, opts.torque, opts.theta0, opts.omega0, opts.t_end, opts.dt, opts.rtol,
                                opts.atol, opts.all)
 
