@@ -38,6 +38,19 @@ static void bridge_start(Bridge *br, const double *a, const int *piv, const doub
   br->s_ref = br->s_now = sigma_estimate(a, piv, scale);
 }
 
+/* The start of a continuation at th0: q settled there by Newton (sc and the factored a, piv with it), dq/dth and
+   d2q/dth2, the branch signs the path keeps, and the bridge (unless NULL). Returns Newton's status (0: settled). */
+static int continuation_start(double *q, double *sc, const double *th0, const double *p, const double *scale,
+                              double tol, int maxit, double *a, int *piv, double *dq, double *ddq, int *sign,
+                              Bridge *bridge) {
+  const int status = newton(q, sc, th0, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
+  if (bridge) bridge_start(bridge, a, piv, scale);
+  return 0;
+}
+
 static int bridge_holds(const Bridge *br, double th) {
   return br->on && (th - br->th[0]) * (th - br->th[1]) <= 0.0;
 }
