@@ -113,11 +113,8 @@ static int inverse_run(int n, const double *th, const double *p, const double *q
   *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, NULL);
   if (*status) return 0;
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL);
-      if (*status) return s;
-    }
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL)))
+      return s;
     applied1_s(q, p, sc, app);
     double *out = u_out + (size_t)s * NROW * 3;
     for (int i = 0; i < NQ; ++i) rhs[i] = mass[i] * dq[i];
@@ -205,12 +202,8 @@ static int ode_run(int n, const double *th, const double *om, double torque, con
   *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, &bridge);
   if (*status) return 0;
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail,
-                        &bridge);
-      if (*status) return s;
-    }
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, &bridge)))
+      return s;
     double d3[NQ];
     const int bridged = s > 0 && bridge_holds(&bridge, th[s]);
     if (bridged) bridge_state(&bridge, th[s], q, sc, dq, ddq, d3);
@@ -243,9 +236,7 @@ static int kinematics_run(int n, const double *th, const double *p, const double
   *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, &bridge);
   if (*status) return 0;
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign,
-                                    fail, &bridge)))
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, &bridge)))
       return s;
     double cm = 0.0, bm = 1.0;
     for (int i = 0; i < NQ; ++i) { double v = fabs(dq[i]) / scale[i]; if (!(v <= cm)) cm = v; }

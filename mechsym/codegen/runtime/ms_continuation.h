@@ -230,4 +230,14 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
   return 0;
 }
 
+/* A run over samples th in path order, at sample s: SIGINT polled, then the continuation from th[s - 1] (none at
+   s = 0). Returns 0, or the status that ends the run there (MS_INTERRUPTED, or advance's). */
+static int path_step(int s, const double *th, double *q, double *sc, double *dq, double *ddq, const double *p,
+                     const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
+                     const int *sign, double *fail, Bridge *br) {
+  if (ms_stop) return MS_INTERRUPTED;
+  return s > 0 ? advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, turns, sign, fail, br)
+               : 0;
+}
+
 #endif
