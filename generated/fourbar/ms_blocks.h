@@ -135,13 +135,11 @@ static int inverse_blocks_to(int n, const double *th, const double *p, const dou
   for (int i = 0; i < NQ; ++i) rscale[i] = 1.0 / scale[i];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
-  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  int signs[MS_NSIGN];
+  *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, d[0], d[1], signs, NULL);
   if (*status) return 0;
-  coefficients(q, sc, p, a, piv, d[0], d[1]);
   third(q, sc, p, a, piv, d[0], d[1], d[2]);
   const int sign = lu_det_sign(a, piv);  /* every anchor's: advance keeps it */
-  int signs[MS_NSIGN];
-  branch_signs(q, sc, p, a, piv, signs);
   for (int s0 = 0; s0 < n; s0 += MS_LANES) {
     if (ms_stop) { *status = MS_INTERRUPTED; return s0; }
     const int cnt = n - s0 < MS_LANES ? n - s0 : MS_LANES;

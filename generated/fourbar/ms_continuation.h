@@ -38,6 +38,19 @@ static void bridge_start(Bridge *br, const double *a, const int *piv, const doub
   br->s_ref = br->s_now = sigma_estimate(a, piv, scale);
 }
 
+/* The start of a continuation at th0: q settled there by Newton (sc and the factored a, piv with it), dq/dth and
+   d2q/dth2, the branch signs the path keeps, and the bridge (unless NULL). Returns Newton's status (0: settled). */
+static int continuation_start(double *q, double *sc, const double *th0, const double *p, const double *scale,
+                              double tol, int maxit, double *a, int *piv, double *dq, double *ddq, int *sign,
+                              Bridge *bridge) {
+  const int status = newton(q, sc, th0, p, scale, tol, maxit, a, piv);
+  if (status) return status;
+  coefficients(q, sc, p, a, piv, dq, ddq);
+  branch_signs(q, sc, p, a, piv, sign);
+  if (bridge) bridge_start(bridge, a, piv, scale);
+  return 0;
+}
+
 static int bridge_holds(const Bridge *br, double th) {
   return br->on && (th - br->th[0]) * (th - br->th[1]) <= 0.0;
 }
@@ -215,6 +228,16 @@ static int advance(double *q, double *sc, double *dq, double *ddq, double th0, d
     }
   }
   return 0;
+}
+
+/* A run over samples th in path order, at sample s: SIGINT polled, then the continuation from th[s - 1] (none at
+   s = 0). Returns 0, or the status that ends the run there (MS_INTERRUPTED, or advance's). */
+static int path_step(int s, const double *th, double *q, double *sc, double *dq, double *ddq, const double *p,
+                     const double *scale, double tol, int maxit, double hmax, double *a, int *piv, int *turns,
+                     const int *sign, double *fail, Bridge *br) {
+  if (ms_stop) return MS_INTERRUPTED;
+  return s > 0 ? advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, turns, sign, fail, br)
+               : 0;
 }
 
 #endif

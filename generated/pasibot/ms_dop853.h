@@ -177,11 +177,8 @@ static int forward_run(double torque, double th0, double om0, double t_end, cons
   mass1(p, w.mass);
   *n_events = 0;
   *n_rec = 0;
-  *status = newton(w.q, w.sc, &th0, p, scale, tol, maxit, w.a, w.piv);
+  *status = continuation_start(w.q, w.sc, &th0, p, scale, tol, maxit, w.a, w.piv, w.dq, w.ddq, w.sign, &w.bridge);
   if (*status) return 0;
-  coefficients(w.q, w.sc, p, w.a, w.piv, w.dq, w.ddq);
-  branch_signs(w.q, w.sc, p, w.a, w.piv, w.sign);
-  bridge_start(&w.bridge, w.a, w.piv, scale);
   double y[2] = {th0, om0}, y1[2], k[16][2], F[7][2];
   rhs(&w, y, k[0]);
   if (w.status) { *status = w.status; *nfev = w.nfev; return 0; }

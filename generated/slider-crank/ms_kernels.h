@@ -89,10 +89,8 @@ int MS_FN(walk)(double *q, double th0, double th1, const double *thd, const doub
   double sc[NSC], dq[NQ], ddq[NQ], a[LU_NSLOT];
   int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   if (NTH != 1 || !(fabs(th1 - th0) <= 1e6 * hmax)) return 1;
-  int status = newton(q, sc, &th0, p, scale, tol, maxit, a, piv);
+  int status = continuation_start(q, sc, &th0, p, scale, tol, maxit, a, piv, dq, ddq, sign, NULL);
   if (status) return status;
-  coefficients(q, sc, p, a, piv, dq, ddq);
-  branch_signs(q, sc, p, a, piv, sign);
   status = advance(q, sc, dq, ddq, th0, th1, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL);
   if (status) return status;
   return MS_FN(track)(q, &th1, thd, p, scale, tol, maxit, jq, a0, app, lu, lu_piv);
@@ -112,16 +110,11 @@ static int inverse_run(int n, const double *th, const double *p, const double *q
   int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
-  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, NULL);
   if (*status) return 0;
-  coefficients(q, sc, p, a, piv, dq, ddq);
-  branch_signs(q, sc, p, a, piv, sign);
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL);
-      if (*status) return s;
-    }
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, NULL)))
+      return s;
     applied1_s(q, p, sc, app);
     double *out = u_out + (size_t)s * NROW * 3;
     for (int i = 0; i < NQ; ++i) rhs[i] = mass[i] * dq[i];
@@ -206,18 +199,11 @@ static int ode_run(int n, const double *th, const double *om, double torque, con
   Bridge bridge;
   memcpy(q, q0, sizeof q);
   mass1(p, mass);
-  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, &bridge);
   if (*status) return 0;
-  coefficients(q, sc, p, a, piv, dq, ddq);
-  branch_signs(q, sc, p, a, piv, sign);
-  bridge_start(&bridge, a, piv, scale);
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0) {
-      *status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail,
-                        &bridge);
-      if (*status) return s;
-    }
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, &bridge)))
+      return s;
     double d3[NQ];
     const int bridged = s > 0 && bridge_holds(&bridge, th[s]);
     if (bridged) bridge_state(&bridge, th[s], q, sc, dq, ddq, d3);
@@ -247,15 +233,10 @@ static int kinematics_run(int n, const double *th, const double *p, const double
   int piv[LU_NBLOCK], turns = 0, sign[MS_NSIGN];
   Bridge bridge;
   memcpy(q, q0, sizeof q);
-  *status = newton(q, sc, th, p, scale, tol, maxit, a, piv);
+  *status = continuation_start(q, sc, th, p, scale, tol, maxit, a, piv, dq, ddq, sign, &bridge);
   if (*status) return 0;
-  coefficients(q, sc, p, a, piv, dq, ddq);
-  branch_signs(q, sc, p, a, piv, sign);
-  bridge_start(&bridge, a, piv, scale);
   for (int s = 0; s < n; ++s) {
-    if (ms_stop) { *status = MS_INTERRUPTED; return s; }
-    if (s > 0 && (*status = advance(q, sc, dq, ddq, th[s - 1], th[s], p, scale, tol, maxit, hmax, a, piv, &turns, sign,
-                                    fail, &bridge)))
+    if ((*status = path_step(s, th, q, sc, dq, ddq, p, scale, tol, maxit, hmax, a, piv, &turns, sign, fail, &bridge)))
       return s;
     double cm = 0.0, bm = 1.0;
     for (int i = 0; i < NQ; ++i) { double v = fabs(dq[i]) / scale[i]; if (!(v <= cm)) cm = v; }

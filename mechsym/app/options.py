@@ -64,38 +64,35 @@ class Parser(argparse.ArgumentParser):
         return namespace, rest
 
 
+def _checked(text, convert, unreadable: str, check, refused):
+    """convert(text), or argparse's one-line error: `unreadable` where it does not convert, refused(value) where
+    check(value) fails."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(unreadable) from None
+    if not check(value):
+        raise argparse.ArgumentTypeError(refused(value))
+    return value
+
+
 def angle(text: str) -> float:
     """An angle in radians, or in degrees with the suffix 'deg'."""
     s = str(text).strip()
-    try:
-        value = math.radians(float(s[:-3])) if s.endswith("deg") else float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an angle: '{text}' (radians, or degrees with 'deg')") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"angle '{text}' is not finite")
-    return value
+    return _checked(s, lambda t: math.radians(float(t[:-3])) if t.endswith("deg") else float(t),
+                    f"not an angle: '{text}' (radians, or degrees with 'deg')", math.isfinite,
+                    lambda _: f"angle '{text}' is not finite")
 
 
 def number(text: str) -> float:
     """A finite number from the command line."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: '{text}'") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"'{text}' is not finite")
-    return value
+    return _checked(text, float, f"not a number: '{text}'", math.isfinite, lambda _: f"'{text}' is not finite")
 
 
 def positive_int(text: str) -> int:
     """A whole number of at least 1 from the command line."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _checked(text, int, f"not a whole number: '{text}'", lambda v: v >= 1,
+                    lambda v: f"must be at least 1, got {v}")
 
 
 def param(text: str):

@@ -30,7 +30,7 @@ import re
 import sympy as sp
 
 from mechsym.codegen import c_runtime
-from mechsym.codegen.sparse_plan import Plan, constant_sign, scaled
+from mechsym.codegen.sparse_plan import Plan, constant_sign, static_steps
 
 MAX_BLOCK = 6  # the largest run-time dense block unrolled branch-free; beyond it the sequential route runs
 
@@ -196,54 +196,38 @@ def _dense_solve_t(r, base) -> list:
     return body
 
 
+def _on_lane(name: str, k: int) -> str:
+    """Element k of the C array `name` on lane l (V: ms_lanes.h's lane-major index)."""
+    return f"{name}[V({k})]"
+
+
 def emit_lanes(p: Plan) -> str:
     """lu_factor_v(a, pv), lu_solve_v(a, pv, b, x) and lu_solve_t_v(a, pv, c, y): the static sparse
     elimination of `p` (as emit_c's lu_factor, lu_solve, lu_solve_t) on every lane at once. lu_factor_v
     returns whether any lane met a zero pivot. lu_det_sign_v(a, pv, sg): the sign of det Phi_q per lane."""
-    r, base, S = len(p.block_rows), len(p.slots), p.slots
+    r, base = len(p.block_rows), len(p.slots)
     loop = ["  MS_SIMD_LOOP", "  for (int l = 0; l < MS_LANES; ++l) {"]
+    steps = static_steps(p, p.slots, base, _on_lane, "    ")
     # -- factor
-    body = []
-    for (row, col), pv_, low, ups in zip(p.pivots, p.pivot_values, p.lower, p.updates):
-        for i in low if pv_ != 1.0 else ():
-            body.append(f"    a[V({S[(i, col)]})] = {scaled(f'a[V({S[(i, col)]})]', pv_)};")
-        for i, j in ups:
-            body.append(f"    a[V({S[(i, j)]})] -= a[V({S[(i, col)]})] * a[V({S[(row, j)]})];")
-    for bi, i in enumerate(p.block_rows):
-        for bj, j in enumerate(p.block_cols):
-            src = f"a[V({S[(i, j)]})]" if (i, j) in S else "0.0"
-            body.append(f"    a[V({base + bi * r + bj})] = {src};")
-    body += _dense_lu(r, base)
+    body = steps["factor"] + _dense_lu(r, base)
     text = ["static int lu_factor_v(double *restrict a, double *restrict pv) {", "  int bad = 0;", "  (void)pv;",
             "  MS_SIMD_LOOP_BAD", "  for (int l = 0; l < MS_LANES; ++l) {"] + body + ["  }", "  return bad;", "}"]
     # -- solve Phi x = b (b is overwritten)
-    body = []
-    for (row, col), low in zip(p.pivots, p.lower):
-        for i in low:
-            body.append(f"    b[V({i})] -= a[V({S[(i, col)]})] * b[V({row})];")
+    body = list(steps["solve"])
     if r:
         body += [f"    double rb{k} = b[V({i})];" for k, i in enumerate(p.block_rows)]
         body += _dense_solve(r, base)
         body += [f"    x[V({j})] = rx{k};" for k, j in enumerate(p.block_cols)]
-    for (row, col), pv_, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
-        terms = "".join(f" - a[V({S[(row, j)]})] * x[V({j})]" for j in up)
-        body.append(f"    x[V({col})] = {scaled(f'(b[V({row})]{terms})' if terms else f'b[V({row})]', pv_)};")
+    body += steps["back"]
     text += ["static void lu_solve_v(const double *restrict a, const double *restrict pv, double *restrict b, "
              "double *restrict x) {", "  (void)pv;"] + loop + body + ["  }", "}"]
     # -- solve Phi^T y = c (c is overwritten)
-    body = []
-    for (row, col), pv_, up in zip(p.pivots, p.pivot_values, p.upper):
-        body.append(f"    y[V({row})] = {scaled(f'c[V({col})]', pv_)};")
-        for j in up:
-            body.append(f"    c[V({j})] -= a[V({S[(row, j)]})] * y[V({row})];")
+    body = list(steps["solve_t"])
     if r:
         body += [f"    const double rc{k} = c[V({j})];" for k, j in enumerate(p.block_cols)]
         body += _dense_solve_t(r, base)
         body += [f"    y[V({i})] = ry{k};" for k, i in enumerate(p.block_rows)]
-    for (row, col), low in reversed(list(zip(p.pivots, p.lower))):
-        terms = "".join(f" - a[V({S[(i, col)]})] * y[V({i})]" for i in low)
-        if terms:
-            body.append(f"    y[V({row})] = y[V({row})]{terms};")
+    body += steps["back_t"]
     text += ["static void lu_solve_t_v(const double *restrict a, const double *restrict pv, double *restrict c, "
              "double *restrict y) {", "  (void)pv;"] + loop + body + ["  }", "}"]
     # -- the sign of det Phi_q per lane, as lu_det_sign for the dense LU of the block

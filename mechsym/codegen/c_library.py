@@ -113,6 +113,15 @@ class CLibrary:
     def _params(self, p):
         return np.ascontiguousarray(np.asarray(p, float).reshape(self.npar))
 
+    def _over_samples(self, entry, width, p, q, *rates):
+        """entry(N, q, *rates, p, out) over the samples of q and of each array of `rates` (q's size): (width,)
+        for one sample, (width, N) for N."""
+        qs, single = self._samples(q, self.nq)
+        more = [self._samples(r, self.nq)[0] for r in rates]
+        out = np.empty((len(qs), width))
+        entry(len(qs), _ptr(qs), *map(_ptr, more), _ptr(self._params(p)), _ptr(out))
+        return out[0] if single else out.T
+
     def phi(self, q, th, p):
         """Constraint residuals Phi(q, theta, p): (nrow,) for one q, (nrow, N) for q of shape (nq, N)."""
         qs, single = self._samples(q, self.nq)
@@ -130,43 +139,23 @@ class CLibrary:
 
     def gamma(self, q, qd, p):
         """gamma(q, q', p) with Phi_q q'' = -gamma: (nrow,) or (nrow, N)."""
-        qs, single = self._samples(q, self.nq)
-        vs, _ = self._samples(qd, self.nq)
-        out = np.empty((len(qs), self.nrow))
-        self.dll.ms_gamma(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
-        return out[0] if single else out.T
+        return self._over_samples(self.dll.ms_gamma, self.nrow, p, q, qd)
 
     def gamma3(self, q, qd, qdd, p):
         """gamma3(q, q', q'', p) with Phi_q q''' = -gamma3: (nrow,) or (nrow, N)."""
-        qs, single = self._samples(q, self.nq)
-        vs, _ = self._samples(qd, self.nq)
-        ws, _ = self._samples(qdd, self.nq)
-        out = np.empty((len(qs), self.nrow))
-        self.dll.ms_gamma3(len(qs), _ptr(qs), _ptr(vs), _ptr(ws), _ptr(self._params(p)), _ptr(out))
-        return out[0] if single else out.T
+        return self._over_samples(self.dll.ms_gamma3, self.nrow, p, q, qd, qdd)
 
     def applied_rate(self, q, qd, p):
         """q' . (dQ/dq) q', the rate of the applied forces along the motion: (1,) or (1, N)."""
-        qs, single = self._samples(q, self.nq)
-        vs, _ = self._samples(qd, self.nq)
-        out = np.empty((len(qs), 1))
-        self.dll.ms_applied_rate(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
-        return out[0] if single else out.T
+        return self._over_samples(self.dll.ms_applied_rate, 1, p, q, qd)
 
     def applied(self, q, p):
         """Applied generalised forces Q(q, p) (gravity and loads): (nq,) or (nq, N)."""
-        qs, single = self._samples(q, self.nq)
-        out = np.empty((len(qs), self.nq))
-        self.dll.ms_applied(len(qs), _ptr(qs), _ptr(self._params(p)), _ptr(out))
-        return out[0] if single else out.T
+        return self._over_samples(self.dll.ms_applied, self.nq, p, q)
 
     def energy(self, q, qd, p):
         """Kinetic and potential energy: (2,) or (2, N)."""
-        qs, single = self._samples(q, self.nq)
-        vs, _ = self._samples(qd, self.nq)
-        out = np.empty((len(qs), 2))
-        self.dll.ms_energy(len(qs), _ptr(qs), _ptr(vs), _ptr(self._params(p)), _ptr(out))
-        return out[0] if single else out.T
+        return self._over_samples(self.dll.ms_energy, 2, p, q, qd)
 
     def mass(self, p):
         """The diagonal of the mass matrix (nq,) at parameters p."""

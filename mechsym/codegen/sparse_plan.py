@@ -175,6 +175,49 @@ def scaled(term: str, pivot: float) -> str:
     return f"{term} * {1.0 / pivot!r}"
 
 
+def static_steps(p: Plan, S: dict, base: int, at, indent: str) -> dict:
+    """The C lines of the static pivots' part of each stage, for emit_c (one matrix) and c_lanes (every lane,
+    in the same order): `at(name, k)` prints element k of array `name`, S maps (row, col) to its slot, the
+    dense block starts at slot `base`. "factor": the multipliers, the updates and the block's copy (row-major,
+    zeros where Phi_q has no entry); "solve" / "back": the forward and back substitution of Phi_q x = b around
+    the block's solve; "solve_t" / "back_t": those of Phi_q^T y = c."""
+    r = len(p.block_rows)
+
+    def a(i, j):
+        return at("a", S[(i, j)])
+
+    factor = []
+    for (row, col), pv, low, ups in zip(p.pivots, p.pivot_values, p.lower, p.updates):
+        for i in low if pv != 1.0 else ():  # the multipliers l_i = a_i,col / pivot
+            factor.append(f"{indent}{a(i, col)} = {scaled(a(i, col), pv)};")
+        for i, j in ups:
+            factor.append(f"{indent}{a(i, j)} -= {a(i, col)} * {a(row, j)};")
+    for bi, i in enumerate(p.block_rows):
+        for bj, j in enumerate(p.block_cols):
+            factor.append(f"{indent}{at('a', base + bi * r + bj)} = {a(i, j) if (i, j) in p.slots else '0.0'};")
+    solve = [f"{indent}{at('b', i)} -= {a(i, col)} * {at('b', row)};"
+             for (row, col), low in zip(p.pivots, p.lower) for i in low]
+    back = []
+    for (row, col), pv, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
+        terms, b_row = "".join(f" - {a(row, j)} * {at('x', j)}" for j in up), at("b", row)
+        back.append(f"{indent}{at('x', col)} = {scaled(f'({b_row}{terms})' if terms else b_row, pv)};")
+    solve_t = []
+    for (row, col), pv, up in zip(p.pivots, p.pivot_values, p.upper):
+        solve_t.append(f"{indent}{at('y', row)} = {scaled(at('c', col), pv)};")
+        solve_t += [f"{indent}{at('c', j)} -= {a(row, j)} * {at('y', row)};" for j in up]
+    back_t = []
+    for (row, col), low in reversed(list(zip(p.pivots, p.lower))):
+        terms = "".join(f" - {a(i, col)} * {at('y', i)}" for i in low)
+        if terms:
+            back_t.append(f"{indent}{at('y', row)} = {at('y', row)}{terms};")
+    return {"factor": factor, "solve": solve, "back": back, "solve_t": solve_t, "back_t": back_t}
+
+
+def _element(name: str, k: int) -> str:
+    """Element k of the C array `name` (one matrix's; c_lanes prints every lane's)."""
+    return f"{name}[{k}]"
+
+
 def emit_c(p: Plan, prefix: str) -> str:
     """C99 functions: {prefix}_factor(a, piv) and {prefix}_solve(a, piv, b, x) / _solve_t(a, piv, c, y).
 
@@ -184,17 +227,9 @@ def emit_c(p: Plan, prefix: str) -> str:
     S = {**p.slots, **(blk.fill if blk else {})}
     base = len(S)
     lines = [f"#define {prefix.upper()}_NSLOT {base + r * r}", f"#define {prefix.upper()}_NBLOCK {r if r else 1}", ""]
+    steps = static_steps(p, S, base, _element, "  ")
     # -- factor
-    body = []
-    for (row, col), pv, low, ups in zip(p.pivots, p.pivot_values, p.lower, p.updates):
-        for i in low if pv != 1.0 else ():  # the multipliers l_i = a_i,col / pivot
-            body.append(f"  a[{S[(i, col)]}] = {scaled(f'a[{S[(i, col)]}]', pv)};")
-        for i, j in ups:
-            body.append(f"  a[{S[(i, j)]}] -= a[{S[(i, col)]}] * a[{S[(row, j)]}];")
-    for bi, i in enumerate(p.block_rows):
-        for bj, j in enumerate(p.block_cols):
-            src = f"a[{S[(i, j)]}]" if (i, j) in p.slots else "0.0"
-            body.append(f"  a[{base + bi * r + bj}] = {src};")
+    body = list(steps["factor"])
     if blk:  # the static order first; piv[0] = -1 marks it, else the dense LU of the copy above
         body += [f"  a[{k}] = 0.0;" for k in blk.fill.values()]
         body.append("  { double m;")
@@ -214,10 +249,7 @@ def emit_c(p: Plan, prefix: str) -> str:
     lines.append(f"  return dense_lu(a + {base}, {r}, piv);")
     lines.append("}")
     # -- solve Phi x = b (b is overwritten)
-    body = []
-    for (row, col), low in zip(p.pivots, p.lower):
-        for i in low:
-            body.append(f"  b[{i}] -= a[{S[(i, col)]}] * b[{row}];")
+    body = list(steps["solve"])
     if blk:
         body.append("  if (piv[0] < 0) {")
         for (row, col), low in zip(blk.pivots, blk.lower):
@@ -232,18 +264,12 @@ def emit_c(p: Plan, prefix: str) -> str:
         body.append(f"    dense_solve(a + {base}, {r}, piv, rb, rx);")
         body += [f"    x[{j}] = rx[{k}];" for k, j in enumerate(p.block_cols)]
         body.append("  }")
-    for (row, col), pv, up in reversed(list(zip(p.pivots, p.pivot_values, p.upper))):
-        terms = "".join(f" - a[{S[(row, j)]}] * x[{j}]" for j in up)
-        body.append(f"  x[{col}] = {scaled(f'(b[{row}]{terms})' if terms else f'b[{row}]', pv)};")
+    body += steps["back"]
     lines.append(f"static void {prefix}_solve(const double *a, const int *piv, double *b, double *x) {{")
     lines += body
     lines.append("}")
     # -- solve Phi^T y = c (c is overwritten)
-    body = []
-    for (row, col), pv, up in zip(p.pivots, p.pivot_values, p.upper):
-        body.append(f"  y[{row}] = {scaled(f'c[{col}]', pv)};")
-        for j in up:
-            body.append(f"  c[{j}] -= a[{S[(row, j)]}] * y[{row}];")
+    body = list(steps["solve_t"])
     if blk:
         body.append("  if (piv[0] < 0) {")
         for (row, col), up in zip(blk.pivots, blk.upper):
@@ -260,10 +286,7 @@ def emit_c(p: Plan, prefix: str) -> str:
         body.append(f"    dense_solve_t(a + {base}, {r}, piv, rc, ry);")
         body += [f"    y[{i}] = ry[{k}];" for k, i in enumerate(p.block_rows)]
         body.append("  }")
-    for (row, col), low in reversed(list(zip(p.pivots, p.lower))):
-        terms = "".join(f" - a[{S[(i, col)]}] * y[{i}]" for i in low)
-        if terms:
-            body.append(f"  y[{row}] = y[{row}]{terms};")
+    body += steps["back_t"]
     lines.append(f"static void {prefix}_solve_t(const double *a, const int *piv, double *c, double *y) {{")
     lines += body
     lines.append("}")

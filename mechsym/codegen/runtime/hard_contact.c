@@ -42,6 +42,32 @@ typedef struct {
 #include "ms_hard_lcp.h"
 #include "ms_hard_terms.h"
 
+/* What a call over ns states of the forces or the impulses lays out and holds: in the caller's work space a
+   state's contact terms (buf, qn, L, C, Jc, bc: terms()), `own` doubles of the entry point's own, zero (nv
+   zeros), then the LCP's arrays; in iwork n ints of its own (iown), then the LCP's; and SIGINT caught for a
+   call over more than one state (stopped() polls it, call_end() puts the previous handler back). */
+typedef struct {
+  double *buf, *qn, *L, *C, *Jc, *bc, *own, *zero;
+  int *iown;
+  mc_lcp P;
+  ms_handler old;
+  int caught;
+} mc_call;
+
+static void call_start(const mc_model *m, int ns, double *work, int *iwork, int own, mc_call *c) {
+  const int nv = m->nv, n = m->n;
+  c->buf = work; c->qn = c->buf + MC_TERMS(m); c->L = c->qn + m->nq; c->C = c->L + nv * nv; c->Jc = c->C + nv;
+  c->bc = c->Jc + 3 * n * nv; c->own = c->bc + 3 * n; c->zero = c->own + own;
+  c->iown = iwork;
+  lcp_layout(m, c->zero + nv, iwork + n, &c->P);
+  memset(c->zero, 0, nv * sizeof(double));
+  c->caught = ns > 1 ? ms_catch(&c->old) : 0;
+}
+
+static int stopped(const mc_call *c) { return c->caught && ms_stop; }
+
+static void call_end(mc_call *c) { ms_release(c->caught, &c->old); }
+
 /* contact_forces of mechsym.contact.hard_forces for ns states (q, v, tau sample-major): the LCP over the contacts
    with active[i], the kinetic force on those sliding faster than slip_tol, the warm start from guess (ns x
    (n + (k+1) n) flags, or NULL). Outputs per state: lam (n x 3), qdd (nv), accel (n), taccel (n x 2), state
@@ -52,18 +78,14 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
               double *LAM, double *QDD, double *ACC, double *TACC, int *STATE, double *Z, double *W, int *INFO,
               double *VIOL) {
   const int nq = m->nq, nv = m->nv, n = m->n, k = m->k, mmax = n + (k + 1) * n;
-  double *buf = work, *qn = buf + MC_TERMS(m), *L = qn + nq, *C = L + nv * nv, *Jc = C + nv, *bc = Jc + 3 * n * nv,
-         *freeacc = bc + 3 * n, *dv = freeacc + nv, *rate = dv + nv, *base = rate + 3 * n, *sdir = base + 3 * n,
-         *zero = sdir + 2 * n;
-  int *sliding = iwork;
-  mc_lcp P;
-  lcp_layout(m, zero + nv, iwork + n, &P);
+  mc_call call;
+  call_start(m, ns, work, iwork, 2 * nv + 8 * n, &call);
+  double *buf = call.buf, *qn = call.qn, *L = call.L, *C = call.C, *Jc = call.Jc, *bc = call.bc, *zero = call.zero,
+         *freeacc = call.own, *dv = freeacc + nv, *rate = dv + nv, *base = rate + 3 * n, *sdir = base + 3 * n;
+  int *sliding = call.iown;
   int status = MS_OK;
-  ms_handler old;
-  const int caught = ns > 1 ? ms_catch(&old) : 0;
-  memset(zero, 0, nv * sizeof(double));
   for (int s = 0; s < ns; s++) {
-    if (caught && ms_stop) { status = MS_INTERRUPTED; break; }
+    if (stopped(&call)) { status = MS_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv, *tau = TAU + s * nv;
     double *lam = LAM + s * n * 3, *qdd = QDD + s * nv, *acc = ACC + s * n, *tacc = TACC + s * n * 2;
     double *z = Z + s * mmax, *w = W + s * mmax;
@@ -89,12 +111,12 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
       sdir[2 * i] = sliding[i] ? rate[i * 3 + 1] / sp : 0.0;
       sdir[2 * i + 1] = sliding[i] ? rate[i * 3 + 2] / sp : 0.0;
     }
-    assemble(m, L, Jc, mu, active, sliding, sdir, base, &P);
-    info[3] = P.mm;
-    int st = solve_problem(m, Jc, mu, guess ? guess + s * mmax : NULL, check_tol, &P, z, w, info + 1, &VIOL[s]);
+    assemble(m, L, Jc, mu, active, sliding, sdir, base, &call.P);
+    info[3] = call.P.mm;
+    int st = solve_problem(m, Jc, mu, guess ? guess + s * mmax : NULL, check_tol, &call.P, z, w, info + 1, &VIOL[s]);
     info[0] = st;
     if (st != MC_OK) continue;
-    unpack(m, &P, mu, sliding, sdir, z, lam, dv);
+    unpack(m, &call.P, mu, sliding, sdir, z, lam, dv);
     for (int c = 0; c < nv; c++) qdd[c] = freeacc[c] + dv[c];
     for (int i = 0; i < n; i++) {
       acc[i] = dot(nv, Jc + (i * 3) * nv, qdd) + bc[i * 3];
@@ -112,7 +134,7 @@ int mc_forces(const mc_model *m, int ns, const double *Q, const double *V, const
       }
     }
   }
-  ms_release(caught, &old);
+  call_end(&call);
   return status;
 }
 
@@ -124,18 +146,15 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
                const int *active, double check_tol, double *work, int *iwork, double *VP, double *LAM,
                double *BEFORE, double *AFTER, int *STATE, int *INFO) {
   const int nq = m->nq, nv = m->nv, n = m->n, mmax = n + (m->k + 1) * n;
-  double *buf = work, *qn = buf + MC_TERMS(m), *L = qn + nq, *C = L + nv * nv, *Jc = C + nv, *bc = Jc + 3 * n * nv,
-         *dv = bc + 3 * n, *base = dv + nv, *z = base + 3 * n, *w = z + mmax, *zero = w + mmax;
-  int *none = iwork;
-  mc_lcp P;
-  lcp_layout(m, zero + nv, iwork + n, &P);
+  mc_call call;
+  call_start(m, ns, work, iwork, nv + 3 * n + 2 * mmax, &call);
+  double *buf = call.buf, *qn = call.qn, *L = call.L, *C = call.C, *Jc = call.Jc, *bc = call.bc, *zero = call.zero,
+         *dv = call.own, *base = dv + nv, *z = base + 3 * n, *w = z + mmax;
+  int *none = call.iown;
   int status = MS_OK;
-  ms_handler old;
-  const int caught = ns > 1 ? ms_catch(&old) : 0;
-  memset(zero, 0, nv * sizeof(double));
   memset(none, 0, n * sizeof(int));
   for (int s = 0; s < ns; s++) {
-    if (caught && ms_stop) { status = MS_INTERRUPTED; break; }
+    if (stopped(&call)) { status = MS_INTERRUPTED; break; }
     const double *q = Q + s * nq, *v = V + s * nv;
     double *vp = VP + s * nv, *lam = LAM + s * n * 3, *before = BEFORE + s * n, *after = AFTER + s * n;
     int *state = STATE + s * n, *info = INFO + s * 4;
@@ -149,15 +168,15 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
       base[i * 3] *= 1 + e[i];
       if (active[i]) { nact++; if (mu[i] > 0) frictional = 1; }
     }
-    assemble(m, L, Jc, mu, active, none, zero, base, &P);
-    info[3] = P.mm;
+    assemble(m, L, Jc, mu, active, none, zero, base, &call.P);
+    info[3] = call.P.mm;
     int st = MC_OK, block = 0;
     if (nact && !frictional) {
       /* the block system: W Lam = -(1 + e) zeta'-, W = M (frictionless); kept where Lam does not pull */
-      int na = P.na, *piv = P.iscratch;
-      double *Wf = P.scratch, rc, big = 0.0;
-      memcpy(Wf, P.M, na * na * sizeof(double));
-      for (int j = 0; j < na; j++) z[j] = -P.qv[j];
+      int na = call.P.na, *piv = call.P.iscratch;
+      double *Wf = call.P.scratch, rc, big = 0.0;
+      memcpy(Wf, call.P.M, na * na * sizeof(double));
+      for (int j = 0; j < na; j++) z[j] = -call.P.qv[j];
       if (!lu(na, Wf, na, piv, &rc) || rc < 1e-7) st = MC_AMBIGUOUS;   /* singular W: the minimum-norm Lam */
       else {
         lu_solve(na, Wf, na, piv, z);
@@ -169,13 +188,13 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
     }
     if (st == MC_OK && !block) {
       double viol;
-      st = solve_problem(m, Jc, mu, NULL, check_tol, &P, z, w, info + 1, &viol);
+      st = solve_problem(m, Jc, mu, NULL, check_tol, &call.P, z, w, info + 1, &viol);
       info[1] = 0;
     }
     info[0] = st;
     if (st != MC_OK) continue;
     info[1] = block;
-    unpack(m, &P, mu, none, zero, z, lam, dv);
+    unpack(m, &call.P, mu, none, zero, z, lam, dv);
     for (int c = 0; c < nv; c++) vp[c] = v[c] + dv[c];
     for (int i = 0; i < n; i++) {
       double a0 = dot(nv, Jc + (i * 3) * nv, vp), a1 = dot(nv, Jc + (i * 3 + 1) * nv, vp),
@@ -186,7 +205,7 @@ int mc_impulse(const mc_model *m, int ns, const double *Q, const double *V, cons
         state[i] = sp <= 1e-9 * (1.0 + fabs(a0) + sqrt(a0 * a0 + a1 * a1 + a2 * a2)) ? MS_STICK : MS_SLIP;
     }
   }
-  ms_release(caught, &old);
+  call_end(&call);
   return status;
 }
 
