@@ -19,12 +19,10 @@ static int start_at(double th0, const double *p, double th_ref, const double *q_
   *coef = 0.0;
   if (!(fabs(th0 - th_ref) <= 1e6 * hmax)) return 1;
   memcpy(q, q_ref, sizeof(double) * NQ);
-  int status = newton(q, sc, &th_ref, p, scale, tol, maxit, a, piv);
+  int status = continuation_start(q, sc, &th_ref, p, scale, tol, maxit, a, piv, dq, ddq, sign, NULL);
   if (status) return status;
-  branch_signs(q, sc, p, a, piv, sign);
   for (int i = 0; i < MS_NSIGN; ++i)
     if (NBRANCH_USED ? !sign[i] : (sign[i] != ref_sign)) return NBRANCH_USED ? MS_OFF_BRANCH : MS_DET_SIGN;
-  coefficients(q, sc, p, a, piv, dq, ddq);
   const long target = lrint((th0 - th_ref) / hmax), dir = target >= 0 ? 1 : -1;
   for (long j = 0;; j += dir) {
     for (int i = 0; i < NQ; ++i) { const double v = fabs(dq[i]) / scale[i]; if (!(v <= *coef)) *coef = v; }
