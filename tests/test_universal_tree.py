@@ -10,24 +10,25 @@ import pytest
 
 from mechanisms import rssr
 from mechsym import derive
+from mechsym.app.cli import main
 from mechsym.core.errors import InputError
 from mechsym.spatial import Revolute, Spherical, Tree, Universal
 from mechsym.spatial import loop_dynamics as dyn
-from mechsym.spatial.declare import rpy_matrix
 from mechsym.spatial.loop_kinematics import LoopSolver
 from mechsym.spatial.loops import LoopSystem
 from test_spatial_loop_drives import _route
 from conftest import agree
+from test_tree_joint_type import pinocchio_chain
 from test_trees import check_against_pinocchio, hdot
 
 pin = pytest.importorskip("pinocchio")
 
 U1 = np.array([1.0, 2.0, 2.0]) / 3.0                  # the cross's axes: skew, perpendicular
 U2 = np.array([2.0, -1.0, 0.0]) / np.sqrt(5.0)
-BODIES = [  # name, xyz, rpy, mass, com, inertia (ixx, iyy, izz, ixy, ixz, iyz)
-    ("link1", (0.0, 0.0, 0.1), (0.0, 0.0, 0.0), 1.5, (0.1, 0.0, 0.05), (0.02, 0.03, 0.025, 0.001, 0.0, 0.002)),
-    ("link2", (0.3, 0.05, 0.0), (0.2, -0.3, 0.4), 0.8, (0.0, 0.04, -0.02), (0.004, 0.005, 0.006, 0.0, 0.0005, 0.0)),
-    ("link3", (0.0, 0.2, 0.1), (0.0, 0.5, 0.0), 0.6, (0.12, 0.0, 0.0), (0.001, 0.007, 0.007, 0.0, 0.0, 0.0)),
+BODIES = [  # name, parent, xyz, rpy, mass, com, inertia (ixx, iyy, izz, ixy, ixz, iyz)
+    ("link1", "base", (0.0, 0.0, 0.1), (0.0, 0.0, 0.0), 1.5, (0.1, 0.0, 0.05), (0.02, 0.03, 0.025, 0.001, 0.0, 0.002)),
+    ("link2", "link1", (0.3, 0.05, 0.0), (0.2, -0.3, 0.4), 0.8, (0.0, 0.04, -0.02), (0.004, 0.005, 0.006, 0.0, 0.0005, 0.0)),
+    ("link3", "link2", (0.0, 0.2, 0.1), (0.0, 0.5, 0.0), 0.6, (0.12, 0.0, 0.0), (0.001, 0.007, 0.007, 0.0, 0.0, 0.0)),
 ]
 TIP = (0.25, 0.0, 0.02)
 
@@ -36,26 +37,17 @@ def chain():
     """A hinge, the universal joint, a hinge, a frame on the last link."""
     t = Tree("universal_chain")
     t.body("base")
-    parent = "base"
-    for joint, (name, xyz, rpy, m, com, inertia) in zip(
-            (Revolute("j1", (0, 0, 1)), Universal("U", tuple(U1), tuple(U2)), Revolute("j3", (0, 1, 0))), BODIES):
-        parent = t.body(name, parent, joint, xyz=xyz, rpy=rpy, mass=m, com=com, inertia=inertia)
+    joints = (Revolute("j1", (0, 0, 1)), Universal("U", tuple(U1), tuple(U2)), Revolute("j3", (0, 1, 0)))
+    for joint, (name, parent, xyz, rpy, m, com, inertia) in zip(joints, BODIES):
+        t.body(name, parent, joint, xyz=xyz, rpy=rpy, mass=m, com=com, inertia=inertia)
     t.frame("tip", "link3", xyz=TIP)
     return t
 
 
 def pinocchio_model():
     """The same chain in Pinocchio, its universal joint JointModelUniversal(axis, axis2)."""
-    model = pin.Model()
-    parent = 0
     kinds = (pin.JointModelRZ(), pin.JointModelUniversal(U1, U2), pin.JointModelRY())
-    for (name, xyz, rpy, m, com, (ixx, iyy, izz, ixy, ixz, iyz)), kind, jname in zip(BODIES, kinds, ("j1", "U", "j3")):
-        parent = model.addJoint(parent, kind, pin.SE3(rpy_matrix(rpy), np.array(xyz)), jname)
-        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        model.appendBodyToJoint(parent, pin.Inertia(m, np.array(com), inertia), pin.SE3.Identity())
-        model.addFrame(pin.Frame(name, parent, 0, pin.SE3.Identity(), pin.FrameType.BODY))
-    model.addFrame(pin.Frame("tip", parent, 0, pin.SE3(np.eye(3), np.array(TIP)), pin.FrameType.OP_FRAME))
-    return model
+    return pinocchio_chain(BODIES, kinds, ("j1", "U", "j3"), TIP)
 
 
 @pytest.mark.parametrize("backend", ["c", "numpy"])
@@ -133,3 +125,21 @@ def test_rssr_reactions_with_the_universal_joint_in_the_tree_equal_the_closing_o
         names = [n for n in shipped if n.split(".")[1][0] == kind]
         ref = np.array([shipped[n] * (-1.0 if n.startswith("B.") else 1.0) for n in names])
         assert agree(np.array([ours[n] for n in names]), ref, 1e-10) and np.abs(ref).max() > 0.1
+
+
+def test_a_model_file_with_non_perpendicular_axes_exits_2_naming_the_joint(tmp_path, capsys):
+    model = tmp_path / "skew.py"
+    model.write_text("from mechsym.spatial import Tree, Universal\n\n\ndef build():\n    t = Tree('skew')\n"
+                     "    t.body('base')\n    t.body('link', 'base', Universal('U', (1, 0, 0), (1, 1, 0)), mass=1.0)\n"
+                     "    return t\n")
+    assert main(["params", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: tree 'skew': joint 'U': the universal joint's axes")
+
+
+def test_a_body_named_like_the_cross_is_refused():
+    t = chain()
+    t.frame("U.cross", "link1")
+    with pytest.raises(InputError, match=r"^tree 'universal_chain': 'U.cross', the cross of joint 'U', is also "
+                                         r"declared as a body or frame$"):
+        derive(t, backend="numpy")

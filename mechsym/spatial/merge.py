@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.core.errors import ModelError
+from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.joints import exact
 from mechsym.spatial.straight import ONE, ZERO, _add, _mm, _mv
@@ -103,6 +103,9 @@ def merge(tree: Tree, inertia=True):
                                       declared=b.joint if moved == name else None))
                     k, R, p = len(links) - 1, eye, [ZERO] * 3
                     if moved != name:
+                        if moved in tree.bodies or moved in tree.frames:
+                            raise InputError(f"tree '{tree.name}': '{moved}', the cross of joint '{b.joint.name}', "
+                                             f"is also declared as a body or frame")
                         frames[moved] = FramePlace(moved, k, eye, [ZERO] * 3)
                 attach[name] = (k, eye, [ZERO] * 3)
                 add_mass(len(links) - 1, b, eye, [ZERO] * 3)
