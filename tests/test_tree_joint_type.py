@@ -58,17 +58,22 @@ def screw_tree(pitch=PITCH, screw=True):
 
 def pinocchio_model(pitch=PITCH):
     """The same tree built joint by joint in Pinocchio."""
+    kinds = [pin.JointModelRZ(), pin.JointModelHelicalUnaligned(np.array(AXIS) / 3.0, pitch), pin.JointModelRY()]
+    return pinocchio_chain(BODIES, kinds, ("j1", "screw", "j3"), TIP)
+
+
+def pinocchio_chain(bodies, kinds, joint_names, tip):
+    """A chain in Pinocchio: each of `bodies` (name, parent, xyz, rpy, mass, com, inertia (ixx, iyy, izz, ixy,
+    ixz, iyz)) on the joint of its kind and name, a frame per body, and the frame "tip" at `tip` on the last."""
     model = pin.Model()
-    axes = [np.array([0.0, 0, 1]), np.array(AXIS) / 3.0, np.array([0.0, 1, 0])]
-    kinds = [pin.JointModelRZ(), pin.JointModelHelicalUnaligned(axes[1], pitch), pin.JointModelRY()]
     parent = 0
-    for (name, _, xyz, rpy, m, com, (ixx, iyy, izz, ixy, ixz, iyz)), kind, jname in zip(BODIES, kinds, ("j1", "screw", "j3")):
+    for (name, _, xyz, rpy, m, com, (ixx, iyy, izz, ixy, ixz, iyz)), kind, jname in zip(bodies, kinds, joint_names):
         placement = pin.SE3(rpy_matrix(rpy), np.array(xyz))
         parent = model.addJoint(parent, kind, placement, jname)
         inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         model.appendBodyToJoint(parent, pin.Inertia(m, np.array(com), inertia), pin.SE3.Identity())
         model.addFrame(pin.Frame(name, parent, 0, pin.SE3.Identity(), pin.FrameType.BODY))
-    model.addFrame(pin.Frame("tip", parent, 0, pin.SE3(np.eye(3), np.array(TIP)), pin.FrameType.OP_FRAME))
+    model.addFrame(pin.Frame("tip", parent, 0, pin.SE3(np.eye(3), np.array(tip)), pin.FrameType.OP_FRAME))
     return model
 
 

@@ -71,13 +71,17 @@ def close(a, b, tol):
     return float(np.max(np.abs(np.asarray(a) - b))) <= tol * max(float(np.max(np.abs(b))), 1.0)
 
 
-def check_against_pinocchio(system, model, frames, seed, tol=1e-10):
+def check_against_pinocchio(system, model, frames, seed, tol=1e-10, coriolis=True):
+    """Our entry points against Pinocchio's at N random states; without `coriolis` (a factorisation C is not
+    unique), C v against Pinocchio's bias minus its gravity instead of C itself."""
     q, v, a = random_states(model, N, seed)
     ref, fref = pinocchio_reference(model, q, v, a, frames)
     ours = {"H": system.mass_matrix(q), "bias": system.bias(q, v), "g": system.gravity(q),
             "rnea": system.inverse(q, v, a), "C": system.coriolis(q, v), "com": system.com(q),
             "Jcom": system.com_jacobian(q), "T": system.kinetic_energy(q, v), "V": system.potential_energy(q),
             "aba": system.forward(q, v, a)}
+    if not coriolis:
+        ours["Cv"], ref["Cv"] = np.einsum("nij,nj->ni", ours.pop("C"), v), ref["bias"] - ref["g"]
     for k, x in ours.items():
         assert agree(x, ref[k], tol), f"{k}: {np.abs(x - ref[k]).max():.3g} of {np.abs(ref[k]).max():.3g}"
     for f in frames:
@@ -291,20 +295,24 @@ def _expanded(system, exprs):
     return [sp.sympify(e).xreplace(full) for e in exprs]
 
 
-def test_hdot_minus_2c_is_skew_with_exact_derivative():
+def hdot(system):
+    """dH/dt as a function of (q, v): the exact symbolic derivative of the system's H (small trees only)."""
     import sympy as sp
 
-    system = derive(read_urdf(random_urdf(21, n=5, chain=True), floating=False, symbolic=()), backend="numpy")
     d = system.derivation
     n = system.nv
     H = sp.Matrix(n, n, _expanded(system, [e for row in d.mass_matrix() for e in row]))
     p = {d.p[k]: v for k, v in zip(system.param_names, system.params())}
     q = sp.symbols(f"q0:{n}")
     v = sp.symbols(f"v0:{n}")
-    names = {**{d.q[i]: q[i] for i in range(n)}, **p}
-    H = H.xreplace(names)
-    Hdot = sum((H.diff(q[i]) * v[i] for i in range(n)), sp.zeros(n, n))
-    f = sp.lambdify([q, v], Hdot, "numpy")
+    H = H.xreplace({**{d.q[i]: q[i] for i in range(n)}, **p})
+    return sp.lambdify([q, v], sum((H.diff(q[i]) * v[i] for i in range(n)), sp.zeros(n, n)), "numpy")
+
+
+def test_hdot_minus_2c_is_skew_with_exact_derivative():
+    system = derive(read_urdf(random_urdf(21, n=5, chain=True), floating=False, symbolic=()), backend="numpy")
+    n = system.nv
+    f = hdot(system)
     rng = np.random.default_rng(2)
     for _ in range(20):
         qs, vs = rng.uniform(-1, 1, n), rng.standard_normal(n)

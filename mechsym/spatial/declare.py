@@ -169,10 +169,6 @@ class Tree(ElementDeclaration, Declaration):
                 raise InputError(f"tree '{self.name}': {where} needs a joint to '{parent}' (Revolute, Prismatic, "
                                  f"Fixed or another mechsym.spatial.Joint that is not root-only; a root-only joint "
                                  f"attaches only the root, or the first moving body to a fixed root), got {joint!r}")
-            if not joint.tree_joint:
-                raise InputError(f"tree '{self.name}': {where}: joint '{joint.name}' ({type(joint).__name__}) closes "
-                                 f"loops only (Tree.close); in the tree, use two Revolute joints with a massless "
-                                 f"body between them")
         if joint is not None:
             if joint.name in self._joint_names:
                 raise InputError(f"tree '{self.name}': joint '{joint.name}' declared twice")

@@ -21,8 +21,10 @@ read only these):
 * `closure_rows()`: the joint as a loop closure between two frames a (first body) and b (second body),
   (mechsym.spatial.loops): its position rows, each ("along", e), e . R_a^T (o_b - o_a) = 0 (the origins
   apart along no direction e of frame a), or ("perp", e_a, e_b), (R_a e_a) . (R_b e_b) = 0 (two axes
-  kept perpendicular); `tree_joint`: whether the recursions can move a body by it (a universal joint's
-  motion subspace turns with its first angle: it closes loops only).
+  kept perpendicular);
+* `hinges(body)`: the joints the recursions move `body` by, each with the link it moves: the joint itself
+  (body), or, for a joint whose subspace turns with its coordinates (`Universal`), constant-subspace joints
+  through massless links of their own (mechsym.spatial.merge).
 
 A joint's `axis` is given in the child frame (a closure's: in frame b, and equally in frame a when the loop
 is closed at zero relative motion); the child frame's origin lies on it.
@@ -160,7 +162,6 @@ class Joint:
     limits = None
     mimic = None
     rates_are_speeds = True
-    tree_joint = True
 
     def checked(self, where) -> "Joint":
         """This joint normalised (a unit axis), or an InputError naming `where` and what is wrong."""
@@ -194,6 +195,10 @@ class Joint:
     def integrate(self, q, dv):
         """The coordinates q (..., nq) moved by the speeds dv (..., nv): q + dv (rates are speeds)."""
         return np.asarray(q, float) + np.asarray(dv, float)
+
+    def hinges(self, body) -> list:
+        """[(joint, link it moves)]: this joint moving `body`."""
+        return [(self, body)]
 
     def closure_rows(self) -> tuple:
         """Its rows as a loop closure (see the module docstring)."""
@@ -359,17 +364,18 @@ class Spherical(Joint):
 
 @dataclass(frozen=True)
 class Universal(Joint):
-    """A cross (Hooke's) joint: turns about `axis` (fixed on the first body, in frame a) and `axis2` (fixed
-    on the second body, in frame b), perpendicular when the closure is declared. It closes loops only
-    (`tree_joint` False: its motion subspace turns with the first angle); in a tree, declare two Revolute
-    joints with a massless cross between them."""
+    """A cross (Hooke's) joint: turns about `axis` (fixed on the first body: the parent's joint frame in a
+    tree, frame a as a closure) and `axis2` (fixed on the second body: the child's frame, frame b), the two
+    perpendicular. Coordinates and speeds JOINT.angle1, JOINT.angle2 (rad): the relative rotation is
+    rot(axis, angle1) rot(axis2, angle2). In a tree its motion subspace turns with angle2, so the recursions
+    move the body through two hinges (`hinges`) with the massless cross between them, a frame named
+    JOINT.cross."""
 
     name: str
     axis: tuple = (1.0, 0.0, 0.0)
     axis2: tuple = (0.0, 1.0, 0.0)
     nq = 2
     nv = 2
-    tree_joint = False
 
     def checked(self, where):
         """Unit axes, perpendicular."""
@@ -379,6 +385,18 @@ class Universal(Joint):
             raise InputError(f"{where}: joint '{self.name}': the universal joint's axes {a} and {b} are not "
                              f"perpendicular")
         return dataclasses.replace(self, axis=a, axis2=b)
+
+    def coordinate_names(self):
+        """JOINT.angle1, JOINT.angle2."""
+        return [f"{self.name}.angle1", f"{self.name}.angle2"]
+
+    speed_names = coordinate_names
+
+    def hinges(self, body):
+        """The hinge JOINT.angle1 about `axis` moving the cross JOINT.cross (massless, at the joint's origin),
+        then the hinge JOINT.angle2 about `axis2` moving `body`."""
+        return [(Revolute(f"{self.name}.angle1", self.axis), f"{self.name}.cross"),
+                (Revolute(f"{self.name}.angle2", self.axis2), body)]
 
     def closure_rows(self):
         """The origins coincide (3 rows), the two axes stay perpendicular (1)."""

@@ -108,7 +108,8 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None, inertia=True
     subtree = [[j for j in range(s.nlinks) if k in _ancestors(s.links, j)] for k in range(s.nlinks)]
     drives = dict(zip(s.drive_v, tau[:, s.tree_driven].T) if actuated is None else zip(actuated, tau.T))
     for k, link in enumerate(s.links):
-        if not link.joint.nv:
+        joint = link.declared
+        if joint is None or not joint.nv:
             continue
         o = body_o[:, k]
         total = sum(_shift(inertial[:, j], body_o[:, j], o) for j in subtree[k])
@@ -116,12 +117,12 @@ def reactions(solver: LoopSolver, q, v, a, tau, lam, actuated=None, inertia=True
             inside_b, inside_a = lb in subtree[k], la in subtree[k]
             if inside_b != inside_a:
                 total = total - (1 if inside_b else -1) * _shift(w, wo, o)
-        driven = [i for i in range(link.iv, link.iv + link.joint.nv) if i in drives]
+        driven = [i for i in range(link.iv + link.nv - joint.nv, link.iv + link.nv) if i in drives]
         if driven:
             J = s.tree.frame_jacobian(q, link.name, params=solver.tree_p)
             for i in driven:
                 total = total - J[:, :, i] * drives[i][:, None]
-        out.update({f"{link.joint.name}.{x}": total[:, i] for i, x in enumerate(AXES)})
+        out.update({f"{joint.name}.{x}": total[:, i] for i, x in enumerate(AXES)})
     return out
 
 

@@ -37,6 +37,8 @@ def one_drive(solver: LoopSolver) -> str:
 
 def _origins(solver, q, cols, units):
     for link in solver.s.links:
+        if link.declared is None:                  # a universal joint's cross: at its body's origin
+            continue
         o = solver.s.tree.frame_position(q, link.name, params=solver.tree_p)
         for i, c in enumerate("xyz"):
             cols[f"{link.name}.{c}"] = o[:, i]

@@ -1,5 +1,7 @@
 """The moving bodies of a tree: fixed joints folded into their parents, in Pinocchio's depth-first order,
-and every named frame as a placement on one of them (the first stage of mechsym.spatial.derive)."""
+and every named frame as a placement on one of them (the first stage of mechsym.spatial.derive). A joint
+whose motion subspace turns with its coordinates (a universal joint) moves its body through its `hinges`:
+constant-subspace joints, each but the last moving a massless link of its own (the cross, a named frame)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from mechsym.core.errors import ModelError
+from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.joints import exact
 from mechsym.spatial.straight import ONE, ZERO, _add, _mm, _mv
@@ -30,6 +32,8 @@ class Link:
     iv: int = 0            # first index among the joints' speeds (likewise)
     nq: int = 0            # the joint's coordinates and speeds (a mimic joint: one each)
     nv: int = 0
+    declared: object = None  # the declared joint whose reaction the wrench into this subtree is: `joint`, or a
+                             # universal joint on its last hinge; None on the cross (mechsym.spatial.joints.hinges)
 
 
 @dataclass
@@ -77,7 +81,8 @@ def merge(tree: Tree, inertia=True):
         eye = [[ONE if i == j else ZERO for j in range(3)] for i in range(3)]
         if b.parent is None:
             if b.joint is not None:              # a root joint (the floating base's)
-                links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
+                links.append(Link(name, b.joint, -1, eye, [ZERO] * 3, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)],
+                                  declared=b.joint))
                 attach[name] = (0, eye, [ZERO] * 3)
                 add_mass(0, b, eye, [ZERO] * 3)
                 if b.joint.name not in tree.bodies:
@@ -93,8 +98,16 @@ def merge(tree: Tree, inertia=True):
                 attach[name] = (k, R, p)
                 add_mass(k, b, R, p)
             else:
-                links.append(Link(name, b.joint, k, R, p, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)]))
-                attach[name] = (len(links) - 1, eye, [ZERO] * 3)
+                for piece, moved in b.joint.hinges(name):      # a universal joint: its cross, then the body
+                    links.append(Link(moved, piece, k, R, p, ZERO, [ZERO] * 3, [[ZERO] * 3 for _ in range(3)],
+                                      declared=b.joint if moved == name else None))
+                    k, R, p = len(links) - 1, eye, [ZERO] * 3
+                    if moved != name:
+                        if moved in tree.bodies or moved in tree.frames:
+                            raise InputError(f"tree '{tree.name}': '{moved}', the cross of joint '{b.joint.name}', "
+                                             f"is also declared as a body or frame")
+                        frames[moved] = FramePlace(moved, k, eye, [ZERO] * 3)
+                attach[name] = (k, eye, [ZERO] * 3)
                 add_mass(len(links) - 1, b, eye, [ZERO] * 3)
             k2, R2, p2 = attach[name]
             if b.joint.name not in tree.bodies:       # a joint named like a link: the name is the link's
