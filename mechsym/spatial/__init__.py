@@ -8,8 +8,9 @@ A tree whose loops are closed by joints between frames (`Tree.close`) derives as
 (mechsym.spatial.loops; docs/spatial-loops.md). See docs/trees.md.
 """
 from mechsym.spatial.declare import Tree
-from mechsym.spatial.joints import (Cylindrical, Fixed, Free, Joint, Mimic, Planar, Prismatic, Revolute, Screw,
-                                    Spherical, Translation, Universal)
+from mechsym.spatial.joint_geometry import Screw, Translation
+from mechsym.spatial.joints import (Cylindrical, Fixed, Free, Joint, Mimic, Planar, Prismatic, Revolute, Spherical,
+                                    Universal)
 from mechsym.spatial.loops import LoopSystem
 from mechsym.spatial.system import TreeSystem
 from mechsym.spatial.urdf import read_urdf

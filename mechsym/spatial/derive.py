@@ -39,7 +39,7 @@ import sympy as sp
 from mechsym.spatial.coriolis import CoriolisTerm
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.frame_terms import FrameTerms
-from mechsym.spatial.joints import exact
+from mechsym.spatial.joint_geometry import exact
 from mechsym.spatial.merge import merge
 from mechsym.spatial.straight import ONE, ZERO, Straight, _add, _cross, _dot, _mm, _mtv, _mv
 
@@ -328,7 +328,7 @@ class Derivation(FrameTerms, CoriolisTerm):
         return H
 
     def _axes(self, k):
-        """World joint columns of moving body k (mechsym.spatial.joints.Screw or Translation), one per speed,
+        """World joint columns of moving body k (mechsym.spatial.joint_geometry.Screw or Translation), one per speed,
         made once: every frame Jacobian on the chain, the centre of mass and the Coriolis terms share them."""
         key = ("axes", k)
         if key not in self._cache:

@@ -42,7 +42,7 @@ from mechsym.codegen.keys import cache_key, package_source
 from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
 from mechsym.spatial.derive import Derivation, merge
-from mechsym.spatial.joints import exact
+from mechsym.spatial.joint_geometry import exact
 from mechsym.spatial.system import TreeSystem
 
 __all__ = ["LoopSystem", "loop_spec_items", "closure_drives", "ClosureDrive"]

@@ -11,7 +11,7 @@ import sympy as sp
 
 from mechsym.core.errors import InputError, ModelError
 from mechsym.spatial.declare import Tree
-from mechsym.spatial.joints import exact
+from mechsym.spatial.joint_geometry import exact
 from mechsym.spatial.straight import ONE, ZERO, _add, _mm, _mv
 
 __all__ = ["Link", "FramePlace", "merge"]
