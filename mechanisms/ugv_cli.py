@@ -82,7 +82,6 @@ def run(args) -> int:
     from mechanisms import ugv_figures as uf
     from mechanisms import ugv_optimize as uo
     from mechanisms import ugv_study as us
-    from mechsym.core.errors import InputError
     from mechsym.core.results import Table
 
     from mechsym.app.options import write_outputs

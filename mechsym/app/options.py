@@ -22,8 +22,6 @@ import dataclasses
 import math
 import re
 
-import numpy as np
-
 from mechsym.core.errors import InputError
 from mechsym.core.output import ANIMATION, CSV, FIGURE, announce, check_outputs, stdout_stream
 from mechsym.core.results import write_csv

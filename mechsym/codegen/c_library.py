@@ -6,13 +6,16 @@ from the content-keyed cache (mechsym.codegen.c_backend)."""
 from __future__ import annotations
 
 import ctypes
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from mechsym.codegen.constants import DENSE_RECORD, Status
 from mechsym.core.budget import check_memory, memory_limit
 from mechsym.core.errors import InputError
+
+if TYPE_CHECKING:                                   # an annotation only (c_backend builds a CLibrary)
+    from mechsym.codegen.c_backend import Compiled
 
 _D = ctypes.POINTER(ctypes.c_double)
 _I = ctypes.POINTER(ctypes.c_int)

@@ -20,7 +20,7 @@ import sympy as sp
 from mechsym.core.errors import InputError
 from mechsym.core.forces import TIME, JointTorque, PointLoad
 from mechsym.planar.constraints import Constraints, cross2, point_position
-from mechsym.planar.model import BodyTorque, PointForce
+from mechsym.planar.model import PointForce
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from mechsym.studies.sweep_grid import Grid, grid
 from mechsym.studies import sweep_run
 from mechsym.studies.sweep_rows import Rows, concatenated
 from mechsym.studies.sweep_run import SERIAL_CHUNK, Tasks, executor_width
-from mechsym.studies.sweep_study import SET_ERRORS
+from mechsym.studies.sweep_sets import SET_ERRORS
 
 MAX_SETS = 1_000_000  # a larger grid is refused up front (max_sets= or --max-sets lifts it)
 

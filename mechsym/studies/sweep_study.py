@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from mechsym.core.errors import InputError
 from mechsym.studies.analyses import ANALYSES, analyse
 from mechsym.studies.figures import Reduction, figure_names, reduce_table, speeds_apart
-from mechsym.studies.sweep_sets import SET_ERRORS, SET_ROUTES, kinematics_batch, set_model
+from mechsym.studies.sweep_sets import SET_ROUTES, kinematics_batch, set_model
 
 
 @dataclass(frozen=True)
